@@ -1,0 +1,123 @@
+package base
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+)
+
+// SeqNum is a sequence number: every write gets the next one, and a read at S
+// sees the newest version of each key with a sequence number ≤ S.
+type SeqNum uint64
+
+// SeqNumMax is the largest sequence number a trailer can hold (56 bits). A
+// read at SeqNumMax sees every version.
+const SeqNumMax SeqNum = 1<<56 - 1
+
+// Kind says what an internal key records.
+type Kind uint8
+
+// The kinds of internal key. Their values are part of the on-disk formats.
+const (
+	// KindDelete is a tombstone: the key is deleted as of this version.
+	KindDelete Kind = 0
+	// KindSet sets the key to the entry's value.
+	KindSet Kind = 1
+
+	// KindMax is the largest valid kind. A seek key for (user key, S) uses it
+	// so that it sorts before every version of the key at sequence number S.
+	KindMax = KindSet
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindDelete:
+		return "DEL"
+	case KindSet:
+		return "SET"
+	}
+	return fmt.Sprintf("KIND(%d)", uint8(k))
+}
+
+// TrailerLen is the length of the trailer that ends every encoded internal key.
+const TrailerLen = 8
+
+// Trailer is seqnum<<8 | kind, the last 8 bytes of an encoded internal key.
+type Trailer uint64
+
+// MakeTrailer packs a sequence number and a kind.
+func MakeTrailer(seq SeqNum, kind Kind) Trailer { return Trailer(seq)<<8 | Trailer(kind) }
+
+// SeqNum returns the sequence number packed in t.
+func (t Trailer) SeqNum() SeqNum { return SeqNum(t >> 8) }
+
+// Kind returns the kind packed in t.
+func (t Trailer) Kind() Kind { return Kind(t & 0xff) }
+
+// InternalKey is a decoded internal key. UserKey aliases the buffer it was
+// decoded from.
+type InternalKey struct {
+	UserKey []byte
+	Trailer Trailer
+}
+
+// MakeInternalKey returns the internal key for a version of userKey.
+func MakeInternalKey(userKey []byte, seq SeqNum, kind Kind) InternalKey {
+	return InternalKey{UserKey: userKey, Trailer: MakeTrailer(seq, kind)}
+}
+
+// SeqNum returns the key's sequence number.
+func (k InternalKey) SeqNum() SeqNum { return k.Trailer.SeqNum() }
+
+// Kind returns the key's kind.
+func (k InternalKey) Kind() Kind { return k.Trailer.Kind() }
+
+// EncodedLen is the length of the key's encoding.
+func (k InternalKey) EncodedLen() int { return len(k.UserKey) + TrailerLen }
+
+// Append appends the encoding of k to dst and returns the extended slice.
+func (k InternalKey) Append(dst []byte) []byte {
+	dst = append(dst, k.UserKey...)
+	return binary.LittleEndian.AppendUint64(dst, uint64(k.Trailer))
+}
+
+// String renders the key for tests and tools, e.g. "apple#42,SET".
+func (k InternalKey) String() string {
+	return fmt.Sprintf("%q#%d,%s", k.UserKey, k.SeqNum(), k.Kind())
+}
+
+// DecodeInternalKey splits an encoded internal key. It reports false when
+// encoded is shorter than a trailer. The returned UserKey aliases encoded.
+func DecodeInternalKey(encoded []byte) (InternalKey, bool) {
+	n := len(encoded) - TrailerLen
+	if n < 0 {
+		return InternalKey{}, false
+	}
+	return InternalKey{
+		UserKey: encoded[:n:n],
+		Trailer: Trailer(binary.LittleEndian.Uint64(encoded[n:])),
+	}, true
+}
+
+// CompareInternal orders internal keys: user key ascending, then trailer
+// descending (newest version first).
+func CompareInternal(a, b InternalKey) int {
+	if c := bytes.Compare(a.UserKey, b.UserKey); c != 0 {
+		return c
+	}
+	switch {
+	case a.Trailer > b.Trailer:
+		return -1
+	case a.Trailer < b.Trailer:
+		return 1
+	}
+	return 0
+}
+
+// CompareEncoded orders two encoded internal keys as CompareInternal orders
+// their decodings. Both must be at least TrailerLen long.
+func CompareEncoded(a, b []byte) int {
+	ka, _ := DecodeInternalKey(a)
+	kb, _ := DecodeInternalKey(b)
+	return CompareInternal(ka, kb)
+}
