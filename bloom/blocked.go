@@ -1,0 +1,202 @@
+package bloom
+
+import (
+	"io"
+	"math"
+	"sync/atomic"
+	"unsafe"
+)
+
+// A blocked filter's block: one 64-byte cache line.
+const (
+	blockBits  = 512
+	blockWords = blockBits / 64
+	// probeBits is the width of one probe's bit field: log2(blockBits).
+	probeBits = 9
+	// probesPerHash is how many probe fields one 64-bit hash supplies.
+	probesPerHash = 64 / probeBits
+)
+
+// Blocked is a cache-line-blocked Bloom filter (Putze, Sanders and Singler,
+// 2007): an item's hash picks one 512-bit block, and all k probes of the
+// item fall inside it, so a lookup touches one cache line — one memory
+// access where a classic filter makes up to k. The price is a slightly
+// higher false-positive rate at the same memory, because blocks fill
+// unevenly; BlockedFalsePositiveRate gives it, and BlockedProbes the k
+// that minimizes it.
+//
+// The block is chosen from the high bits of the hash (by reduce), and the
+// k probe positions are consecutive 9-bit fields of remix(hash), remixed
+// again every seven probes. Fields of a remixed hash are independent of each
+// other and of the block choice; double hashing inside a block is not (it
+// measures about 1.13% at 10 bits/key where the formula predicts 0.957%).
+//
+// Every SSTable carries a Blocked filter over its user keys. A Blocked is
+// safe for concurrent use in the same way as a Classic.
+//
+// INVARIANT: blocks is aligned to 64 bytes and holds numBlocks·8 words;
+// block b is blocks[8b : 8b+8].
+type Blocked struct {
+	blocks    []uint64
+	numBlocks uint64
+	k         int
+	keys      atomic.Uint64 // items added, counted with repeats
+}
+
+// NewBlocked returns an empty blocked filter sized for n items at
+// bitsPerKey bits each, with the probe count BlockedProbes(bitsPerKey).
+func NewBlocked(n int, bitsPerKey float64) (*Blocked, error) {
+	if n < 0 {
+		return nil, argError("n", n, "expected items must not be negative")
+	}
+	if math.IsNaN(bitsPerKey) || bitsPerKey < 1 || bitsPerKey > MaxBitsPerKey {
+		return nil, argError("bitsPerKey", bitsPerKey, "must be in [1, %d]", MaxBitsPerKey)
+	}
+	numBlocks := max(1, uint64(math.Ceil(float64(n)*bitsPerKey/blockBits)))
+	if numBlocks > MaxBits/blockBits {
+		return nil, argError("n", n, "at %v bits/key the filter needs more than the maximum %d bits", bitsPerKey, uint64(MaxBits))
+	}
+	return &Blocked{
+		blocks:    alignedWords(int(numBlocks * blockWords)),
+		numBlocks: numBlocks,
+		k:         BlockedProbes(bitsPerKey),
+	}, nil
+}
+
+// BuildBlocked returns a blocked filter of the items whose Hash values are
+// hashes, at bitsPerKey bits each. An SSTable writer collects its keys'
+// hashes while it writes and builds the filter once, at the end.
+func BuildBlocked(hashes []uint64, bitsPerKey float64) (*Blocked, error) {
+	f, err := NewBlocked(len(hashes), bitsPerKey)
+	if err != nil {
+		return nil, err
+	}
+	// Nobody else can see f yet: set bits without atomics.
+	for _, h := range hashes {
+		blk, g := f.block(h)
+		for i := range f.k {
+			if i > 0 && i%probesPerHash == 0 {
+				g = remix(g)
+			}
+			blk[g>>6&7] |= 1 << (g & 63)
+			g >>= probeBits
+		}
+	}
+	f.keys.Store(uint64(len(hashes)))
+	return f, nil
+}
+
+// block returns the block of hash h and the hash its probes are taken from.
+func (f *Blocked) block(h uint64) (*[blockWords]uint64, uint64) {
+	b := reduce(h, f.numBlocks) * blockWords
+	return (*[blockWords]uint64)(f.blocks[b : b+blockWords]), remix(h)
+}
+
+// Add inserts item.
+func (f *Blocked) Add(item []byte) { f.AddHash(Hash(item)) }
+
+// AddHash inserts the item whose Hash is h.
+func (f *Blocked) AddHash(h uint64) {
+	blk, g := f.block(h)
+	for i := range f.k {
+		if i > 0 && i%probesPerHash == 0 {
+			g = remix(g)
+		}
+		w, mask := &blk[g>>6&7], uint64(1)<<(g&63)
+		if atomic.LoadUint64(w)&mask == 0 {
+			atomic.OrUint64(w, mask)
+		}
+		g >>= probeBits
+	}
+	f.keys.Add(1)
+}
+
+// MayContain reports whether item may have been added. False means it
+// certainly was not.
+func (f *Blocked) MayContain(item []byte) bool { return f.MayContainHash(Hash(item)) }
+
+// MayContainHash is MayContain for the item whose Hash is h.
+func (f *Blocked) MayContainHash(h uint64) bool {
+	blk, g := f.block(h)
+	for i := range f.k {
+		if i > 0 && i%probesPerHash == 0 {
+			g = remix(g)
+		}
+		if atomic.LoadUint64(&blk[g>>6&7])&(1<<(g&63)) == 0 {
+			return false
+		}
+		g >>= probeBits
+	}
+	return true
+}
+
+// Bits returns the filter's size in bits, a multiple of 512.
+func (f *Blocked) Bits() uint64 { return f.numBlocks * blockBits }
+
+// Probes returns k, the number of bits set per item, all in one block.
+func (f *Blocked) Probes() int { return f.k }
+
+// Keys returns the number of items added (repeats counted).
+func (f *Blocked) Keys() uint64 { return f.keys.Load() }
+
+// SizeBytes returns the memory the bits occupy.
+func (f *Blocked) SizeBytes() int { return len(f.blocks) * 8 }
+
+// BitsPerKey returns the bits per item added, or +Inf for an empty filter.
+func (f *Blocked) BitsPerKey() float64 { return float64(f.Bits()) / float64(f.Keys()) }
+
+// FillRatio returns the share of bits set.
+func (f *Blocked) FillRatio() float64 { return float64(popCount(f.blocks)) / float64(f.Bits()) }
+
+// ExpectedFalsePositiveRate is BlockedFalsePositiveRate at the filter's
+// bits per key and probes: the rate to expect for items never added.
+func (f *Blocked) ExpectedFalsePositiveRate() float64 {
+	if f.Keys() == 0 {
+		return 0
+	}
+	return BlockedFalsePositiveRate(f.BitsPerKey(), f.k)
+}
+
+// MarshalBinary encodes the filter in the format the package doc draws.
+func (f *Blocked) MarshalBinary() ([]byte, error) { return marshal(f.header(), f.blocks), nil }
+
+// WriteTo writes the encoding MarshalBinary returns to w.
+func (f *Blocked) WriteTo(w io.Writer) (int64, error) { return encode(w, f.header(), f.blocks) }
+
+// UnmarshalBinary replaces f with the filter encoded in data. Damaged,
+// truncated or other-kind input returns an error wrapping ErrCorrupt.
+func (f *Blocked) UnmarshalBinary(data []byte) error {
+	h, words, err := decode(data, KindBlocked)
+	return f.set(h, words, err)
+}
+
+// ReadFrom replaces f with the filter encoded at the start of r, reading no
+// byte past it.
+func (f *Blocked) ReadFrom(r io.Reader) (int64, error) {
+	h, words, n, err := readFrom(r, KindBlocked)
+	return n, f.set(h, words, err)
+}
+
+func (f *Blocked) header() header {
+	return header{kind: KindBlocked, k: f.k, m: f.Bits(), n: f.Keys()}
+}
+
+func (f *Blocked) set(h header, words []uint64, err error) error {
+	if err != nil {
+		return err
+	}
+	f.blocks, f.numBlocks, f.k = words, h.m/blockBits, h.k
+	f.keys.Store(h.n)
+	return nil
+}
+
+// alignedWords returns n zeroed words starting on a 64-byte boundary, so a
+// blocked filter's block is exactly one cache line.
+func alignedWords(n int) []uint64 {
+	s := make([]uint64, n+blockWords-1)
+	off := 0
+	for uintptr(unsafe.Pointer(unsafe.SliceData(s[off:])))%64 != 0 {
+		off++
+	}
+	return s[off : off+n : off+n]
+}

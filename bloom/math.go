@@ -1,0 +1,125 @@
+package bloom
+
+import (
+	"math"
+)
+
+// Limits on filter parameters. They keep every size computation far from
+// overflow and every probe loop short.
+const (
+	// MaxBits is the largest classic or counting filter, in bits or
+	// counters: 2^40 (128 GiB of bits).
+	MaxBits = 1 << 40
+	// MaxProbes is the largest number of probes of a classic or counting
+	// filter. A target rate that needs more (p below about 1e-19) is refused.
+	MaxProbes = 64
+	// MaxBlockedProbes is the largest number of probes in one 512-bit block.
+	MaxBlockedProbes = 32
+	// MaxBitsPerKey is the largest bits-per-key a blocked filter accepts;
+	// past it a 512-bit block holds too few keys for the formula to matter.
+	MaxBitsPerKey = 64
+)
+
+// ClassicParams returns the size m in bits and the number of probes k of a
+// classic Bloom filter for n expected items at false-positive rate p:
+//
+//	m = ⌈−n·ln p / (ln 2)²⌉,  k = round((m/n)·ln 2), at least 1.
+//
+// It returns an *ArgumentError when n < 1, p is not in (0, 1), or the filter
+// would exceed MaxBits or MaxProbes.
+func ClassicParams(n int, p float64) (m uint64, k int, err error) {
+	if n < 1 {
+		return 0, 0, argError("n", n, "expected insertions must be at least 1")
+	}
+	if math.IsNaN(p) || p <= 0 || p >= 1 {
+		return 0, 0, argError("p", p, "false-positive rate must be in (0, 1)")
+	}
+	bitsF := math.Ceil(-float64(n) * math.Log(p) / (math.Ln2 * math.Ln2))
+	if bitsF > MaxBits {
+		return 0, 0, argError("n", n, "at p = %v the filter needs %.0f bits, more than the maximum %d", p, bitsF, uint64(MaxBits))
+	}
+	m = uint64(bitsF)
+	k = probesFor(float64(m) / float64(n))
+	if k > MaxProbes {
+		return 0, 0, argError("p", p, "needs %d probes, more than the maximum %d", k, MaxProbes)
+	}
+	return m, k, nil
+}
+
+// probesFor is the classic filter's optimal probe count for bits per item c.
+func probesFor(c float64) int { return max(1, int(math.Round(c*math.Ln2))) }
+
+// ClassicFalsePositiveRate is the expected false-positive rate of a classic
+// filter of m bits and k probes holding n distinct items: (1 − e^(−kn/m))^k.
+func ClassicFalsePositiveRate(m uint64, k int, n float64) float64 {
+	if m == 0 {
+		return 1
+	}
+	return math.Pow(-math.Expm1(-float64(k)*n/float64(m)), float64(k))
+}
+
+// BlockedFalsePositiveRate is the expected false-positive rate of a blocked
+// filter with bitsPerKey bits per key and k probes per key, all in one block
+// of 512 bits (Putze, Sanders and Singler, "Cache-, Hash- and Space-Efficient
+// Bloom Filters", 2007). The number of keys in a block is Poisson with mean
+// λ = 512/bitsPerKey, and a block holding i keys answers falsely with the
+// classic rate of a 512-bit filter of i keys:
+//
+//	FPR = Σ_i Poisson(i; λ) · (1 − (1 − 1/512)^(k·i))^k
+func BlockedFalsePositiveRate(bitsPerKey float64, k int) float64 {
+	if !(bitsPerKey > 0) || k < 1 {
+		return 1
+	}
+	const b = blockBits
+	lambda := b / bitsPerKey
+	logKeep := math.Log1p(-1.0 / b) // ln(1 − 1/512)
+	// Sum i from 0 until the Poisson tail beyond the mean is negligible.
+	limit := int(lambda + 20*math.Sqrt(lambda) + 20)
+	var sum float64
+	for i := 0; i <= limit; i++ {
+		fi := float64(i)
+		lg, _ := math.Lgamma(fi + 1)
+		poisson := math.Exp(fi*math.Log(lambda) - lambda - lg)
+		classic := math.Pow(-math.Expm1(float64(k)*fi*logKeep), float64(k))
+		sum += poisson * classic
+	}
+	return sum
+}
+
+// BlockedProbes returns the number of probes that minimizes
+// BlockedFalsePositiveRate at bitsPerKey. Because a block's keys are unevenly
+// spread, it is smaller than the classic (m/n)·ln 2 at high bits per key.
+func BlockedProbes(bitsPerKey float64) int {
+	best, bestRate := 1, math.Inf(1)
+	for k := 1; k <= MaxBlockedProbes; k++ {
+		if r := BlockedFalsePositiveRate(bitsPerKey, k); r < bestRate {
+			best, bestRate = k, r
+		}
+	}
+	return best
+}
+
+// BlockedBitsPerKey returns the fewest bits per key (to 0.01) at which a
+// blocked filter with its best probe count reaches false-positive rate p,
+// or MaxBitsPerKey if none up to the limit does.
+func BlockedBitsPerKey(p float64) float64 {
+	rate := func(c float64) float64 { return BlockedFalsePositiveRate(c, BlockedProbes(c)) }
+	lo, hi := 0.01, float64(MaxBitsPerKey)
+	if rate(hi) > p {
+		return hi
+	}
+	for hi-lo > 0.005 {
+		mid := (lo + hi) / 2
+		if rate(mid) <= p {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return math.Ceil(hi*100) / 100
+}
+
+// MinBitsPerKey is the information-theoretic lower bound on the memory of
+// any approximate-membership structure with false-positive rate p:
+// log2(1/p) bits per key. A classic Bloom filter needs 1.44 times as much.
+func MinBitsPerKey(p float64) float64 { return -math.Log2(p) }
