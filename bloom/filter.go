@@ -34,6 +34,9 @@ func Unmarshal(data []byte) (Filter, error) {
 	if len(data) < headerLen {
 		return nil, corruptf("%d bytes, shorter than the %d-byte header", len(data), headerLen)
 	}
+	if string(data[:4]) != magic {
+		return nil, corruptf("bad magic %q", data[:4])
+	}
 	var f interface {
 		Filter
 		encoding.BinaryUnmarshaler
