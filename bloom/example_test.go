@@ -1,0 +1,109 @@
+package bloom_test
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/bloomkv/bloomkv/bloom"
+)
+
+// A payment service keeps its blocklist of stolen card numbers in a slow
+// authoritative store. A Bloom filter of the list answers most checks in
+// memory: a negative is certain and skips the store; a positive may be
+// false, so it is confirmed against the store before a payment is refused.
+func Example_blocklistPreCheck() {
+	blocklist := map[string]bool{ // stands in for the authoritative store
+		"4111-0000-0000-0001": true,
+		"4111-0000-0000-0002": true,
+	}
+	storeLookups := 0
+	isBlocked := func(card string) bool {
+		storeLookups++
+		return blocklist[card]
+	}
+
+	filter, err := bloom.NewClassic(1_000_000, 0.001)
+	if err != nil {
+		panic(err)
+	}
+	for card := range blocklist {
+		filter.Add([]byte(card))
+	}
+
+	check := func(card string) string {
+		if !filter.MayContain([]byte(card)) {
+			return "allowed (filter negative, store not consulted)"
+		}
+		if isBlocked(card) {
+			return "refused (confirmed by the store)"
+		}
+		return "allowed (false positive, cleared by the store)"
+	}
+	fmt.Println(check("4111-0000-0000-0001"))
+	fmt.Println(check("5500-0000-0000-0004"))
+	fmt.Println("store lookups:", storeLookups)
+	// Output:
+	// refused (confirmed by the store)
+	// allowed (filter negative, store not consulted)
+	// store lookups: 1
+}
+
+// A counting filter tracks the sessions that are open now: sessions are
+// added when they start and removed when they end.
+func ExampleCounting() {
+	open, err := bloom.NewCounting(10_000, 0.01)
+	if err != nil {
+		panic(err)
+	}
+	open.Add([]byte("session-1"))
+	open.Add([]byte("session-2"))
+	if err := open.Remove([]byte("session-1")); err != nil {
+		panic(err)
+	}
+	fmt.Println("session-1 open:", open.MayContain([]byte("session-1")))
+	fmt.Println("session-2 open:", open.MayContain([]byte("session-2")))
+	fmt.Println("open sessions:", open.EstimatedCount())
+
+	// Removing what was never added is refused: it would erase others.
+	err = open.Remove([]byte("session-3"))
+	fmt.Println(err)
+	// Output:
+	// session-1 open: false
+	// session-2 open: true
+	// open sessions: 1
+	// bloom: item not in filter: "session-3"
+}
+
+// An SSTable writer collects its keys' hashes and builds one blocked filter;
+// the reader decodes it from the file and checks it before any read.
+func ExampleBuildBlocked() {
+	var hashes []uint64
+	for _, key := range []string{"apple", "banana", "cherry"} {
+		hashes = append(hashes, bloom.HashString(key))
+	}
+	filter, err := bloom.BuildBlocked(hashes, 10)
+	if err != nil {
+		panic(err)
+	}
+	var file bytes.Buffer
+	filter.WriteTo(&file)
+
+	var loaded bloom.Blocked
+	if _, err := loaded.ReadFrom(&file); err != nil {
+		panic(err)
+	}
+	fmt.Println("banana:", loaded.MayContain([]byte("banana")))
+	fmt.Println("probes:", loaded.Probes(), "bits:", loaded.Bits())
+	// Output:
+	// banana: true
+	// probes: 7 bits: 512
+}
+
+func ExampleClassicParams() {
+	m, k, _ := bloom.ClassicParams(1_000_000, 0.01)
+	fmt.Printf("%d bits (%.2f MiB), %d probes\n", m, float64(m)/8/(1<<20), k)
+	fmt.Printf("%.2f bits/key; the lower bound is %.2f\n", float64(m)/1e6, bloom.MinBitsPerKey(0.01))
+	// Output:
+	// 9585059 bits (1.14 MiB), 7 probes
+	// 9.59 bits/key; the lower bound is 6.64
+}
