@@ -1,0 +1,37 @@
+//go:build darwin || dragonfly || freebsd || linux || netbsd || openbsd
+
+package vfs
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// flock takes an exclusive, non-blocking flock on f: a store whose directory
+// is in use must fail to open at once, not hang.
+func flock(f *os.File) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return &fs.PathError{Op: "lock", Path: f.Name(), Err: err}
+	}
+	var serr error
+	err = rc.Control(func(fd uintptr) {
+		for {
+			serr = syscall.Flock(int(fd), syscall.LOCK_EX|syscall.LOCK_NB)
+			if serr != syscall.EINTR {
+				return
+			}
+		}
+	})
+	switch {
+	case err != nil:
+		return &fs.PathError{Op: "lock", Path: f.Name(), Err: err}
+	case errors.Is(serr, syscall.EWOULDBLOCK):
+		return &fs.PathError{Op: "lock", Path: f.Name(), Err: ErrLocked}
+	case serr != nil:
+		return &fs.PathError{Op: "flock", Path: f.Name(), Err: serr}
+	}
+	return nil
+}

@@ -1,0 +1,54 @@
+package wal_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"log"
+
+	"github.com/bloomkv/bloomkv/wal"
+)
+
+func Example() {
+	// Write four records. Given a file, which has a Sync method, w.Sync
+	// would make them durable; a bytes.Buffer can only be flushed to.
+	var file bytes.Buffer
+	w := wal.NewWriter(&file)
+	for _, rec := range []string{"put apple=red", "", "delete pear", "put plum=purple"} {
+		off, err := w.WriteRecord([]byte(rec))
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("wrote %q at offset %d\n", rec, off)
+	}
+	if err := w.Flush(); err != nil {
+		log.Fatal(err)
+	}
+
+	// A crash while the last record was reaching the disk cuts it short.
+	torn := file.Bytes()[:file.Len()-6]
+
+	r := wal.NewReader(bytes.NewReader(torn), "000001.log")
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			log.Fatal(err) // errors.Is(err, base.ErrCorruption): damage mid-log
+		}
+		fmt.Printf("read %q at offset %d\n", rec, r.Offset())
+	}
+	if off, ok := r.TornTail(); ok {
+		fmt.Printf("torn tail: %d bytes after offset %d ignored\n", len(torn)-int(off), off)
+	}
+	// Output:
+	// wrote "put apple=red" at offset 0
+	// wrote "" at offset 20
+	// wrote "delete pear" at offset 27
+	// wrote "put plum=purple" at offset 45
+	// read "put apple=red" at offset 0
+	// read "" at offset 20
+	// read "delete pear" at offset 27
+	// torn tail: 16 bytes after offset 45 ignored
+}

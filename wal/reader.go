@@ -1,0 +1,210 @@
+package wal
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+)
+
+// Reader replays the records of a log in the order they were written. It
+// reads one block at a time, so a log of any size needs only a block of
+// buffer plus the largest record; only the decision about a damaged chunk
+// reads further ahead, to the end of the file (see the package doc).
+// A Reader is not safe for concurrent use.
+type Reader struct {
+	r    io.Reader
+	file string
+
+	// buf[:n] holds the current block, which starts at file offset
+	// blockOff; pos is where the next chunk header is. eof reports that r
+	// is exhausted, so buf holds the last block.
+	// INVARIANT: n < BlockSize only if eof: a short block is the last one.
+	buf      []byte
+	n        int
+	pos      int
+	blockOff int64
+	eof      bool
+
+	// INVARIANT: end only grows, and only when Next returns a record, so
+	// everything before it is intact records and trailers.
+	rec    []byte // reassembles FIRST..LAST records
+	recOff int64  // offset of the record Next returned last
+	end    int64  // offset just past the record Next returned last
+
+	err  error // sticky: io.EOF, a corruption or a read error
+	torn bool
+}
+
+// NewReader returns a Reader of the log read from r, starting at offset 0.
+// fileName names the log in corruption errors.
+func NewReader(r io.Reader, fileName string) *Reader {
+	return &Reader{r: r, file: fileName, buf: make([]byte, BlockSize)}
+}
+
+// Next returns the next record. At the end of the log it returns io.EOF,
+// also when the log ends in a torn tail (see TornTail). If the log is
+// damaged before its end it returns a *base.CorruptionError wrapping
+// base.ErrCorruption, and a failure of the underlying reader is returned
+// wrapped. After any error, every later call returns the same error.
+//
+// The record is valid until the next call to Next; copy it to keep it.
+func (r *Reader) Next() ([]byte, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	inRecord := false
+	var start int64 // offset of the record's FIRST chunk
+	for {
+		if r.n-r.pos < HeaderSize {
+			// A block trailer, or the end of the data.
+			if r.eof {
+				return nil, r.finish()
+			}
+			if err := r.readBlock(); err != nil {
+				return nil, r.fail(err)
+			}
+			continue
+		}
+		h := r.buf[r.pos:r.n]
+		length := int(binary.LittleEndian.Uint16(h[4:6]))
+		t := h[6]
+		off := r.blockOff + int64(r.pos)
+		end := r.pos + HeaderSize + length
+		switch {
+		case t == 0:
+			if binary.LittleEndian.Uint32(h[0:4]) == 0 && length == 0 {
+				return nil, r.damaged(off, r.pos+1, "zeroed chunk header")
+			}
+			return nil, r.damaged(off, r.pos+1, "reserved chunk type 0")
+		case t > maxChunk:
+			return nil, r.damaged(off, r.pos+1, "unknown chunk type %d", t)
+		case end > BlockSize:
+			return nil, r.damaged(off, r.pos+1, "%s chunk length %d crosses the block boundary", chunkName(t), length)
+		case end > r.n:
+			// Only the last block can be short, so this is the end of the
+			// file.
+			return nil, r.damaged(off, end, "%s chunk length %d runs past the end of the file", chunkName(t), length)
+		}
+		if got, want := binary.LittleEndian.Uint32(h[0:4]), chunkCRC(h[6:HeaderSize+length]); got != want {
+			return nil, r.damaged(off, end, "%s chunk checksum mismatch: stored %#08x, computed %#08x", chunkName(t), got, want)
+		}
+		payload := h[HeaderSize : HeaderSize+length : HeaderSize+length]
+		r.pos = end
+
+		// The chunk is valid. A chunk out of sequence therefore always means
+		// corruption: it is itself intact data after the damage.
+		switch t {
+		case fullChunk:
+			if inRecord {
+				return nil, r.outOfSequence(off, t, start)
+			}
+			r.recOff, r.end = off, r.blockOff+int64(end)
+			return payload, nil
+		case firstChunk:
+			if inRecord {
+				return nil, r.outOfSequence(off, t, start)
+			}
+			inRecord, start = true, off
+			r.rec = append(r.rec[:0], payload...)
+		case middleChunk, lastChunk:
+			if !inRecord {
+				return nil, r.fail(base.Corruptf(r.file, off, "%s chunk without a FIRST chunk before it", chunkName(t)))
+			}
+			r.rec = append(r.rec, payload...)
+			if t == lastChunk {
+				r.recOff, r.end = start, r.blockOff+int64(end)
+				return r.rec[:len(r.rec):len(r.rec)], nil
+			}
+		}
+	}
+}
+
+// Offset returns the offset of the record Next returned last: the file
+// offset of its first chunk, as Writer.WriteRecord reported it.
+func (r *Reader) Offset() int64 {
+	return r.recOff
+}
+
+// TornTail reports whether the log ended in a torn tail: bytes after the
+// last intact record that do not form an intact record. offset is where the
+// intact log ends, the length to truncate the file to. It is meaningful once
+// Next has returned io.EOF; ok is false before that, and when the file ends
+// exactly at the end of its last record.
+func (r *Reader) TornTail() (offset int64, ok bool) {
+	return r.end, r.torn
+}
+
+func (r *Reader) readBlock() error {
+	r.blockOff += int64(r.n)
+	n, err := io.ReadFull(r.r, r.buf)
+	r.n, r.pos = n, 0
+	switch err {
+	case nil:
+		return nil
+	case io.EOF, io.ErrUnexpectedEOF:
+		r.eof = true
+		return nil
+	}
+	return fmt.Errorf("wal: reading %s at offset %d: %w", r.file, r.blockOff+int64(n), err)
+}
+
+// finish ends a log that has been read to its end.
+func (r *Reader) finish() error {
+	r.torn = r.blockOff+int64(r.n) > r.end
+	r.err = io.EOF
+	return r.err
+}
+
+func (r *Reader) fail(err error) error {
+	r.err = err
+	return err
+}
+
+func (r *Reader) outOfSequence(off int64, t byte, start int64) error {
+	return r.fail(base.Corruptf(r.file, off,
+		"%s chunk where the record begun at offset %d should continue with MIDDLE or LAST", chunkName(t), start))
+}
+
+// damaged decides what the damaged chunk at off is: the torn tail, if no
+// valid chunk starts at or after position from of the current block, or
+// corruption otherwise.
+func (r *Reader) damaged(off int64, from int, format string, args ...any) error {
+	for {
+		if p, ok := findChunk(r.buf[:r.n], from); ok {
+			format += "; a valid chunk follows at offset %d"
+			args = append(args, r.blockOff+int64(p))
+			return r.fail(base.Corruptf(r.file, off, format, args...))
+		}
+		if r.eof {
+			return r.finish()
+		}
+		if err := r.readBlock(); err != nil {
+			return r.fail(err)
+		}
+		from = 0
+	}
+}
+
+// findChunk returns the position of the first valid chunk in block at or
+// after from. block is one block of the log, so a chunk must end within it.
+//
+// It tries every position: after damage, nothing says where the next chunk
+// header is, except that one starts the next block.
+func findChunk(block []byte, from int) (int, bool) {
+	for p := from; p+HeaderSize <= len(block); p++ {
+		t := block[p+6]
+		if t == 0 || t > maxChunk {
+			continue // cheap rejection, and all of a zeroed region
+		}
+		end := p + HeaderSize + int(binary.LittleEndian.Uint16(block[p+4:p+6]))
+		if end > len(block) {
+			continue
+		}
+		if binary.LittleEndian.Uint32(block[p:p+4]) == chunkCRC(block[p+6:end]) {
+			return p, true
+		}
+	}
+	return 0, false
+}

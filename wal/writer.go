@@ -1,0 +1,160 @@
+package wal
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Syncer is implemented by destinations that can make written data durable,
+// such as *os.File and the files of bloomkv's vfs.
+type Syncer interface {
+	Sync() error
+}
+
+// ErrNoSync is returned by Writer.Sync when the destination has no Sync
+// method: the data was flushed but nothing can vouch for its durability.
+// It wraps errors.ErrUnsupported.
+var ErrNoSync = fmt.Errorf("wal: destination cannot sync: %w", errors.ErrUnsupported)
+
+// Writer appends records to a log. It buffers one block: records reach the
+// destination when a block fills, and on Flush and Sync. A Writer is not
+// safe for concurrent use; the DB's commit pipeline serializes writes.
+//
+// A Writer always starts a new log at offset 0.
+//
+// Once a write to the destination or a sync fails, the Writer stops: every
+// later call returns the same error. After a failed write the log may end in
+// part of a record, and a record appended after it would put intact data
+// behind damage, which the Reader must report as corruption rather than a
+// torn tail. After a failed sync, which pages reached the disk is unknown.
+type Writer struct {
+	w    io.Writer
+	sync Syncer // nil when w cannot sync
+
+	// buf holds the current block: buf[i] is at file offset blockOff+i.
+	// buf[:flushed] has been written to w, buf[flushed:pos] has not.
+	// INVARIANT: 0 <= flushed <= pos <= BlockSize, and blockOff is a
+	// multiple of BlockSize.
+	buf      []byte
+	blockOff int64
+	flushed  int
+	pos      int
+
+	err error
+}
+
+// NewWriter returns a Writer that appends a new log to w. If w has a
+// Sync() error method (see Syncer), Writer.Sync calls it; the check is a
+// type assertion on w, so a wrapper around a file must pass Sync through
+// for Writer.Sync to be durable.
+func NewWriter(w io.Writer) *Writer {
+	s, _ := w.(Syncer)
+	return &Writer{w: w, sync: s, buf: make([]byte, BlockSize)}
+}
+
+// WriteRecord appends p as one record and returns the record's offset in
+// the log. The record is buffered; Flush or Sync hands it to the
+// destination. p may be empty, and is not retained.
+func (w *Writer) WriteRecord(p []byte) (offset int64, err error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	first := true
+	for {
+		if BlockSize-w.pos < HeaderSize {
+			// The buffer is reused, so the trailer must be zeroed explicitly.
+			clear(w.buf[w.pos:])
+			w.pos = BlockSize
+			if err := w.flush(); err != nil {
+				return 0, err
+			}
+			w.blockOff += BlockSize
+			w.flushed, w.pos = 0, 0
+		}
+		// INVARIANT: a header fits in what is left of the block, so the
+		// chunk, its payload cut to the rest, ends within the block.
+		if first {
+			offset = w.blockOff + int64(w.pos)
+		}
+		n := min(len(p), BlockSize-w.pos-HeaderSize)
+		last := n == len(p)
+		var t byte
+		switch {
+		case first && last:
+			t = fullChunk
+		case first:
+			t = firstChunk
+		case last:
+			t = lastChunk
+		default:
+			t = middleChunk
+		}
+		c := w.buf[w.pos : w.pos+HeaderSize+n]
+		binary.LittleEndian.PutUint16(c[4:6], uint16(n))
+		c[6] = t
+		copy(c[HeaderSize:], p[:n])
+		binary.LittleEndian.PutUint32(c[0:4], chunkCRC(c[6:]))
+		w.pos += len(c)
+		p = p[n:]
+		if last {
+			return offset, nil
+		}
+		first = false
+	}
+}
+
+// Flush writes buffered records to the destination.
+func (w *Writer) Flush() error {
+	if w.err != nil {
+		return w.err
+	}
+	return w.flush()
+}
+
+func (w *Writer) flush() error {
+	if w.flushed == w.pos {
+		return nil
+	}
+	n, err := w.w.Write(w.buf[w.flushed:w.pos])
+	if err == nil && n < w.pos-w.flushed {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		w.err = fmt.Errorf("wal: write failed, log closed to writes: %w", err)
+		return w.err
+	}
+	w.flushed = w.pos
+	return nil
+}
+
+// Sync flushes buffered records and then syncs the destination, so that
+// every record written so far survives a crash. If the destination has no
+// Sync method, Sync flushes and returns ErrNoSync; that error is not sticky,
+// since nothing was lost.
+func (w *Writer) Sync() error {
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if w.sync == nil {
+		return ErrNoSync
+	}
+	if err := w.sync.Sync(); err != nil {
+		w.err = fmt.Errorf("wal: sync failed, log closed to writes: %w", err)
+		return w.err
+	}
+	return nil
+}
+
+// Size returns the length of the log: every byte written, including the
+// ones still buffered. It is the offset the next record would start at,
+// unless the block's trailer comes first.
+func (w *Writer) Size() int64 {
+	return w.blockOff + int64(w.pos)
+}
+
+// Err returns the error that stopped the Writer, or nil.
+func (w *Writer) Err() error {
+	return w.err
+}
