@@ -1,0 +1,33 @@
+package redisbloom_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/bloomkv/bloomkv/bloom/redisbloom"
+	"github.com/redis/go-redis/v9"
+)
+
+// Every replica runs the same code: the first Create makes the filter, the
+// others open it, and all of them see each other's adds. (It needs a Redis
+// server, so it is compiled but not run by go test.)
+func Example() {
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
+
+	blocked, err := redisbloom.Create(ctx, rdb, "blocked-accounts", 1_000_000, 0.001)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := blocked.Add(ctx, []byte("acct-17"), []byte("acct-42")); err != nil {
+		log.Fatal(err)
+	}
+	maybe, err := blocked.MayContain(ctx, []byte("acct-17"), []byte("acct-99"))
+	if err != nil {
+		// Not "absent": an error says nothing about the items.
+		log.Fatal(err)
+	}
+	fmt.Println(maybe[0], maybe[1]) // true false, unless acct-99 is a false positive
+}

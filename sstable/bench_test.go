@@ -1,0 +1,96 @@
+package sstable
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/cache"
+)
+
+// benchEntries are 100,000 entries of 16-byte keys and 100-byte values of
+// moderately compressible bytes, the default workload of `bloomkv bench`.
+func benchEntries() []entry {
+	rng := rand.New(rand.NewPCG(13, 13))
+	out := make([]entry, 100_000)
+	for i := range out {
+		k := make([]byte, 16)
+		for j := range k {
+			k[j] = byte('a' + rng.IntN(26))
+		}
+		v := make([]byte, 100)
+		for j := range v {
+			v[j] = byte('a' + rng.IntN(8)) // 3 bits of entropy a byte
+		}
+		out[i] = entry{base.MakeInternalKey(k, base.SeqNum(i+1), base.KindSet), v}
+	}
+	slices.SortFunc(out, func(a, b entry) int { return base.CompareInternal(a.key, b.key) })
+	return out
+}
+
+func rawBytes(es []entry) int64 {
+	var n int64
+	for _, e := range es {
+		n += int64(e.key.EncodedLen() + len(e.value))
+	}
+	return n
+}
+
+func BenchmarkWrite(b *testing.B) {
+	entries := benchEntries()
+	for _, c := range compressions {
+		b.Run(c.String(), func(b *testing.B) {
+			b.SetBytes(rawBytes(entries))
+			var size int
+			for range b.N {
+				size = len(buildTable(b, entries, WriterOptions{Compression: c, BitsPerKey: 10}))
+			}
+			b.ReportMetric(float64(rawBytes(entries))/float64(size), "ratio")
+		})
+	}
+}
+
+// BenchmarkGet looks up present and absent keys with a warm cache that
+// holds the whole table.
+func BenchmarkGet(b *testing.B) {
+	entries := benchEntries()
+	for _, c := range compressions {
+		data := buildTable(b, entries, WriterOptions{Compression: c, BitsPerKey: 10})
+		r := openTable(b, data, cache.New(64<<20))
+		for _, e := range entries {
+			r.Get(MakeLookupKey(e.key.UserKey, base.SeqNumMax), nil) // warm
+		}
+		b.Run(c.String()+"/present", func(b *testing.B) {
+			for i := range b.N {
+				e := entries[i%len(entries)]
+				if _, _, found, _ := r.Get(MakeLookupKey(e.key.UserKey, base.SeqNumMax), nil); !found {
+					b.Fatal("lost a key")
+				}
+			}
+		})
+		b.Run(c.String()+"/absent", func(b *testing.B) {
+			for i := range b.N {
+				k := bytes.Clone(entries[i%len(entries)].key.UserKey)
+				k[15] = '0' // digits never appear in the keys
+				r.Get(MakeLookupKey(k, base.SeqNumMax), nil)
+			}
+		})
+	}
+}
+
+func BenchmarkIterate(b *testing.B) {
+	entries := benchEntries()
+	for _, c := range compressions {
+		r := openTable(b, buildTable(b, entries, WriterOptions{Compression: c}), cache.New(64<<20))
+		b.Run(c.String(), func(b *testing.B) {
+			b.SetBytes(rawBytes(entries))
+			for range b.N {
+				it := r.NewIterator()
+				for ok := it.First(); ok; ok = it.Next() {
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,67 @@
+// Package sstable writes and reads bloomkv's sorted string tables: immutable
+// files of internal keys and values in key order, each carrying a Bloom
+// filter over its user keys so that a lookup for an absent key usually costs
+// no read of the file at all.
+//
+// # File layout
+//
+//	+------------------------+
+//	| data block 0 | trailer |  entries in internal-key order, ~BlockSize each,
+//	| data block 1 | trailer |  each compressed on its own (none/snappy/zstd)
+//	| ...                    |
+//	| filter block | trailer |  a bloom.Blocked filter, serialized (optional)
+//	| index block  | trailer |  one entry per data block: its last key → handle
+//	| properties   | trailer |  name → value entries (see Properties)
+//	| footer (64 bytes)      |
+//	+------------------------+
+//
+// Every block is followed by a 5-byte trailer: the compression type (1 byte:
+// 0 none, 1 snappy, 2 zstd) and a CRC-32C (Castagnoli) of the stored block
+// bytes and that type byte, little-endian. A handle is a block's offset and
+// stored length (trailer excluded); in the index it is two uvarints.
+//
+// # Blocks
+//
+// A block is a run of entries followed by its restart array:
+//
+//	entry:    shared key bytes (uvarint) | unshared key bytes (uvarint) |
+//	          value length (uvarint) | key[shared:] | value
+//	restarts: offset of each restart entry (uint32 LE) ... | count (uint32 LE)
+//
+// A key shares a prefix with the key before it, except at a restart point,
+// every RestartInterval entries (1 in the index and properties blocks),
+// where shared is 0 — so a seek binary-searches the restart points and scans
+// at most RestartInterval entries. Data and index keys are encoded internal
+// keys (see package base); property keys are names.
+//
+// # Footer
+//
+//	offset  size
+//	     0    16  filter handle: offset, length (uint64 LE each); length 0 = no filter
+//	    16    16  index handle
+//	    32    16  properties handle
+//	    48     4  format version (1)
+//	    52     4  CRC-32C of bytes 0–51
+//	    56     8  magic "bloomSST"
+//
+// # Reading
+//
+// Open reads the footer, then the properties, index and filter blocks, checks
+// them, and pins them in memory for the table's life. Get consults the filter
+// first: a negative answer returns at once, with zero reads of the file.
+// Otherwise it binary-searches the pinned index and reads exactly one data
+// block, from the shared block cache when it is there.
+//
+// INVARIANT: every byte of a table is covered by a checksum (a block's
+// trailer or the footer's), and every length is checked against the file
+// before it is used, so a damaged or truncated table yields an error
+// wrapping base.ErrCorruption that names the file and offset — never a wrong
+// value, never a panic.
+//
+// INVARIANT: the index entry of data block i is the last key of block i, so
+// it is ≥ every key of block i and < every key of block i+1; data blocks are
+// contiguous from offset 0.
+//
+// INVARIANT: the filter holds the hash of every distinct user key in the
+// table, so a filter negative is never wrong.
+package sstable

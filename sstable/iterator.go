@@ -1,0 +1,138 @@
+package sstable
+
+import (
+	"sort"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+)
+
+// Iterator walks a table's entries in internal-key order: every version of
+// every key, tombstones included. It reads one data block at a time through
+// the block cache. An Iterator is not safe for concurrent use; a Reader may
+// have many.
+//
+// Positioning methods report whether the iterator is at an entry; when one
+// reports false, Error says whether that was the end or damage.
+type Iterator struct {
+	r     *Reader
+	block int // index of the current data block
+	data  blockIter
+	stats LookupStats
+	err   error
+}
+
+// NewIterator returns an unpositioned iterator over the table.
+func (r *Reader) NewIterator() *Iterator { return &Iterator{r: r, block: -1} }
+
+// loadBlock positions the block iterator on data block i.
+func (it *Iterator) loadBlock(i int) bool {
+	it.block = i
+	it.data.valid = false
+	if i < 0 || i >= len(it.r.index) {
+		return false
+	}
+	b, err := it.r.dataBlock(i, &it.stats)
+	if err == nil {
+		if err = it.data.init(b, base.CompareEncoded); err != nil {
+			err = it.r.corrupt(int64(it.r.index[i].block.offset), "data block: %v", err)
+		}
+	}
+	it.err = err
+	return err == nil
+}
+
+// settle turns a block iterator that failed into the iterator's error, and
+// reports whether the iterator is at an entry.
+func (it *Iterator) settle(ok bool) bool {
+	if !ok && it.data.err != nil && it.err == nil {
+		it.err = it.r.corrupt(int64(it.r.index[it.block].block.offset), "data block: %v", it.data.err)
+	}
+	return ok && it.err == nil
+}
+
+// First moves to the table's first entry.
+func (it *Iterator) First() bool {
+	return it.loadBlock(0) && it.settle(it.data.first())
+}
+
+// Last moves to the table's last entry.
+func (it *Iterator) Last() bool {
+	return it.loadBlock(len(it.r.index)-1) && it.settle(it.data.last())
+}
+
+// SeekGE moves to the first entry whose internal key is ≥ key. To find every
+// version of a user key, seek to base.MakeInternalKey(userKey,
+// base.SeqNumMax, base.KindMax).
+func (it *Iterator) SeekGE(key base.InternalKey) bool {
+	target := key.Append(nil)
+	i := sort.Search(len(it.r.index), func(i int) bool {
+		return base.CompareEncoded(it.r.index[i].lastKey, target) >= 0
+	})
+	// The index entry is the block's last key, so the answer is in block i.
+	return it.loadBlock(i) && it.settle(it.data.seekGE(target))
+}
+
+// SeekLT moves to the last entry whose internal key is < key.
+func (it *Iterator) SeekLT(key base.InternalKey) bool {
+	if !it.SeekGE(key) {
+		if it.err != nil {
+			return false
+		}
+		return it.Last() // every entry is < key, or the table is empty
+	}
+	return it.Prev()
+}
+
+// Next moves to the following entry.
+func (it *Iterator) Next() bool {
+	if it.err != nil || !it.data.valid {
+		return false
+	}
+	if it.data.nextEntry() {
+		return true
+	}
+	if it.settle(false); it.err != nil { // the block is damaged, not done
+		return false
+	}
+	return it.loadBlock(it.block+1) && it.settle(it.data.first())
+}
+
+// Prev moves to the preceding entry.
+func (it *Iterator) Prev() bool {
+	if it.err != nil || !it.data.valid {
+		return false
+	}
+	if it.data.prev() {
+		return true
+	}
+	if it.settle(false); it.err != nil {
+		return false
+	}
+	return it.loadBlock(it.block-1) && it.settle(it.data.last())
+}
+
+// Valid reports whether the iterator is at an entry.
+func (it *Iterator) Valid() bool { return it.err == nil && it.data.valid }
+
+// Key returns the current entry's key. It aliases the iterator's buffer:
+// valid until the iterator moves.
+func (it *Iterator) Key() base.InternalKey {
+	k, _ := base.DecodeInternalKey(it.data.key)
+	return k
+}
+
+// Value returns the current entry's value; it aliases an immutable block.
+func (it *Iterator) Value() []byte { return it.data.value }
+
+// Error returns the damage that stopped the iterator, if any.
+func (it *Iterator) Error() error { return it.err }
+
+// Stats returns what the iterator has read so far.
+func (it *Iterator) Stats() LookupStats { return it.stats }
+
+// Close releases the iterator. It returns the iterator's error.
+func (it *Iterator) Close() error {
+	err := it.err
+	*it = Iterator{err: err}
+	return err
+}

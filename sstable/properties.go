@@ -1,0 +1,161 @@
+package sstable
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+)
+
+// Properties describe a table. The writer computes them; the reader keeps
+// them in memory. They are stored as a block of name → value entries, sorted
+// by name, so a newer writer can add properties an older reader skips.
+type Properties struct {
+	Entries        uint64 // entries, tombstones included
+	Tombstones     uint64 // entries of KindDelete
+	RawKeyBytes    uint64 // sum of the user keys' lengths
+	RawValueBytes  uint64 // sum of the values' lengths
+	DataBlocks     uint64
+	DataBytes      uint64 // stored bytes of the data blocks, trailers included
+	IndexBytes     uint64
+	FilterBytes    uint64 // 0 when the table has no filter
+	FilterKeys     uint64 // distinct user keys in the filter
+	FilterBitsPer  float64
+	FilterProbes   uint64
+	Compression    Compression // the writer's option; blocks may be stored uncompressed
+	SmallestSeqNum base.SeqNum
+	LargestSeqNum  base.SeqNum
+	Smallest       base.InternalKey // the first key of the table
+	Largest        base.InternalKey // the last key of the table
+}
+
+// propertyCodec names a property and says how to encode and decode it.
+type propertyCodec struct {
+	name   string
+	encode func(p *Properties) []byte
+	decode func(p *Properties, v []byte) bool
+}
+
+func uintProperty(name string, field func(p *Properties) *uint64) propertyCodec {
+	return propertyCodec{
+		name:   name,
+		encode: func(p *Properties) []byte { return binary.AppendUvarint(nil, *field(p)) },
+		decode: func(p *Properties, v []byte) bool {
+			x, n := binary.Uvarint(v)
+			*field(p) = x
+			return n == len(v) && n > 0
+		},
+	}
+}
+
+func keyProperty(name string, field func(p *Properties) *base.InternalKey) propertyCodec {
+	return propertyCodec{
+		name:   name,
+		encode: func(p *Properties) []byte { return field(p).Append(nil) },
+		decode: func(p *Properties, v []byte) bool {
+			k, ok := base.DecodeInternalKey(bytes.Clone(v))
+			*field(p) = k
+			return ok
+		},
+	}
+}
+
+// propertyCodecs lists every property in name order, the order they are
+// stored in.
+var propertyCodecs = func() []propertyCodec {
+	seq := func(f func(p *Properties) *base.SeqNum) func(p *Properties) *uint64 {
+		return func(p *Properties) *uint64 { return (*uint64)(f(p)) }
+	}
+	codecs := []propertyCodec{
+		uintProperty("bloomkv.entries", func(p *Properties) *uint64 { return &p.Entries }),
+		uintProperty("bloomkv.tombstones", func(p *Properties) *uint64 { return &p.Tombstones }),
+		uintProperty("bloomkv.raw.key.bytes", func(p *Properties) *uint64 { return &p.RawKeyBytes }),
+		uintProperty("bloomkv.raw.value.bytes", func(p *Properties) *uint64 { return &p.RawValueBytes }),
+		uintProperty("bloomkv.data.blocks", func(p *Properties) *uint64 { return &p.DataBlocks }),
+		uintProperty("bloomkv.data.bytes", func(p *Properties) *uint64 { return &p.DataBytes }),
+		uintProperty("bloomkv.index.bytes", func(p *Properties) *uint64 { return &p.IndexBytes }),
+		uintProperty("bloomkv.filter.bytes", func(p *Properties) *uint64 { return &p.FilterBytes }),
+		uintProperty("bloomkv.filter.keys", func(p *Properties) *uint64 { return &p.FilterKeys }),
+		uintProperty("bloomkv.filter.probes", func(p *Properties) *uint64 { return &p.FilterProbes }),
+		uintProperty("bloomkv.seqnum.smallest", seq(func(p *Properties) *base.SeqNum { return &p.SmallestSeqNum })),
+		uintProperty("bloomkv.seqnum.largest", seq(func(p *Properties) *base.SeqNum { return &p.LargestSeqNum })),
+		keyProperty("bloomkv.key.smallest", func(p *Properties) *base.InternalKey { return &p.Smallest }),
+		keyProperty("bloomkv.key.largest", func(p *Properties) *base.InternalKey { return &p.Largest }),
+		{
+			name: "bloomkv.filter.bits.per.key",
+			encode: func(p *Properties) []byte {
+				return binary.LittleEndian.AppendUint64(nil, math.Float64bits(p.FilterBitsPer))
+			},
+			decode: func(p *Properties, v []byte) bool {
+				if len(v) != 8 {
+					return false
+				}
+				p.FilterBitsPer = math.Float64frombits(binary.LittleEndian.Uint64(v))
+				return true
+			},
+		},
+		{
+			name:   "bloomkv.compression",
+			encode: func(p *Properties) []byte { return []byte{byte(p.Compression)} },
+			decode: func(p *Properties, v []byte) bool {
+				if len(v) != 1 {
+					return false
+				}
+				p.Compression = Compression(v[0])
+				return true
+			},
+		},
+	}
+	sort.Slice(codecs, func(i, j int) bool { return codecs[i].name < codecs[j].name })
+	return codecs
+}()
+
+// encodeProperties returns the properties block's contents.
+func encodeProperties(p *Properties) []byte {
+	w := blockWriter{restartInterval: 1}
+	for _, c := range propertyCodecs {
+		w.add([]byte(c.name), c.encode(p))
+	}
+	return w.finish()
+}
+
+// decodeProperties parses a properties block; it returns errBlock wrapped
+// with the property at fault.
+func decodeProperties(block []byte) (Properties, error) {
+	var p Properties
+	var it blockIter
+	if err := it.init(block, bytes.Compare); err != nil {
+		return p, err
+	}
+	byName := make(map[string]propertyCodec, len(propertyCodecs))
+	for _, c := range propertyCodecs {
+		byName[c.name] = c
+	}
+	for ok := it.first(); ok; ok = it.nextEntry() {
+		if c, known := byName[string(it.key)]; known && !c.decode(&p, it.value) {
+			return p, fmt.Errorf("%w: property %s", errBlock, c.name)
+		}
+	}
+	return p, it.err
+}
+
+// String renders the properties one per line, for tools.
+func (p Properties) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "entries %d (tombstones %d)\n", p.Entries, p.Tombstones)
+	fmt.Fprintf(&b, "raw bytes: keys %d, values %d\n", p.RawKeyBytes, p.RawValueBytes)
+	fmt.Fprintf(&b, "data: %d blocks, %d bytes, %v\n", p.DataBlocks, p.DataBytes, p.Compression)
+	fmt.Fprintf(&b, "index: %d bytes\n", p.IndexBytes)
+	if p.FilterBytes > 0 {
+		fmt.Fprintf(&b, "filter: %d bytes, %d keys, %.2f bits/key, %d probes\n", p.FilterBytes, p.FilterKeys, p.FilterBitsPer, p.FilterProbes)
+	} else {
+		fmt.Fprintln(&b, "filter: none")
+	}
+	fmt.Fprintf(&b, "seqnums: %d–%d\n", p.SmallestSeqNum, p.LargestSeqNum)
+	fmt.Fprintf(&b, "keys: %v – %v\n", p.Smallest, p.Largest)
+	return b.String()
+}

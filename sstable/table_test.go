@@ -1,0 +1,186 @@
+package sstable
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/cache"
+)
+
+var compressions = []Compression{NoCompression, SnappyCompression, ZstdCompression}
+
+// TestRoundTrip writes 1,000,000 random entries — empty keys and values,
+// keys up to 64 KiB, several versions per key — in every compression, and
+// reads every one back by Get and by iteration in both directions.
+func TestRoundTrip(t *testing.T) {
+	n := 1_000_000
+	if testing.Short() || raceEnabled {
+		n = 100_000
+	}
+	entries := randomEntries(rand.New(rand.NewPCG(1, 2)), n, 64<<10, 16<<10)
+	for _, c := range compressions {
+		t.Run(c.String(), func(t *testing.T) {
+			data := buildTable(t, entries, WriterOptions{Compression: c, BitsPerKey: 10})
+			r := openTable(t, data, cache.New(8<<20))
+			p := r.Properties()
+			if p.Entries != uint64(len(entries)) || !bytes.Equal(p.Smallest.UserKey, entries[0].key.UserKey) || p.Largest.Trailer != entries[len(entries)-1].key.Trailer {
+				t.Fatalf("properties %+v", p)
+			}
+			for i, e := range entries {
+				v, kind, found, err := r.Get(MakeLookupKey(e.key.UserKey, e.key.SeqNum()), nil)
+				if err != nil || !found || kind != e.key.Kind() || !bytes.Equal(v, e.value) {
+					t.Fatalf("entry %d %v: got %d bytes, %v, %v, %v", i, e.key, len(v), kind, found, err)
+				}
+			}
+			it := r.NewIterator()
+			i := 0
+			for ok := it.First(); ok; ok = it.Next() {
+				if base.CompareInternal(it.Key(), entries[i].key) != 0 || !bytes.Equal(it.Value(), entries[i].value) {
+					t.Fatalf("forward entry %d: %v, want %v", i, it.Key(), entries[i].key)
+				}
+				i++
+			}
+			if it.Error() != nil || i != len(entries) {
+				t.Fatalf("forward iteration saw %d of %d entries: %v", i, len(entries), it.Error())
+			}
+			for ok := it.Last(); ok; ok = it.Prev() {
+				i--
+				if base.CompareInternal(it.Key(), entries[i].key) != 0 {
+					t.Fatalf("backward entry %d: %v, want %v", i, it.Key(), entries[i].key)
+				}
+			}
+			if it.Error() != nil || i != 0 {
+				t.Fatalf("backward iteration stopped at %d: %v", i, it.Error())
+			}
+		})
+	}
+}
+
+// TestGetVisibility checks Get at every sequence number against the model:
+// the newest version ≤ seq, tombstones reported as such, absent keys absent.
+func TestGetVisibility(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	entries := randomEntries(rng, 3000, 6, 20)
+	r := openTable(t, buildTable(t, entries, WriterOptions{BlockSize: 256, BitsPerKey: 10}), nil)
+	maxSeq := base.SeqNum(len(entries) + 2)
+	for q := range 20_000 {
+		var uk []byte
+		if q%2 == 0 {
+			uk = entries[rng.IntN(len(entries))].key.UserKey
+		} else {
+			uk = []byte(fmt.Sprintf("%c%d", 'a'+rng.IntN(5), rng.IntN(50)))
+		}
+		seq := base.SeqNum(rng.IntN(int(maxSeq)))
+		want, wantFound := modelGet(entries, uk, seq)
+		v, kind, found, err := r.Get(MakeLookupKey(uk, seq), nil)
+		if err != nil || found != wantFound || (found && (kind != want.key.Kind() || !bytes.Equal(v, want.value))) {
+			t.Fatalf("Get(%q, %d) = %q, %v, %v, %v; model %v, %v", uk, seq, v, kind, found, err, want.key, wantFound)
+		}
+	}
+}
+
+// TestIteratorSeeks compares SeekGE, SeekLT, Next and Prev with the model at
+// random targets, across block boundaries.
+func TestIteratorSeeks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	entries := randomEntries(rng, 2000, 5, 10)
+	r := openTable(t, buildTable(t, entries, WriterOptions{BlockSize: 128, RestartInterval: 4}), nil)
+	find := func(k base.InternalKey) int { // first index ≥ k
+		lo, hi := 0, len(entries)
+		for lo < hi {
+			mid := (lo + hi) / 2
+			if base.CompareInternal(entries[mid].key, k) < 0 {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		return lo
+	}
+	it := r.NewIterator()
+	for range 3000 {
+		var target base.InternalKey
+		if rng.IntN(2) == 0 {
+			target = entries[rng.IntN(len(entries))].key
+		} else {
+			uk := make([]byte, rng.IntN(6))
+			for i := range uk {
+				uk[i] = byte('a' + rng.IntN(5))
+			}
+			target = base.MakeInternalKey(uk, base.SeqNum(rng.IntN(len(entries)+2)), base.Kind(rng.IntN(2)))
+		}
+		i := find(target)
+		ok := it.SeekGE(target)
+		if ok != (i < len(entries)) || (ok && base.CompareInternal(it.Key(), entries[i].key) != 0) {
+			t.Fatalf("SeekGE(%v) = %v at %v; model index %d", target, ok, it.Key(), i)
+		}
+		for step := 0; ok && step < 5; step++ {
+			if rng.IntN(2) == 0 {
+				ok, i = it.Next(), i+1
+			} else {
+				ok, i = it.Prev(), i-1
+			}
+			if ok != (i >= 0 && i < len(entries)) || (ok && base.CompareInternal(it.Key(), entries[i].key) != 0) {
+				t.Fatalf("step %d after SeekGE(%v): %v at %v, model index %d", step, target, ok, it.Key(), i)
+			}
+		}
+		j := find(target) - 1
+		ok = it.SeekLT(target)
+		if ok != (j >= 0) || (ok && base.CompareInternal(it.Key(), entries[j].key) != 0) {
+			t.Fatalf("SeekLT(%v) = %v at %v; model index %d", target, ok, it.Key(), j)
+		}
+	}
+	if it.Error() != nil {
+		t.Fatal(it.Error())
+	}
+}
+
+func TestEmptyTable(t *testing.T) {
+	r := openTable(t, buildTable(t, nil, WriterOptions{BitsPerKey: 10}), nil)
+	if _, _, found, err := r.Get(MakeLookupKey([]byte("a"), base.SeqNumMax), nil); found || err != nil {
+		t.Fatalf("Get in an empty table: %v, %v", found, err)
+	}
+	it := r.NewIterator()
+	if it.First() || it.Last() || it.SeekGE(base.MakeInternalKey(nil, 1, 1)) || it.SeekLT(base.MakeInternalKey([]byte("z"), 1, 1)) || it.Error() != nil {
+		t.Fatal("an empty table iterated")
+	}
+}
+
+func TestWriterErrors(t *testing.T) {
+	w, _ := NewWriter(&bytes.Buffer{}, WriterOptions{})
+	must(t, w.Add(base.MakeInternalKey([]byte("b"), 5, base.KindSet), nil))
+	for _, k := range []base.InternalKey{
+		base.MakeInternalKey([]byte("a"), 9, base.KindSet), // smaller user key
+		base.MakeInternalKey([]byte("b"), 5, base.KindSet), // the same key
+		base.MakeInternalKey([]byte("b"), 6, base.KindSet), // newer version after older
+	} {
+		if err := w.Add(k, nil); !errors.Is(err, ErrKeyOrder) {
+			t.Fatalf("Add(%v) after b#5: %v, want ErrKeyOrder", k, err)
+		}
+	}
+	for _, opts := range []WriterOptions{{BitsPerKey: 0.5}, {BitsPerKey: 65}, {Compression: 9}} {
+		if _, err := NewWriter(&bytes.Buffer{}, opts); err == nil {
+			t.Fatalf("NewWriter(%+v) accepted", opts)
+		}
+	}
+	failing, _ := NewWriter(failingWriter{}, WriterOptions{})
+	failing.Add(base.MakeInternalKey([]byte("a"), 1, base.KindSet), make([]byte, 100<<10))
+	if _, err := failing.Finish(); err == nil {
+		t.Fatal("Finish on a failing writer succeeded")
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,206 @@
+package sstable
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/bloomkv/bloomkv/bloom"
+	"github.com/bloomkv/bloomkv/internal/base"
+)
+
+// WriterOptions configure a table. The zero value is usable: 4 KiB blocks,
+// restart interval 16, no compression, no filter.
+type WriterOptions struct {
+	// BlockSize is the target size of a data block before compression; a
+	// block is cut after the entry that reaches it. Default 4096.
+	BlockSize int
+	// RestartInterval is the number of entries between restart points:
+	// fewer means faster seeks in a block, more means better prefix
+	// compression. Default 16.
+	RestartInterval int
+	// Compression compresses each data block independently.
+	Compression Compression
+	// BitsPerKey sizes the table's filter; 0 writes no filter.
+	BitsPerKey float64
+}
+
+func (o WriterOptions) withDefaults() WriterOptions {
+	if o.BlockSize <= 0 {
+		o.BlockSize = 4096
+	}
+	if o.RestartInterval <= 0 {
+		o.RestartInterval = 16
+	}
+	return o
+}
+
+// ErrKeyOrder is returned by (*Writer).Add for a key that does not sort
+// strictly after the previous one.
+var ErrKeyOrder = errors.New("sstable: keys not in strictly increasing order")
+
+// Writer writes one table. Add entries in increasing internal-key order,
+// then Finish. A Writer is not safe for concurrent use.
+//
+// Once an error occurs every later call returns it: a table whose bytes
+// were only partly written cannot be finished.
+type Writer struct {
+	opts    WriterOptions
+	w       *bufio.Writer
+	offset  uint64
+	data    blockWriter
+	index   blockWriter
+	props   Properties
+	hashes  []uint64 // of distinct user keys, for the filter
+	lastKey []byte   // encoded internal key of the last entry
+	keyBuf  []byte
+	scratch []byte
+	err     error
+}
+
+// NewWriter returns a Writer that writes a table to w. Finish flushes its
+// buffer but does not sync or close w.
+func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
+	opts = opts.withDefaults()
+	if opts.BitsPerKey != 0 && (math.IsNaN(opts.BitsPerKey) || opts.BitsPerKey < 1 || opts.BitsPerKey > bloom.MaxBitsPerKey) {
+		return nil, fmt.Errorf("sstable: BitsPerKey = %v: must be 0 (no filter) or in [1, %d]", opts.BitsPerKey, bloom.MaxBitsPerKey)
+	}
+	if opts.Compression > ZstdCompression {
+		return nil, fmt.Errorf("sstable: Compression = %v: unknown", opts.Compression)
+	}
+	return &Writer{
+		opts:  opts,
+		w:     bufio.NewWriterSize(w, 64<<10),
+		data:  blockWriter{restartInterval: opts.RestartInterval},
+		index: blockWriter{restartInterval: 1},
+		props: Properties{Compression: opts.Compression, SmallestSeqNum: base.SeqNumMax},
+	}, nil
+}
+
+// Add appends an entry. key must sort after every key added before.
+func (w *Writer) Add(key base.InternalKey, value []byte) error {
+	if w.err != nil {
+		return w.err
+	}
+	w.keyBuf = key.Append(w.keyBuf[:0])
+	if w.props.Entries > 0 {
+		if c := base.CompareEncoded(w.lastKey, w.keyBuf); c >= 0 {
+			prev, _ := base.DecodeInternalKey(w.lastKey)
+			return fmt.Errorf("%w: %v after %v", ErrKeyOrder, key, prev)
+		}
+		if prev, _ := base.DecodeInternalKey(w.lastKey); !bytes.Equal(prev.UserKey, key.UserKey) {
+			w.hashes = append(w.hashes, bloom.Hash(key.UserKey))
+		}
+	} else {
+		w.hashes = append(w.hashes, bloom.Hash(key.UserKey))
+		w.props.Smallest = base.InternalKey{UserKey: bytes.Clone(key.UserKey), Trailer: key.Trailer}
+	}
+	w.data.add(w.keyBuf, value)
+	w.lastKey = append(w.lastKey[:0], w.keyBuf...)
+
+	p := &w.props
+	p.Entries++
+	if key.Kind() == base.KindDelete {
+		p.Tombstones++
+	}
+	p.RawKeyBytes += uint64(len(key.UserKey))
+	p.RawValueBytes += uint64(len(value))
+	p.SmallestSeqNum = min(p.SmallestSeqNum, key.SeqNum())
+	p.LargestSeqNum = max(p.LargestSeqNum, key.SeqNum())
+
+	if w.data.size() >= w.opts.BlockSize {
+		w.flushDataBlock()
+	}
+	return w.err
+}
+
+// flushDataBlock writes the pending data block and indexes it under its
+// last key: the index entry for block i is ≥ every key in block i and <
+// every key in block i+1.
+func (w *Writer) flushDataBlock() {
+	if w.data.entries == 0 {
+		return
+	}
+	h := w.writeBlock(w.data.finish(), w.opts.Compression)
+	w.index.add(w.lastKey, h.appendVarint(nil))
+	w.props.DataBlocks++
+	w.props.DataBytes += h.length + blockTrailerLen
+	w.data.reset()
+}
+
+// writeBlock compresses and writes one block and its trailer.
+func (w *Writer) writeBlock(raw []byte, c Compression) handle {
+	stored, c := compress(c, raw, w.scratch)
+	if c != NoCompression {
+		w.scratch = stored
+	}
+	h := handle{offset: w.offset, length: uint64(len(stored))}
+	var trailer [blockTrailerLen]byte
+	trailer[0] = byte(c)
+	binary.LittleEndian.PutUint32(trailer[1:], blockChecksum(stored, c))
+	w.write(stored)
+	w.write(trailer[:])
+	return h
+}
+
+func (w *Writer) write(p []byte) {
+	if w.err != nil {
+		return
+	}
+	n, err := w.w.Write(p)
+	w.offset += uint64(n)
+	if err != nil {
+		w.err = fmt.Errorf("sstable: write: %w", err)
+	}
+}
+
+// EstimatedSize is the size the table would have if finished now, without
+// its filter, index and properties.
+func (w *Writer) EstimatedSize() uint64 { return w.offset + uint64(w.data.size()) }
+
+// Finish writes the filter, index and properties blocks and the footer, and
+// flushes. It returns the table's properties.
+func (w *Writer) Finish() (Properties, error) {
+	if w.err != nil {
+		return Properties{}, w.err
+	}
+	w.flushDataBlock()
+	if w.props.Entries > 0 {
+		last, _ := base.DecodeInternalKey(w.lastKey)
+		w.props.Largest = base.InternalKey{UserKey: bytes.Clone(last.UserKey), Trailer: last.Trailer}
+	} else {
+		w.props.SmallestSeqNum = 0
+	}
+
+	var f footer
+	if w.opts.BitsPerKey > 0 {
+		filter, err := bloom.BuildBlocked(w.hashes, w.opts.BitsPerKey)
+		if err != nil {
+			return Properties{}, fmt.Errorf("sstable: filter: %w", err)
+		}
+		encoded, _ := filter.MarshalBinary()
+		f.filter = w.writeBlock(encoded, NoCompression)
+		w.props.FilterBytes = f.filter.length
+		w.props.FilterKeys = filter.Keys()
+		w.props.FilterBitsPer = filter.BitsPerKey()
+		w.props.FilterProbes = uint64(filter.Probes())
+	}
+	f.index = w.writeBlock(w.index.finish(), NoCompression)
+	w.props.IndexBytes = f.index.length
+	f.properties = w.writeBlock(encodeProperties(&w.props), NoCompression)
+	w.write(f.encode())
+	if w.err == nil {
+		if err := w.w.Flush(); err != nil {
+			w.err = fmt.Errorf("sstable: write: %w", err)
+		}
+	}
+	if w.err != nil {
+		return Properties{}, w.err
+	}
+	w.err = errors.New("sstable: writer already finished")
+	return w.props, nil
+}
