@@ -60,11 +60,10 @@ func (it *Iterator) Last() bool {
 	return it.loadBlock(len(it.r.index)-1) && it.settle(it.data.last())
 }
 
-// SeekGE moves to the first entry whose internal key is ≥ key. To find every
-// version of a user key, seek to base.MakeInternalKey(userKey,
-// base.SeqNumMax, base.KindMax).
-func (it *Iterator) SeekGE(key base.InternalKey) bool {
-	target := key.Append(nil)
+// SeekGE moves to the first entry whose user key is ≥ userKey: the newest
+// version of userKey when the table holds it.
+func (it *Iterator) SeekGE(userKey []byte) bool {
+	target := base.MakeInternalKey(userKey, base.SeqNumMax, base.KindMax).Append(nil)
 	i := sort.Search(len(it.r.index), func(i int) bool {
 		return base.CompareEncoded(it.r.index[i].lastKey, target) >= 0
 	})
@@ -72,9 +71,9 @@ func (it *Iterator) SeekGE(key base.InternalKey) bool {
 	return it.loadBlock(i) && it.settle(it.data.seekGE(target))
 }
 
-// SeekLT moves to the last entry whose internal key is < key.
-func (it *Iterator) SeekLT(key base.InternalKey) bool {
-	if !it.SeekGE(key) {
+// SeekLT moves to the last entry whose user key is < userKey.
+func (it *Iterator) SeekLT(userKey []byte) bool {
+	if !it.SeekGE(userKey) {
 		if it.err != nil {
 			return false
 		}
