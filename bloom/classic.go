@@ -86,10 +86,24 @@ func (f *Classic) MayContain(item []byte) bool { return f.MayContainHash(Hash(it
 
 // MayContainHash is MayContain for the item whose Hash is h.
 func (f *Classic) MayContainHash(h uint64) bool {
+	// Locals, because every atomic load makes the compiler reload fields.
+	words, m := f.words, f.m
 	h1, h2 := h, remix(h)
-	for range f.k {
-		i := reduce(h1, f.m)
-		if atomic.LoadUint64(&f.words[i/64])&bitMask(i) == 0 {
+	probes := f.k
+	// Load the first two probes' words before branching on either: an absent
+	// item usually fails at one of them, at a point the CPU cannot predict,
+	// and the two cache misses overlap instead of following each other.
+	if probes >= 2 {
+		i0, i1 := reduce(h1, m), reduce(h1+h2, m)
+		if ^atomic.LoadUint64(&words[i0/64])&bitMask(i0)|^atomic.LoadUint64(&words[i1/64])&bitMask(i1) != 0 {
+			return false
+		}
+		h1 += 2 * h2
+		probes -= 2
+	}
+	for range probes {
+		i := reduce(h1, m)
+		if atomic.LoadUint64(&words[i/64])&bitMask(i) == 0 {
 			return false
 		}
 		h1 += h2

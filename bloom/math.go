@@ -2,6 +2,7 @@ package bloom
 
 import (
 	"math"
+	"sync"
 )
 
 // Limits on filter parameters. They keep every size computation far from
@@ -90,14 +91,22 @@ func BlockedFalsePositiveRate(bitsPerKey float64, k int) float64 {
 // BlockedFalsePositiveRate at bitsPerKey. Because a block's keys are unevenly
 // spread, it is smaller than the classic (m/n)·ln 2 at high bits per key.
 func BlockedProbes(bitsPerKey float64) int {
+	if k, ok := blockedProbesMemo.Load(bitsPerKey); ok {
+		return k.(int)
+	}
 	best, bestRate := 1, math.Inf(1)
 	for k := 1; k <= MaxBlockedProbes; k++ {
 		if r := BlockedFalsePositiveRate(bitsPerKey, k); r < bestRate {
 			best, bestRate = k, r
 		}
 	}
+	blockedProbesMemo.Store(bitsPerKey, best)
 	return best
 }
+
+// blockedProbesMemo remembers BlockedProbes by bits per key: the sums cost
+// half a millisecond, and every table a DB writes asks again.
+var blockedProbesMemo sync.Map
 
 // BlockedBitsPerKey returns the fewest bits per key (to 0.01) at which a
 // blocked filter with its best probe count reaches false-positive rate p,

@@ -1,0 +1,49 @@
+// Package bench is the root of bloomkv's comparison module: benchmarks that
+// measure bloomkv against other libraries. It is a Go module of its own
+// (github.com/bloomkv/bloomkv/bench, using the store through a replace of
+// ../), so that the libraries it compares against — other filter libraries
+// now, other stores such as Pebble, goleveldb or Badger later — are
+// dependencies of this module only and never reach a program that imports
+// bloomkv. The store's own `go test ./...` does not enter this directory.
+//
+// # Filters
+//
+// Package bench/filters puts bloomkv's Bloom filters (package bloom) beside
+// github.com/bits-and-blooms/bloom/v3 at the same number of keys and the
+// same memory — by default n = 1,000,000 keys of 16 bytes at 10 bits per
+// key, so m = 10,000,000 bits for every filter:
+//
+//   - bloomkv-blocked: bloom.BuildBlocked, all probes in one 512-bit block
+//     (m rounded up to whole blocks);
+//   - bloomkv-classic: bloom.NewClassicSize(m, k), k = round(10·ln 2) = 7;
+//   - bitsandblooms: bloom.New(m, k) of bits-and-blooms, the same m and k.
+//
+// It times lookups of absent keys (the case a filter exists for: an LSM
+// lookup that skips a table), lookups of present keys and adds, and reports
+// each filter's measured false-positive rate over a disjoint set of absent
+// keys beside the rate its formula predicts. The targets it checks: a
+// blocked lookup of an absent key takes at most 0.35 times as long as
+// bits-and-blooms' Test, a classic lookup at most 0.6 times.
+//
+// Run, from this directory:
+//
+//	go test ./...                          # correctness: no false negatives,
+//	                                       # rates within tolerance, equal memory
+//	go test -run='^$' -bench=. -count=6 ./filters | tee bench.txt
+//	benchstat bench.txt                    # golang.org/x/perf/cmd/benchstat
+//	go run ./cmd/filtercmp                 # one-process side-by-side table
+//	go run ./cmd/filtercmp -n 100000 -bits-per-key 16 -runs 9
+//
+// The benchmarks report, beside ns/op, the custom metrics "cpu-ns/op"
+// (process CPU time per operation), "fpr" (measured false-positive rate)
+// and "filter-bytes" (memory of the filter's bits). filtercmp prints one
+// aligned table with the median of -runs timings per filter, the ratios to
+// bits-and-blooms, and whether the targets are met; it exits with status 1
+// when one is missed.
+//
+// Timings on a shared machine are noisy: compare medians over several runs
+// (-count, -runs), not one, and prefer CPU time to wall-clock time. While
+// other work holds the cores, a benchmark's wall-clock time grows with the
+// time it waits for one, which has nothing to do with the filter; its CPU
+// time does not. filtercmp judges the targets by CPU time for that reason.
+package bench

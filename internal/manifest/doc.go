@@ -1,0 +1,128 @@
+// Package manifest is the metadata of bloomkv's LSM tree and its durable
+// log: which tables make up each level (a Version), the changes that move
+// the tree from one version to the next (a VersionEdit), and the manifest
+// file that records those changes so that Open can rebuild the tree after a
+// crash. It also names the files of a DB directory (MakeFilename,
+// ParseFilename).
+//
+// # Versions
+//
+// A Version is an immutable snapshot of the tree's tables, NumLevels (7)
+// levels of FileMetadata. L0 holds flushed memtables, whose key ranges may
+// overlap; a point read visits them newest first. L1 and deeper are each one
+// sorted run: tables ordered by key, no user key in two tables, so a read
+// looks at most at one table per level (Version.FindFile).
+//
+// INVARIANT: L0 is ordered by LargestSeqNum descending, ties by FileNum
+// descending.
+//
+// INVARIANT: two L0 tables whose key ranges overlap have disjoint seqnum
+// ranges, the earlier one in L0 order holding the newer ones; so the first
+// version of a key found in L0 order is the newest.
+//
+// INVARIANT: in L1 and deeper, tables are sorted by smallest key and each
+// table's largest user key is below the next table's smallest user key.
+//
+// INVARIANT: a file number is in at most one level of a version; and every
+// FileMetadata passes Validate (bounds in order, seqnums covering the
+// bounds').
+//
+// A Builder applies edits to a version and checks them: a deleted table must
+// be in the version at the stated level, an added one must not be in it
+// yet, and the result must keep the level invariants. State adds the
+// manifest's counters — LogNumber, NextFileNumber, LastSeqNum — and their
+// checks.
+//
+// INVARIANT: the counters never go back; every file number in use (tables,
+// the log number, the manifest's own) is below NextFileNumber; and every
+// table's seqnums are at most LastSeqNum. So a reopened DB never hands out
+// a file number or a seqnum twice.
+//
+// # Version edits
+//
+// An edit is encoded as a sequence of fields, each a tag (uvarint) followed
+// by its body. The counters are optional and appear at most once; a
+// counter that is zero is "unchanged" and is not written.
+//
+//	tag  field            body
+//	 1   LogNumber        uvarint, nonzero
+//	 2   NextFileNumber   uvarint, nonzero
+//	 3   LastSeqNum       uvarint, nonzero
+//	 4   DeletedFile      level uvarint | file number uvarint, nonzero
+//	 5   NewFile          see below
+//	 0, 6…  reserved or unknown: rejected as corruption
+//
+// A NewFile body, with the keys as internal keys (user key ‖ 8-byte
+// trailer, see package base), each preceded by its length:
+//
+//	+-------+---------+------+------+----------+------+----------+--------+--------+-----------+
+//	| level | filenum | size | slen | smallest | llen | largest  | minseq | maxseq | bits/key  |
+//	+-------+---------+------+------+----------+------+----------+--------+--------+-----------+
+//	  uvarint fields, except smallest and largest (slen and llen bytes,
+//	  each ≥ 8) and bits/key (a float64, IEEE 754 bits, 8 bytes little-endian)
+//
+// Encode writes the counters in tag order, then the deleted files, then the
+// new files. Decode accepts fields in any order but rejects, as corruption
+// (base.ErrCorruption): a truncated field, a uvarint over 64 bits, tag 0 or
+// an unknown tag (it might change the edit's meaning), a repeated counter,
+// an explicit zero, a level ≥ NumLevels, and a new file that fails
+// Validate. Decode never panics and never reads outside its input. It does
+// not know where the edit came from; the manifest reader adds the file and
+// the record's offset. Bit flips are the record format's job: each edit is
+// one record of the log format of package wal, under a CRC.
+//
+// The tags are this package's own: the framing is LevelDB's log format,
+// but an edit is not LevelDB's encoding.
+//
+// # The manifest and CURRENT
+//
+// A manifest, MANIFEST-NNNNNN, is a log (package wal) of edits. Its first
+// record is a snapshot edit, which builds the whole state from nothing; each
+// later record is one change. CURRENT holds the name of the live manifest
+// and a newline.
+//
+// Create writes a new manifest: the snapshot record, sync, sync the
+// directory (so the manifest's name is durable); then it writes
+// "MANIFEST-NNNNNN\n" to NNNNNN.tmp, syncs it, renames it over CURRENT and
+// syncs the directory. Log.Append writes one edit and syncs before
+// returning. Recover reads CURRENT and replays its manifest.
+//
+// The DB uses these as follows:
+//
+//   - Open of an empty directory: Recover fails with ErrNoManifest; Create
+//     with the first state.
+//   - Open of an existing DB: Recover; then Create of a new manifest with
+//     the recovered state's SnapshotEdit (after moving NextFileNumber past
+//     every WAL found). The old manifest may end in a torn tail, and an edit
+//     appended after it would be intact data after damage, so it is never
+//     appended to again; once Create returns, it is obsolete.
+//   - Flush: Log.Append of an edit that adds the L0 table and sets
+//     LogNumber (retiring the flushed WAL), NextFileNumber and LastSeqNum;
+//     compaction: an edit that deletes the inputs and adds the outputs.
+//   - When Log.Size grows large: Create of a new manifest with the current
+//     state's snapshot, then delete the old one.
+//
+// INVARIANT: CURRENT names a manifest only after that manifest's first
+// record and directory entry are durable, and CURRENT is only ever replaced
+// by a rename; so after a crash at any point CURRENT names a manifest whose
+// snapshot is complete — the old one or the new one.
+//
+// INVARIANT: an edit is part of Log.State only once its Append returned nil,
+// and then it is durable. Recover returns the state of a prefix of the
+// appended edits that includes every acknowledged one: an edit cut short by
+// a crash is a torn tail, dropped, never acknowledged.
+//
+// INVARIANT: once a write or sync of a Log fails, it writes nothing more
+// (as in package wal), so the manifest never holds intact edits after a
+// damaged one that a crash would reveal as mid-log corruption.
+//
+// # Errors
+//
+// Damage — a malformed CURRENT, a CURRENT naming a missing manifest, a
+// manifest damaged before its end, an edit that does not decode or apply —
+// is an error wrapping base.ErrCorruption that names the file and offset
+// (base.CorruptionError). A missing CURRENT is ErrNoManifest, so that the
+// DB can tell "no database here" from "a database it cannot read". Edits
+// the DB builds that do not apply are rejected with a plain error before
+// anything is written.
+package manifest

@@ -1,0 +1,99 @@
+package manifest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+)
+
+// FileMetadata describes one table of the tree: enough to decide, without
+// opening it, whether a read or a compaction needs it. A FileMetadata that is
+// part of a Version is immutable and owns its keys; versions share it.
+type FileMetadata struct {
+	// FileNum is the table's file number: its name is MakeFilename(
+	// FileTypeTable, FileNum). File numbers start at 1.
+	FileNum uint64
+	// Size is the table file's length in bytes.
+	Size uint64
+	// Smallest and Largest are the table's first and last internal keys, in
+	// internal-key order. Their user keys bound the table's key range,
+	// inclusively.
+	Smallest, Largest base.InternalKey
+	// SmallestSeqNum and LargestSeqNum bound the sequence numbers of the
+	// table's entries. L0 is ordered by them, since its tables overlap.
+	SmallestSeqNum, LargestSeqNum base.SeqNum
+	// FilterBitsPerKey is the bits per key the table's filter was built
+	// with; 0 means no filter. Recorded for display (Metrics, tools) only:
+	// the filter block describes itself to the reader.
+	FilterBitsPerKey float64
+}
+
+// Clone returns a deep copy of m, keys included, so that the copy shares no
+// memory with buffers the caller may reuse.
+func (m *FileMetadata) Clone() *FileMetadata {
+	c := *m
+	c.Smallest.UserKey = bytes.Clone(m.Smallest.UserKey)
+	c.Largest.UserKey = bytes.Clone(m.Largest.UserKey)
+	if c.Smallest.UserKey == nil {
+		c.Smallest.UserKey = []byte{}
+	}
+	if c.Largest.UserKey == nil {
+		c.Largest.UserKey = []byte{}
+	}
+	return &c
+}
+
+// ContainsUserKey reports whether userKey is within the table's key range,
+// so that the table may hold a version of it.
+func (m *FileMetadata) ContainsUserKey(userKey []byte) bool {
+	return bytes.Compare(m.Smallest.UserKey, userKey) <= 0 && bytes.Compare(userKey, m.Largest.UserKey) <= 0
+}
+
+// Overlaps reports whether the table's key range intersects the user-key
+// range [lo, hi], both bounds inclusive. lo must not exceed hi.
+func (m *FileMetadata) Overlaps(lo, hi []byte) bool {
+	return bytes.Compare(m.Largest.UserKey, lo) >= 0 && bytes.Compare(m.Smallest.UserKey, hi) <= 0
+}
+
+// String renders m for tests and tools, e.g.
+// "000012:[a#5,SET-z#3,DEL] seqs 3-5 size 1024 bits/key 10".
+func (m *FileMetadata) String() string {
+	return fmt.Sprintf("%06d:[%s-%s] seqs %d-%d size %d bits/key %g",
+		m.FileNum, m.Smallest, m.Largest, m.SmallestSeqNum, m.LargestSeqNum, m.Size, m.FilterBitsPerKey)
+}
+
+// errInvalidFile is wrapped by Validate's errors.
+var errInvalidFile = errors.New("invalid table metadata")
+
+// Validate checks what must hold of any table, wherever it sits: a file
+// number, bounds in order, sequence numbers that fit a trailer and contain
+// those of the bounds, and a filter size that is a size.
+func (m *FileMetadata) Validate() error {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%w %06d: %s", errInvalidFile, m.FileNum, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case m.FileNum == 0:
+		return fail("file number 0")
+	case base.CompareInternal(m.Smallest, m.Largest) > 0:
+		return fail("smallest key %s sorts after largest key %s", m.Smallest, m.Largest)
+	case m.SmallestSeqNum > m.LargestSeqNum:
+		return fail("smallest seqnum %d above largest seqnum %d", m.SmallestSeqNum, m.LargestSeqNum)
+	case m.LargestSeqNum > base.SeqNumMax:
+		return fail("largest seqnum %d above the maximum %d", m.LargestSeqNum, base.SeqNumMax)
+	case !m.seqInRange(m.Smallest.SeqNum()) || !m.seqInRange(m.Largest.SeqNum()):
+		// The bounds are entries of the table, so their seqnums are too.
+		return fail("bound seqnums %d and %d outside the seqnum range %d-%d",
+			m.Smallest.SeqNum(), m.Largest.SeqNum(), m.SmallestSeqNum, m.LargestSeqNum)
+	case math.IsNaN(m.FilterBitsPerKey) || math.IsInf(m.FilterBitsPerKey, 0) || m.FilterBitsPerKey < 0:
+		return fail("filter bits per key %v", m.FilterBitsPerKey)
+	}
+	return nil
+}
+
+func (m *FileMetadata) seqInRange(s base.SeqNum) bool {
+	return m.SmallestSeqNum <= s && s <= m.LargestSeqNum
+}

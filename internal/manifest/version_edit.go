@@ -1,0 +1,271 @@
+package manifest
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+)
+
+// VersionEdit is one change to the tree's metadata: tables added and removed,
+// and new values of the manifest's counters. The manifest is a log of them;
+// the package doc gives their encoding.
+//
+// The counter fields are optional: zero means "unchanged". The counters never
+// go back and start at zero, so an edit never needs to record a zero.
+type VersionEdit struct {
+	// LogNumber, if set, is the number of the oldest WAL still needed:
+	// every WAL numbered below it has been flushed to tables and is
+	// obsolete.
+	LogNumber uint64
+	// NextFileNumber, if set, is the next file number to allocate: every
+	// file number in use (tables, WALs, manifests) is below it.
+	NextFileNumber uint64
+	// LastSeqNum, if set, is the largest sequence number written so far.
+	LastSeqNum base.SeqNum
+	// DeletedFiles are tables removed from the tree.
+	DeletedFiles []DeletedFile
+	// NewFiles are tables added to the tree. Applying an edit removes its
+	// deleted files before it adds its new ones, so that one edit can move a
+	// table between levels.
+	NewFiles []NewFile
+}
+
+// DeletedFile names a table an edit removes, and the level it is in.
+type DeletedFile struct {
+	Level   int
+	FileNum uint64
+}
+
+// NewFile is a table an edit adds, and the level it goes to.
+type NewFile struct {
+	Level int
+	Meta  *FileMetadata
+}
+
+// Field tags of an encoded edit; see the package doc. Their values are part of
+// the manifest format. 0 is reserved, so zeroed bytes never decode as a field.
+const (
+	tagLogNumber      = 1
+	tagNextFileNumber = 2
+	tagLastSeqNum     = 3
+	tagDeletedFile    = 4
+	tagNewFile        = 5
+)
+
+// Encode appends the encoding of e to dst and returns the extended slice.
+// Counters that are zero are left out; deleted files come before new files,
+// each list in its order in e.
+func (e *VersionEdit) Encode(dst []byte) []byte {
+	if e.LogNumber != 0 {
+		dst = binary.AppendUvarint(dst, tagLogNumber)
+		dst = binary.AppendUvarint(dst, e.LogNumber)
+	}
+	if e.NextFileNumber != 0 {
+		dst = binary.AppendUvarint(dst, tagNextFileNumber)
+		dst = binary.AppendUvarint(dst, e.NextFileNumber)
+	}
+	if e.LastSeqNum != 0 {
+		dst = binary.AppendUvarint(dst, tagLastSeqNum)
+		dst = binary.AppendUvarint(dst, uint64(e.LastSeqNum))
+	}
+	for _, d := range e.DeletedFiles {
+		dst = binary.AppendUvarint(dst, tagDeletedFile)
+		dst = binary.AppendUvarint(dst, uint64(d.Level))
+		dst = binary.AppendUvarint(dst, d.FileNum)
+	}
+	for _, n := range e.NewFiles {
+		m := n.Meta
+		dst = binary.AppendUvarint(dst, tagNewFile)
+		dst = binary.AppendUvarint(dst, uint64(n.Level))
+		dst = binary.AppendUvarint(dst, m.FileNum)
+		dst = binary.AppendUvarint(dst, m.Size)
+		dst = binary.AppendUvarint(dst, uint64(m.Smallest.EncodedLen()))
+		dst = m.Smallest.Append(dst)
+		dst = binary.AppendUvarint(dst, uint64(m.Largest.EncodedLen()))
+		dst = m.Largest.Append(dst)
+		dst = binary.AppendUvarint(dst, uint64(m.SmallestSeqNum))
+		dst = binary.AppendUvarint(dst, uint64(m.LargestSeqNum))
+		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(m.FilterBitsPerKey))
+	}
+	return dst
+}
+
+// EditError is the error Decode returns: why the bytes are not an edit. It
+// wraps base.ErrCorruption, since an edit that does not decode is damaged
+// data, but says nothing of where the edit was: the manifest reader reports
+// it as a base.CorruptionError with the file and the record's offset.
+type EditError struct {
+	Reason string
+}
+
+func (e *EditError) Error() string { return "bloomkv: corruption: bad version edit: " + e.Reason }
+
+// Unwrap makes errors.Is(err, base.ErrCorruption) true.
+func (e *EditError) Unwrap() error { return base.ErrCorruption }
+
+func editErrorf(format string, args ...any) error {
+	return &EditError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// Decode parses an encoded edit. It never panics and never reads past b. It
+// accepts fields in any order, and rejects with an *EditError (wrapping
+// base.ErrCorruption) a truncated field, a reserved or unknown tag, a
+// counter given twice or as zero, a level out of range and a table that
+// fails Validate. The edit shares no memory with b.
+func Decode(b []byte) (VersionEdit, error) {
+	d := decoder{b: b, n: len(b)}
+	var e VersionEdit
+	var seen [tagLastSeqNum + 1]bool
+	for len(d.b) > 0 && d.err == nil {
+		fieldOff := d.off()
+		tag := d.uvarint("tag")
+		if d.err != nil {
+			break
+		}
+		if tag >= tagLogNumber && tag <= tagLastSeqNum {
+			// A counter given twice would make the edit's meaning depend
+			// on an order Encode never produces.
+			if seen[tag] {
+				return VersionEdit{}, editErrorf("tag %d repeated at byte %d", tag, fieldOff)
+			}
+			seen[tag] = true
+		}
+		switch tag {
+		case tagLogNumber:
+			e.LogNumber = d.nonzero("log number")
+		case tagNextFileNumber:
+			e.NextFileNumber = d.nonzero("next file number")
+		case tagLastSeqNum:
+			e.LastSeqNum = base.SeqNum(d.nonzero("last seqnum"))
+		case tagDeletedFile:
+			level := d.level()
+			num := d.uvarint("deleted file number")
+			if d.err == nil && num == 0 {
+				d.fail("deleted file number 0")
+			}
+			if d.err == nil {
+				e.DeletedFiles = append(e.DeletedFiles, DeletedFile{Level: level, FileNum: num})
+			}
+		case tagNewFile:
+			if n, ok := d.newFile(); ok {
+				e.NewFiles = append(e.NewFiles, n)
+			}
+		case 0:
+			return VersionEdit{}, editErrorf("reserved tag 0 at byte %d", fieldOff)
+		default:
+			// A tag this version does not know may change the meaning of
+			// the edit; skipping it could silently lose a table.
+			return VersionEdit{}, editErrorf("unknown tag %d at byte %d", tag, fieldOff)
+		}
+	}
+	if d.err != nil {
+		return VersionEdit{}, d.err
+	}
+	return e, nil
+}
+
+// decoder reads the fields of one encoded edit. The first failure sticks in
+// err, and every later read returns zero values, so field sequences need not
+// check after each read.
+type decoder struct {
+	b   []byte // the input not yet read
+	n   int    // length of the whole input, to report offsets
+	err error
+}
+
+// off is the offset in the input of the next byte to read.
+func (d *decoder) off() int { return d.n - len(d.b) }
+
+func (d *decoder) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = editErrorf("%s at byte %d", fmt.Sprintf(format, args...), d.off())
+	}
+}
+
+func (d *decoder) uvarint(what string) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		if n == 0 {
+			d.fail("%s truncated", what)
+		} else {
+			d.fail("%s overflows 64 bits", what)
+		}
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// nonzero reads a counter. Encode leaves zero counters out, so an explicit
+// zero is not something it wrote.
+func (d *decoder) nonzero(what string) uint64 {
+	v := d.uvarint(what)
+	if d.err == nil && v == 0 {
+		d.fail("%s is an explicit zero", what)
+	}
+	return v
+}
+
+func (d *decoder) level() int {
+	v := d.uvarint("level")
+	if d.err == nil && v >= NumLevels {
+		d.fail("level %d out of range [0, %d)", v, NumLevels)
+		return 0
+	}
+	return int(v)
+}
+
+func (d *decoder) bytes(what string, n int) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if len(d.b) < n {
+		d.fail("%s needs %d bytes, %d left", what, n, len(d.b))
+		return nil
+	}
+	v := d.b[:n:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) internalKey(what string) base.InternalKey {
+	n := d.uvarint(what + " length")
+	if d.err != nil {
+		return base.InternalKey{}
+	}
+	if n < base.TrailerLen || n > uint64(len(d.b)) {
+		d.fail("%s length %d not in [%d, %d]", what, n, base.TrailerLen, len(d.b))
+		return base.InternalKey{}
+	}
+	k, _ := base.DecodeInternalKey(d.bytes(what, int(n)))
+	k.UserKey = append([]byte{}, k.UserKey...) // own it, and never nil
+	return k
+}
+
+func (d *decoder) newFile() (NewFile, bool) {
+	start := d.off()
+	level := d.level()
+	m := &FileMetadata{}
+	m.FileNum = d.uvarint("file number")
+	m.Size = d.uvarint("file size")
+	m.Smallest = d.internalKey("smallest key")
+	m.Largest = d.internalKey("largest key")
+	m.SmallestSeqNum = base.SeqNum(d.uvarint("smallest seqnum"))
+	m.LargestSeqNum = base.SeqNum(d.uvarint("largest seqnum"))
+	if bits := d.bytes("filter bits per key", 8); bits != nil {
+		m.FilterBitsPerKey = math.Float64frombits(binary.LittleEndian.Uint64(bits))
+	}
+	if d.err != nil {
+		return NewFile{}, false
+	}
+	if err := m.Validate(); err != nil {
+		d.err = editErrorf("new file at byte %d: %v", start, err)
+		return NewFile{}, false
+	}
+	return NewFile{Level: level, Meta: m}, true
+}
