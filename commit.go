@@ -1,0 +1,115 @@
+package bloomkv
+
+import (
+	"sync"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+)
+
+// The commit pipeline turns concurrent writes into one ordered history.
+//
+// Writers queue their batches. The first writer to find no leader becomes
+// the leader: it takes every queued batch as one group, assigns the group
+// consecutive sequence numbers, appends the batches to the WAL with one
+// write (and one fsync if any of them asked for Sync), inserts them into the
+// memtable, publishes the group's last sequence number, and wakes the group.
+// If more batches queued meanwhile, it hands leadership to the first of
+// them and returns; that writer leads the next group. So under load, many
+// writers share each WAL write and fsync (group commit), and no writer
+// commits other writers' batches for more than one group.
+//
+// INVARIANT: at most one goroutine leads at a time, so the WAL writer and
+// the mutable memtable have a single writer, and sequence numbers are
+// assigned, logged, applied and published in one order.
+//
+// INVARIANT: a write is visible (its seqnum ≤ the published seqnum) only
+// after it is in the memtable, and acknowledged only after its WAL write —
+// and its fsync, if it asked for one — succeeded.
+type commitPipeline struct {
+	mu      sync.Mutex
+	queue   []*commitRequest
+	leading bool
+}
+
+type commitRequest struct {
+	batch  *Batch // nil for a flush request
+	sync   bool
+	flush  bool // rotate the memtable after this group (DB.Flush)
+	err    error
+	wake   chan struct{} // receives when done, or when this request must lead
+	leader bool
+}
+
+// maxGroupBytes bounds a group, so that one leader's WAL write and the
+// latency it adds to its followers stay bounded.
+const maxGroupBytes = 4 << 20
+
+// commit makes req's batch part of the history and returns once it is
+// visible (or failed). apply writes and applies one group; it runs with no
+// lock held and never concurrently with itself.
+func (p *commitPipeline) commit(req *commitRequest, apply func(group []*commitRequest)) error {
+	req.wake = make(chan struct{}, 1)
+	p.mu.Lock()
+	p.queue = append(p.queue, req)
+	if p.leading {
+		p.mu.Unlock()
+		<-req.wake
+		if !req.leader {
+			return req.err
+		}
+		p.mu.Lock()
+	}
+	p.leading = true
+	group := p.takeGroup()
+	p.mu.Unlock()
+
+	apply(group)
+
+	p.mu.Lock()
+	if len(p.queue) > 0 {
+		next := p.queue[0]
+		next.leader = true
+		next.wake <- struct{}{}
+	} else {
+		p.leading = false
+	}
+	p.mu.Unlock()
+	for _, r := range group {
+		if r != req {
+			r.wake <- struct{}{}
+		}
+	}
+	return req.err
+}
+
+// takeGroup removes the next group from the queue: every queued request up
+// to maxGroupBytes (and at least one). p.mu must be held.
+func (p *commitPipeline) takeGroup() []*commitRequest {
+	n, size := 0, 0
+	for n < len(p.queue) && (n == 0 || size+p.queue[n].size() <= maxGroupBytes) {
+		size += p.queue[n].size()
+		n++
+	}
+	group := p.queue[:n:n]
+	p.queue = append([]*commitRequest(nil), p.queue[n:]...)
+	return group
+}
+
+func (r *commitRequest) size() int {
+	if r.batch == nil {
+		return 0
+	}
+	return r.batch.Size()
+}
+
+// groupSeqNums stamps each batch of group with its first sequence number,
+// starting after last, and returns the group's last sequence number.
+func groupSeqNums(group []*commitRequest, last base.SeqNum) base.SeqNum {
+	for _, r := range group {
+		if r.batch != nil {
+			r.batch.setSeqNum(last + 1)
+			last += base.SeqNum(r.batch.Len())
+		}
+	}
+	return last
+}

@@ -1,0 +1,326 @@
+// Package bloomkv is an embedded, log-structured (LSM) key-value store whose
+// every table carries a Bloom filter, so that a lookup skips a table without
+// reading a byte of it whenever the filter says the key is absent.
+//
+// # How a write travels
+//
+// Put, Delete and Apply go through the commit pipeline (commit.go): the
+// batch gets sequence numbers, is appended to the write-ahead log (package
+// wal) — one write and one fsync shared by every writer waiting at that
+// moment — then inserted into the mutable memtable (package memtable) and
+// published. A full memtable becomes immutable, a new WAL starts, and a
+// background flush (flush.go) writes it to an L0 table (package sstable) and
+// records the table in the manifest (package internal/manifest).
+//
+// # How a read travels
+//
+// Get (read.go) looks in the mutable memtable, then the immutable ones newest
+// first, then the L0 tables newest first, then at most one table per deeper
+// level. For each table whose key range holds the key, the table's filter
+// (package bloom) is consulted in memory before anything is read; only a
+// "maybe" costs a data block, from the block cache (package internal/cache)
+// or the file. Every step is counted in Metrics.
+//
+// # Files
+//
+// A DB directory holds LOCK, CURRENT, MANIFEST-NNNNNN, NNNNNN.log (WALs) and
+// NNNNNN.sst (tables); see package internal/manifest for the names and the
+// manifest protocol.
+//
+// INVARIANT: a write acknowledged with Sync survives a crash; once a WAL or
+// manifest write fails, the DB refuses every later write with that error
+// rather than acknowledge writes it cannot make durable.
+//
+// INVARIANT: a file is deleted only when no version a reader holds uses it.
+package bloomkv
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/cache"
+	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/memtable"
+	"github.com/bloomkv/bloomkv/wal"
+)
+
+// DB is an open database. All its methods are safe for concurrent use,
+// except that Close must not race with other calls: calls made after Close
+// returns fail with ErrClosed.
+type DB struct {
+	dirname  string
+	opts     Options
+	fs       vfs.FS
+	lock     io.Closer
+	cache    *cache.Cache
+	counters dbCounters
+	commit   commitPipeline
+
+	// visibleSeq is the sequence number of the newest write readers see.
+	visibleSeq atomic.Uint64
+
+	// manifestMu serializes manifest appends (flushes), which fsync, so
+	// that they do not hold mu while they wait for the disk.
+	manifestMu sync.Mutex
+	manifest   *manifest.Log
+
+	bgDone sync.WaitGroup
+
+	mu struct {
+		sync.Mutex
+		// cond is broadcast when an immutable memtable is flushed, when a
+		// background error occurs, and when Close starts.
+		cond    sync.Cond
+		closed  bool
+		writers int // commits in progress; Close waits for them
+
+		// bgErr is the sticky error of a failed WAL write or sync, flush
+		// or manifest update: every later write returns it.
+		bgErr error
+
+		mem     *memtable.Memtable
+		memWAL  uint64 // file number of mem's WAL
+		wal     *wal.Writer
+		walFile vfs.File
+		imm     []*immutable // oldest first, each waiting for its flush
+
+		lastSeq     base.SeqNum // the last sequence number handed out
+		nextFileNum uint64
+
+		current   *version
+		versions  map[*version]struct{} // every version with references
+		tables    map[uint64]*table     // every open table, by file number
+		snapshots map[*Snapshot]struct{}
+	}
+}
+
+// immutable is a full memtable waiting to be flushed, with its WAL.
+type immutable struct {
+	mem    *memtable.Memtable
+	walNum uint64
+}
+
+// Put sets key to value. With a nil or Sync WriteOptions it returns once the
+// write is durable.
+func (d *DB) Put(key, value []byte, opts *WriteOptions) error {
+	b := Batch{}
+	if err := b.Set(key, value); err != nil {
+		return err
+	}
+	return d.Apply(&b, opts)
+}
+
+// Delete removes key. Deleting a missing key is not an error.
+func (d *DB) Delete(key []byte, opts *WriteOptions) error {
+	b := Batch{}
+	if err := b.Delete(key); err != nil {
+		return err
+	}
+	return d.Apply(&b, opts)
+}
+
+// Apply commits every write of b atomically: readers and recovery see all of
+// them or none. b may be reused once Apply returns.
+func (d *DB) Apply(b *Batch, opts *WriteOptions) error {
+	if b.Len() == 0 {
+		return d.checkOpen()
+	}
+	if err := d.enterWriter(); err != nil {
+		return err
+	}
+	defer d.exitWriter()
+	return d.commit.commit(&commitRequest{batch: b, sync: opts.sync()}, d.applyGroup)
+}
+
+// enterWriter admits a write, or returns why the DB takes none; Close waits
+// for every admitted write to exitWriter.
+func (d *DB) enterWriter() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.mu.closed {
+		return ErrClosed
+	}
+	if err := d.mu.bgErr; err != nil {
+		return err
+	}
+	d.mu.writers++
+	return nil
+}
+
+func (d *DB) exitWriter() {
+	d.mu.Lock()
+	d.mu.writers--
+	d.mu.cond.Broadcast()
+	d.mu.Unlock()
+}
+
+func (d *DB) checkOpen() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.mu.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// applyGroup commits one group of batches: it is the leader's work in the
+// commit pipeline, so it never runs concurrently with itself.
+func (d *DB) applyGroup(group []*commitRequest) {
+	fail := func(err error) {
+		for _, r := range group {
+			r.err = err
+		}
+	}
+	size, sync, flush := 0, false, false
+	for _, r := range group {
+		size += r.size()
+		sync = sync || r.sync
+		flush = flush || r.flush
+	}
+
+	d.mu.Lock()
+	if err := d.makeRoomLocked(int64(size)); err != nil {
+		d.mu.Unlock()
+		fail(err)
+		return
+	}
+	last := groupSeqNums(group, d.mu.lastSeq)
+	d.mu.lastSeq = last
+	mem, w := d.mu.mem, d.mu.wal
+	d.mu.Unlock()
+
+	// One WAL write for the group, and at most one fsync.
+	var err error
+	for _, r := range group {
+		if r.batch == nil {
+			continue
+		}
+		if _, err = w.WriteRecord(r.batch.data); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		if sync {
+			err = w.Sync()
+			d.counters.walSyncs.Add(1)
+		} else {
+			err = w.Flush()
+		}
+	}
+	if err != nil {
+		err = fmt.Errorf("bloomkv: WAL: %w", err)
+		d.setBackgroundError(err)
+		fail(err)
+		return
+	}
+	d.counters.walBytes.Add(uint64(size))
+
+	for _, r := range group {
+		if r.batch != nil {
+			decodeBatch(r.batch.data, func(e batchEntry) { mem.Add(e.seq, e.kind, e.key, e.value) })
+			d.counters.writes.Add(uint64(r.batch.Len()))
+			d.counters.batches.Add(1)
+		}
+	}
+	// INVARIANT: published only after every write up to last is in mem.
+	d.visibleSeq.Store(uint64(last))
+
+	if flush {
+		d.mu.Lock()
+		if !d.mu.mem.Empty() {
+			if err := d.rotateMemtableLocked(); err != nil {
+				for _, r := range group {
+					if r.flush { // the batches are committed; only Flush failed
+						r.err = err
+					}
+				}
+			}
+		}
+		d.mu.Unlock()
+	}
+}
+
+// setBackgroundError makes err the DB's sticky error, if it has none.
+func (d *DB) setBackgroundError(err error) {
+	d.mu.Lock()
+	if d.mu.bgErr == nil {
+		d.mu.bgErr = err
+	}
+	d.mu.cond.Broadcast()
+	d.mu.Unlock()
+}
+
+// Get returns the value of key, or ErrNotFound. The value is the caller's
+// to keep and modify.
+func (d *DB) Get(key []byte) ([]byte, error) {
+	return d.get(key, base.SeqNum(d.visibleSeq.Load()))
+}
+
+// Flush makes the mutable memtable immutable, if it holds anything, and
+// waits until every immutable memtable is flushed to a table.
+func (d *DB) Flush() error {
+	// The rotation goes through the commit pipeline: only its leader may
+	// switch the WAL that writers append to.
+	if err := d.enterWriter(); err != nil {
+		return err
+	}
+	err := d.commit.commit(&commitRequest{flush: true}, d.applyGroup)
+	d.exitWriter()
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for len(d.mu.imm) > 0 && d.mu.bgErr == nil && !d.mu.closed {
+		d.mu.cond.Wait()
+	}
+	if d.mu.closed {
+		return ErrClosed
+	}
+	return d.mu.bgErr
+}
+
+// Close waits for writes in progress and for a flush in progress, then
+// closes the DB's files and releases its directory. It does not flush the
+// memtable: its writes are in the WAL, which the next Open replays. Every
+// later call returns ErrClosed.
+func (d *DB) Close() error {
+	d.mu.Lock()
+	if d.mu.closed {
+		d.mu.Unlock()
+		return ErrClosed
+	}
+	d.mu.closed = true
+	d.mu.cond.Broadcast()
+	for d.mu.writers > 0 {
+		d.mu.cond.Wait()
+	}
+	d.mu.Unlock()
+	d.bgDone.Wait()
+
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var errs []error
+	if d.mu.bgErr == nil {
+		errs = append(errs, d.mu.wal.Sync())
+	}
+	errs = append(errs, d.mu.walFile.Close())
+	d.manifestMu.Lock()
+	errs = append(errs, d.manifest.Close())
+	d.manifestMu.Unlock()
+	for _, t := range d.mu.tables {
+		errs = append(errs, t.file.Close())
+	}
+	d.mu.tables = nil
+	errs = append(errs, d.lock.Close())
+	for _, err := range errs {
+		if err != nil {
+			return fmt.Errorf("bloomkv: close: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,337 @@
+package bloomkv
+
+import (
+	"bytes"
+	"iter"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+)
+
+// IterOptions restrict the keys an Iterator shows. The zero value shows
+// every key.
+type IterOptions struct {
+	// LowerBound, if not nil, is the smallest key shown: keys < LowerBound
+	// are not (inclusive bound).
+	LowerBound []byte
+	// UpperBound, if not nil, is the first key not shown: only keys <
+	// UpperBound are (exclusive bound). An empty, non-nil UpperBound shows
+	// nothing.
+	UpperBound []byte
+}
+
+// Iterator walks the keys of a DB in ascending order as of one moment —
+// its creation, or that of the snapshot it reads — seeing none of the
+// writes that came later. At each position it shows a key and its value;
+// deleted keys and overwritten values are never shown.
+//
+// An Iterator is unpositioned when created: call First, Last, SeekGE or
+// SeekLT. Every moving method returns what Valid would return afterwards.
+// Next after a backward move ran off the start moves to the first key, and
+// Prev after a forward move ran off the end moves to the last key; Next and
+// Prev are otherwise false when the iterator is not at a key.
+//
+// The usual loop is
+//
+//	for ok := it.First(); ok; ok = it.Next() {
+//		use(it.Key(), it.Value())
+//	}
+//	if err := it.Close(); err != nil {
+//		return err // the scan may have stopped early
+//	}
+//
+// A failure (for example a damaged table) stops the iterator: it is not
+// valid from then on, and Error and Close return the failure. Running off
+// either end is not a failure.
+//
+// An Iterator keeps the memtables and tables it reads from alive until
+// Close: close every Iterator. It is not safe for concurrent use by several
+// goroutines; different Iterators may be used concurrently.
+type Iterator struct {
+	inner        internalIterator // every version of every key; owned
+	seq          base.SeqNum      // versions with a larger seqnum are invisible
+	lower, upper []byte
+	onClose      func() error
+
+	// INVARIANT (direction): when pos is posAt and dir is forward, inner is
+	// at the entry shown: the newest visible version of Key, a Set. When
+	// dir is backward, key and value hold copies of what is shown and inner
+	// is before every entry of that user key: at an entry with a smaller
+	// user key (innerOK) or off the start (!innerOK). Backward traversal
+	// meets a key's versions oldest first, so the newest visible one is
+	// known only after passing all of them, when inner has moved on.
+	pos iterPos
+	dir direction
+	// In the forward direction key is scratch: the user key whose
+	// versions findNext is passing over.
+	key, value []byte
+	// innerOK reports whether inner is at an entry; kept in the backward
+	// direction only.
+	innerOK bool
+	err     error // sticky: a failure, or ErrClosed after Close
+	closed  bool
+}
+
+// iterPos is where an Iterator is.
+type iterPos int8
+
+const (
+	posNone   iterPos = iota // not positioned yet
+	posAt                    // at a key
+	posBefore                // before the first key: a backward move ran off the start
+	posAfter                 // after the last key: a forward move ran off the end
+)
+
+// newIterator returns an unpositioned Iterator that shows inner's entries
+// as of read sequence number seq within opts' bounds, which it copies. It
+// owns inner: Close closes it and then calls onClose, if not nil, by which
+// the DB releases what the iterator pinned.
+func newIterator(inner internalIterator, seq base.SeqNum, opts IterOptions, onClose func() error) *Iterator {
+	return &Iterator{
+		inner:   inner,
+		seq:     seq,
+		lower:   bytes.Clone(opts.LowerBound),
+		upper:   bytes.Clone(opts.UpperBound),
+		onClose: onClose,
+	}
+}
+
+// First moves to the first key, the smallest ≥ the lower bound.
+func (it *Iterator) First() bool {
+	if it.err != nil {
+		return false
+	}
+	if it.lower != nil {
+		return it.findNext(it.inner.SeekGE(it.lower), false)
+	}
+	return it.findNext(it.inner.First(), false)
+}
+
+// Last moves to the last key, the largest < the upper bound.
+func (it *Iterator) Last() bool {
+	if it.err != nil {
+		return false
+	}
+	if it.upper != nil {
+		return it.findPrev(it.inner.SeekLT(it.upper))
+	}
+	return it.findPrev(it.inner.Last())
+}
+
+// SeekGE moves to the first key ≥ key (and ≥ the lower bound). key is not
+// retained.
+func (it *Iterator) SeekGE(key []byte) bool {
+	if it.err != nil {
+		return false
+	}
+	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
+		key = it.lower
+	}
+	return it.findNext(it.inner.SeekGE(key), false)
+}
+
+// SeekLT moves to the last key < key (and < the upper bound). key is not
+// retained.
+func (it *Iterator) SeekLT(key []byte) bool {
+	if it.err != nil {
+		return false
+	}
+	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
+		key = it.upper
+	}
+	return it.findPrev(it.inner.SeekLT(key))
+}
+
+// Next moves to the following key.
+func (it *Iterator) Next() bool {
+	if it.err != nil {
+		return false
+	}
+	switch it.pos {
+	case posBefore:
+		return it.First()
+	case posAt:
+	default:
+		return false
+	}
+	if it.dir == backward {
+		// inner is before the entries of the current key, which it.key
+		// holds: step into them, and let findNext skip them.
+		if it.innerOK {
+			return it.findNext(it.inner.Next(), true)
+		}
+		return it.findNext(it.inner.First(), true)
+	}
+	it.key = append(it.key[:0], it.inner.Key().UserKey...)
+	return it.findNext(it.inner.Next(), true)
+}
+
+// Prev moves to the preceding key.
+func (it *Iterator) Prev() bool {
+	if it.err != nil {
+		return false
+	}
+	switch it.pos {
+	case posAfter:
+		return it.Last()
+	case posAt:
+	default:
+		return false
+	}
+	if it.dir == backward {
+		return it.findPrev(it.innerOK)
+	}
+	// inner is at the newest visible version of the current key, so the
+	// entries before it are invisible versions of that key, which findPrev
+	// passes over, then smaller keys.
+	return it.findPrev(it.inner.Prev())
+}
+
+// findNext moves forward from inner's position (ok: inner is at an entry)
+// to the first entry that shows a key: the newest visible version of a user
+// key, if it is a Set, below the upper bound. With skipping, the versions of
+// user key it.key are passed over: it is the key shown last.
+func (it *Iterator) findNext(ok, skipping bool) bool {
+	it.dir = forward
+	for ; ok; ok = it.inner.Next() {
+		k := it.inner.Key()
+		if it.upper != nil && bytes.Compare(k.UserKey, it.upper) >= 0 {
+			break
+		}
+		if k.SeqNum() > it.seq || skipping && bytes.Compare(k.UserKey, it.key) <= 0 {
+			continue
+		}
+		if k.Kind() != base.KindSet {
+			// A tombstone: the key is deleted; hide its older versions.
+			it.key = append(it.key[:0], k.UserKey...)
+			skipping = true
+			continue
+		}
+		it.pos = posAt
+		return true
+	}
+	return it.stop(ok, posAfter)
+}
+
+// findPrev moves backward from inner's position (ok: inner is at an entry)
+// to the preceding key shown, keeping the last visible version met of the
+// user key being passed until the user key changes: that version is the
+// newest. It leaves inner as the direction invariant says.
+func (it *Iterator) findPrev(ok bool) bool {
+	it.dir = backward
+	found := false // it.key and it.value hold a visible Set of the key being passed
+	for ; ok; ok = it.inner.Prev() {
+		k := it.inner.Key()
+		if it.lower != nil && bytes.Compare(k.UserKey, it.lower) < 0 {
+			break
+		}
+		if k.SeqNum() > it.seq {
+			continue
+		}
+		if found && bytes.Compare(k.UserKey, it.key) < 0 {
+			break
+		}
+		found = k.Kind() == base.KindSet
+		if found {
+			it.key = append(it.key[:0], k.UserKey...)
+			it.value = append(it.value[:0], it.inner.Value()...)
+		}
+	}
+	it.innerOK = ok
+	// On a failure the found version may not be the newest: a newer one
+	// may be what failed to load.
+	if found && (ok || it.inner.Error() == nil) {
+		it.pos = posAt
+		return true
+	}
+	return it.stop(ok, posBefore)
+}
+
+// stop ends a move that found no key: at pos if inner just ran out or went
+// past a bound (ok), or on inner's error.
+func (it *Iterator) stop(ok bool, pos iterPos) bool {
+	it.pos = pos
+	if !ok {
+		if err := it.inner.Error(); err != nil {
+			it.err, it.pos = err, posNone
+		}
+	}
+	return false
+}
+
+// Valid reports whether the iterator is at a key.
+func (it *Iterator) Valid() bool { return it.err == nil && it.pos == posAt }
+
+// Key returns the current key, or nil if the iterator is not Valid. The
+// slice is valid only until the iterator next moves or closes, and must not
+// be modified; copy it to keep it.
+func (it *Iterator) Key() []byte {
+	switch {
+	case !it.Valid():
+		return nil
+	case it.dir == forward:
+		return it.inner.Key().UserKey
+	}
+	return it.key
+}
+
+// Value returns the current value, or nil if the iterator is not Valid,
+// with the same lifetime as Key's result.
+func (it *Iterator) Value() []byte {
+	switch {
+	case !it.Valid():
+		return nil
+	case it.dir == forward:
+		return it.inner.Value()
+	}
+	return it.value
+}
+
+// Error returns the failure that stopped the iterator, ErrClosed after
+// Close, or nil.
+func (it *Iterator) Error() error { return it.err }
+
+// Close releases the iterator and what it kept alive. It returns the
+// failure that stopped the iterator, if any, or an error from releasing;
+// closing again returns ErrClosed. Every method of a closed Iterator
+// reports it is not valid.
+func (it *Iterator) Close() error {
+	if it.closed {
+		return ErrClosed
+	}
+	err := it.err
+	if cerr := it.inner.Close(); err == nil {
+		err = cerr
+	}
+	if it.onClose != nil {
+		if cerr := it.onClose(); err == nil {
+			err = cerr
+		}
+	}
+	*it = Iterator{err: ErrClosed, closed: true}
+	return err
+}
+
+// All returns a sequence over the keys and values from the first key on,
+// for use in a range loop:
+//
+//	for k, v := range it.All() {
+//		use(k, v)
+//	}
+//	if err := it.Close(); err != nil {
+//		return err // the scan may have stopped early
+//	}
+//
+// Each range over the sequence starts again at First. The sequence ends at
+// the last key or at the first failure, which it does not yield: check
+// Close or Error after the loop. k and v are valid only until the loop body
+// returns; copy them to keep them. After a break the iterator stays at the
+// last key yielded, so Next continues from there.
+func (it *Iterator) All() iter.Seq2[[]byte, []byte] {
+	return func(yield func(k, v []byte) bool) {
+		for ok := it.First(); ok; ok = it.Next() {
+			if !yield(it.Key(), it.Value()) {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,218 @@
+package bloomkv
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/memtable"
+	"github.com/bloomkv/bloomkv/sstable"
+	"github.com/bloomkv/bloomkv/wal"
+)
+
+// makeRoomLocked makes sure the mutable memtable can take size more bytes,
+// rotating it when full. When MaxImmutableMemtables full memtables already
+// wait for their flush, the write waits too (a write stall) until the
+// flush catches up: memory stays bounded under any write load. d.mu is held.
+func (d *DB) makeRoomLocked(size int64) error {
+	var stalled time.Time
+	for {
+		switch {
+		case d.mu.closed:
+			return ErrClosed
+		case d.mu.bgErr != nil:
+			return d.mu.bgErr
+		case d.mu.mem.Empty() || d.mu.mem.ApproximateSize()+size <= d.opts.MemtableSize:
+			if !stalled.IsZero() {
+				d.counters.stalls.Add(1)
+				d.counters.stallNanos.Add(uint64(time.Since(stalled)))
+			}
+			return nil
+		case len(d.mu.imm) >= d.opts.MaxImmutableMemtables:
+			if stalled.IsZero() {
+				stalled = time.Now()
+			}
+			d.mu.cond.Wait()
+		default:
+			if err := d.rotateMemtableLocked(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// rotateMemtableLocked makes the mutable memtable immutable and starts a new
+// one with a new WAL. The old WAL is synced first: a WAL is then complete
+// when a newer one exists, so recovery finds a torn tail, if any, only in
+// the newest, and unsynced writes can never be lost from the middle of the
+// history. d.mu is held, by the commit pipeline's leader: only it may switch
+// the WAL that writers append to.
+func (d *DB) rotateMemtableLocked() error {
+	if err := d.mu.wal.Sync(); err != nil {
+		err = fmt.Errorf("bloomkv: WAL: %w", err)
+		d.mu.bgErr = err
+		return err
+	}
+	num := d.mu.nextFileNum
+	d.mu.nextFileNum++
+	f, err := d.fs.Create(manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeWAL, num))
+	if err == nil {
+		err = d.fs.SyncDir(d.dirname)
+	}
+	if err != nil {
+		err = fmt.Errorf("bloomkv: new WAL: %w", err)
+		d.mu.bgErr = err
+		return err
+	}
+	if err := d.mu.walFile.Close(); err != nil {
+		d.mu.bgErr = fmt.Errorf("bloomkv: WAL: %w", err)
+		return d.mu.bgErr
+	}
+	d.mu.imm = append(d.mu.imm, &immutable{mem: d.mu.mem, walNum: d.mu.memWAL})
+	d.mu.mem = memtable.New(d.opts.MemtableSize)
+	d.mu.memWAL, d.mu.wal, d.mu.walFile = num, wal.NewWriter(f), f
+	d.mu.cond.Broadcast() // wakes the flush loop
+	return nil
+}
+
+// flushLoop flushes immutable memtables, oldest first, until Close.
+func (d *DB) flushLoop() {
+	defer d.bgDone.Done()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for {
+		for len(d.mu.imm) == 0 && !d.mu.closed && d.mu.bgErr == nil {
+			d.mu.cond.Wait()
+		}
+		if d.mu.closed || d.mu.bgErr != nil {
+			return
+		}
+		if err := d.flushOldestLocked(); err != nil {
+			d.mu.bgErr = err
+			d.mu.cond.Broadcast()
+			return
+		}
+	}
+}
+
+// flushOldestLocked writes the oldest immutable memtable to an L0 table and
+// installs it with one manifest edit. d.mu is held, and released while the
+// table is written and the edit synced.
+func (d *DB) flushOldestLocked() error {
+	imm := d.mu.imm[0]
+	num := d.mu.nextFileNum
+	d.mu.nextFileNum++
+	d.mu.Unlock()
+	meta, err := d.writeTable(num, imm.mem)
+	d.mu.Lock()
+	if err != nil {
+		return err
+	}
+
+	// WALs older than the next memtable's are no longer needed.
+	logNum := d.mu.memWAL
+	if len(d.mu.imm) > 1 {
+		logNum = d.mu.imm[1].walNum
+	}
+	edit := &manifest.VersionEdit{
+		LogNumber:      logNum,
+		NextFileNumber: d.mu.nextFileNum,
+		LastSeqNum:     d.mu.lastSeq,
+	}
+	if meta != nil {
+		edit.NewFiles = []manifest.NewFile{{Level: 0, Meta: meta}}
+	}
+	if err := d.applyEditLocked(edit); err != nil {
+		return err
+	}
+	d.mu.imm = d.mu.imm[1:]
+	d.counters.flushes.Add(1)
+	d.mu.cond.Broadcast()
+	d.removeObsoleteWALsLocked(logNum)
+	return nil
+}
+
+// writeTable writes mem's entries to the table numbered num, syncs it and
+// its directory entry, and returns its metadata; nil for an empty memtable.
+func (d *DB) writeTable(num uint64, mem *memtable.Memtable) (*manifest.FileMetadata, error) {
+	if mem.Empty() {
+		return nil, nil
+	}
+	path := manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeTable, num)
+	f, err := d.fs.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("bloomkv: flush: %w", err)
+	}
+	fail := func(err error) (*manifest.FileMetadata, error) {
+		f.Close()
+		d.fs.Remove(path)
+		return nil, fmt.Errorf("bloomkv: flush to %s: %w", path, err)
+	}
+	w, err := sstable.NewWriter(f, d.tableOptions())
+	if err != nil {
+		return fail(err)
+	}
+	it := mem.NewIter()
+	for ok := it.First(); ok; ok = it.Next() {
+		if err := w.Add(it.Key(), it.Value()); err != nil {
+			return fail(err)
+		}
+	}
+	it.Close()
+	props, err := w.Finish()
+	if err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		return fail(err)
+	}
+	if err := d.fs.SyncDir(d.dirname); err != nil {
+		return fail(err)
+	}
+	return &manifest.FileMetadata{
+		FileNum:          num,
+		Size:             uint64(info.Size()),
+		Smallest:         props.Smallest,
+		Largest:          props.Largest,
+		SmallestSeqNum:   props.SmallestSeqNum,
+		LargestSeqNum:    props.LargestSeqNum,
+		FilterBitsPerKey: props.FilterBitsPer,
+	}, nil
+}
+
+func (d *DB) tableOptions() sstable.WriterOptions {
+	return sstable.WriterOptions{
+		BlockSize:   d.opts.BlockSize,
+		Compression: d.opts.Compression.table(),
+		BitsPerKey:  d.opts.BitsPerKey,
+	}
+}
+
+// applyEditLocked appends edit to the manifest and installs the version it
+// makes, opening the tables it adds. d.mu is held, and released during the
+// manifest's fsync. A failed append is sticky: the edit may or may not
+// survive a crash, so nothing it adds or retires may be deleted after it.
+func (d *DB) applyEditLocked(edit *manifest.VersionEdit) error {
+	d.mu.Unlock()
+	d.manifestMu.Lock()
+	state, err := d.manifest.Append(edit)
+	d.manifestMu.Unlock()
+	d.mu.Lock()
+	if err != nil {
+		return fmt.Errorf("bloomkv: manifest: %w", err)
+	}
+	for _, nf := range edit.NewFiles {
+		if err := d.openTableLocked(nf.Meta); err != nil {
+			return err
+		}
+	}
+	d.installVersionLocked(state.Version)
+	return nil
+}

@@ -1,0 +1,217 @@
+package bloomkv
+
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/bloomkv/bloomkv/internal/cache"
+	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/sstable"
+)
+
+// LevelMetrics are one level's tables and what point lookups did there.
+type LevelMetrics struct {
+	Tables           int
+	Bytes            uint64
+	FilterBitsPerKey float64 // mean over the level's tables, by table
+
+	// TableProbes counts tables whose key range held a looked-up key: the
+	// tables a lookup had to consider.
+	TableProbes uint64
+	// FilterChecks counts TableProbes answered by a filter first.
+	FilterChecks uint64
+	// FilterNegatives counts filter checks that ruled the key out: each is
+	// a data-block read avoided.
+	FilterNegatives uint64
+	// FilterPositives counts filter checks that said "maybe".
+	FilterPositives uint64
+	// TruePositives counts filter positives where the table did hold the
+	// key; the rest are false positives.
+	TruePositives uint64
+	// BlocksFromFile and BlocksFromCache count the data blocks lookups read.
+	BlocksFromFile, BlocksFromCache uint64
+	// BytesRead counts bytes lookups read from the level's files.
+	BytesRead uint64
+}
+
+// FalsePositives returns the filter positives where the table lacked the key.
+func (l LevelMetrics) FalsePositives() uint64 { return l.FilterPositives - l.TruePositives }
+
+// FalsePositiveRate is the measured rate: false positives over the checks
+// of keys the table lacked. It is 0 before any such check.
+func (l LevelMetrics) FalsePositiveRate() float64 {
+	absent := l.FilterNegatives + l.FalsePositives()
+	if absent == 0 {
+		return 0
+	}
+	return float64(l.FalsePositives()) / float64(absent)
+}
+
+// Metrics is a snapshot of a DB's counters.
+type Metrics struct {
+	Levels [manifest.NumLevels]LevelMetrics
+
+	Gets         uint64 // Get calls
+	MemtableHits uint64 // Gets answered by a memtable
+	Writes       uint64 // sets and deletes committed
+	Batches      uint64 // batches committed (a Put is a batch of one)
+
+	WALBytes uint64 // bytes appended to WALs
+	WALSyncs uint64 // WAL fsyncs; with group commit, often fewer than Batches
+
+	Flushes             uint64
+	MemtableSize        int64 // bytes in the mutable memtable
+	ImmutableMemtables  int   // full memtables waiting for their flush
+	WriteStalls         uint64
+	WriteStallDuration  time.Duration
+	BlockCache          cache.Metrics
+	FilterMemory        uint64 // bytes of filters held in memory
+	ObsoleteFilesPurged uint64
+}
+
+// levelCounters are LevelMetrics' live, atomic lookup counters.
+type levelCounters struct {
+	probes, filterChecks, filterNegatives, filterPositives, truePositives atomic.Uint64
+	blocksFromFile, blocksFromCache, bytesRead                            atomic.Uint64
+}
+
+// record adds one table lookup's outcome.
+func (c *levelCounters) record(s *sstable.LookupStats, found bool) {
+	c.probes.Add(1)
+	if s.FilterChecked {
+		c.filterChecks.Add(1)
+		switch {
+		case s.FilterNegative:
+			c.filterNegatives.Add(1)
+		case found:
+			c.filterPositives.Add(1)
+			c.truePositives.Add(1)
+		default:
+			c.filterPositives.Add(1)
+		}
+	}
+	if s.BlocksRead > 0 {
+		c.blocksFromFile.Add(uint64(s.BlocksRead))
+		c.bytesRead.Add(uint64(s.BytesRead))
+	}
+	if s.BlocksCached > 0 {
+		c.blocksFromCache.Add(uint64(s.BlocksCached))
+	}
+}
+
+func (c *levelCounters) load(l *LevelMetrics) {
+	l.TableProbes = c.probes.Load()
+	l.FilterChecks = c.filterChecks.Load()
+	l.FilterNegatives = c.filterNegatives.Load()
+	l.FilterPositives = c.filterPositives.Load()
+	l.TruePositives = c.truePositives.Load()
+	l.BlocksFromFile = c.blocksFromFile.Load()
+	l.BlocksFromCache = c.blocksFromCache.Load()
+	l.BytesRead = c.bytesRead.Load()
+}
+
+// dbCounters are the DB-wide live counters.
+type dbCounters struct {
+	levels                              [manifest.NumLevels]levelCounters
+	gets, memtableHits, writes, batches atomic.Uint64
+	walBytes, walSyncs, flushes         atomic.Uint64
+	stalls, stallNanos, obsoletePurged  atomic.Uint64
+}
+
+// String renders the metrics as aligned tables.
+func (m Metrics) String() string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "level\ttables\tsize\tbits/key\tprobes\tfilter no\tfilter maybe\ttrue pos\tFPR\tblocks file\tblocks cache\tread\t")
+	var total LevelMetrics
+	for i, l := range m.Levels {
+		if l.Tables == 0 && l.TableProbes == 0 {
+			continue
+		}
+		fmt.Fprintf(tw, "L%d\t%d\t%s\t%.1f\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t\n", i, l.Tables, humanBytes(l.Bytes),
+			l.FilterBitsPerKey, l.TableProbes, l.FilterNegatives, l.FilterPositives, l.TruePositives,
+			percent(l.FalsePositiveRate()), l.BlocksFromFile, l.BlocksFromCache, humanBytes(l.BytesRead))
+		total.Tables += l.Tables
+		total.Bytes += l.Bytes
+		total.TableProbes += l.TableProbes
+		total.FilterNegatives += l.FilterNegatives
+		total.FilterPositives += l.FilterPositives
+		total.TruePositives += l.TruePositives
+		total.BlocksFromFile += l.BlocksFromFile
+		total.BlocksFromCache += l.BlocksFromCache
+		total.BytesRead += l.BytesRead
+	}
+	fmt.Fprintf(tw, "total\t%d\t%s\t\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t\n", total.Tables, humanBytes(total.Bytes),
+		total.TableProbes, total.FilterNegatives, total.FilterPositives, total.TruePositives,
+		percent(total.FalsePositiveRate()), total.BlocksFromFile, total.BlocksFromCache, humanBytes(total.BytesRead))
+	tw.Flush()
+
+	b.WriteString("\n")
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "gets\t%d\tmemtable hits\t%d\n", m.Gets, m.MemtableHits)
+	fmt.Fprintf(tw, "writes\t%d\tbatches\t%d\n", m.Writes, m.Batches)
+	fmt.Fprintf(tw, "WAL\t%s\tsyncs\t%d\n", humanBytes(m.WALBytes), m.WALSyncs)
+	fmt.Fprintf(tw, "memtable\t%s\timmutable\t%d\n", humanBytes(uint64(m.MemtableSize)), m.ImmutableMemtables)
+	fmt.Fprintf(tw, "flushes\t%d\twrite stalls\t%d (%v)\n", m.Flushes, m.WriteStalls, m.WriteStallDuration)
+	fmt.Fprintf(tw, "block cache\t%s of %s\thits/misses\t%d/%d\n", humanBytes(uint64(m.BlockCache.Bytes)),
+		humanBytes(uint64(m.BlockCache.Capacity)), m.BlockCache.Hits, m.BlockCache.Misses)
+	fmt.Fprintf(tw, "filter memory\t%s\tobsolete files purged\t%d\n", humanBytes(m.FilterMemory), m.ObsoleteFilesPurged)
+	tw.Flush()
+	return b.String()
+}
+
+func percent(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
+
+// humanBytes renders a byte count in binary units.
+func humanBytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// Metrics returns a snapshot of the DB's counters and shape.
+func (d *DB) Metrics() Metrics {
+	var m Metrics
+	d.mu.Lock()
+	if v := d.mu.current; v != nil {
+		for level, tables := range v.tables {
+			l := &m.Levels[level]
+			l.Tables = len(tables)
+			for _, t := range tables {
+				l.Bytes += t.meta.Size
+				l.FilterBitsPerKey += t.meta.FilterBitsPerKey / float64(len(tables))
+				if f := t.reader.Filter(); f != nil {
+					m.FilterMemory += uint64(f.SizeBytes())
+				}
+			}
+		}
+	}
+	if d.mu.mem != nil {
+		m.MemtableSize = d.mu.mem.ApproximateSize()
+	}
+	m.ImmutableMemtables = len(d.mu.imm)
+	d.mu.Unlock()
+
+	c := &d.counters
+	for i := range m.Levels {
+		c.levels[i].load(&m.Levels[i])
+	}
+	m.Gets, m.MemtableHits = c.gets.Load(), c.memtableHits.Load()
+	m.Writes, m.Batches = c.writes.Load(), c.batches.Load()
+	m.WALBytes, m.WALSyncs = c.walBytes.Load(), c.walSyncs.Load()
+	m.Flushes = c.flushes.Load()
+	m.WriteStalls, m.WriteStallDuration = c.stalls.Load(), time.Duration(c.stallNanos.Load())
+	m.ObsoleteFilesPurged = c.obsoletePurged.Load()
+	m.BlockCache = d.cache.Metrics()
+	return m
+}

@@ -1,0 +1,143 @@
+package bloomkv
+
+import (
+	"math"
+
+	"github.com/bloomkv/bloomkv/bloom"
+	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/sstable"
+)
+
+// Limits on what one write may carry. They keep every record, block and
+// memtable entry within sizes the formats and the memory budget handle.
+const (
+	// MaxKeySize is the largest key, in bytes.
+	MaxKeySize = 64 << 10
+	// MaxValueSize is the largest value, in bytes.
+	MaxValueSize = 64 << 20
+	// MaxBatchSize is the largest encoded batch, in bytes.
+	MaxBatchSize = 256 << 20
+)
+
+// Compression chooses how table data blocks are compressed. The zero value
+// is the default, snappy.
+type Compression uint8
+
+// The compressions.
+const (
+	DefaultCompression Compression = iota
+	NoCompression
+	SnappyCompression
+	ZstdCompression
+)
+
+func (c Compression) String() string { return c.table().String() }
+
+func (c Compression) table() sstable.Compression {
+	switch c {
+	case NoCompression:
+		return sstable.NoCompression
+	case ZstdCompression:
+		return sstable.ZstdCompression
+	}
+	return sstable.SnappyCompression
+}
+
+// Options configure a DB. The zero value, like a nil *Options, gives the
+// defaults documented on each field.
+type Options struct {
+	// FS is the file system; default the operating system's. Tests use
+	// vfs.NewMem to simulate crashes.
+	FS vfs.FS
+
+	// MemtableSize is the memtable's size in bytes; a full memtable becomes
+	// immutable and is flushed to an L0 table. Default 4 MiB.
+	MemtableSize int64
+
+	// MaxImmutableMemtables is how many full memtables may wait for their
+	// flush before writes wait too. Default 2.
+	MaxImmutableMemtables int
+
+	// BlockSize is the target size of a table's data block. Default 4 KiB.
+	BlockSize int
+
+	// Compression compresses table data blocks. Default snappy.
+	Compression Compression
+
+	// BitsPerKey sizes each table's Bloom filter: about 1% false positives
+	// at the default of 10. See DisableFilters for none.
+	BitsPerKey float64
+
+	// DisableFilters writes tables without filters, so that every lookup
+	// reads a block of every table whose key range holds the key — the
+	// baseline the filters are measured against.
+	DisableFilters bool
+
+	// BlockCacheSize is the capacity of the block cache in bytes. Default
+	// 8 MiB; a negative value disables the cache.
+	BlockCacheSize int64
+}
+
+// withDefaults returns a copy of o (which may be nil) with every unset
+// field at its default, or an *ArgumentError for a field out of range.
+func (o *Options) withDefaults() (Options, error) {
+	var opts Options
+	if o != nil {
+		opts = *o
+	}
+	if opts.FS == nil {
+		opts.FS = vfs.Default
+	}
+	switch {
+	case opts.MemtableSize == 0:
+		opts.MemtableSize = 4 << 20
+	case opts.MemtableSize < 64<<10 || opts.MemtableSize > 1<<30:
+		return opts, argError("opts.MemtableSize", "%d is outside [64 KiB, 1 GiB]", opts.MemtableSize)
+	}
+	switch {
+	case opts.MaxImmutableMemtables == 0:
+		opts.MaxImmutableMemtables = 2
+	case opts.MaxImmutableMemtables < 0:
+		return opts, argError("opts.MaxImmutableMemtables", "%d is negative", opts.MaxImmutableMemtables)
+	}
+	switch {
+	case opts.BlockSize == 0:
+		opts.BlockSize = 4 << 10
+	case opts.BlockSize < 256 || opts.BlockSize > 1<<20:
+		return opts, argError("opts.BlockSize", "%d is outside [256, 1 MiB]", opts.BlockSize)
+	}
+	if opts.Compression == DefaultCompression {
+		opts.Compression = SnappyCompression
+	}
+	if opts.Compression > ZstdCompression {
+		return opts, argError("opts.Compression", "unknown compression %d", opts.Compression)
+	}
+	switch {
+	case opts.DisableFilters:
+		opts.BitsPerKey = 0
+	case opts.BitsPerKey == 0:
+		opts.BitsPerKey = 10
+	case math.IsNaN(opts.BitsPerKey) || opts.BitsPerKey < 1 || opts.BitsPerKey > bloom.MaxBitsPerKey:
+		return opts, argError("opts.BitsPerKey", "%v is outside [1, %d] (use DisableFilters for none)", opts.BitsPerKey, bloom.MaxBitsPerKey)
+	}
+	if opts.BlockCacheSize == 0 {
+		opts.BlockCacheSize = 8 << 20
+	}
+	return opts, nil
+}
+
+// WriteOptions configure one write. A nil *WriteOptions means Sync: true.
+type WriteOptions struct {
+	// Sync makes the write durable before it returns: the WAL is fsynced.
+	// Without it the write is in the operating system's cache when the call
+	// returns — it survives the process crashing, not the machine.
+	Sync bool
+}
+
+// Sync and NoSync are the two write options, ready to pass.
+var (
+	Sync   = &WriteOptions{Sync: true}
+	NoSync = &WriteOptions{Sync: false}
+)
+
+func (o *WriteOptions) sync() bool { return o == nil || o.Sync }

@@ -1,0 +1,168 @@
+package bloomkv
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/memtable"
+	"github.com/bloomkv/bloomkv/sstable"
+)
+
+// version is a manifest.Version with the references readers hold on it.
+// A table stays open, and its file on disk, while any version with
+// references, or the current one, lists it.
+type version struct {
+	*manifest.Version
+	// tables are the open tables of Levels, index for index, so that a
+	// reader finds a table without the DB's lock.
+	tables [manifest.NumLevels][]*table
+	refs   int // guarded by DB.mu
+}
+
+// findTable returns the table of level ≥ 1 whose key range holds userKey,
+// or nil: a binary search, since the level's tables do not overlap.
+func (v *version) findTable(level int, userKey []byte) *table {
+	files := v.Levels[level]
+	i := sort.Search(len(files), func(i int) bool { return bytes.Compare(files[i].Largest.UserKey, userKey) >= 0 })
+	if i < len(files) && files[i].ContainsUserKey(userKey) {
+		return v.tables[level][i]
+	}
+	return nil
+}
+
+// table is an open table file.
+type table struct {
+	meta   *manifest.FileMetadata
+	file   vfs.File
+	reader *sstable.Reader
+}
+
+// openTableLocked opens the table meta describes and adds it to d.mu.tables.
+func (d *DB) openTableLocked(meta *manifest.FileMetadata) error {
+	if _, ok := d.mu.tables[meta.FileNum]; ok {
+		return nil
+	}
+	t, err := d.openTable(meta)
+	if err != nil {
+		return err
+	}
+	d.mu.tables[meta.FileNum] = t
+	return nil
+}
+
+func (d *DB) openTable(meta *manifest.FileMetadata) (*table, error) {
+	path := manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeTable, meta.FileNum)
+	f, err := d.fs.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("bloomkv: open table: %w", err)
+	}
+	info, err := f.Stat()
+	if err == nil && uint64(info.Size()) != meta.Size {
+		err = fmt.Errorf("%w: %s is %d bytes, the manifest says %d", ErrCorruption, path, info.Size(), meta.Size)
+	}
+	var r *sstable.Reader
+	if err == nil {
+		r, err = sstable.Open(f, info.Size(), sstable.ReaderOptions{FileName: path, FileNum: meta.FileNum, Cache: d.cache})
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &table{meta: meta, file: f, reader: r}, nil
+}
+
+// installVersionLocked makes v current; every table it lists must be open. The previous version is retired
+// once its last reader lets go of it.
+func (d *DB) installVersionLocked(v *manifest.Version) {
+	old := d.mu.current
+	nv := &version{Version: v, refs: 1}
+	for level, files := range v.Levels {
+		for _, f := range files {
+			nv.tables[level] = append(nv.tables[level], d.mu.tables[f.FileNum])
+		}
+	}
+	d.mu.current = nv
+	d.mu.versions[d.mu.current] = struct{}{}
+	if old != nil {
+		d.unrefVersionLocked(old)
+	}
+}
+
+func (d *DB) refVersionLocked() *version {
+	d.mu.current.refs++
+	return d.mu.current
+}
+
+// unrefVersionLocked drops a reference; when a version loses its last one,
+// the tables no live version lists are closed and deleted.
+func (d *DB) unrefVersionLocked(v *version) {
+	if v.refs--; v.refs > 0 {
+		return
+	}
+	delete(d.mu.versions, v)
+	live := make(map[uint64]bool)
+	for lv := range d.mu.versions {
+		for num := range lv.FileNums() {
+			live[num] = true
+		}
+	}
+	for num, t := range d.mu.tables {
+		if live[num] {
+			continue
+		}
+		delete(d.mu.tables, num)
+		t.file.Close()
+		if err := d.fs.Remove(manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeTable, num)); err == nil {
+			d.counters.obsoletePurged.Add(1)
+		}
+	}
+}
+
+// removeObsoleteWALsLocked deletes the WALs older than logNum: their
+// memtables are in tables the manifest records. No reader reads a WAL.
+func (d *DB) removeObsoleteWALsLocked(logNum uint64) {
+	names, err := d.fs.List(d.dirname)
+	if err != nil {
+		return // tried again after the next flush
+	}
+	for _, name := range names {
+		if t, num, ok := manifest.ParseFilename(name); ok && t == manifest.FileTypeWAL && num < logNum {
+			if d.fs.Remove(d.fs.PathJoin(d.dirname, name)) == nil {
+				d.counters.obsoletePurged.Add(1)
+			}
+		}
+	}
+}
+
+// readState is what one read looks at: the memtables and the version as
+// they were when it started, referenced so that nothing it needs goes away.
+type readState struct {
+	mem     *memtable.Memtable
+	imm     []*memtable.Memtable // newest first
+	version *version
+}
+
+// acquireReadState returns the read state now; release it with
+// releaseReadState.
+func (d *DB) acquireReadState() (*readState, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.mu.closed {
+		return nil, ErrClosed
+	}
+	rs := &readState{mem: d.mu.mem, version: d.refVersionLocked()}
+	for _, imm := range slices.Backward(d.mu.imm) {
+		rs.imm = append(rs.imm, imm.mem)
+	}
+	return rs, nil
+}
+
+func (d *DB) releaseReadState(rs *readState) {
+	d.mu.Lock()
+	d.unrefVersionLocked(rs.version)
+	d.mu.Unlock()
+}
