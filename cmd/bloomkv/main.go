@@ -1,10 +1,50 @@
-// Command bloomkv is the bloomkv tool. Today it sizes Bloom filters:
+// Command bloomkv is the bloomkv tool: it sizes Bloom filters, and reads and
+// writes a database from the command line.
 //
 //	bloomkv calc [-n items] [-p rate | -bits-per-key c]
+//	bloomkv put -db DIR [-hex] KEY VALUE
+//	bloomkv put -db DIR [-hex] -value-file F KEY
+//	bloomkv get -db DIR [-hex] KEY
+//	bloomkv del -db DIR [-hex] KEY
+//	bloomkv scan -db DIR [-hex] [-start K] [-end K] [-limit N] [-keys-only]
+//	bloomkv stats -db DIR
 //
-// prints, for the classic and the blocked filter of package bloom, the bits,
-// probes, bytes and expected false-positive rate, beside the
+// calc prints, for the classic and the blocked filter of package bloom, the
+// bits, probes, bytes and expected false-positive rate, beside the
 // information-theoretic lower bound.
+//
+// # Database commands
+//
+// Each opens the database in DIR, does its work and closes it. put sets KEY
+// to VALUE, or to the bytes of file F (- for standard input); get prints
+// KEY's value; del deletes KEY (an absent key is no error); scan prints the
+// keys in [-start, -end) in key order, at most -limit of them (0: all);
+// stats prints the tables and filter metrics of each level (the lookup
+// counters count this process's lookups, so they are zero). Writes are
+// durable — in the fsynced log — once the command exits 0. put creates the
+// database if DIR holds none; the other commands refuse such a directory.
+// One process at a time may have a database open: a command on a database
+// another process has open fails at once.
+//
+// Flags come before the operands; a KEY that begins with '-' follows "--".
+// With -hex, KEY, VALUE, -start and -end are given in hexadecimal (-value-file
+// is read as is), and keys and values are printed in lowercase hexadecimal:
+// the way to work with binary keys.
+//
+// get prints the value's bytes as they are, then a newline. scan prints a
+// line per key: the key, a tab and the value, or the key alone with
+// -keys-only. There, a key or value is printed as it is when it is valid
+// UTF-8 of printable characters (strconv.IsPrint: no tab, newline or other
+// control character) not beginning with a double quote, and otherwise as a
+// Go double-quoted string (strconv.Quote; strconv.Unquote reverses it), so
+// that each line splits at its one tab.
+//
+// # Exit status
+//
+//	0  success
+//	1  failure, reported on standard error as "bloomkv CMD: reason"
+//	2  usage error: an unknown command, a bad flag or argument, a missing -db
+//	3  get: the key is not found ("bloomkv get: key not found: KEY")
 package main
 
 import (
@@ -24,18 +64,30 @@ type command struct {
 
 var commands = []command{
 	{"calc", "size Bloom filters for n items at a false-positive rate or bits per key", runCalc},
+	{"put", "set a key to a value", runPut},
+	{"get", "print a key's value (exit status 3 if it has none)", runGet},
+	{"del", "delete a key", runDel},
+	{"scan", "print the keys and values in a key range, in key order", runScan},
+	{"stats", "print the levels, tables and filter metrics", runStats},
 }
+
+// The exit codes.
+const (
+	exitFailure  = 1
+	exitUsage    = 2
+	exitNotFound = 3 // get: the key is not found
+)
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // run executes the command line and returns the process exit code: 0 on
-// success, 2 for a usage error, 1 for any other failure.
+// success, else exitFailure, exitUsage or exitNotFound.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "help" {
 		usage(stderr)
-		return 2
+		return exitUsage
 	}
 	for _, c := range commands {
 		if c.name != args[0] {
@@ -46,18 +98,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		case err == nil:
 			return 0
 		case errors.Is(err, flag.ErrHelp):
-			return 2
-		case errors.As(err, new(usageError)):
-			fmt.Fprintf(stderr, "bloomkv %s: %v\n", c.name, err)
-			return 2
-		default:
-			fmt.Fprintf(stderr, "bloomkv %s: %v\n", c.name, err)
-			return 1
+			return exitUsage
 		}
+		fmt.Fprintf(stderr, "bloomkv %s: %v\n", c.name, err)
+		switch {
+		case errors.As(err, new(usageError)):
+			return exitUsage
+		case errors.As(err, new(keyNotFoundError)):
+			return exitNotFound
+		}
+		return exitFailure
 	}
 	fmt.Fprintf(stderr, "bloomkv: unknown command %q\n\n", args[0])
 	usage(stderr)
-	return 2
+	return exitUsage
 }
 
 func usage(w io.Writer) {
@@ -66,6 +120,7 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'bloomkv <command> -h' for a command's flags.")
+	fmt.Fprintln(w, "Exit status: 0 success, 1 failure, 2 usage error, 3 key not found (get).")
 }
 
 // usageError is a mistake in the command line, reported with exit code 2.
@@ -75,17 +130,29 @@ type usageError struct{ error }
 // prints its usage to stderr.
 func newFlagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet("bloomkv "+name, flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
+	// Parse errors are reported once, by run; only -h prints the flags.
+	fs.SetOutput(io.Discard)
 	return fs
 }
 
-// parse parses args, turning flag errors into usage errors.
-func parse(fs *flag.FlagSet, args []string) error {
+// parseFlags parses args, turning flag errors into usage errors and
+// printing the flags for -h.
+func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(os.Stderr)
+			fs.Usage()
 			return err
 		}
 		return usageError{err}
+	}
+	return nil
+}
+
+// parse is parseFlags for a command that takes no operands.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("unexpected arguments %q", fs.Args())}

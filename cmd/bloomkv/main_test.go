@@ -29,20 +29,27 @@ func TestGolden(t *testing.T) {
 			if code := run(tc.args, &stdout, &stderr); code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr.String())
 			}
-			path := filepath.Join("testdata", tc.name+".golden")
-			if *update {
-				if err := os.WriteFile(path, stdout.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if stdout.String() != string(want) {
-				t.Fatalf("output differs from %s:\n%s", path, stdout.String())
-			}
+			checkGolden(t, tc.name, stdout.String())
 		})
+	}
+}
+
+// checkGolden compares got with testdata/NAME.golden, which go test -update
+// rewrites.
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Fatalf("output differs from %s:\n%s", path, got)
 	}
 }
 

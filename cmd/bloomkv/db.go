@@ -1,0 +1,325 @@
+package main
+
+// The database commands — put, get, del, scan, stats — and what they share:
+// the -db and -hex flags, opening and closing the DB, and how keys and values
+// are read from the command line and printed.
+
+import (
+	"bufio"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/bloomkv/bloomkv"
+)
+
+// stdin is what put -value-file - reads; tests replace it.
+var stdin io.Reader = os.Stdin
+
+func runPut(args []string, stdout io.Writer) error {
+	f := newDBFlags("put", "KEY [VALUE]")
+	f.addHex()
+	valueFile := f.String("value-file", "", "read the value, as is (never hex), from file `F` instead of VALUE; - for standard input")
+	ops, err := f.parse(args)
+	if err != nil {
+		return err
+	}
+	var key, value []byte
+	if *valueFile != "" {
+		if err := wantOperands(ops, "KEY"); err != nil {
+			return err
+		}
+		value, err = readValue(*valueFile)
+	} else {
+		if err := wantOperands(ops, "KEY", "VALUE"); err != nil {
+			return err
+		}
+		value, err = f.decode("VALUE", ops[1])
+	}
+	if err != nil {
+		return err
+	}
+	if key, err = f.decode("KEY", ops[0]); err != nil {
+		return err
+	}
+	return f.withDB(true, func(db *bloomkv.DB) error { return db.Put(key, value, nil) })
+}
+
+// readValue reads the value in file name, or standard input for "-". It
+// reads at most one byte more than a value may hold, so that an oversized
+// input is refused by the DB without being read to its end.
+func readValue(name string) ([]byte, error) {
+	r := stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	return io.ReadAll(io.LimitReader(r, bloomkv.MaxValueSize+1))
+}
+
+func runGet(args []string, stdout io.Writer) error {
+	f := newDBFlags("get", "KEY")
+	f.addHex()
+	ops, err := f.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := wantOperands(ops, "KEY"); err != nil {
+		return err
+	}
+	key, err := f.decode("KEY", ops[0])
+	if err != nil {
+		return err
+	}
+	return f.withDB(false, func(db *bloomkv.DB) error {
+		v, err := db.Get(key)
+		if errors.Is(err, bloomkv.ErrNotFound) {
+			return keyNotFoundError{ops[0]}
+		}
+		if err != nil {
+			return err
+		}
+		if f.hex {
+			v = []byte(hex.EncodeToString(v))
+		}
+		_, err = stdout.Write(append(v, '\n'))
+		return err
+	})
+}
+
+// keyNotFoundError is get's report of an absent key, as the command line
+// gave it; run exits with exitNotFound for it.
+type keyNotFoundError struct{ key string }
+
+func (e keyNotFoundError) Error() string { return "key not found: " + printable(e.key) }
+
+func runDel(args []string, stdout io.Writer) error {
+	f := newDBFlags("del", "KEY")
+	f.addHex()
+	ops, err := f.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := wantOperands(ops, "KEY"); err != nil {
+		return err
+	}
+	key, err := f.decode("KEY", ops[0])
+	if err != nil {
+		return err
+	}
+	return f.withDB(false, func(db *bloomkv.DB) error { return db.Delete(key, nil) })
+}
+
+func runScan(args []string, stdout io.Writer) error {
+	f := newDBFlags("scan", "")
+	f.addHex()
+	start := f.String("start", "", "first `key` shown (inclusive); empty: from the first key")
+	end := f.String("end", "", "first `key` not shown (exclusive); empty: to the last key")
+	limit := f.Int("limit", 0, "show at most `N` keys; 0: no limit")
+	keysOnly := f.Bool("keys-only", false, "print the keys only")
+	ops, err := f.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := wantOperands(ops); err != nil {
+		return err
+	}
+	if *limit < 0 {
+		return usageError{fmt.Errorf("invalid -limit %d: must not be negative", *limit)}
+	}
+	var opts bloomkv.IterOptions
+	// An empty bound is no bound: no key is below the empty key.
+	if *start != "" {
+		if opts.LowerBound, err = f.decode("-start", *start); err != nil {
+			return err
+		}
+	}
+	if *end != "" {
+		if opts.UpperBound, err = f.decode("-end", *end); err != nil {
+			return err
+		}
+	}
+	return f.withDB(false, func(db *bloomkv.DB) error {
+		it, err := db.NewIter(&opts)
+		if err != nil {
+			return err
+		}
+		w := bufio.NewWriter(stdout)
+		n := 0
+		for k, v := range it.All() {
+			w.WriteString(f.format(k))
+			if !*keysOnly {
+				w.WriteByte('\t')
+				w.WriteString(f.format(v))
+			}
+			w.WriteByte('\n')
+			if n++; n == *limit {
+				break
+			}
+		}
+		// Print what was read, then report a failure that cut the scan short.
+		werr := w.Flush()
+		if err := it.Close(); err != nil {
+			return err
+		}
+		return werr
+	})
+}
+
+func runStats(args []string, stdout io.Writer) error {
+	f := newDBFlags("stats", "")
+	ops, err := f.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := wantOperands(ops); err != nil {
+		return err
+	}
+	return f.withDB(false, func(db *bloomkv.DB) error {
+		_, err := io.WriteString(stdout, db.Metrics().String())
+		return err
+	})
+}
+
+// dbFlags is the flag set of a database command, with the flags they share.
+type dbFlags struct {
+	*flag.FlagSet
+	dir string // -db
+	hex bool   // -hex, for the commands with keys
+}
+
+// newDBFlags returns the flag set of command name, whose operands the usage
+// line shows after the flags.
+func newDBFlags(name, operands string) *dbFlags {
+	f := &dbFlags{FlagSet: newFlagSet(name)}
+	f.StringVar(&f.dir, "db", "", "the database `directory` (required)")
+	synopsis := "bloomkv " + name + " -db DIR [flags]"
+	if operands != "" {
+		synopsis += " " + operands
+	}
+	f.Usage = func() {
+		fmt.Fprintf(f.Output(), "usage: %s\n\nflags:\n", synopsis)
+		f.PrintDefaults()
+	}
+	return f
+}
+
+// addHex adds the -hex flag.
+func (f *dbFlags) addHex() {
+	f.BoolVar(&f.hex, "hex", false, "keys and values on the command line (not in -value-file) and in the output are hexadecimal")
+}
+
+// parse parses args, checks that -db is set, and returns the operands.
+func (f *dbFlags) parse(args []string) ([]string, error) {
+	if err := parseFlags(f.FlagSet, args); err != nil {
+		return nil, err
+	}
+	if f.dir == "" {
+		return nil, usageError{errors.New("missing -db DIR")}
+	}
+	return f.Args(), nil
+}
+
+// wantOperands checks that ops are as many as names.
+func wantOperands(ops []string, names ...string) error {
+	if len(ops) == len(names) {
+		return nil
+	}
+	if len(names) == 0 {
+		return usageError{fmt.Errorf("unexpected arguments %q", ops)}
+	}
+	return usageError{fmt.Errorf("want %s after the flags, got %q", strings.Join(names, " "), ops)}
+}
+
+// decode returns the bytes of the command-line argument what: s itself, or
+// with -hex the bytes s spells in hexadecimal.
+func (f *dbFlags) decode(what, s string) ([]byte, error) {
+	if !f.hex {
+		return []byte(s), nil
+	}
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("%s %q is not hexadecimal: %v", what, s, err)}
+	}
+	return b, nil
+}
+
+// format renders a key or value for output: lowercase hexadecimal with
+// -hex, else as printable renders it.
+func (f *dbFlags) format(b []byte) string {
+	if f.hex {
+		return hex.EncodeToString(b)
+	}
+	return printable(string(b))
+}
+
+// printable returns s itself if it is valid UTF-8 of printable characters
+// (strconv.IsPrint: no tab, newline or other control character) not
+// beginning with a double quote, and otherwise s as a Go double-quoted string,
+// which strconv.Unquote reverses. Either way the result is one line with no
+// tab, and tells the two forms apart by its first byte.
+func printable(s string) string {
+	if utf8.ValidString(s) && !strings.HasPrefix(s, `"`) &&
+		strings.IndexFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) < 0 {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+// withDB opens the database in -db, calls fn with it, and closes it. Only
+// with create may the directory hold no database yet: a command that reads
+// or deletes never creates one in a mistyped directory.
+func (f *dbFlags) withDB(create bool, fn func(*bloomkv.DB) error) error {
+	if !create {
+		// CURRENT is the file every database has (see DESIGN.md, "Files in
+		// a DB directory").
+		if _, err := os.Stat(filepath.Join(f.dir, "CURRENT")); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s holds no bloomkv database", f.dir)
+		} else if err != nil {
+			return err
+		}
+	}
+	db, err := bloomkv.Open(f.dir, nil)
+	if errors.Is(err, bloomkv.ErrLocked) {
+		return fmt.Errorf("%s is in use: another process has the database open", f.dir)
+	}
+	if err != nil {
+		return dbError(err)
+	}
+	err = fn(db)
+	if cerr := db.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return dbError(err)
+	}
+	return nil
+}
+
+// dbError adapts an error of the DB for run to print: an argument the DB
+// refused is a usage error, and the library's "bloomkv: " prefix is dropped,
+// run's "bloomkv CMD: " taking its place.
+func dbError(err error) error {
+	if errors.As(err, new(*bloomkv.ArgumentError)) {
+		return usageError{trimmedError{err}}
+	}
+	return trimmedError{err}
+}
+
+// trimmedError is an error of the DB without its leading "bloomkv: ".
+type trimmedError struct{ error }
+
+func (e trimmedError) Error() string { return strings.TrimPrefix(e.error.Error(), "bloomkv: ") }
+func (e trimmedError) Unwrap() error { return e.error }
