@@ -57,21 +57,26 @@ func (d *DB) rotateMemtableLocked() error {
 	d.mu.nextFileNum++
 	f, err := d.fs.Create(manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeWAL, num))
 	if err == nil {
-		err = d.fs.SyncDir(d.dirname)
+		if err = d.fs.SyncDir(d.dirname); err != nil {
+			f.Close()
+		}
 	}
 	if err != nil {
 		err = fmt.Errorf("bloomkv: new WAL: %w", err)
 		d.mu.bgErr = err
 		return err
 	}
-	if err := d.mu.walFile.Close(); err != nil {
-		d.mu.bgErr = fmt.Errorf("bloomkv: WAL: %w", err)
-		return d.mu.bgErr
-	}
+	// The old WAL is closed after the switch, so that, even if its Close
+	// fails, Close of the DB closes the new one and not the old one again.
+	old := d.mu.walFile
 	d.mu.imm = append(d.mu.imm, &immutable{mem: d.mu.mem, walNum: d.mu.memWAL})
 	d.mu.mem = memtable.New(d.opts.MemtableSize)
 	d.mu.memWAL, d.mu.wal, d.mu.walFile = num, wal.NewWriter(f), f
 	d.mu.cond.Broadcast() // wakes the flush loop
+	if err := old.Close(); err != nil {
+		d.mu.bgErr = fmt.Errorf("bloomkv: WAL: %w", err)
+		return d.mu.bgErr
+	}
 	return nil
 }
 

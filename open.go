@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"slices"
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/cache"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/vfs"
 	"github.com/bloomkv/bloomkv/memtable"
 	"github.com/bloomkv/bloomkv/wal"
 )
@@ -39,7 +41,7 @@ func Open(dirname string, opts *Options) (*DB, error) {
 	d.mu.tables = make(map[uint64]*table)
 	d.mu.snapshots = make(map[*Snapshot]struct{})
 
-	if err := d.fs.MkdirAll(dirname); err != nil {
+	if err := mkdirAllAndSyncParents(d.fs, dirname); err != nil {
 		return nil, fmt.Errorf("bloomkv: open %s: %w", dirname, err)
 	}
 	lock, err := d.fs.Lock(manifest.MakeFilepath(d.fs, dirname, manifest.FileTypeLock, 0))
@@ -54,6 +56,39 @@ func Open(dirname string, opts *Options) (*DB, error) {
 	d.bgDone.Add(1)
 	go d.flushLoop()
 	return d, nil
+}
+
+// mkdirAllAndSyncParents creates dir and any missing parents, and makes
+// their entries durable: it syncs the closest existing ancestor and every
+// directory it created but dir. Without that, a crash could take a new DB's
+// directory, and every write acknowledged in it, along.
+func mkdirAllAndSyncParents(fs vfs.FS, dir string) error {
+	var created []string
+	for d := dir; ; {
+		if _, err := fs.Stat(d); err == nil {
+			break
+		} else if !errors.Is(err, iofs.ErrNotExist) {
+			return err
+		}
+		created = append(created, d)
+		parent := fs.PathDir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	if len(created) == 0 {
+		return nil
+	}
+	if err := fs.MkdirAll(dir); err != nil {
+		return err
+	}
+	for _, d := range created {
+		if err := fs.SyncDir(fs.PathDir(d)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // closeFiles releases what a failed Open had opened.
@@ -137,18 +172,11 @@ func (d *DB) recover() error {
 	// A newer table must come first in L0: flushes above went oldest first.
 	slices.Reverse(edit.NewFiles)
 
-	// A fresh WAL for new writes, then a fresh manifest naming everything.
+	// A fresh manifest naming everything, then a fresh WAL for new writes.
+	// In that order: until the manifest retires the WALs just replayed, the
+	// newest of them, which may end in a torn tail, must stay the newest.
 	walNum := d.mu.nextFileNum
 	d.mu.nextFileNum++
-	f, err := d.fs.Create(manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeWAL, walNum))
-	if err == nil {
-		err = d.fs.SyncDir(d.dirname)
-	}
-	if err != nil {
-		return fmt.Errorf("bloomkv: open: new WAL: %w", err)
-	}
-	d.mu.mem, d.mu.memWAL, d.mu.wal, d.mu.walFile = memtable.New(d.opts.MemtableSize), walNum, wal.NewWriter(f), f
-
 	manifestNum := d.mu.nextFileNum
 	d.mu.nextFileNum++
 	edit.LogNumber = walNum
@@ -162,6 +190,15 @@ func (d *DB) recover() error {
 	if err != nil {
 		return fmt.Errorf("bloomkv: open: %w", err)
 	}
+	f, err := d.fs.Create(manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeWAL, walNum))
+	if err == nil {
+		d.mu.walFile = f
+		err = d.fs.SyncDir(d.dirname)
+	}
+	if err != nil {
+		return fmt.Errorf("bloomkv: open: new WAL: %w", err)
+	}
+	d.mu.mem, d.mu.memWAL, d.mu.wal = memtable.New(d.opts.MemtableSize), walNum, wal.NewWriter(f)
 	for _, nf := range edit.NewFiles {
 		if err := d.openTableLocked(nf.Meta); err != nil {
 			return err

@@ -71,22 +71,14 @@ func readValue(name string) ([]byte, error) {
 
 func runGet(args []string, stdout io.Writer) error {
 	f := newDBFlags("get", "KEY")
-	f.addHex()
-	ops, err := f.parse(args)
-	if err != nil {
-		return err
-	}
-	if err := wantOperands(ops, "KEY"); err != nil {
-		return err
-	}
-	key, err := f.decode("KEY", ops[0])
+	arg, key, err := f.parseKey(args)
 	if err != nil {
 		return err
 	}
 	return f.withDB(false, func(db *bloomkv.DB) error {
 		v, err := db.Get(key)
 		if errors.Is(err, bloomkv.ErrNotFound) {
-			return keyNotFoundError{ops[0]}
+			return keyNotFoundError{arg}
 		}
 		if err != nil {
 			return err
@@ -107,15 +99,7 @@ func (e keyNotFoundError) Error() string { return "key not found: " + printable(
 
 func runDel(args []string, stdout io.Writer) error {
 	f := newDBFlags("del", "KEY")
-	f.addHex()
-	ops, err := f.parse(args)
-	if err != nil {
-		return err
-	}
-	if err := wantOperands(ops, "KEY"); err != nil {
-		return err
-	}
-	key, err := f.decode("KEY", ops[0])
+	_, key, err := f.parseKey(args)
 	if err != nil {
 		return err
 	}
@@ -230,6 +214,21 @@ func (f *dbFlags) parse(args []string) ([]string, error) {
 		return nil, usageError{errors.New("missing -db DIR")}
 	}
 	return f.Args(), nil
+}
+
+// parseKey parses the flags, with -hex, of a command whose one operand is
+// KEY, and returns the operand as given and the key it spells.
+func (f *dbFlags) parseKey(args []string) (arg string, key []byte, err error) {
+	f.addHex()
+	ops, err := f.parse(args)
+	if err == nil {
+		err = wantOperands(ops, "KEY")
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	key, err = f.decode("KEY", ops[0])
+	return ops[0], key, err
 }
 
 // wantOperands checks that ops are as many as names.
