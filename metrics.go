@@ -2,6 +2,7 @@ package bloomkv
 
 import (
 	"fmt"
+	"github.com/bloomkv/bloomkv/internal/humanize"
 	"strings"
 	"sync/atomic"
 	"text/tabwriter"
@@ -131,9 +132,9 @@ func (m Metrics) String() string {
 		if l.Tables == 0 && l.TableProbes == 0 {
 			continue
 		}
-		fmt.Fprintf(tw, "L%d\t%d\t%s\t%.1f\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t\n", i, l.Tables, humanBytes(l.Bytes),
+		fmt.Fprintf(tw, "L%d\t%d\t%s\t%.1f\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t\n", i, l.Tables, humanize.Bytes(l.Bytes),
 			l.FilterBitsPerKey, l.TableProbes, l.FilterNegatives, l.FilterPositives, l.TruePositives,
-			percent(l.FalsePositiveRate()), l.BlocksFromFile, l.BlocksFromCache, humanBytes(l.BytesRead))
+			percent(l.FalsePositiveRate()), l.BlocksFromFile, l.BlocksFromCache, humanize.Bytes(l.BytesRead))
 		total.Tables += l.Tables
 		total.Bytes += l.Bytes
 		total.TableProbes += l.TableProbes
@@ -144,40 +145,26 @@ func (m Metrics) String() string {
 		total.BlocksFromCache += l.BlocksFromCache
 		total.BytesRead += l.BytesRead
 	}
-	fmt.Fprintf(tw, "total\t%d\t%s\t\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t\n", total.Tables, humanBytes(total.Bytes),
+	fmt.Fprintf(tw, "total\t%d\t%s\t\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t\n", total.Tables, humanize.Bytes(total.Bytes),
 		total.TableProbes, total.FilterNegatives, total.FilterPositives, total.TruePositives,
-		percent(total.FalsePositiveRate()), total.BlocksFromFile, total.BlocksFromCache, humanBytes(total.BytesRead))
+		percent(total.FalsePositiveRate()), total.BlocksFromFile, total.BlocksFromCache, humanize.Bytes(total.BytesRead))
 	tw.Flush()
 
 	b.WriteString("\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "gets\t%d\tmemtable hits\t%d\n", m.Gets, m.MemtableHits)
 	fmt.Fprintf(tw, "writes\t%d\tbatches\t%d\n", m.Writes, m.Batches)
-	fmt.Fprintf(tw, "WAL\t%s\tsyncs\t%d\n", humanBytes(m.WALBytes), m.WALSyncs)
-	fmt.Fprintf(tw, "memtable\t%s\timmutable\t%d\n", humanBytes(uint64(m.MemtableSize)), m.ImmutableMemtables)
+	fmt.Fprintf(tw, "WAL\t%s\tsyncs\t%d\n", humanize.Bytes(m.WALBytes), m.WALSyncs)
+	fmt.Fprintf(tw, "memtable\t%s\timmutable\t%d\n", humanize.Bytes(uint64(m.MemtableSize)), m.ImmutableMemtables)
 	fmt.Fprintf(tw, "flushes\t%d\twrite stalls\t%d (%v)\n", m.Flushes, m.WriteStalls, m.WriteStallDuration)
-	fmt.Fprintf(tw, "block cache\t%s of %s\thits/misses\t%d/%d\n", humanBytes(uint64(m.BlockCache.Bytes)),
-		humanBytes(uint64(m.BlockCache.Capacity)), m.BlockCache.Hits, m.BlockCache.Misses)
-	fmt.Fprintf(tw, "filter memory\t%s\tobsolete files purged\t%d\n", humanBytes(m.FilterMemory), m.ObsoleteFilesPurged)
+	fmt.Fprintf(tw, "block cache\t%s of %s\thits/misses\t%d/%d\n", humanize.Bytes(uint64(m.BlockCache.Bytes)),
+		humanize.Bytes(uint64(m.BlockCache.Capacity)), m.BlockCache.Hits, m.BlockCache.Misses)
+	fmt.Fprintf(tw, "filter memory\t%s\tobsolete files purged\t%d\n", humanize.Bytes(m.FilterMemory), m.ObsoleteFilesPurged)
 	tw.Flush()
 	return b.String()
 }
 
 func percent(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
-
-// humanBytes renders a byte count in binary units.
-func humanBytes(n uint64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := uint64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
 
 // Metrics returns a snapshot of the DB's counters and shape.
 func (d *DB) Metrics() Metrics {

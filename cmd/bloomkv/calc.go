@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/bloomkv/bloomkv/internal/humanize"
 	"io"
 	"math"
 	"text/tabwriter"
@@ -50,7 +51,7 @@ func runCalc(args []string, stdout io.Writer) error {
 	for _, r := range rows {
 		bound := bloom.MinBitsPerKey(r.fpr)
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%.2f\t%.4f%%\t%.2f\t%.2f×\t\n",
-			r.name, r.bits, r.probes, humanBytes(r.bits/8), float64(r.bits)/float64(*n), 100*r.fpr, bound, float64(r.bits)/float64(*n)/bound)
+			r.name, r.bits, r.probes, humanize.Bytes(r.bits/8), float64(r.bits)/float64(*n), 100*r.fpr, bound, float64(r.bits)/float64(*n)/bound)
 	}
 	tw.Flush()
 	fmt.Fprintf(stdout, "\nbound: log2(1/FPR) bits per item, the least any filter with that rate can use.\n")
@@ -109,18 +110,4 @@ func blockedRow(n int, c float64) (calcRow, error) {
 	blocks := max(1, uint64(math.Ceil(float64(n)*c/512)))
 	bits := blocks * 512
 	return calcRow{"blocked", bits, f.Probes(), bloom.BlockedFalsePositiveRate(float64(bits)/float64(n), f.Probes())}, nil
-}
-
-// humanBytes renders a byte count in binary units.
-func humanBytes(b uint64) string {
-	const unit = 1024
-	if b < unit {
-		return fmt.Sprintf("%d B", b)
-	}
-	div, exp := uint64(unit), 0
-	for n := b / unit; n >= unit; n /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.2f %ciB", float64(b)/float64(div), "KMGTPE"[exp])
 }
