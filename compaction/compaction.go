@@ -1,0 +1,152 @@
+package compaction
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/bloomkv/bloomkv/internal/manifest"
+)
+
+// Compaction is one unit of work the picker chose: tables to merge and the
+// level their merge goes to. It is plain data, computed from one version; the
+// DB runs it with Run (or moves its one table, see IsTrivialMove) and
+// installs the result with one manifest edit (Edit).
+//
+// INVARIANT: no table left in Level holds a version of a user key in
+// [Smallest, Largest] older than a version the compaction moves (L0 inputs
+// are closed under overlap, and tables of a deeper level share no user
+// key); and Inputs[1] is every table of OutputLevel that overlaps
+// [Smallest, Largest]. So the outputs replace the inputs in OutputLevel
+// without overlapping the tables left there, and no version ends up below
+// an older one.
+type Compaction struct {
+	// Level is the input level, never the last; OutputLevel is Level+1,
+	// where the outputs go.
+	Level, OutputLevel int
+	// Inputs[0] are the input tables of Level, in the level's order;
+	// Inputs[1] the tables of OutputLevel that overlap them, in key order.
+	Inputs [2][]*manifest.FileMetadata
+	// Smallest and Largest bound the user keys of every input table.
+	Smallest, Largest []byte
+	// Bottommost reports that no level below OutputLevel has a table
+	// overlapping [Smallest, Largest]. Then a tombstone that hides no
+	// older version in the compaction hides nothing at all and Run drops
+	// it.
+	Bottommost bool
+	// BitsPerKey is the filter size of the output tables (0: no filter),
+	// from the filter policy and the tree's shape (BitsPerKeyForLevel).
+	BitsPerKey float64
+	// Score is the score of Level that made the picker choose it, ≥ 1; 0
+	// for a manual compaction.
+	Score float64
+	// Manual reports that PickManual chose it.
+	Manual bool
+}
+
+// NumInputs returns the number of input tables.
+func (c *Compaction) NumInputs() int { return len(c.Inputs[0]) + len(c.Inputs[1]) }
+
+// InputBytes returns the total size of the input tables.
+func (c *Compaction) InputBytes() uint64 {
+	var n uint64
+	for _, files := range c.Inputs {
+		for _, f := range files {
+			n += f.Size
+		}
+	}
+	return n
+}
+
+// trivialMoveSlack is how far (relative) a table's filter may be from its
+// new level's bits per key and still be moved without a rewrite: enough to
+// absorb the rounding of a filter to whole 512-bit blocks in a table of a few
+// thousand keys, not enough to let Optimal's per-level sizing drift (its
+// adjacent levels differ by several bits per key).
+const trivialMoveSlack = 0.1
+
+// IsTrivialMove reports whether the compaction can be done by moving its one
+// input table to OutputLevel with an edit (Edit(c.Inputs[0])), without
+// reading or writing it: it has a single input, nothing of OutputLevel
+// overlaps it, and its filter is within 10% of OutputLevel's bits per key
+// (so a move never drags a filter sized for one level into another —
+// under Optimal that leaves most moves to a rewrite). A move keeps the
+// table's shadowed versions and tombstones; that is the price of not
+// rewriting it, paid later when the key range is compacted again.
+func (c *Compaction) IsTrivialMove() bool {
+	if len(c.Inputs[0]) != 1 || len(c.Inputs[1]) != 0 {
+		return false
+	}
+	have, want := c.Inputs[0][0].FilterBitsPerKey, c.BitsPerKey
+	if want == 0 || have == 0 {
+		return want == have
+	}
+	return math.Abs(have-want) <= trivialMoveSlack*want
+}
+
+// Edit returns the version edit that installs the compaction's outputs: it
+// deletes every input table from its level and adds outputs to OutputLevel.
+// For a trivial move pass c.Inputs[0] as outputs: the edit deletes the
+// table from Level and adds it to OutputLevel. The DB adds the counters
+// (NextFileNumber) before it appends the edit.
+func (c *Compaction) Edit(outputs []*manifest.FileMetadata) *manifest.VersionEdit {
+	e := &manifest.VersionEdit{}
+	for i, files := range c.Inputs {
+		level := c.Level
+		if i == 1 {
+			level = c.OutputLevel
+		}
+		for _, f := range files {
+			e.DeletedFiles = append(e.DeletedFiles, manifest.DeletedFile{Level: level, FileNum: f.FileNum})
+		}
+	}
+	for _, f := range outputs {
+		e.NewFiles = append(e.NewFiles, manifest.NewFile{Level: c.OutputLevel, Meta: f})
+	}
+	return e
+}
+
+// String describes the compaction for logs and tests, e.g.
+// "L0→L1 score 1.50 [a, z] inputs 000004 000003 + 000002 bottommost bits/key 10".
+func (c *Compaction) String() string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "L%d→L%d", c.Level, c.OutputLevel)
+	if c.Manual {
+		sb.WriteString(" manual")
+	} else {
+		fmt.Fprintf(&sb, " score %.2f", c.Score)
+	}
+	fmt.Fprintf(&sb, " [%q, %q] inputs", c.Smallest, c.Largest)
+	for i, files := range c.Inputs {
+		if i == 1 && len(files) > 0 {
+			sb.WriteString(" +")
+		}
+		for _, f := range files {
+			fmt.Fprintf(&sb, " %06d", f.FileNum)
+		}
+	}
+	if c.Bottommost {
+		sb.WriteString(" bottommost")
+	}
+	fmt.Fprintf(&sb, " bits/key %g", c.BitsPerKey)
+	return sb.String()
+}
+
+// keyRange returns the smallest and largest user keys of files, which must
+// not be empty. The results alias the files' keys.
+func keyRange(files ...[]*manifest.FileMetadata) (lo, hi []byte) {
+	first := true
+	for _, fs := range files {
+		for _, f := range fs {
+			if first || bytes.Compare(f.Smallest.UserKey, lo) < 0 {
+				lo = f.Smallest.UserKey
+			}
+			if first || bytes.Compare(f.Largest.UserKey, hi) > 0 {
+				hi = f.Largest.UserKey
+			}
+			first = false
+		}
+	}
+	return lo, hi
+}

@@ -1,0 +1,94 @@
+// Package compaction decides what bloomkv's LSM tree compacts and how: a
+// picker that scores the levels and chooses input tables, a merge that
+// rewrites them into the next level keeping exactly the versions a reader
+// can still see, and the allocation of filter memory across levels. It is
+// logic over manifest versions and table iterators, testable without a DB:
+// the DB supplies the version, opens the input tables, creates the output
+// files and installs the result (Compaction.Edit) with one manifest edit.
+//
+// # Picking
+//
+// Every level but the last has a score (Scores); the highest at least 1 is
+// compacted (Pick), ties to the shallower level:
+//
+//	L0:       number of tables / L0CompactionTrigger
+//	Ln, n≥1:  size / (BaseLevelSize · LevelMultiplier^(n−1))
+//
+// L0 is limited by count because a lookup probes every L0 table; deeper
+// levels by size, each T = LevelMultiplier times the one above, so a tree
+// of N bytes has about log_T(N/BaseLevelSize) levels. An L0 compaction takes
+// all of L0; an Ln compaction the one table with the least overlap in
+// Ln+1 per byte of its own. Both add the tables of the next level that
+// overlap the inputs' key range. PickManual compacts a key range down level
+// by level, for the DB's Compact. A compaction of one table that overlaps
+// nothing below, and whose filter suits the level below, is done by moving
+// the table (Compaction.IsTrivialMove).
+//
+// # The seam to the DB
+//
+// The DB calls Pick (or PickManual) with its current version; runs the
+// compaction with Run, passing an Env that opens the input tables
+// (*sstable.Iterator is an Iterator) and creates the output files, and the
+// sequence numbers of its live snapshots; and installs Compaction.Edit of
+// the outputs with one manifest edit. For every table it builds, flushes
+// included, it asks BitsPerKeyForLevel for the filter size.
+//
+// # Merging
+//
+// Run merges the inputs in internal-key order (user key ascending, newest
+// version first) and decides for each version of a user key whether it
+// stays. The read points are the live snapshots s_1 < … < s_k and the
+// latest read; a read at S sees the newest version with seqnum ≤ S. The
+// snapshots cut the seqnums into stripes (s_{i−1}, s_i], plus (s_k, ∞).
+// Walking a key's versions newest to oldest:
+//
+//   - A version is kept iff it is the first (newest) of its stripe. Every
+//     read point that sees some version of a stripe sees its newest, so the
+//     others are invisible at every read point: "shadowed", dropped.
+//   - When the compaction is bottommost (no level below the output level
+//     has a table overlapping its key range), a kept tombstone is dropped
+//     iff no kept version is older than it: the reads that saw it then
+//     find no version at all — not found, as before. (This is more than
+//     LevelDB's rule, which drops only tombstones older than every
+//     snapshot; a tombstone above the oldest snapshot with nothing under
+//     it goes too.)
+//
+// So for every key and every read point the visible version — or its
+// absence — is the same after the compaction as before, and no version
+// that no read point can see survives it, except tombstones that still
+// hide something below.
+//
+// Outputs are cut at TargetFileSize, but only between user keys: all the
+// versions of a key go to one table, so a lookup needs one table per level.
+//
+// INVARIANT: the output of a compaction is a sorted run: tables in key
+// order, each table's largest user key below the next one's smallest, all
+// within [Compaction.Smallest, Compaction.Largest], a range no table of the
+// output level outside the compaction overlaps; so installing it keeps the
+// level invariants of package manifest.
+//
+// INVARIANT: for a user key, versions in a shallower level (or an earlier L0
+// table) are newer than those in deeper ones. The picker keeps it: L0
+// inputs are closed under overlap, and deeper inputs are whole sorted-run
+// tables, so no version moves below an older one left behind.
+//
+// # Filters across levels
+//
+// Every table's filter is built with the bits per key of the level it is
+// written to (BitsPerKeyForLevel, from the tree's projected shape). Under
+// Uniform that is Options.BitsPerKey everywhere: each of the L runs a
+// lookup probes has false-positive rate p, and an absent key costs about
+// L·p wasted block reads. Under Optimal (Monkey: Dayan, Athanassoulis and
+// Idreos, SIGMOD 2017) each run's rate is proportional to its size, within
+// the same total memory:
+//
+//	b_i = avg + (Σ_j (n_j/N)·ln n_j − ln n_i) / (ln 2)²
+//
+// (BitsPerKeyForLevels gives the derivation and the clamping), so small
+// levels get many bits per key and the largest slightly fewer than the
+// average; with T = 10 the expected wasted reads drop to about the largest
+// level's rate, a constant. The filter block describes itself, so tables
+// built under different shapes or policies mix freely.
+// ExpectedFalsePositiveReads is the metric: Σ over the probed runs of their
+// false-positive rates.
+package compaction

@@ -1,0 +1,75 @@
+package compaction
+
+import (
+	"io"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/sstable"
+)
+
+// A table iterator is what Run reads.
+var _ Iterator = (*sstable.Iterator)(nil)
+
+// Iterator is a forward iterator over a table's entries in internal-key
+// order, every version and tombstone included: what Run reads its inputs
+// through. *sstable.Iterator implements it.
+//
+// First and Next report whether the iterator is at an entry; when one
+// reports false, Error says whether that was the end or a failure. Key and
+// Value may alias buffers valid only until the iterator moves.
+type Iterator interface {
+	First() bool
+	Next() bool
+	Key() base.InternalKey
+	Value() []byte
+	Error() error
+	Close() error
+}
+
+// Env connects Run to the DB's files: the DB opens the input tables, and
+// creates, numbers, syncs and, on failure, removes the output files. Run
+// only streams entries between them.
+type Env struct {
+	// Open returns an iterator over every entry of an input table. Run
+	// opens the tables of L0 together and those of a deeper level one at
+	// a time, and closes each when done with it.
+	Open func(f *manifest.FileMetadata) (Iterator, error)
+	// Create creates the file of a new output table, with a new file
+	// number.
+	Create func() (*Output, error)
+}
+
+// Output is a file the DB created for one output table.
+type Output struct {
+	// FileNum is the table's file number.
+	FileNum uint64
+	// W receives the table's bytes. Run's writes are buffered (64 KiB);
+	// W needs none of its own.
+	W io.Writer
+	// Finish makes the complete table durable: sync and close the file.
+	// Run calls it once, after the table's last byte. (The directory entry
+	// is the DB's to sync, once, before it installs the outputs.) May be
+	// nil, for tables that need nothing more, like those in memory.
+	Finish func() error
+	// Abort discards the file: close it if still open, and remove it.
+	// When Run fails it aborts every output it created, finished or not,
+	// so the DB has nothing to clean up. May be nil.
+	Abort func()
+}
+
+// Stats describe what a compaction did.
+type Stats struct {
+	InputTables, OutputTables int
+	// BytesRead is the size of the input tables, each read once in full;
+	// BytesWritten the size of the output tables.
+	BytesRead, BytesWritten uint64
+	// EntriesIn and EntriesOut count entries, tombstones included.
+	EntriesIn, EntriesOut uint64
+	// ShadowedDropped counts versions no read point could see: each had a
+	// newer version in its snapshot stripe.
+	ShadowedDropped uint64
+	// TombstonesDropped counts tombstones dropped at the bottom because
+	// there was nothing left for them to hide.
+	TombstonesDropped uint64
+}

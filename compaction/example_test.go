@@ -1,0 +1,72 @@
+package compaction_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/bloomkv/bloomkv/compaction"
+	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/sstable"
+)
+
+// Four flushes bring L0 to its trigger; Pick chooses an L0→L1 compaction,
+// Run merges the tables (held in memory here, where a DB has files), and
+// Edit says how to install the result.
+func Example() {
+	files := map[uint64]*bytes.Buffer{}
+	flush := func(num uint64, seq base.SeqNum, deleteBanana bool) *manifest.FileMetadata {
+		files[num] = new(bytes.Buffer)
+		w, _ := sstable.NewWriter(files[num], sstable.WriterOptions{BitsPerKey: 10})
+		w.Add(base.MakeInternalKey([]byte("apple"), seq, base.KindSet), []byte(fmt.Sprint("red ", seq)))
+		if deleteBanana {
+			w.Add(base.MakeInternalKey([]byte("banana"), seq+1, base.KindDelete), nil)
+		} else {
+			w.Add(base.MakeInternalKey([]byte("banana"), seq+1, base.KindSet), []byte("yellow"))
+		}
+		p, _ := w.Finish()
+		return &manifest.FileMetadata{FileNum: num, Size: uint64(files[num].Len()), Smallest: p.Smallest, Largest: p.Largest,
+			SmallestSeqNum: p.SmallestSeqNum, LargestSeqNum: p.LargestSeqNum, FilterBitsPerKey: p.FilterBitsPer}
+	}
+	v := &manifest.Version{}
+	for num := uint64(4); num >= 1; num-- { // L0 is newest first
+		v.Levels[0] = append(v.Levels[0], flush(num, base.SeqNum(10*num), num == 4))
+	}
+
+	c := compaction.Pick(v, nil)
+	fmt.Println(c)
+
+	nextNum := uint64(5)
+	env := compaction.Env{
+		Open: func(f *manifest.FileMetadata) (compaction.Iterator, error) {
+			r, err := sstable.Open(bytes.NewReader(files[f.FileNum].Bytes()), int64(files[f.FileNum].Len()), sstable.ReaderOptions{FileNum: f.FileNum})
+			if err != nil {
+				return nil, err
+			}
+			return r.NewIterator(), nil
+		},
+		Create: func() (*compaction.Output, error) {
+			num := nextNum
+			nextNum++
+			files[num] = new(bytes.Buffer)
+			return &compaction.Output{FileNum: num, W: files[num], Finish: func() error { return nil }}, nil
+		},
+	}
+	outputs, stats, err := compaction.Run(context.Background(), c, env, nil, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("in %d, out %d, shadowed %d, tombstones dropped %d\n", stats.EntriesIn, stats.EntriesOut, stats.ShadowedDropped, stats.TombstonesDropped)
+	for _, f := range outputs {
+		fmt.Println(f.FileNum, f.Smallest, f.Largest)
+	}
+	edit := c.Edit(outputs)
+	fmt.Println(len(edit.DeletedFiles), "deleted from L0,", len(edit.NewFiles), "added to L1")
+	// Output:
+	// L0→L1 score 1.00 ["apple", "banana"] inputs 000004 000003 000002 000001 bottommost bits/key 10
+	// in 8, out 1, shadowed 6, tombstones dropped 1
+	// 5 "apple"#40,SET "apple"#40,SET
+	// 4 deleted from L0, 1 added to L1
+}

@@ -1,0 +1,185 @@
+package compaction
+
+import (
+	"math"
+	"sync"
+
+	"github.com/bloomkv/bloomkv/bloom"
+	"github.com/bloomkv/bloomkv/internal/manifest"
+)
+
+// ln2sq is (ln 2)², the exponent of a Bloom filter's false-positive rate per
+// bit per key: p ≈ e^(−b·(ln 2)²).
+const ln2sq = math.Ln2 * math.Ln2
+
+// bitsGrid is the resolution of an allocation: a tenth of a bit per key.
+// Rounding to it keeps the number of distinct bits per key small (bloom
+// memoizes its probe count per value, and Metrics prints them) at a cost of
+// at most half a step, 0.5% of the default 10 bits per key.
+const bitsGrid = 0.1
+
+// roundBits rounds b to the nearest multiple of bitsGrid, as the float64
+// nearest to it, so that it prints as it should (26.7, not
+// 26.700000000000003).
+func roundBits(b float64) float64 { return math.Round(b/bitsGrid) / (1 / bitsGrid) }
+
+// BitsPerKeyForLevels returns the bits per key of each level's filters for a
+// tree of shape s with an average of avg bits per key (0 for no filters).
+// Levels with no data get 0.
+//
+// Uniform gives every level avg.
+//
+// Optimal follows Monkey (Dayan, Athanassoulis and Idreos, SIGMOD 2017). The
+// expected number of wasted block reads of a lookup for an absent key is the
+// sum over the runs it probes of their false-positive rates. With n_i keys
+// in run i at b_i bits per key, p_i ≈ e^(−b_i·(ln 2)²); minimize Σ_i p_i
+// subject to the memory of Uniform, Σ_i n_i·b_i = N·avg (N = Σ_i n_i). The
+// Lagrangian condition ∂/∂b_i: −(ln 2)²·p_i + λ·n_i = 0 gives
+//
+//	p_i = (λ/(ln 2)²)·n_i      — each run's rate proportional to its size,
+//
+// so with T = 10 each level has a tenth of the rate of the next, and the sum
+// is dominated by the largest level: about a constant instead of L·p.
+// Solving the memory constraint for λ:
+//
+//	b_i = avg + (Σ_j (n_j/N)·ln n_j − ln n_i) / (ln 2)²
+//
+// — the average plus the log of how much smaller than the size-weighted
+// (geometric) mean the run is, in units of (ln 2)²: 4.8 bits per key per
+// factor of 10. A run whose b_i falls outside [1, bloom.MaxBitsPerKey] is
+// clamped there (a table's filter has at least 1 bit per key — smaller ones
+// buy next to nothing — and at most the blocked filter's limit) and the
+// others are re-solved with the memory that leaves: the Karush-Kuhn-Tucker
+// solution, found by bisection on the common level log(λ). avg ≥ 1 makes
+// the constraint satisfiable. Results are rounded to a tenth of a bit.
+//
+// The model's e^(−b·(ln 2)²) is the classic filter's rate; the tables'
+// cache-line-blocked filters flatten out at high bits per key, so their true
+// optimum differs a little. Not by much: at 10 bits per key and T = 10, no
+// move of memory between two levels lowers the expected reads, computed
+// with the blocked filters' rates, by as much as 1% (0.2% at best; see
+// TestOptimalNearBlockedOptimum), so the closed form stands.
+func BitsPerKeyForLevels(s Shape, avg float64, policy FilterPolicy) [manifest.NumLevels]float64 {
+	var bits [manifest.NumLevels]float64
+	if !(avg > 0) {
+		return bits
+	}
+	avg = clampBits(avg)
+	if policy != Optimal {
+		for level := range bits {
+			if s.runs(level) > 0 {
+				bits[level] = avg
+			}
+		}
+		return bits
+	}
+
+	// b(x) = clamp((x − ln n)/(ln 2)²) is nondecreasing in x, and so is the
+	// memory it spends: bisect x until the memory is N·avg.
+	var total float64
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for level := range bits {
+		if s.runs(level) == 0 {
+			continue
+		}
+		total += s.Sizes[level]
+		ln := math.Log(s.runSize(level))
+		lo = min(lo, ln+ln2sq*1)
+		hi = max(hi, ln+ln2sq*bloom.MaxBitsPerKey)
+	}
+	if total == 0 {
+		return bits
+	}
+	spend := func(x float64) float64 {
+		var m float64
+		for level := range bits {
+			if s.runs(level) > 0 {
+				m += s.Sizes[level] * clampBits((x-math.Log(s.runSize(level)))/ln2sq)
+			}
+		}
+		return m
+	}
+	budget := total * avg
+	for range 100 {
+		mid := (lo + hi) / 2
+		if spend(mid) < budget {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	for level := range bits {
+		if s.runs(level) > 0 {
+			b := clampBits((hi - math.Log(s.runSize(level))) / ln2sq)
+			bits[level] = clampBits(roundBits(b))
+		}
+	}
+	return bits
+}
+
+// clampBits clamps bits per key to what a table's filter can have.
+func clampBits(b float64) float64 { return min(max(b, 1), bloom.MaxBitsPerKey) }
+
+// ExpectedFalsePositiveReads returns the expected number of data blocks a
+// lookup for an absent key reads in vain in a tree of shape s whose levels'
+// filters have bits (0: no filter, every probe reads): the sum over the
+// runs it probes — every L0 table, one table of each deeper level with
+// data — of their false-positive rates, each from
+// bloom.BlockedFalsePositiveRate, the tables' filter. It is the metric the
+// filter policies are judged by.
+func ExpectedFalsePositiveReads(s Shape, bits [manifest.NumLevels]float64) float64 {
+	var sum float64
+	for level := range bits {
+		sum += float64(s.runs(level)) * falsePositiveRate(bits[level])
+	}
+	return sum
+}
+
+// FilterMemory returns the filter memory of a tree of shape s whose levels'
+// filters have bits: Σ Sizes[i]·bits[i], in bits when the sizes are in keys.
+func FilterMemory(s Shape, bits [manifest.NumLevels]float64) float64 {
+	var m float64
+	for level := range bits {
+		if s.runs(level) > 0 {
+			m += s.Sizes[level] * bits[level]
+		}
+	}
+	return m
+}
+
+// falsePositiveRate is the false-positive rate of a table's blocked filter
+// at bits per key b, with the probe count the writer uses; 1 without one.
+func falsePositiveRate(b float64) float64 {
+	if !(b > 0) {
+		return 1
+	}
+	if p, ok := fprMemo.Load(b); ok {
+		return p.(float64)
+	}
+	p := bloom.BlockedFalsePositiveRate(b, bloom.BlockedProbes(b))
+	fprMemo.Store(b, p)
+	return p
+}
+
+// fprMemo remembers falsePositiveRate: the sum behind it costs a fraction of
+// a millisecond, and allocations take few distinct values (bitsGrid).
+var fprMemo sync.Map
+
+// BitsPerKeyForLevel returns the bits per key of the filter of a table
+// written to level in v: Options.BitsPerKey under Uniform, the level's
+// share of BitsPerKeyForLevels over ProjectedShape under Optimal, 0 when
+// filters are disabled. The DB calls it for every table it builds —
+// flushes (level 0) and compaction outputs (Pick and PickManual call it for
+// Compaction.BitsPerKey) — and writes it into the table's filter, whose
+// header carries the parameters: tables built at different times, with
+// different shapes or policies, mix freely.
+func BitsPerKeyForLevel(v *manifest.Version, level int, opts *Options) float64 {
+	o := opts.resolved()
+	if o.BitsPerKey == 0 {
+		return 0
+	}
+	if o.FilterPolicy != Optimal {
+		return clampBits(o.BitsPerKey)
+	}
+	return BitsPerKeyForLevels(ProjectedShape(v, level, &o), o.BitsPerKey, Optimal)[level]
+}

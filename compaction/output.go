@@ -1,0 +1,99 @@
+package compaction
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/sstable"
+)
+
+// write adds an entry to the current output, first cutting it when it is
+// full and the entry starts a new user key.
+func (r *runner) write(k base.InternalKey, value []byte) error {
+	if !r.wroteKey {
+		if r.w != nil && r.w.EstimatedSize() >= r.target {
+			if err := r.finishOutput(); err != nil {
+				return err
+			}
+		}
+		r.wroteKey = true
+	}
+	if r.w == nil {
+		if err := r.newOutput(); err != nil {
+			return err
+		}
+	}
+	r.stats.EntriesOut++
+	return r.w.Add(k, value)
+}
+
+// newOutput creates the next output table.
+func (r *runner) newOutput() error {
+	out, err := r.env.Create()
+	if err != nil {
+		return err
+	}
+	r.created = append(r.created, out)
+	r.out, r.counter = out, countingWriter{w: out.W}
+	r.w, err = sstable.NewWriter(&r.counter, r.wopts)
+	return err
+}
+
+// finishOutput completes the current output table, if any, and records its
+// metadata.
+func (r *runner) finishOutput() error {
+	if r.w == nil {
+		return nil
+	}
+	props, err := r.w.Finish()
+	r.w = nil
+	if err != nil {
+		return err
+	}
+	if r.out.Finish != nil {
+		if err := r.out.Finish(); err != nil {
+			return err
+		}
+	}
+	meta := &manifest.FileMetadata{
+		FileNum:          r.out.FileNum,
+		Size:             r.counter.n,
+		Smallest:         props.Smallest,
+		Largest:          props.Largest,
+		SmallestSeqNum:   props.SmallestSeqNum,
+		LargestSeqNum:    props.LargestSeqNum,
+		FilterBitsPerKey: props.FilterBitsPer,
+	}
+	if err := meta.Validate(); err != nil {
+		return fmt.Errorf("compaction: output table: %w", err)
+	}
+	r.outputs = append(r.outputs, meta)
+	r.stats.OutputTables++
+	r.stats.BytesWritten += meta.Size
+	return nil
+}
+
+// abort discards every output created.
+func (r *runner) abort() {
+	for _, out := range r.created {
+		if out.Abort != nil {
+			out.Abort()
+		}
+	}
+	r.created, r.outputs, r.w = nil, nil, nil
+}
+
+// countingWriter counts the bytes written through it: the table's size,
+// without asking the file system.
+type countingWriter struct {
+	w io.Writer
+	n uint64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += uint64(n)
+	return n, err
+}

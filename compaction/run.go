@@ -1,0 +1,213 @@
+package compaction
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/sstable"
+)
+
+// cancelCheckInterval is how many entries Run merges between looks at its
+// context: often enough to stop within a millisecond, rarely enough to cost
+// nothing.
+const cancelCheckInterval = 1024
+
+// Run performs compaction c: it merges the input tables in internal-key
+// order, keeps of each user key the versions a read point can still see,
+// writes them to new tables of c.OutputLevel, and returns the new tables'
+// metadata, in key order, for c.Edit. snapshots are the sequence numbers of
+// the live snapshots, in any order; every version newer than all of them is
+// visible to the latest read only.
+//
+// Of the versions of a user key, newest first, Run keeps a version iff it is
+// the newest of its snapshot stripe (see the package doc); and when
+// c.Bottommost, it drops the tombstones among those that have no kept
+// version older than them — a read that saw such a tombstone now finds
+// nothing, as before. Output tables are cut once they reach
+// opts.TargetFileSize, at the next change of user key, and built with
+// opts.TableOptions and a filter of c.BitsPerKey bits per key.
+//
+// Run checks ctx every thousand entries or so and stops with its error. On
+// any failure — ctx, an input, an output, inputs out of order (wrapping
+// base.ErrCorruption) — it aborts every output it created and returns no
+// tables, and the version is left as it was.
+func Run(ctx context.Context, c *Compaction, env Env, snapshots []base.SeqNum, opts *Options) ([]*manifest.FileMetadata, Stats, error) {
+	o := opts.resolved()
+	r := &runner{
+		c:          c,
+		lastStripe: -1,
+		env:        env,
+		stripes:    newStripes(snapshots),
+		target:     o.TargetFileSize,
+		wopts:      o.TableOptions,
+	}
+	r.wopts.BitsPerKey = c.BitsPerKey
+	r.stats.InputTables = c.NumInputs()
+	r.stats.BytesRead = c.InputBytes()
+
+	err := r.merge(ctx)
+	if err == nil {
+		err = r.finishOutput()
+	}
+	if err != nil {
+		r.abort()
+		return nil, r.stats, err
+	}
+	return r.outputs, r.stats, nil
+}
+
+// runner is the state of one Run.
+type runner struct {
+	c       *Compaction
+	env     Env
+	stripes stripes
+	target  uint64
+	wopts   sstable.WriterOptions
+	stats   Stats
+
+	// The user key being merged (once haveKey), its last trailer and the
+	// stripe of its last kept version (−1: none yet).
+	haveKey     bool
+	userKey     []byte
+	lastTrailer base.Trailer
+	lastStripe  int
+	// wroteKey reports that an entry of userKey has been written: the next
+	// write of the same key must go to the same table.
+	wroteKey bool
+	// pending are kept tombstones of userKey not yet written, newest
+	// first: at the bottom they are written only if a kept version older
+	// than them turns up. Their values are in pendingVals.
+	pending     []pendingTombstone
+	pendingVals []byte
+
+	// The output being written, and those finished.
+	out     *Output
+	counter countingWriter
+	w       *sstable.Writer
+	created []*Output // every output created, for abort
+	outputs []*manifest.FileMetadata
+}
+
+// pendingTombstone is a kept tombstone of the current user key whose
+// writing waits; its value is pendingVals[start:end].
+type pendingTombstone struct {
+	trailer    base.Trailer
+	start, end int
+}
+
+// merge streams the inputs through the keep rule into the outputs.
+func (r *runner) merge(ctx context.Context) (err error) {
+	it, err := r.inputIter()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := it.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	for ok := it.First(); ok; ok = it.Next() {
+		if r.stats.EntriesIn%cancelCheckInterval == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		r.stats.EntriesIn++
+		if err := r.add(it.Key(), it.Value()); err != nil {
+			return err
+		}
+	}
+	if err := it.Error(); err != nil {
+		return err
+	}
+	r.endKey()
+	return nil
+}
+
+// inputIter returns the merge of the inputs: each L0 table on its own (they
+// overlap), each deeper level's tables concatenated (they do not).
+func (r *runner) inputIter() (*mergingIter, error) {
+	var children []Iterator
+	for i, files := range r.c.Inputs {
+		level := r.c.Level
+		if i == 1 {
+			level = r.c.OutputLevel
+		}
+		if len(files) == 0 {
+			continue
+		}
+		if level > 0 {
+			children = append(children, newLevelIter(files, r.env.Open))
+			continue
+		}
+		for _, f := range files {
+			it, err := r.env.Open(f)
+			if err != nil {
+				for _, c := range children {
+					c.Close()
+				}
+				return nil, err
+			}
+			children = append(children, it)
+		}
+	}
+	return newMergingIter(children), nil
+}
+
+// add applies the keep rule to the next entry of the merge.
+func (r *runner) add(k base.InternalKey, value []byte) error {
+	if !r.haveKey || !bytes.Equal(k.UserKey, r.userKey) {
+		if r.haveKey && bytes.Compare(k.UserKey, r.userKey) < 0 {
+			return r.outOfOrder(k)
+		}
+		r.endKey()
+		r.userKey = append(r.userKey[:0], k.UserKey...)
+		r.haveKey = true
+	} else if k.Trailer >= r.lastTrailer {
+		return r.outOfOrder(k)
+	}
+	r.lastTrailer = k.Trailer
+
+	stripe := r.stripes.of(k.SeqNum())
+	if stripe == r.lastStripe {
+		// A newer version of this key is in the same stripe: every read
+		// point that could see this one sees that one instead.
+		r.stats.ShadowedDropped++
+		return nil
+	}
+	r.lastStripe = stripe
+	if k.Kind() == base.KindDelete && r.c.Bottommost {
+		// Whether it hides anything depends on the versions older than
+		// it, which come next.
+		start := len(r.pendingVals)
+		r.pendingVals = append(r.pendingVals, value...)
+		r.pending = append(r.pending, pendingTombstone{trailer: k.Trailer, start: start, end: len(r.pendingVals)})
+		return nil
+	}
+	// A version that stays: the pending tombstones above it hide it from
+	// their read points, so they stay too.
+	for _, p := range r.pending {
+		if err := r.write(base.InternalKey{UserKey: r.userKey, Trailer: p.trailer}, r.pendingVals[p.start:p.end]); err != nil {
+			return err
+		}
+	}
+	r.pending, r.pendingVals = r.pending[:0], r.pendingVals[:0]
+	return r.write(k, value)
+}
+
+// endKey finishes the current user key: its pending tombstones hide nothing
+// (nothing older was kept, and nothing is below), so they go.
+func (r *runner) endKey() {
+	r.stats.TombstonesDropped += uint64(len(r.pending))
+	r.pending, r.pendingVals = r.pending[:0], r.pendingVals[:0]
+	r.lastStripe = -1
+	r.wroteKey = false
+}
+
+func (r *runner) outOfOrder(k base.InternalKey) error {
+	prev := base.InternalKey{UserKey: r.userKey, Trailer: r.lastTrailer}
+	return fmt.Errorf("%w: compaction L%d→L%d: input key %v after %v", base.ErrCorruption, r.c.Level, r.c.OutputLevel, k, prev)
+}
