@@ -35,6 +35,7 @@
 package bloomkv
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sync"
@@ -65,10 +66,14 @@ type DB struct {
 
 	// manifestMu serializes manifest appends (flushes), which fsync, so
 	// that they do not hold mu while they wait for the disk.
-	manifestMu sync.Mutex
-	manifest   *manifest.Log
+	manifestMu    sync.Mutex
+	manifest      *manifest.Log
+	manifestEdits uint64 // edits appended; guarded by manifestMu
 
 	bgDone sync.WaitGroup
+	// compactCtx is cancelled by Close, to interrupt a compaction.
+	compactCtx    context.Context
+	cancelCompact context.CancelFunc
 
 	mu struct {
 		sync.Mutex
@@ -95,6 +100,10 @@ type DB struct {
 		versions  map[*version]struct{} // every version with references
 		tables    map[uint64]*table     // every open table, by file number
 		snapshots map[*Snapshot]struct{}
+		// compacting is set while a compaction runs: one at a time.
+		compacting bool
+		// installedEdit is the manifestEdits count of the current version.
+		installedEdit uint64
 	}
 }
 
@@ -286,7 +295,8 @@ func (d *DB) Flush() error {
 
 // Close waits for writes in progress and for a flush in progress, then
 // closes the DB's files and releases its directory. It does not flush the
-// memtable: its writes are in the WAL, which the next Open replays. Every
+// memtable: its writes are in the WAL, which the next Open replays. It
+// returns the DB's sticky error, if a WAL write or a flush failed. Every
 // later call returns ErrClosed.
 func (d *DB) Close() error {
 	d.mu.Lock()
@@ -295,6 +305,7 @@ func (d *DB) Close() error {
 		return ErrClosed
 	}
 	d.mu.closed = true
+	d.cancelCompact()
 	d.mu.cond.Broadcast()
 	for d.mu.writers > 0 {
 		d.mu.cond.Wait()
@@ -307,6 +318,10 @@ func (d *DB) Close() error {
 	var errs []error
 	if d.mu.bgErr == nil {
 		errs = append(errs, d.mu.wal.Sync())
+	} else {
+		// Reported even if a write reported it already: a background
+		// flush may have failed after the last write.
+		errs = append(errs, d.mu.bgErr)
 	}
 	errs = append(errs, d.mu.walFile.Close())
 	d.manifestMu.Lock()

@@ -2,6 +2,8 @@ package bloomkv
 
 import (
 	"fmt"
+
+	"github.com/bloomkv/bloomkv/compaction"
 	"time"
 
 	"github.com/bloomkv/bloomkv/internal/manifest"
@@ -12,17 +14,41 @@ import (
 
 // makeRoomLocked makes sure the mutable memtable can take size more bytes,
 // rotating it when full. When MaxImmutableMemtables full memtables already
-// wait for their flush, the write waits too (a write stall) until the
-// flush catches up: memory stays bounded under any write load. d.mu is held.
+// wait for their flush, or L0 has L0StopTrigger tables, the write waits (a
+// write stall) until flush or compaction catches up; from
+// L0SlowdownTrigger tables it waits a millisecond. So memory and L0 stay
+// bounded under any write load. d.mu is held.
 func (d *DB) makeRoomLocked(size int64) error {
 	var stalled time.Time
+	slowed := false
 	for {
 		switch {
 		case d.mu.closed:
 			return ErrClosed
 		case d.mu.bgErr != nil:
 			return d.mu.bgErr
+		case l0Stop(d):
+			// Every read probes every L0 table: past the stop trigger,
+			// writes wait for compaction rather than let reads slow down
+			// without bound.
+			if stalled.IsZero() {
+				stalled = time.Now()
+			}
+			d.mu.cond.Wait()
 		case d.mu.mem.Empty() || d.mu.mem.ApproximateSize()+size <= d.opts.MemtableSize:
+			if len(d.mu.current.Levels[0]) >= d.opts.L0SlowdownTrigger && !slowed {
+				// Past the slowdown trigger each write group gives
+				// compaction a millisecond, so that L0 rarely reaches
+				// the stop trigger and writes slow down smoothly.
+				slowed = true
+				if stalled.IsZero() {
+					stalled = time.Now()
+				}
+				d.mu.Unlock()
+				time.Sleep(time.Millisecond)
+				d.mu.Lock()
+				continue
+			}
 			if !stalled.IsZero() {
 				d.counters.stalls.Add(1)
 				d.counters.stallNanos.Add(uint64(time.Since(stalled)))
@@ -107,8 +133,9 @@ func (d *DB) flushOldestLocked() error {
 	imm := d.mu.imm[0]
 	num := d.mu.nextFileNum
 	d.mu.nextFileNum++
+	bitsPerKey := compaction.BitsPerKeyForLevel(d.mu.current.Version, 0, &d.opts.compaction)
 	d.mu.Unlock()
-	meta, err := d.writeTable(num, imm.mem)
+	meta, err := d.writeTable(num, imm.mem, bitsPerKey)
 	d.mu.Lock()
 	if err != nil {
 		return err
@@ -119,11 +146,7 @@ func (d *DB) flushOldestLocked() error {
 	if len(d.mu.imm) > 1 {
 		logNum = d.mu.imm[1].walNum
 	}
-	edit := &manifest.VersionEdit{
-		LogNumber:      logNum,
-		NextFileNumber: d.mu.nextFileNum,
-		LastSeqNum:     d.mu.lastSeq,
-	}
+	edit := &manifest.VersionEdit{LogNumber: logNum}
 	if meta != nil {
 		edit.NewFiles = []manifest.NewFile{{Level: 0, Meta: meta}}
 	}
@@ -132,14 +155,18 @@ func (d *DB) flushOldestLocked() error {
 	}
 	d.mu.imm = d.mu.imm[1:]
 	d.counters.flushes.Add(1)
+	if meta != nil {
+		d.counters.compactions.bytesWritten[0].Add(meta.Size)
+	}
 	d.mu.cond.Broadcast()
 	d.removeObsoleteWALsLocked(logNum)
 	return nil
 }
 
-// writeTable writes mem's entries to the table numbered num, syncs it and
-// its directory entry, and returns its metadata; nil for an empty memtable.
-func (d *DB) writeTable(num uint64, mem *memtable.Memtable) (*manifest.FileMetadata, error) {
+// writeTable writes mem's entries to the table numbered num with filters of
+// bitsPerKey, syncs it and its directory entry, and returns its metadata;
+// nil for an empty memtable.
+func (d *DB) writeTable(num uint64, mem *memtable.Memtable, bitsPerKey float64) (*manifest.FileMetadata, error) {
 	if mem.Empty() {
 		return nil, nil
 	}
@@ -153,7 +180,9 @@ func (d *DB) writeTable(num uint64, mem *memtable.Memtable) (*manifest.FileMetad
 		d.fs.Remove(path)
 		return nil, fmt.Errorf("bloomkv: flush to %s: %w", path, err)
 	}
-	w, err := sstable.NewWriter(f, d.tableOptions())
+	opts := d.opts.compaction.TableOptions
+	opts.BitsPerKey = bitsPerKey
+	w, err := sstable.NewWriter(f, opts)
 	if err != nil {
 		return fail(err)
 	}
@@ -192,29 +221,34 @@ func (d *DB) writeTable(num uint64, mem *memtable.Memtable) (*manifest.FileMetad
 	}, nil
 }
 
-func (d *DB) tableOptions() sstable.WriterOptions {
-	return sstable.WriterOptions{
-		BlockSize:   d.opts.BlockSize,
-		Compression: d.opts.Compression.table(),
-		BitsPerKey:  d.opts.BitsPerKey,
-	}
-}
-
 // applyEditLocked appends edit to the manifest and installs the version it
 // makes, opening the tables it adds. d.mu is held, and released during the
 // manifest's fsync. A failed append is sticky: the edit may or may not
 // survive a crash, so nothing it adds or retires may be deleted after it.
+//
+// Flushes and compactions append concurrently, so the counters are filled
+// in here, in manifest order (they must never go back), and a version is
+// installed only if no later edit's version was installed first: each
+// version contains every edit before it.
 func (d *DB) applyEditLocked(edit *manifest.VersionEdit) error {
+	d.manifestMu.Lock() // lock order: d.mu, then manifestMu
+	edit.NextFileNumber = d.mu.nextFileNum
+	edit.LastSeqNum = d.mu.lastSeq
 	d.mu.Unlock()
-	d.manifestMu.Lock()
 	state, err := d.manifest.Append(edit)
+	d.manifestEdits++
+	ticket := d.manifestEdits
 	d.manifestMu.Unlock()
 	d.mu.Lock()
 	if err != nil {
 		return fmt.Errorf("bloomkv: manifest: %w", err)
 	}
-	for _, nf := range edit.NewFiles {
-		if err := d.openTableLocked(nf.Meta); err != nil {
+	if ticket < d.mu.installedEdit {
+		return nil // a later edit's version, which includes this one, is in
+	}
+	d.mu.installedEdit = ticket
+	for _, f := range state.Version.Files() {
+		if err := d.openTableLocked(f); err != nil {
 			return err
 		}
 	}

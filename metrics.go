@@ -36,6 +36,11 @@ type LevelMetrics struct {
 	BlocksFromFile, BlocksFromCache uint64
 	// BytesRead counts bytes lookups read from the level's files.
 	BytesRead uint64
+
+	// CompactionBytesRead counts bytes of the level's tables compactions
+	// read; CompactionBytesWritten bytes of tables flushes (L0) and
+	// compactions wrote into the level.
+	CompactionBytesRead, CompactionBytesWritten uint64
 }
 
 // FalsePositives returns the filter positives where the table lacked the key.
@@ -64,13 +69,29 @@ type Metrics struct {
 	WALSyncs uint64 // WAL fsyncs; with group commit, often fewer than Batches
 
 	Flushes             uint64
-	MemtableSize        int64 // bytes in the mutable memtable
-	ImmutableMemtables  int   // full memtables waiting for their flush
+	Compactions         uint64
+	TombstonesDropped   uint64 // by compactions at the bottom of the tree
+	MemtableSize        int64  // bytes in the mutable memtable
+	ImmutableMemtables  int    // full memtables waiting for their flush
 	WriteStalls         uint64
 	WriteStallDuration  time.Duration
 	BlockCache          cache.Metrics
 	FilterMemory        uint64 // bytes of filters held in memory
 	ObsoleteFilesPurged uint64
+}
+
+// WriteAmplification is the bytes written to tables (flushes and
+// compactions) per byte written to the WAL: how many times the store
+// rewrites what it is given. 0 before any write.
+func (m Metrics) WriteAmplification() float64 {
+	if m.WALBytes == 0 {
+		return 0
+	}
+	var written uint64
+	for _, l := range m.Levels {
+		written += l.CompactionBytesWritten
+	}
+	return float64(written) / float64(m.WALBytes)
 }
 
 // levelCounters are LevelMetrics' live, atomic lookup counters.
@@ -120,21 +141,29 @@ type dbCounters struct {
 	gets, memtableHits, writes, batches atomic.Uint64
 	walBytes, walSyncs, flushes         atomic.Uint64
 	stalls, stallNanos, obsoletePurged  atomic.Uint64
+	compactions                         compactionCounters
+}
+
+// compactionCounters count the work of flushes and compactions.
+type compactionCounters struct {
+	count, tombstonesDropped atomic.Uint64
+	bytesRead, bytesWritten  [manifest.NumLevels]atomic.Uint64
 }
 
 // String renders the metrics as aligned tables.
 func (m Metrics) String() string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "level\ttables\tsize\tbits/key\tprobes\tfilter no\tfilter maybe\ttrue pos\tFPR\tblocks file\tblocks cache\tread\t")
+	fmt.Fprintln(tw, "level\ttables\tsize\tbits/key\tprobes\tfilter no\tfilter maybe\ttrue pos\tFPR\tblocks file\tblocks cache\tread\tcompact in\tcompact out\t")
 	var total LevelMetrics
 	for i, l := range m.Levels {
 		if l.Tables == 0 && l.TableProbes == 0 {
 			continue
 		}
-		fmt.Fprintf(tw, "L%d\t%d\t%s\t%.1f\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t\n", i, l.Tables, humanize.Bytes(l.Bytes),
+		fmt.Fprintf(tw, "L%d\t%d\t%s\t%.1f\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t%s\t%s\t\n", i, l.Tables, humanize.Bytes(l.Bytes),
 			l.FilterBitsPerKey, l.TableProbes, l.FilterNegatives, l.FilterPositives, l.TruePositives,
-			percent(l.FalsePositiveRate()), l.BlocksFromFile, l.BlocksFromCache, humanize.Bytes(l.BytesRead))
+			percent(l.FalsePositiveRate()), l.BlocksFromFile, l.BlocksFromCache, humanize.Bytes(l.BytesRead),
+			humanize.Bytes(l.CompactionBytesRead), humanize.Bytes(l.CompactionBytesWritten))
 		total.Tables += l.Tables
 		total.Bytes += l.Bytes
 		total.TableProbes += l.TableProbes
@@ -144,10 +173,13 @@ func (m Metrics) String() string {
 		total.BlocksFromFile += l.BlocksFromFile
 		total.BlocksFromCache += l.BlocksFromCache
 		total.BytesRead += l.BytesRead
+		total.CompactionBytesRead += l.CompactionBytesRead
+		total.CompactionBytesWritten += l.CompactionBytesWritten
 	}
-	fmt.Fprintf(tw, "total\t%d\t%s\t\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t\n", total.Tables, humanize.Bytes(total.Bytes),
+	fmt.Fprintf(tw, "total\t%d\t%s\t\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t%s\t%s\t\n", total.Tables, humanize.Bytes(total.Bytes),
 		total.TableProbes, total.FilterNegatives, total.FilterPositives, total.TruePositives,
-		percent(total.FalsePositiveRate()), total.BlocksFromFile, total.BlocksFromCache, humanize.Bytes(total.BytesRead))
+		percent(total.FalsePositiveRate()), total.BlocksFromFile, total.BlocksFromCache, humanize.Bytes(total.BytesRead),
+		humanize.Bytes(total.CompactionBytesRead), humanize.Bytes(total.CompactionBytesWritten))
 	tw.Flush()
 
 	b.WriteString("\n")
@@ -157,6 +189,7 @@ func (m Metrics) String() string {
 	fmt.Fprintf(tw, "WAL\t%s\tsyncs\t%d\n", humanize.Bytes(m.WALBytes), m.WALSyncs)
 	fmt.Fprintf(tw, "memtable\t%s\timmutable\t%d\n", humanize.Bytes(uint64(m.MemtableSize)), m.ImmutableMemtables)
 	fmt.Fprintf(tw, "flushes\t%d\twrite stalls\t%d (%v)\n", m.Flushes, m.WriteStalls, m.WriteStallDuration)
+	fmt.Fprintf(tw, "compactions\t%d\twrite amplification\t%.2f\n", m.Compactions, m.WriteAmplification())
 	fmt.Fprintf(tw, "block cache\t%s of %s\thits/misses\t%d/%d\n", humanize.Bytes(uint64(m.BlockCache.Bytes)),
 		humanize.Bytes(uint64(m.BlockCache.Capacity)), m.BlockCache.Hits, m.BlockCache.Misses)
 	fmt.Fprintf(tw, "filter memory\t%s\tobsolete files purged\t%d\n", humanize.Bytes(m.FilterMemory), m.ObsoleteFilesPurged)
@@ -197,6 +230,12 @@ func (d *DB) Metrics() Metrics {
 	m.Writes, m.Batches = c.writes.Load(), c.batches.Load()
 	m.WALBytes, m.WALSyncs = c.walBytes.Load(), c.walSyncs.Load()
 	m.Flushes = c.flushes.Load()
+	m.Compactions = c.compactions.count.Load()
+	m.TombstonesDropped = c.compactions.tombstonesDropped.Load()
+	for i := range m.Levels {
+		m.Levels[i].CompactionBytesRead = c.compactions.bytesRead[i].Load()
+		m.Levels[i].CompactionBytesWritten = c.compactions.bytesWritten[i].Load()
+	}
 	m.WriteStalls, m.WriteStallDuration = c.stalls.Load(), time.Duration(c.stallNanos.Load())
 	m.ObsoleteFilesPurged = c.obsoletePurged.Load()
 	m.BlockCache = d.cache.Metrics()

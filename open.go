@@ -1,12 +1,14 @@
 package bloomkv
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	iofs "io/fs"
 	"slices"
 
+	"github.com/bloomkv/bloomkv/compaction"
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/cache"
 	"github.com/bloomkv/bloomkv/internal/manifest"
@@ -53,8 +55,10 @@ func Open(dirname string, opts *Options) (*DB, error) {
 		d.closeFiles()
 		return nil, err
 	}
-	d.bgDone.Add(1)
+	d.compactCtx, d.cancelCompact = context.WithCancel(context.Background())
+	d.bgDone.Add(2)
 	go d.flushLoop()
+	go d.compactionLoop()
 	return d, nil
 }
 
@@ -151,7 +155,7 @@ func (d *DB) recover() error {
 	flushReplayed := func() error {
 		num := d.mu.nextFileNum
 		d.mu.nextFileNum++
-		meta, err := d.writeTable(num, mem)
+		meta, err := d.writeTable(num, mem, compaction.BitsPerKeyForLevel(state.Version, 0, &d.opts.compaction))
 		if err != nil {
 			return err
 		}

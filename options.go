@@ -1,7 +1,10 @@
 package bloomkv
 
 import (
+	"errors"
 	"math"
+
+	"github.com/bloomkv/bloomkv/compaction"
 
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/internal/vfs"
@@ -76,7 +79,46 @@ type Options struct {
 	// BlockCacheSize is the capacity of the block cache in bytes. Default
 	// 8 MiB; a negative value disables the cache.
 	BlockCacheSize int64
+
+	// FilterPolicy spreads the filter memory (BitsPerKey on average) over
+	// the levels: Uniform, the same bits per key in every table, or Optimal
+	// (Monkey), a false-positive rate proportional to each level's size,
+	// which at equal memory cuts the wasted reads of a lookup for an
+	// absent key from about one per level to about one in total times the
+	// largest level's rate. Default Uniform.
+	FilterPolicy FilterPolicy
+
+	// L0CompactionTrigger is the number of L0 tables at which L0 is
+	// compacted into L1. Default 4.
+	L0CompactionTrigger int
+	// L0SlowdownTrigger is the number of L0 tables at which each write
+	// group waits a millisecond, to let compaction catch up. Default 8.
+	L0SlowdownTrigger int
+	// L0StopTrigger is the number of L0 tables at which writes stop until
+	// compaction brings L0 below it. Default 12.
+	L0StopTrigger int
+	// BaseLevelSize is the target size of L1; level n targets
+	// BaseLevelSize·LevelMultiplier^(n−1). Default 16 MiB.
+	BaseLevelSize uint64
+	// LevelMultiplier is the size ratio T between adjacent levels. Default 10.
+	LevelMultiplier int
+	// TargetFileSize is the size at which compaction cuts an output table.
+	// Default 2 MiB.
+	TargetFileSize uint64
+
+	// compaction is the options above, resolved, as the compaction package
+	// takes them.
+	compaction compaction.Options
 }
+
+// FilterPolicy chooses how filter memory is spread over the levels.
+type FilterPolicy = compaction.FilterPolicy
+
+// The filter policies.
+const (
+	Uniform = compaction.Uniform
+	Optimal = compaction.Optimal
+)
 
 // withDefaults returns a copy of o (which may be nil) with every unset
 // field at its default, or an *ArgumentError for a field out of range.
@@ -123,6 +165,28 @@ func (o *Options) withDefaults() (Options, error) {
 	if opts.BlockCacheSize == 0 {
 		opts.BlockCacheSize = 8 << 20
 	}
+	co, err := (&compaction.Options{
+		L0CompactionTrigger: opts.L0CompactionTrigger,
+		L0SlowdownTrigger:   opts.L0SlowdownTrigger,
+		L0StopTrigger:       opts.L0StopTrigger,
+		BaseLevelSize:       opts.BaseLevelSize,
+		LevelMultiplier:     opts.LevelMultiplier,
+		TargetFileSize:      opts.TargetFileSize,
+		BitsPerKey:          opts.BitsPerKey,
+		DisableFilters:      opts.DisableFilters,
+		FilterPolicy:        opts.FilterPolicy,
+		TableOptions:        sstable.WriterOptions{BlockSize: opts.BlockSize, Compression: opts.Compression.table()},
+	}).WithDefaults()
+	if err != nil {
+		var oe *compaction.OptionError
+		if errors.As(err, &oe) {
+			return opts, argError("opts."+oe.Field, "%v: %s", oe.Value, oe.Reason)
+		}
+		return opts, err
+	}
+	opts.L0CompactionTrigger, opts.L0SlowdownTrigger, opts.L0StopTrigger = co.L0CompactionTrigger, co.L0SlowdownTrigger, co.L0StopTrigger
+	opts.BaseLevelSize, opts.LevelMultiplier, opts.TargetFileSize = co.BaseLevelSize, co.LevelMultiplier, co.TargetFileSize
+	opts.compaction = co
 	return opts, nil
 }
 

@@ -1,0 +1,205 @@
+package bloomkv
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/bloomkv/bloomkv/compaction"
+	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/manifest"
+)
+
+// Compactions run one at a time, in the background (compactionLoop) or for
+// DB.Compact, serialized by compactMu. Each works on a referenced version,
+// so its input tables stay open while it reads them; it installs its
+// outputs with one manifest edit, and the inputs are deleted once no
+// reader's version lists them.
+//
+// INVARIANT: tables of L1 and deeper are sorted and non-overlapping in every
+// installed version (the manifest's Builder checks it on every edit).
+
+// compactionLoop runs the compactions the picker asks for until Close.
+func (d *DB) compactionLoop() {
+	defer d.bgDone.Done()
+	for {
+		d.mu.Lock()
+		var c *compaction.Compaction
+		for {
+			if d.mu.closed || d.mu.bgErr != nil {
+				d.mu.Unlock()
+				return
+			}
+			if !d.mu.compacting {
+				if c = compaction.Pick(d.mu.current.Version, &d.opts.compaction); c != nil {
+					break
+				}
+			}
+			d.mu.cond.Wait()
+		}
+		d.mu.compacting = true
+		v := d.refVersionLocked()
+		d.mu.Unlock()
+
+		err := d.runCompaction(c, v)
+
+		d.mu.Lock()
+		d.mu.compacting = false
+		d.unrefVersionLocked(v)
+		if err != nil && !d.mu.closed && d.mu.bgErr == nil {
+			d.mu.bgErr = err
+		}
+		d.mu.cond.Broadcast()
+		d.mu.Unlock()
+	}
+}
+
+// Compact compacts the key range [lo, hi] (nil: unbounded) down the levels,
+// so that it ends up in one sorted run in the deepest level that holds it,
+// with shadowed versions and collectable tombstones dropped. It waits for a
+// background compaction in progress.
+func (d *DB) Compact(lo, hi []byte) error {
+	if err := d.Flush(); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	// Each step moves the range one level down; writes may add L0 tables
+	// meanwhile, so bound the steps rather than chase them forever.
+	for range 4 * manifest.NumLevels {
+		for d.mu.compacting && !d.mu.closed && d.mu.bgErr == nil {
+			d.mu.cond.Wait()
+		}
+		if d.mu.closed {
+			return ErrClosed
+		}
+		if d.mu.bgErr != nil {
+			return d.mu.bgErr
+		}
+		c := compaction.PickManual(d.mu.current.Version, lo, hi, &d.opts.compaction)
+		if c == nil {
+			return nil
+		}
+		d.mu.compacting = true
+		v := d.refVersionLocked()
+		d.mu.Unlock()
+		err := d.runCompaction(c, v)
+		d.mu.Lock()
+		d.mu.compacting = false
+		d.unrefVersionLocked(v)
+		d.mu.cond.Broadcast()
+		if err != nil {
+			if d.mu.bgErr == nil {
+				d.mu.bgErr = err
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// runCompaction runs c over version v and installs the result. It is
+// called without d.mu, by the one goroutine that set d.mu.compacting.
+func (d *DB) runCompaction(c *compaction.Compaction, v *version) error {
+	var outputs []*manifest.FileMetadata
+	var stats compaction.Stats
+	if c.IsTrivialMove() {
+		outputs = c.Inputs[0] // the table moves down a level, unchanged
+	} else {
+		var err error
+		outputs, stats, err = compaction.Run(d.compactCtx, c, d.compactionEnv(v), d.snapshotSeqNums(), &d.opts.compaction)
+		if err != nil {
+			if d.compactCtx.Err() != nil {
+				return nil // Close interrupted it; the outputs are gone
+			}
+			return fmt.Errorf("bloomkv: compaction %v: %w", c, err)
+		}
+		if len(outputs) > 0 {
+			if err := d.fs.SyncDir(d.dirname); err != nil {
+				return fmt.Errorf("bloomkv: compaction: %w", err)
+			}
+		}
+	}
+	edit := c.Edit(outputs)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.applyEditLocked(edit); err != nil {
+		return err
+	}
+	cs := &d.counters.compactions
+	cs.count.Add(1)
+	cs.bytesRead[c.Level].Add(bytesOf(c.Inputs[0]))
+	cs.bytesRead[c.OutputLevel].Add(bytesOf(c.Inputs[1]))
+	cs.bytesWritten[c.OutputLevel].Add(stats.BytesWritten)
+	cs.tombstonesDropped.Add(stats.TombstonesDropped)
+	return nil
+}
+
+func bytesOf(files []*manifest.FileMetadata) uint64 {
+	var n uint64
+	for _, f := range files {
+		n += f.Size
+	}
+	return n
+}
+
+// compactionEnv gives a compaction the tables of v to read and new
+// numbered files to write.
+func (d *DB) compactionEnv(v *version) compaction.Env {
+	return compaction.Env{
+		Open: func(f *manifest.FileMetadata) (compaction.Iterator, error) {
+			for level, files := range v.Levels {
+				if i := slices.Index(files, f); i >= 0 {
+					return v.tables[level][i].reader.NewIterator(), nil
+				}
+			}
+			return nil, fmt.Errorf("bloomkv: compaction input %06d is not in its version", f.FileNum)
+		},
+		Create: func() (*compaction.Output, error) {
+			d.mu.Lock()
+			num := d.mu.nextFileNum
+			d.mu.nextFileNum++
+			d.mu.Unlock()
+			path := manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeTable, num)
+			f, err := d.fs.Create(path)
+			if err != nil {
+				return nil, err
+			}
+			closed := false
+			return &compaction.Output{
+				FileNum: num,
+				W:       f,
+				Finish: func() error {
+					closed = true
+					if err := f.Sync(); err != nil {
+						f.Close()
+						return err
+					}
+					return f.Close()
+				},
+				Abort: func() {
+					if !closed {
+						f.Close()
+					}
+					d.fs.Remove(path)
+				},
+			}, nil
+		},
+	}
+}
+
+// snapshotSeqNums returns the sequence numbers of the live snapshots,
+// ascending: the read points whose versions a compaction must keep.
+func (d *DB) snapshotSeqNums() []base.SeqNum {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	seqs := make([]base.SeqNum, 0, len(d.mu.snapshots))
+	for s := range d.mu.snapshots {
+		seqs = append(seqs, s.seq)
+	}
+	slices.Sort(seqs)
+	return slices.Compact(seqs)
+}
+
+// l0Stop reports that L0 has L0StopTrigger tables, so writes must wait for
+// compaction. d.mu is held.
+func l0Stop(d *DB) bool { return len(d.mu.current.Levels[0]) >= d.opts.L0StopTrigger }

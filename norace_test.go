@@ -1,0 +1,5 @@
+//go:build !race
+
+package bloomkv
+
+const raceEnabled = false
