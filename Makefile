@@ -8,8 +8,10 @@ FUZZTIME ?= 2m
 test: check-format vet
 	./scripts/ensure-redis
 	$(GO) test -race -count=1 ./...
-	# The 1,000,000-entry table round trip, too slow for -race (which runs 100,000).
+	# The full-size runs of tests too slow for -race (which runs them smaller):
+	# the 1,000,000-entry table round trip and the Optimal-vs-Uniform tree.
 	$(GO) test -count=1 -run='^TestRoundTrip$$' ./sstable
+	$(GO) test -count=1 -run='^TestOptimalFilterPolicy$$' .
 	cd bench && $(GO) test -race -count=1 ./...
 
 check-format:
