@@ -1,0 +1,522 @@
+package bloomkv
+
+// Shared helpers of the DB tests (db_model_test.go, db_recovery_test.go,
+// db_concurrency_test.go): the oracle every test checks the DB against — a
+// map of the live keys — and the generators and checkers built on it.
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+)
+
+var (
+	dbSeeds       = flag.Int("db.seeds", 30, "random seeds TestDBModel runs (-short: 8)")
+	dbSeed        = flag.Int64("db.seed", -1, "run only this seed of TestDBModel and TestDBRecoveryCrash")
+	dbCrashCycles = flag.Int("db.crashcycles", 6, "workloads TestDBRecoveryCrash crashes at many points (-short: 2)")
+)
+
+// testSeeds returns the seeds a randomized DB test runs: -db.seed alone if
+// it is set, else 0 … n-1 (shortN under -short).
+func testSeeds(n, shortN int, short bool) []uint64 {
+	if *dbSeed >= 0 {
+		return []uint64{uint64(*dbSeed)}
+	}
+	if short {
+		n = min(n, shortN)
+	}
+	seeds := make([]uint64, n)
+	for i := range seeds {
+		seeds[i] = uint64(i)
+	}
+	return seeds
+}
+
+// kvModel is the oracle: every live key and its value.
+type kvModel map[string]string
+
+func (m kvModel) clone() kvModel { return maps.Clone(m) }
+
+// apply applies the writes of one batch, in order.
+func (m kvModel) apply(ops []kvOp) {
+	for _, op := range ops {
+		if op.del {
+			delete(m, op.key)
+		} else {
+			m[op.key] = op.value
+		}
+	}
+}
+
+// sorted returns the model's keys and values in [lower, upper) (nil: no
+// bound), in key order, as an Iterator with those bounds must show them.
+func (m kvModel) sorted(lower, upper []byte) (keys, values [][]byte) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		kb := []byte(k)
+		if lower != nil && bytes.Compare(kb, lower) < 0 || upper != nil && bytes.Compare(kb, upper) >= 0 {
+			continue
+		}
+		keys = append(keys, kb)
+		values = append(values, []byte(m[k]))
+	}
+	return keys, values
+}
+
+// kvOp is one write of a batch.
+type kvOp struct {
+	del        bool
+	key, value string
+}
+
+func (op kvOp) String() string {
+	if op.del {
+		return fmt.Sprintf("del(%s)", shortKey(op.key))
+	}
+	return fmt.Sprintf("set(%s, %d bytes)", shortKey(op.key), len(op.value))
+}
+
+// batchOf encodes ops as a Batch.
+func batchOf(ops []kvOp) (*Batch, error) {
+	b := NewBatch()
+	for _, op := range ops {
+		var err error
+		if op.del {
+			err = b.Delete([]byte(op.key))
+		} else {
+			err = b.Set([]byte(op.key), []byte(op.value))
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// applyOps writes ops as a Put or Delete when there is one, else as a batch.
+func applyOps(d *DB, ops []kvOp, wo *WriteOptions) error {
+	if len(ops) == 1 {
+		if ops[0].del {
+			return d.Delete([]byte(ops[0].key), wo)
+		}
+		return d.Put([]byte(ops[0].key), []byte(ops[0].value), wo)
+	}
+	b, err := batchOf(ops)
+	if err != nil {
+		return err
+	}
+	return d.Apply(b, wo)
+}
+
+// shortKey renders a key for a message, eliding the middle of a long one.
+func shortKey(k string) string {
+	if len(k) > 40 {
+		return fmt.Sprintf("%q…(%d bytes)", k[:32], len(k))
+	}
+	return fmt.Sprintf("%q", k)
+}
+
+// keySpace is a small alphabet of keys, so that writes collide on keys and
+// tables hold many versions of one key. It holds the empty key, keys that
+// are prefixes of each other and keys with 0x00 and 0xff bytes.
+type keySpace struct {
+	keys [][]byte
+}
+
+func newKeySpace(rng *rand.Rand, n int) *keySpace {
+	seen := map[string]bool{}
+	var ks keySpace
+	add := func(k []byte) {
+		if !seen[string(k)] {
+			seen[string(k)] = true
+			ks.keys = append(ks.keys, k)
+		}
+	}
+	for _, k := range []string{"", "\x00", "a", "ab", "abc", "b", "\xff", "\xff\xff", "a\x00", "a\xff"} {
+		add([]byte(k))
+	}
+	for len(ks.keys) < n {
+		switch rng.IntN(4) {
+		case 0: // a short key of letters
+			k := make([]byte, 1+rng.IntN(4))
+			for i := range k {
+				k[i] = 'a' + byte(rng.IntN(4))
+			}
+			add(k)
+		case 1: // random bytes
+			k := make([]byte, rng.IntN(12))
+			for i := range k {
+				k[i] = byte(rng.IntN(256))
+			}
+			add(k)
+		default: // the common shape, occasionally long
+			k := fmt.Appendf(nil, "key%05d", rng.IntN(100000))
+			if rng.IntN(20) == 0 {
+				k = append(k, bytes.Repeat([]byte{'z'}, rng.IntN(300))...)
+			}
+			add(k)
+		}
+	}
+	return &ks
+}
+
+// pick returns a key of the space.
+func (ks *keySpace) pick(rng *rand.Rand) []byte { return ks.keys[rng.IntN(len(ks.keys))] }
+
+// probe returns a seek target or bound: a key of the space, or one just
+// after or before one, or a random short key.
+func (ks *keySpace) probe(rng *rand.Rand) []byte {
+	k := bytes.Clone(ks.pick(rng))
+	switch rng.IntN(6) {
+	case 0:
+		return append(k, 0)
+	case 1:
+		if len(k) > 0 {
+			return k[:len(k)-1]
+		}
+	case 2:
+		return []byte{byte(rng.IntN(256))}
+	}
+	return k
+}
+
+// randValue returns a value of a random size — empty now and then, large
+// now and then — that starts with tag, unless it is empty.
+func randValue(rng *rand.Rand, tag string) []byte {
+	var n int
+	switch r := rng.IntN(100); {
+	case r < 8:
+		return []byte{}
+	case r < 60:
+		n = rng.IntN(100)
+	case r < 97:
+		n = 100 + rng.IntN(1900)
+	default:
+		n = 2000 + rng.IntN(10000)
+	}
+	return fillValue(rng, append([]byte(tag), '|'), n)
+}
+
+// fillValue appends n bytes to v, half of them random and half a repeated
+// pattern, so that compression has something to do.
+func fillValue(rng *rand.Rand, v []byte, n int) []byte {
+	pat := byte(rng.IntN(256))
+	for i := range n {
+		if i%2 == 0 {
+			v = append(v, byte(rng.Uint32()))
+		} else {
+			v = append(v, pat+byte(i%7))
+		}
+	}
+	return v
+}
+
+// dbReader is what a DB and a Snapshot both offer.
+type dbReader interface {
+	Get(key []byte) ([]byte, error)
+	NewIter(opts *IterOptions) (*Iterator, error)
+}
+
+// readAll returns every key and value r shows, scanning forward, and checks
+// that the keys ascend strictly.
+func readAll(r dbReader) (kvModel, error) {
+	it, err := r.NewIter(nil)
+	if err != nil {
+		return nil, fmt.Errorf("NewIter: %w", err)
+	}
+	got := kvModel{}
+	var prev []byte
+	for ok := it.First(); ok; ok = it.Next() {
+		if prev != nil && bytes.Compare(prev, it.Key()) >= 0 {
+			it.Close()
+			return nil, fmt.Errorf("scan: key %q after %q", it.Key(), prev)
+		}
+		prev = append(prev[:0], it.Key()...)
+		got[string(it.Key())] = string(it.Value())
+	}
+	if err := it.Close(); err != nil {
+		return nil, fmt.Errorf("scan: %w", err)
+	}
+	return got, nil
+}
+
+// diffModels describes how got differs from want, or returns "" if equal.
+func diffModels(got, want kvModel) string {
+	var diffs []string
+	keys := slices.Sorted(maps.Keys(maps.Collect(func(yield func(string, bool) bool) {
+		for k := range got {
+			yield(k, true)
+		}
+		for k := range want {
+			yield(k, true)
+		}
+	})))
+	for _, k := range keys {
+		g, gok := got[k]
+		w, wok := want[k]
+		switch {
+		case gok && !wok:
+			diffs = append(diffs, fmt.Sprintf("  %s: got %s, want missing", shortKey(k), shortKey(g)))
+		case !gok && wok:
+			diffs = append(diffs, fmt.Sprintf("  %s: missing, want %s", shortKey(k), shortKey(w)))
+		case g != w:
+			diffs = append(diffs, fmt.Sprintf("  %s: got %s, want %s", shortKey(k), shortKey(g), shortKey(w)))
+		}
+	}
+	if len(diffs) == 0 {
+		return ""
+	}
+	if len(diffs) > 12 {
+		diffs = append(diffs[:12], fmt.Sprintf("  … %d differences in all", len(diffs)))
+	}
+	return fmt.Sprintf("%d keys, want %d:\n%s", len(got), len(want), strings.Join(diffs, "\n"))
+}
+
+// checkGet checks r's value of key against the model.
+func checkGet(r dbReader, key []byte, m kvModel) error {
+	v, err := r.Get(key)
+	want, ok := m[string(key)]
+	switch {
+	case !ok && errors.Is(err, ErrNotFound):
+		return nil
+	case !ok:
+		return fmt.Errorf("Get(%s) = %s, %v; want ErrNotFound", shortKey(string(key)), shortKey(string(v)), err)
+	case err != nil:
+		return fmt.Errorf("Get(%s): %v; want %s", shortKey(string(key)), err, shortKey(want))
+	case string(v) != want:
+		return fmt.Errorf("Get(%s) = %s; want %s", shortKey(string(key)), shortKey(string(v)), shortKey(want))
+	}
+	return nil
+}
+
+// checkState checks every key of ks with Get, and a full scan, against m.
+// It returns the number of Gets it made.
+func checkState(r dbReader, ks *keySpace, m kvModel) (gets int, err error) {
+	for _, k := range ks.keys {
+		gets++
+		if err := checkGet(r, k, m); err != nil {
+			return gets, err
+		}
+	}
+	got, err := readAll(r)
+	if err != nil {
+		return gets, err
+	}
+	if d := diffModels(got, m); d != "" {
+		return gets, fmt.Errorf("full scan: %s", d)
+	}
+	return gets, nil
+}
+
+// iterOracle is the model of an Iterator: a position in the sorted keys it
+// must show, with its own record of where it is.
+type iterOracle struct {
+	keys, values [][]byte
+	i            int
+	state        int8 // oracleNone, oracleAt, oracleBefore, oracleAfter
+}
+
+const (
+	oracleNone int8 = iota
+	oracleAt
+	oracleBefore // a backward move ran off the start
+	oracleAfter  // a forward move ran off the end
+)
+
+func (o *iterOracle) at(i int, ifOff int8) bool {
+	if i < 0 || i >= len(o.keys) {
+		o.state = ifOff
+		return false
+	}
+	o.i, o.state = i, oracleAt
+	return true
+}
+
+func (o *iterOracle) search(k []byte) int {
+	return sort.Search(len(o.keys), func(i int) bool { return bytes.Compare(o.keys[i], k) >= 0 })
+}
+
+func (o *iterOracle) first() bool          { return o.at(0, oracleAfter) }
+func (o *iterOracle) last() bool           { return o.at(len(o.keys)-1, oracleBefore) }
+func (o *iterOracle) seekGE(k []byte) bool { return o.at(o.search(k), oracleAfter) }
+func (o *iterOracle) seekLT(k []byte) bool { return o.at(o.search(k)-1, oracleBefore) }
+
+func (o *iterOracle) next() bool {
+	switch o.state {
+	case oracleBefore:
+		return o.first()
+	case oracleAt:
+		return o.at(o.i+1, oracleAfter)
+	}
+	return false
+}
+
+func (o *iterOracle) prev() bool {
+	switch o.state {
+	case oracleAfter:
+		return o.last()
+	case oracleAt:
+		return o.at(o.i-1, oracleBefore)
+	}
+	return false
+}
+
+// randBounds returns iterator bounds: none, or a lower and/or upper bound
+// from ks, now and then crossed or an empty upper bound (which shows
+// nothing).
+func randBounds(rng *rand.Rand, ks *keySpace) *IterOptions {
+	switch rng.IntN(4) {
+	case 0:
+		return nil
+	case 1:
+		return &IterOptions{}
+	}
+	var o IterOptions
+	if rng.IntN(2) == 0 {
+		o.LowerBound = ks.probe(rng)
+	}
+	if rng.IntN(2) == 0 {
+		o.UpperBound = ks.probe(rng)
+		if rng.IntN(30) == 0 {
+			o.UpperBound = []byte{}
+		}
+	}
+	return &o
+}
+
+// checkIterMoves makes steps random moves on it and on the oracle of m
+// within opts' bounds, then, with scan, scans it fully forward and
+// backward, and returns the first disagreement with the moves that led to
+// it. It does not close it.
+func checkIterMoves(rng *rand.Rand, it *Iterator, opts *IterOptions, m kvModel, ks *keySpace, steps int, scan bool) error {
+	var lower, upper []byte
+	if opts != nil {
+		lower, upper = opts.LowerBound, opts.UpperBound
+	}
+	keys, values := m.sorted(lower, upper)
+	o := &iterOracle{keys: keys, values: values}
+	var log []string
+	fail := func(format string, args ...any) error {
+		if len(log) > 30 {
+			log = append([]string{"…"}, log[len(log)-30:]...)
+		}
+		return fmt.Errorf("iterator with bounds [%q, %q) over %d keys, after %s:\n"+format,
+			append([]any{lower, upper, len(keys), strings.Join(log, " ")}, args...)...)
+	}
+	for range steps {
+		var got, want bool
+		switch r := rng.IntN(20); {
+		case r == 0:
+			log = append(log, "First")
+			got, want = it.First(), o.first()
+		case r == 1:
+			log = append(log, "Last")
+			got, want = it.Last(), o.last()
+		case r < 5:
+			k := ks.probe(rng)
+			log = append(log, fmt.Sprintf("SeekGE(%q)", k))
+			got, want = it.SeekGE(k), o.seekGE(k)
+		case r < 8:
+			k := ks.probe(rng)
+			log = append(log, fmt.Sprintf("SeekLT(%q)", k))
+			got, want = it.SeekLT(k), o.seekLT(k)
+		case r < 14:
+			log = append(log, "Next")
+			got, want = it.Next(), o.next()
+		default:
+			log = append(log, "Prev")
+			got, want = it.Prev(), o.prev()
+		}
+		if err := it.Error(); err != nil {
+			return fail("Error() = %v", err)
+		}
+		if got != want || it.Valid() != want {
+			return fail("returned %v, Valid %v; want %v", got, it.Valid(), want)
+		}
+		if want && (!bytes.Equal(it.Key(), o.keys[o.i]) || !bytes.Equal(it.Value(), o.values[o.i])) {
+			return fail("at %s=%s, want %s=%s", shortKey(string(it.Key())), shortKey(string(it.Value())),
+				shortKey(string(o.keys[o.i])), shortKey(string(o.values[o.i])))
+		}
+	}
+	if !scan {
+		return nil
+	}
+	n := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		if n >= len(keys) || !bytes.Equal(it.Key(), keys[n]) || !bytes.Equal(it.Value(), values[n]) {
+			return fail("forward scan: entry %d is %s; want %d keys", n, shortKey(string(it.Key())), len(keys))
+		}
+		n++
+	}
+	if n != len(keys) || it.Error() != nil {
+		return fail("forward scan: %d keys (error %v), want %d", n, it.Error(), len(keys))
+	}
+	n = len(keys)
+	for ok := it.Last(); ok; ok = it.Prev() {
+		n--
+		if n < 0 || !bytes.Equal(it.Key(), keys[n]) || !bytes.Equal(it.Value(), values[n]) {
+			return fail("backward scan: entry %d from the end is %s", len(keys)-n-1, shortKey(string(it.Key())))
+		}
+	}
+	if n != 0 || it.Error() != nil {
+		return fail("backward scan: stopped %d keys short of the start (error %v)", n, it.Error())
+	}
+	return nil
+}
+
+// checkIter opens an iterator on r with random bounds, checks it against m
+// with checkIterMoves, and closes it.
+func checkIter(rng *rand.Rand, r dbReader, m kvModel, ks *keySpace, steps int) error {
+	opts := randBounds(rng, ks)
+	it, err := r.NewIter(opts)
+	if err != nil {
+		return fmt.Errorf("NewIter: %w", err)
+	}
+	err = checkIterMoves(rng, it, opts, m, ks, steps, rng.IntN(4) == 0)
+	if cerr := it.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("Iterator.Close: %w", cerr)
+	}
+	return err
+}
+
+// describeOptions renders the options a randomized test chose, to print
+// with a failing seed.
+func describeOptions(o Options) string {
+	filters := fmt.Sprintf("BitsPerKey:%g", o.BitsPerKey)
+	if o.DisableFilters {
+		filters = "DisableFilters"
+	}
+	return fmt.Sprintf("{MemtableSize:%d MaxImmutableMemtables:%d BlockSize:%d Compression:%v %s BlockCacheSize:%d}",
+		o.MemtableSize, o.MaxImmutableMemtables, o.BlockSize, o.Compression, filters, o.BlockCacheSize)
+}
+
+// randOptions returns random options (without FS): small memtables, so that
+// flushes happen, and every block size, compression and filter setting.
+func randOptions(rng *rand.Rand) Options {
+	o := Options{
+		MemtableSize:          int64(64<<10 + rng.IntN(192<<10+1)),
+		MaxImmutableMemtables: 1 + rng.IntN(3),
+		BlockSize:             256 + rng.IntN(16384-256+1),
+		Compression:           []Compression{NoCompression, SnappyCompression, ZstdCompression}[rng.IntN(3)],
+	}
+	switch r := rng.IntN(10); {
+	case r < 2:
+		o.DisableFilters = true
+	case r < 4:
+		o.BitsPerKey = 1 + 19*rng.Float64()
+	default:
+		o.BitsPerKey = float64(1 + rng.IntN(20))
+	}
+	switch rng.IntN(4) {
+	case 0:
+		o.BlockCacheSize = -1 // disabled
+	case 1:
+		o.BlockCacheSize = int64(1 + rng.IntN(64<<10)) // tiny: evictions
+	}
+	return o
+}
