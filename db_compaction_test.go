@@ -169,3 +169,29 @@ func TestCompactionKeepsSnapshots(t *testing.T) {
 	}
 	snap.Close()
 }
+
+// TestCompactOnlyL0 compacts a tree whose data is all in overlapping L0
+// tables: the result is one sorted run in L1.
+func TestCompactOnlyL0(t *testing.T) {
+	db, err := Open("/db", &Options{FS: vfs.NewMem(), L0CompactionTrigger: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for round := range 3 {
+		for i := range 100 {
+			db.Put(key(i), []byte(fmt.Sprint(round)), NoSync)
+		}
+		db.Flush()
+	}
+	if err := db.Compact(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	m := db.Metrics()
+	if m.Levels[0].Tables != 0 || m.Levels[1].Tables != 1 {
+		t.Fatalf("after Compact: L0 %d tables, L1 %d; want 0 and 1", m.Levels[0].Tables, m.Levels[1].Tables)
+	}
+	if v, err := db.Get(key(42)); err != nil || string(v) != "2" {
+		t.Fatalf("Get = %q, %v", v, err)
+	}
+}

@@ -100,7 +100,8 @@ func leastOverlapping(v *manifest.Version, level int) *manifest.FileMetadata {
 //
 // Data already in the deepest level stays as it is: there is no level below
 // to merge it with, so its tombstones, which had nothing below them to hide
-// when they got there, were dropped then.
+// when they got there, were dropped then. L0 is the exception: its tables
+// overlap, so data only in L0 moves to L1 to become one sorted run.
 func PickManual(v *manifest.Version, lo, hi []byte, opts *Options) *Compaction {
 	if hi == nil {
 		hi = largestUserKey(v)
@@ -116,6 +117,9 @@ func PickManual(v *manifest.Version, lo, hi []byte, opts *Options) *Compaction {
 		if len(v.Overlapping(level, lo, hi)) > 0 {
 			deepest = level
 		}
+	}
+	if deepest == 0 {
+		deepest = 1 // L0 is not one run: merge it into L1
 	}
 	o := opts.resolved()
 	for level := 0; level < deepest; level++ {
