@@ -186,6 +186,16 @@ func (r *modelRun) step() error {
 	case x < 890:
 		r.note("full check")
 		return r.fullCheck()
+	case x < 895:
+		lo, hi := r.ks.pick(r.rng), r.ks.pick(r.rng)
+		if bytes.Compare(lo, hi) > 0 {
+			lo, hi = hi, lo
+		}
+		r.note(fmt.Sprintf("Compact(%q, %q)", lo, hi))
+		if err := r.db.Compact(lo, hi); err != nil {
+			return fmt.Errorf("Compact: %w", err)
+		}
+		return nil
 	default:
 		r.note("Metrics")
 		return r.checkMetrics()

@@ -491,8 +491,9 @@ func describeOptions(o Options) string {
 	if o.DisableFilters {
 		filters = "DisableFilters"
 	}
-	return fmt.Sprintf("{MemtableSize:%d MaxImmutableMemtables:%d BlockSize:%d Compression:%v %s BlockCacheSize:%d}",
-		o.MemtableSize, o.MaxImmutableMemtables, o.BlockSize, o.Compression, filters, o.BlockCacheSize)
+	return fmt.Sprintf("{MemtableSize:%d MaxImmutableMemtables:%d BlockSize:%d Compression:%v %s FilterPolicy:%v BlockCacheSize:%d L0CompactionTrigger:%d BaseLevelSize:%d TargetFileSize:%d}",
+		o.MemtableSize, o.MaxImmutableMemtables, o.BlockSize, o.Compression, filters, o.FilterPolicy, o.BlockCacheSize,
+		o.L0CompactionTrigger, o.BaseLevelSize, o.TargetFileSize)
 }
 
 // randOptions returns random options (without FS): small memtables, so that
@@ -518,5 +519,10 @@ func randOptions(rng *rand.Rand) Options {
 	case 1:
 		o.BlockCacheSize = int64(1 + rng.IntN(64<<10)) // tiny: evictions
 	}
+	// Small levels and tables, so that compactions run all the time.
+	o.FilterPolicy = []FilterPolicy{Uniform, Optimal}[rng.IntN(2)]
+	o.L0CompactionTrigger = 1 + rng.IntN(4)
+	o.BaseLevelSize = uint64(16<<10 + rng.IntN(240<<10))
+	o.TargetFileSize = uint64(4<<10 + rng.IntN(60<<10))
 	return o
 }
