@@ -8,23 +8,37 @@ import (
 	"github.com/bloomkv/bloomkv/sstable"
 )
 
-// get is the point read of DESIGN.md: memtables newest first, then L0
-// tables newest first, then at most one table per deeper level; the first
-// version found (a tombstone means not found) is the answer.
+// get is the point read of DESIGN.md; see lookup.
 func (d *DB) get(key []byte, seq base.SeqNum) ([]byte, error) {
 	rs, err := d.acquireReadState()
 	if err != nil {
 		return nil, err
 	}
 	defer d.releaseReadState(rs)
+	return d.lookup(rs, key, seq, nil)
+}
+
+// lookup is the point read of DESIGN.md: memtables newest first, then L0
+// tables newest first, then at most one table per deeper level; the first
+// version found (a tombstone means not found) is the answer.
+//
+// Get and Explain share it: with a nil tr (Get) the trace calls are no-ops
+// that cost a nil check and allocate nothing; Explain passes a Trace that
+// records every place consulted, so that the explanation is this code's
+// own account of what it did.
+func (d *DB) lookup(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte, error) {
 	d.counters.gets.Add(1)
 
-	if value, kind, _, found := rs.mem.Get(key, seq); found {
+	value, kind, _, found := rs.mem.Get(key, seq)
+	tr.memtable(0, found, kind)
+	if found {
 		d.counters.memtableHits.Add(1)
 		return answer(value, kind)
 	}
-	for _, mem := range rs.imm {
-		if value, kind, _, found := mem.Get(key, seq); found {
+	for i, mem := range rs.imm {
+		value, kind, _, found := mem.Get(key, seq)
+		tr.memtable(i+1, found, kind)
+		if found {
 			d.counters.memtableHits.Add(1)
 			return answer(value, kind)
 		}
@@ -32,7 +46,7 @@ func (d *DB) get(key []byte, seq base.SeqNum) ([]byte, error) {
 
 	lk := sstable.MakeLookupKey(key, seq) // hashed once for every filter
 	try := func(level int, t *table) ([]byte, bool, error) {
-		value, kind, found, err := d.getFromTable(level, t, lk)
+		value, kind, found, err := d.getFromTable(level, t, lk, tr)
 		if err != nil || !found {
 			return nil, false, err
 		}
@@ -46,6 +60,8 @@ func (d *DB) get(key []byte, seq base.SeqNum) ([]byte, error) {
 			if value, done, err := try(0, t); done || err != nil {
 				return value, err
 			}
+		} else {
+			tr.outOfRange(0, t)
 		}
 	}
 	// Deeper levels do not overlap: at most one table each.
@@ -54,16 +70,20 @@ func (d *DB) get(key []byte, seq base.SeqNum) ([]byte, error) {
 			if value, done, err := try(level, t); done || err != nil {
 				return value, err
 			}
+		} else if n := len(rs.version.tables[level]); n > 0 {
+			tr.noTable(level, n)
 		}
 	}
 	return nil, ErrNotFound
 }
 
-// getFromTable looks key up in one table and counts what that cost.
-func (d *DB) getFromTable(level int, t *table, lk sstable.LookupKey) ([]byte, base.Kind, bool, error) {
+// getFromTable looks key up in one table and counts what that cost; tr,
+// if not nil, records it.
+func (d *DB) getFromTable(level int, t *table, lk sstable.LookupKey, tr *Trace) ([]byte, base.Kind, bool, error) {
 	var stats sstable.LookupStats
 	value, kind, found, err := t.reader.Get(lk, &stats)
 	d.counters.levels[level].record(&stats, found)
+	tr.table(level, t, &stats, found, kind, err)
 	return value, kind, found, err
 }
 

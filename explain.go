@@ -1,0 +1,383 @@
+package bloomkv
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/humanize"
+	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/sstable"
+)
+
+// Explain looks key up exactly as Get does and returns the lookup's
+// account: every place the read consulted, in order — the memtables, then
+// each level and table — with what each cost, and where the answer came
+// from. The lookup is the same code as Get's (not a re-enactment), so it
+// counts in Metrics like any Get, and it warms the block cache like one.
+//
+// A missing or deleted key is no error: the Trace says so. The error is
+// ErrClosed, or a read error such as corruption, in which case the Trace
+// holds the steps up to the failure.
+func (d *DB) Explain(key []byte) (*Trace, error) {
+	seq := base.SeqNum(d.visibleSeq.Load())
+	rs, err := d.acquireReadState()
+	if err != nil {
+		return nil, err
+	}
+	defer d.releaseReadState(rs)
+	t := &Trace{Key: bytes.Clone(key), SeqNum: uint64(seq)}
+	value, err := d.lookup(rs, key, seq, t)
+	switch {
+	case err == nil:
+		t.Value = value
+	case errors.Is(err, ErrNotFound):
+		err = nil
+	}
+	return t, err
+}
+
+// Trace is the account of one point lookup that DB.Explain returns.
+type Trace struct {
+	// Key is the key looked up.
+	Key []byte
+	// SeqNum is the sequence number the read saw: it looked for the newest
+	// version written at or before it.
+	SeqNum uint64
+	// Steps are the places consulted, in the order the read consulted them.
+	Steps []TraceStep
+	// Found reports that a version of Key was found, and Deleted that it is
+	// a tombstone, so that the key has no value. Value is the value
+	// otherwise.
+	Found, Deleted bool
+	Value          []byte
+	// Source names where the version was found, as Step.Place does:
+	// "memtable", "immutable memtable 1", "L2/000123.sst"; empty when none was.
+	Source string
+}
+
+// StepKind says what a TraceStep consulted.
+type StepKind uint8
+
+// The kinds of step.
+const (
+	// MemtableStep: a memtable, searched in memory.
+	MemtableStep StepKind = iota + 1
+	// TableStep: a table, through its key range, its filter, its index and
+	// at most one data block.
+	TableStep
+	// LevelStep: a level below L0 where no table's key range holds the key,
+	// found by a binary search of the level's key bounds: no table consulted.
+	LevelStep
+)
+
+// FilterVerdict is what a table's filter said of the key.
+type FilterVerdict uint8
+
+// The filter verdicts.
+const (
+	// FilterNotAsked: the key is outside the table's range, so the filter
+	// was not consulted.
+	FilterNotAsked FilterVerdict = iota
+	// NoFilter: the table has no filter, so its data block had to be read.
+	NoFilter
+	// FilterAbsent: the filter ruled the key out; nothing was read.
+	FilterAbsent
+	// FilterMaybe: the filter could not rule the key out, so the index and
+	// a data block were consulted. If the table then lacked the key, that
+	// was a false positive.
+	FilterMaybe
+)
+
+// String returns the verdict as Trace.String prints it.
+func (v FilterVerdict) String() string {
+	switch v {
+	case FilterNotAsked:
+		return "-"
+	case NoFilter:
+		return "none"
+	case FilterAbsent:
+		return "absent"
+	case FilterMaybe:
+		return "maybe"
+	}
+	return fmt.Sprintf("FilterVerdict(%d)", uint8(v))
+}
+
+// TraceStep is one place a lookup consulted.
+type TraceStep struct {
+	Kind StepKind
+	// Memtable numbers a MemtableStep's memtable: 0 is the mutable one,
+	// i ≥ 1 the i-th immutable one, newest first.
+	Memtable int
+	// Level is the level of a TableStep or LevelStep.
+	Level int
+	// Tables is the number of tables in a LevelStep's level.
+	Tables int
+	// FileNum is a TableStep's table; Smallest and Largest bound its user
+	// keys, inclusively.
+	FileNum           uint64
+	Smallest, Largest []byte
+	// InRange reports that the table's key range holds the key; only then
+	// is the table consulted further.
+	InRange bool
+	// Filter is the table's filter's verdict.
+	Filter FilterVerdict
+	// BlocksFromCache and BlocksFromFile count the data blocks the step
+	// read from the block cache and from the file, and BytesRead the bytes
+	// read from the file. The index is pinned in memory: it costs no read.
+	BlocksFromCache, BlocksFromFile int
+	BytesRead                       int64
+	// Found reports that the step found a version of the key, Deleted
+	// that it is a tombstone.
+	Found, Deleted bool
+	// Err is the error that ended the lookup at this step, if any.
+	Err error
+}
+
+// Place names the step's place: "memtable", "immutable memtable 2",
+// "L0/000007.sst", or "L3" for a LevelStep.
+func (s *TraceStep) Place() string {
+	switch s.Kind {
+	case MemtableStep:
+		if s.Memtable == 0 {
+			return "memtable"
+		}
+		return fmt.Sprintf("immutable memtable %d", s.Memtable)
+	case TableStep:
+		return fmt.Sprintf("L%d/%s", s.Level, manifest.MakeFilename(manifest.FileTypeTable, s.FileNum))
+	}
+	return fmt.Sprintf("L%d", s.Level)
+}
+
+// FalsePositive reports that the table's filter said "maybe" but the table
+// held no version of the key: a data block read for nothing.
+func (s *TraceStep) FalsePositive() bool {
+	return s.Kind == TableStep && s.Filter == FilterMaybe && !s.Found && s.Err == nil
+}
+
+// The trace hooks of lookup. Each is a nil check, inlined, for Get; the
+// work is in the add methods, for Explain.
+
+func (t *Trace) memtable(i int, found bool, kind base.Kind) {
+	if t != nil {
+		t.addMemtable(i, found, kind)
+	}
+}
+
+func (t *Trace) outOfRange(level int, tb *table) {
+	if t != nil {
+		t.addTable(level, tb, nil, false, 0, nil)
+	}
+}
+
+func (t *Trace) table(level int, tb *table, stats *sstable.LookupStats, found bool, kind base.Kind, err error) {
+	if t != nil {
+		t.addTable(level, tb, stats, found, kind, err)
+	}
+}
+
+func (t *Trace) noTable(level, tables int) {
+	if t != nil {
+		t.Steps = append(t.Steps, TraceStep{Kind: LevelStep, Level: level, Tables: tables})
+	}
+}
+
+func (t *Trace) addMemtable(i int, found bool, kind base.Kind) {
+	s := TraceStep{Kind: MemtableStep, Memtable: i, Found: found, Deleted: found && kind == base.KindDelete}
+	t.Steps = append(t.Steps, s)
+	t.settle(&s)
+}
+
+// addTable records a table step; a nil stats means the range check failed.
+func (t *Trace) addTable(level int, tb *table, stats *sstable.LookupStats, found bool, kind base.Kind, err error) {
+	s := TraceStep{
+		Kind:     TableStep,
+		Level:    level,
+		FileNum:  tb.meta.FileNum,
+		Smallest: bytes.Clone(tb.meta.Smallest.UserKey),
+		Largest:  bytes.Clone(tb.meta.Largest.UserKey),
+		InRange:  stats != nil,
+		Found:    found,
+		Deleted:  found && kind == base.KindDelete,
+		Err:      err,
+	}
+	if stats != nil {
+		switch {
+		case !stats.FilterChecked:
+			s.Filter = NoFilter
+		case stats.FilterNegative:
+			s.Filter = FilterAbsent
+		default:
+			s.Filter = FilterMaybe
+		}
+		s.BlocksFromCache, s.BlocksFromFile, s.BytesRead = stats.BlocksCached, stats.BlocksRead, stats.BytesRead
+	}
+	t.Steps = append(t.Steps, s)
+	t.settle(&s)
+}
+
+// settle records the answer if step s found one.
+func (t *Trace) settle(s *TraceStep) {
+	if s.Found {
+		t.Found, t.Deleted, t.Source = true, s.Deleted, s.Place()
+	}
+}
+
+// TraceTotals add up a trace's steps.
+type TraceTotals struct {
+	TablesOutOfRange  int   // tables whose key range did not hold the key
+	FilterNegatives   int   // tables skipped by their filters: reads avoided
+	FilterPositives   int   // tables whose filters said "maybe"
+	FalsePositives    int   // of those, the ones that lacked the key
+	UnfilteredTables  int   // tables without a filter that were read
+	BlocksFromCache   int   // data blocks found in the block cache
+	BlocksFromFile    int   // data blocks read from files
+	BytesRead         int64 // bytes read from files
+	MemtablesSearched int
+}
+
+// Totals adds up the trace's steps.
+func (t *Trace) Totals() TraceTotals {
+	var n TraceTotals
+	for i := range t.Steps {
+		s := &t.Steps[i]
+		switch {
+		case s.Kind == MemtableStep:
+			n.MemtablesSearched++
+		case s.Kind != TableStep:
+		case !s.InRange:
+			n.TablesOutOfRange++
+		case s.Filter == FilterAbsent:
+			n.FilterNegatives++
+		case s.Filter == FilterMaybe:
+			n.FilterPositives++
+			if s.FalsePositive() {
+				n.FalsePositives++
+			}
+		case s.Filter == NoFilter:
+			n.UnfilteredTables++
+		}
+		n.BlocksFromCache += s.BlocksFromCache
+		n.BlocksFromFile += s.BlocksFromFile
+		n.BytesRead += s.BytesRead
+	}
+	return n
+}
+
+// Summary is the lookup in one line, e.g. "2 tables out of range, 3
+// tables skipped by their filters, 1 block read (1.21 KiB), found in
+// L2/000123.sst".
+func (t *Trace) Summary() string {
+	n := t.Totals()
+	var parts []string
+	plural := func(k int, one, many string) string {
+		if k == 1 {
+			return "1 " + one
+		}
+		return strconv.Itoa(k) + " " + many
+	}
+	if n.TablesOutOfRange > 0 {
+		parts = append(parts, plural(n.TablesOutOfRange, "table", "tables")+" out of range")
+	}
+	if n.FilterNegatives > 0 {
+		parts = append(parts, plural(n.FilterNegatives, "table", "tables")+" skipped by "+
+			map[bool]string{true: "its filter", false: "their filters"}[n.FilterNegatives == 1])
+	}
+	if n.FalsePositives > 0 {
+		parts = append(parts, plural(n.FalsePositives, "filter false positive", "filter false positives"))
+	}
+	if n.UnfilteredTables > 0 {
+		parts = append(parts, plural(n.UnfilteredTables, "table", "tables")+" without a filter")
+	}
+	switch {
+	case n.BlocksFromFile > 0:
+		parts = append(parts, fmt.Sprintf("%s read (%s)", plural(n.BlocksFromFile, "block", "blocks"), humanize.Bytes(uint64(n.BytesRead))))
+	case n.BlocksFromCache == 0:
+		parts = append(parts, "no block read")
+	}
+	if n.BlocksFromCache > 0 {
+		parts = append(parts, plural(n.BlocksFromCache, "block", "blocks")+" from the cache")
+	}
+	switch {
+	case t.Deleted:
+		parts = append(parts, "deleted in "+t.Source)
+	case t.Found:
+		parts = append(parts, "found in "+t.Source)
+	default:
+		parts = append(parts, "not found")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// String renders the trace as a table, a step a line, then the summary.
+// The index column says where the table's index came from ("memory": it
+// is pinned when the table opens), the data block column whether the block
+// came from the block cache or the file, and how many bytes were read:
+//
+//	lookup "key042" at seqnum 200
+//	#  place          key range             in range  filter  index   data block   result
+//	1  memtable                                                                    not here
+//	2  L0/000007.sst  "key001" .. "key199"  yes       absent                       skipped
+//	3  L0/000005.sst  "key000" .. "key198"  yes       maybe   memory  file, 776 B  found
+//	summary: 1 table skipped by its filter, 1 block read (776 B), found in L0/000005.sst
+func (t *Trace) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "lookup %q at seqnum %d\n", t.Key, t.SeqNum)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tplace\tkey range\tin range\tfilter\tindex\tdata block\tresult")
+	for i := range t.Steps {
+		s := &t.Steps[i]
+		var keyRange, inRange, filter, index, block string
+		switch s.Kind {
+		case TableStep:
+			keyRange = fmt.Sprintf("%q .. %q", s.Smallest, s.Largest)
+			inRange = map[bool]string{true: "yes", false: "no"}[s.InRange]
+			if s.InRange {
+				filter = s.Filter.String()
+			}
+			if s.Filter == FilterMaybe || s.Filter == NoFilter {
+				index = "memory" // pinned: see sstable.Reader
+			}
+			switch {
+			case s.BlocksFromFile > 0:
+				block = "file, " + humanize.Bytes(uint64(s.BytesRead))
+			case s.BlocksFromCache > 0:
+				block = "cache"
+			}
+		case LevelStep:
+			keyRange = fmt.Sprintf("none of its %d tables", s.Tables)
+			if s.Tables == 1 {
+				keyRange = "not its 1 table"
+			}
+			inRange = "no"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, s.Place(), keyRange, inRange, filter, index, block, s.result())
+	}
+	tw.Flush()
+	fmt.Fprintf(&b, "summary: %s\n", t.Summary())
+	return b.String()
+}
+
+// result is a step's outcome for String.
+func (s *TraceStep) result() string {
+	switch {
+	case s.Err != nil:
+		return "error: " + s.Err.Error()
+	case s.Deleted:
+		return "deleted (tombstone)"
+	case s.Found:
+		return "found"
+	case s.FalsePositive():
+		return "false positive"
+	case s.Kind == MemtableStep || (s.Kind == TableStep && s.InRange && s.Filter != FilterAbsent):
+		return "not here"
+	case s.Kind == TableStep:
+		return "skipped"
+	}
+	return "skipped"
+}
