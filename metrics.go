@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/bloomkv/bloomkv/compaction"
 	"github.com/bloomkv/bloomkv/internal/cache"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/sstable"
@@ -73,6 +74,7 @@ type Metrics struct {
 	TombstonesDropped   uint64 // by compactions at the bottom of the tree
 	MemtableSize        int64  // bytes in the mutable memtable
 	ImmutableMemtables  int    // full memtables waiting for their flush
+	CompactionPending   bool   // a compaction is running, or the levels' sizes call for one
 	WriteStalls         uint64
 	WriteStallDuration  time.Duration
 	BlockCache          cache.Metrics
@@ -220,6 +222,8 @@ func (d *DB) Metrics() Metrics {
 		m.MemtableSize = d.mu.mem.ApproximateSize()
 	}
 	m.ImmutableMemtables = len(d.mu.imm)
+	m.CompactionPending = d.mu.compacting ||
+		(d.mu.current != nil && compaction.Pick(d.mu.current.Version, &d.opts.compaction) != nil)
 	d.mu.Unlock()
 
 	c := &d.counters

@@ -41,6 +41,22 @@
 // bits-and-blooms, and whether the targets are met; it exits with status 1
 // when one is missed.
 //
+// # Stores
+//
+// Package bench/peers runs the workloads of `bloomkv bench` (package
+// github.com/bloomkv/bloomkv/workload: same keys, values, seeds) against
+// bloomkv, github.com/cockroachdb/pebble/v2, github.com/syndtr/goleveldb
+// and github.com/dgraph-io/badger/v4, configured alike (10 bits/key
+// filters on every level, the same block cache, snappy, the same memtable,
+// WAL on without fsync); its doc lists the settings that could not be made
+// equal. Run, from this directory:
+//
+//	go run ./cmd/peers                     # ops/s per engine and the ratio to bloomkv
+//	go run ./cmd/peers -n 200000 -engines bloomkv,pebble
+//
+// These stores need Go 1.24 (badger/v4 declares go 1.24.0), so this module's
+// go directive is 1.24.0 while the store's own module stays at 1.23.
+//
 // Timings on a shared machine are noisy: compare medians over several runs
 // (-count, -runs), not one, and prefer CPU time to wall-clock time. While
 // other work holds the cores, a benchmark's wall-clock time grows with the

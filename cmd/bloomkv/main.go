@@ -8,10 +8,22 @@
 //	bloomkv del -db DIR [-hex] KEY
 //	bloomkv scan -db DIR [-hex] [-start K] [-end K] [-limit N] [-keys-only]
 //	bloomkv stats -db DIR
+//	bloomkv bench [-n keys] [-reads n] [-workloads list] [-bits-per-key c] [-sweep] [-out DIR] …
+//	bloomkv explain -db DIR [-hex] KEY
+//	bloomkv tree -db DIR [-hex]
+//	bloomkv inspect [-v] [-type T] FILE
 //
 // calc prints, for the classic and the blocked filter of package bloom, the
 // bits, probes, bytes and expected false-positive rate, beside the
 // information-theoretic lower bound.
+//
+// bench runs db_bench-style workloads (package workload) on a fresh
+// database in a temporary directory and prints their throughput, latency
+// and read amplification per Get — tables considered, filter negatives,
+// data blocks read from the file and the cache — with the measured and
+// predicted false-positive rate of each level; -sweep runs the bits-per-key
+// × allocation sweep, and -out DIR writes CSV, JSON and SVG charts.
+// 'bloomkv bench -h' lists its flags and defaults.
 //
 // # Database commands
 //
@@ -38,6 +50,22 @@
 // control character) not beginning with a double quote, and otherwise as a
 // Go double-quoted string (strconv.Quote; strconv.Unquote reverses it), so
 // that each line splits at its one tab.
+//
+// # Seeing how it works
+//
+// explain looks KEY up as get does and prints each place the lookup
+// consulted, in order — the memtables, then each level and table — with the
+// table's key range, whether the key fell in it, the filter's verdict,
+// whether the data block came from the block cache or the file and how many
+// bytes were read, then a one-line summary. The index of every table is
+// pinned in memory, so it costs no read. tree draws the levels and their
+// tables from the manifest (sizes, key ranges, filter bits per key); it
+// only reads, and needs no lock. inspect prints what any one file of a DB
+// holds, by its name: a table (footer, block list with sizes and
+// compression ratios, properties, filter bits per key, probes, fill ratio
+// and false-positive rates, key range), a WAL (records, writes, torn tail),
+// a manifest (its version edits) or CURRENT; -v adds every entry. A damaged
+// file is reported, with the offset of the damage, and exits 1.
 //
 // # Exit status
 //
@@ -69,6 +97,10 @@ var commands = []command{
 	{"del", "delete a key", runDel},
 	{"scan", "print the keys and values in a key range, in key order", runScan},
 	{"stats", "print the levels, tables and filter metrics", runStats},
+	{"bench", "run db_bench-style workloads and report the reads the filters avoid", runBench},
+	{"explain", "look a key up and show every table and filter it consulted", runExplain},
+	{"tree", "draw the levels and their tables", runTree},
+	{"inspect", "show what a table, WAL or manifest file holds", runInspect},
 }
 
 // The exit codes.

@@ -1,0 +1,459 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/bloomkv/bloomkv"
+	"github.com/bloomkv/bloomkv/bloom"
+	"github.com/bloomkv/bloomkv/internal/humanize"
+	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/workload"
+)
+
+// The bench command: db_bench-style workloads (package workload) against a
+// fresh database, with the read amplification each read workload caused,
+// taken from the DB's Metrics before and after it.
+//
+//	bloomkv bench [-n keys] [-reads n] [-workloads list] [-bits-per-key c]
+//	              [-policy uniform|optimal] [-sweep] [-out DIR] …
+//
+// The defaults are sized so that the run takes well under a minute on two
+// cores and the tree has several levels, with a block cache much smaller
+// than the data so that block reads show: 2,000,000 keys (about 232 MB of
+// keys and values, ~175 MB in snappy-compressed tables), a 1 MiB memtable,
+// L1 of 2 MiB (×10 per level: L1, L2 and L3 in use), tables of 1 MiB and a
+// 1 MiB block cache; 200,000 Gets per read workload. The sweep uses 300,000
+// keys and 100,000 Gets of each kind per database.
+
+const benchUsage = `usage: bloomkv bench [flags]
+
+Runs db_bench-style workloads against a fresh database in a temporary
+directory (removed after; -dir to choose one) and prints, for each workload,
+ops/s and p50/p99 latency, and for each read workload its read amplification
+per Get: tables considered, filter negatives (block reads avoided), data
+blocks read from the file and from the block cache, bytes read. Then, per
+level, the measured false-positive rate beside the one predicted at the
+level's bits per key, and the filter memory.
+
+Workloads (-workloads, run in order on one database): fillseq, fillrandom,
+readrandom (present keys), readmissing (absent keys inside the key range:
+only filters can reject them), readmixed (-miss-ratio of absent keys), scan
+(-scan-length entries from a random key). Keys are 16-byte decimal numbers
+(present even, missing odd), values 100 bytes; all random choices come from
+-seed.
+
+-sweep runs instead, for bits per key 0 (no filter), 2, 4, 6, 8, 10, 12, 16
+and 20 under both Uniform and Optimal allocation, fillrandom of -sweep-n keys
+then readmissing and readrandom on a fresh database each (L0 compacted at
+one table, so that every database ends with the same levels and no L0),
+and prints the block reads per missing-key Get against the filter memory.
+
+-out DIR writes the results as CSV and JSON (bench.csv/json, or sweep.csv/
+json), and with -sweep three SVG charts: fpr.svg (measured and predicted
+false-positive rate against bits per key, with the information-theoretic
+bound), reads.svg (data blocks read per missing-key Get against filter
+memory, Uniform vs Optimal vs no filter) and latency.svg (Get latency of
+present and absent keys against bits per key).
+
+Defaults: 2,000,000 keys, 200,000 Gets per read workload, a 1 MiB memtable,
+L1 of 2 MiB growing ×10 per level (L1–L3 in use), 1 MiB tables, a 1 MiB
+block cache (small beside the ~175 MB of tables, so block reads show),
+snappy, 10 bits per key Uniform: about 20 seconds on two cores. The sweep:
+17 databases of 300,000 keys, about a minute. A progress line is shown on standard error when it is a
+terminal.
+
+Flags:
+`
+
+// benchFlags are the bench command's settings.
+type benchFlags struct {
+	n, reads, keySize, valueSize, scanLength, sweepN, sweepReads int
+	seed                                                         uint64
+	missRatio, bitsPerKey                                        float64
+	workloads, policy, compression, dir, out                     string
+	cacheSize, memtableSize, baseLevelSize, targetFileSize       sizeFlag
+	sweep                                                        bool
+}
+
+func runBench(args []string, stdout io.Writer) error {
+	fs := newFlagSet("bench")
+	var f benchFlags
+	f.cacheSize, f.memtableSize, f.baseLevelSize, f.targetFileSize = 1<<20, 1<<20, 2<<20, 1<<20
+	fs.IntVar(&f.n, "n", 2_000_000, "number of keys the fills write")
+	fs.IntVar(&f.reads, "reads", 200_000, "Gets per read workload (scan: reads/scan-length scans)")
+	fs.StringVar(&f.workloads, "workloads", "fillrandom,readrandom,readmissing,readmixed,scan", "comma-separated workloads, run in order")
+	fs.IntVar(&f.keySize, "key-size", workload.DefaultKeySize, "key size in bytes")
+	fs.IntVar(&f.valueSize, "value-size", workload.DefaultValueSize, "value size in bytes")
+	fs.Uint64Var(&f.seed, "seed", workload.DefaultSeed, "seed of the values and of every workload's random choices")
+	fs.Float64Var(&f.missRatio, "miss-ratio", 0.5, "readmixed: share of Gets of missing keys, in [0, 1]")
+	fs.IntVar(&f.scanLength, "scan-length", 100, "scan: entries read per scan")
+	fs.Float64Var(&f.bitsPerKey, "bits-per-key", 10, "filter memory per key (0: no filters)")
+	fs.StringVar(&f.policy, "policy", "uniform", "filter allocation over the levels: uniform or optimal")
+	fs.StringVar(&f.compression, "compression", "snappy", "block compression: none, snappy or zstd")
+	fs.Var(&f.cacheSize, "cache-size", "block cache capacity (e.g. 1MiB; 0: none)")
+	fs.Var(&f.memtableSize, "memtable-size", "memtable size")
+	fs.Var(&f.baseLevelSize, "base-level-size", "target size of L1 (each deeper level ×10)")
+	fs.Var(&f.targetFileSize, "target-file-size", "size at which compaction cuts a table")
+	fs.StringVar(&f.dir, "dir", "", "database directory (must not hold a database; default: a temporary one, removed after)")
+	fs.BoolVar(&f.sweep, "sweep", false, "run the bits-per-key × allocation sweep instead of the workloads")
+	fs.IntVar(&f.sweepN, "sweep-n", 300_000, "sweep: keys per database")
+	fs.IntVar(&f.sweepReads, "sweep-reads", 100_000, "sweep: Gets of present and of missing keys per database")
+	fs.StringVar(&f.out, "out", "", "directory to write CSV, JSON and (with -sweep) SVG charts into")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), benchUsage)
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	ws, err := workload.Parse(f.workloads)
+	if err != nil {
+		return usageError{err}
+	}
+	switch {
+	case f.n < 1 || f.sweepN < 1:
+		return usageError{errors.New("-n and -sweep-n must be at least 1")}
+	case f.reads < 1 || f.sweepReads < 1:
+		return usageError{errors.New("-reads and -sweep-reads must be at least 1")}
+	case f.scanLength < 1:
+		return usageError{errors.New("-scan-length must be at least 1")}
+	case !(f.missRatio >= 0 && f.missRatio <= 1):
+		return usageError{fmt.Errorf("-miss-ratio %v is outside [0, 1]", f.missRatio)}
+	case f.bitsPerKey != 0 && !(f.bitsPerKey >= 1 && f.bitsPerKey <= bloom.MaxBitsPerKey):
+		return usageError{fmt.Errorf("-bits-per-key %v is outside [1, %d] (0 for no filters)", f.bitsPerKey, bloom.MaxBitsPerKey)}
+	}
+	if !f.sweep && !ws[0].IsFill() {
+		return usageError{errors.New("-workloads must begin with a fill (fillseq or fillrandom): the database starts empty")}
+	}
+	policy, err := parsePolicy(f.policy)
+	if err != nil {
+		return usageError{err}
+	}
+	compression, err := parseCompression(f.compression)
+	if err != nil {
+		return usageError{err}
+	}
+	n := f.n
+	if f.sweep {
+		n = f.sweepN
+	}
+	keys, err := workload.NewKeys(n, f.keySize, f.valueSize, f.seed)
+	if err != nil {
+		return usageError{err}
+	}
+
+	dir, cleanup, err := benchDir(f.dir)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	if f.out != "" {
+		if err := os.MkdirAll(f.out, 0o755); err != nil {
+			return err
+		}
+	}
+	base := bloomkv.Options{
+		MemtableSize:   int64(f.memtableSize),
+		BlockCacheSize: int64(f.cacheSize),
+		Compression:    compression,
+		BaseLevelSize:  uint64(f.baseLevelSize),
+		TargetFileSize: uint64(f.targetFileSize),
+	}
+	if f.cacheSize == 0 {
+		base.BlockCacheSize = -1
+	}
+	cfg := &workload.Config{Keys: keys, Reads: f.reads, MissRatio: f.missRatio, ScanLength: f.scanLength}
+	if f.sweep {
+		cfg.Reads = f.sweepReads
+		return runSweep(stdout, &f, dir, base, cfg)
+	}
+	opts := base
+	opts.BitsPerKey, opts.DisableFilters, opts.FilterPolicy = f.bitsPerKey, f.bitsPerKey == 0, policy
+	return runWorkloads(stdout, &f, dir, &opts, cfg, ws)
+}
+
+// benchDir returns dir, or a new temporary directory and its removal.
+func benchDir(dir string) (string, func(), error) {
+	if dir != "" {
+		return dir, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", "bloomkv-bench-")
+	if err != nil {
+		return "", nil, err
+	}
+	return tmp, func() { os.RemoveAll(tmp) }, nil
+}
+
+func parsePolicy(s string) (bloomkv.FilterPolicy, error) {
+	switch strings.ToLower(s) {
+	case "uniform":
+		return bloomkv.Uniform, nil
+	case "optimal", "monkey":
+		return bloomkv.Optimal, nil
+	}
+	return 0, fmt.Errorf("-policy %q: want uniform or optimal", s)
+}
+
+func parseCompression(s string) (bloomkv.Compression, error) {
+	switch strings.ToLower(s) {
+	case "none":
+		return bloomkv.NoCompression, nil
+	case "snappy":
+		return bloomkv.SnappyCompression, nil
+	case "zstd":
+		return bloomkv.ZstdCompression, nil
+	}
+	return 0, fmt.Errorf("-compression %q: want none, snappy or zstd", s)
+}
+
+// phase is one workload's result and the lookup counters it moved.
+type phase struct {
+	res        *workload.Result
+	gets       uint64
+	levels     [manifest.NumLevels]bloomkv.LevelMetrics // deltas of the lookup counters
+	settleTime time.Duration                            // fills: flush and compaction after the fill
+}
+
+// sum returns the phase's lookup counters over all levels.
+func (p *phase) sum() bloomkv.LevelMetrics {
+	var s bloomkv.LevelMetrics
+	for _, l := range p.levels {
+		s.TableProbes += l.TableProbes
+		s.FilterNegatives += l.FilterNegatives
+		s.FilterPositives += l.FilterPositives
+		s.TruePositives += l.TruePositives
+		s.BlocksFromFile += l.BlocksFromFile
+		s.BlocksFromCache += l.BlocksFromCache
+		s.BytesRead += l.BytesRead
+	}
+	return s
+}
+
+func (p *phase) perGet(x uint64) float64 {
+	if p.gets == 0 {
+		return 0
+	}
+	return float64(x) / float64(p.gets)
+}
+
+// delta returns the lookup counters of a minus b.
+func delta(a, b bloomkv.LevelMetrics) bloomkv.LevelMetrics {
+	return bloomkv.LevelMetrics{
+		TableProbes:     a.TableProbes - b.TableProbes,
+		FilterChecks:    a.FilterChecks - b.FilterChecks,
+		FilterNegatives: a.FilterNegatives - b.FilterNegatives,
+		FilterPositives: a.FilterPositives - b.FilterPositives,
+		TruePositives:   a.TruePositives - b.TruePositives,
+		BlocksFromFile:  a.BlocksFromFile - b.BlocksFromFile,
+		BlocksFromCache: a.BlocksFromCache - b.BlocksFromCache,
+		BytesRead:       a.BytesRead - b.BytesRead,
+	}
+}
+
+// runPhase runs w on s and measures the metrics it moved; a fill is
+// followed by a Settle.
+func runPhase(s *workload.Bloomkv, cfg *workload.Config, w workload.Workload, label string) (*phase, error) {
+	before := s.DB.Metrics()
+	pr := newProgress(label, cfg.Ops(w))
+	res, err := cfg.Run(s, w, pr.update)
+	pr.done()
+	if err != nil {
+		return nil, err
+	}
+	after := s.DB.Metrics()
+	p := &phase{res: res, gets: after.Gets - before.Gets}
+	for i := range p.levels {
+		p.levels[i] = delta(after.Levels[i], before.Levels[i])
+	}
+	if w.IsFill() {
+		t := time.Now()
+		pr := newProgress(label+": flush and compactions", 0)
+		err := s.Settle()
+		pr.done()
+		if err != nil {
+			return nil, err
+		}
+		p.settleTime = time.Since(t)
+	}
+	return p, nil
+}
+
+func runWorkloads(stdout io.Writer, f *benchFlags, dir string, opts *bloomkv.Options, cfg *workload.Config, ws []workload.Workload) error {
+	s, err := workload.OpenBloomkv(dir, opts)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	var phases []*phase
+	for _, w := range ws {
+		p, err := runPhase(s, cfg, w, string(w))
+		if err != nil {
+			return err
+		}
+		phases = append(phases, p)
+	}
+	m := s.DB.Metrics()
+	rep := newBenchReport(opts, cfg, phases, m)
+	rep.print(stdout)
+	if f.out != "" {
+		if err := rep.write(f.out); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\nwrote %s and %s\n", filepath.Join(f.out, "bench.csv"), filepath.Join(f.out, "bench.json"))
+	}
+	return s.Close()
+}
+
+// predictedFPR is the expected false-positive rate of a blocked filter at
+// bitsPerKey, 1 for no filter.
+func predictedFPR(bitsPerKey float64) float64 {
+	if bitsPerKey <= 0 {
+		return 1
+	}
+	return bloom.BlockedFalsePositiveRate(bitsPerKey, bloom.BlockedProbes(bitsPerKey))
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d < time.Microsecond:
+		return fmt.Sprintf("%dns", d)
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.1fµs", float64(d)/1e3)
+	case d < time.Second:
+		return fmt.Sprintf("%.2fms", float64(d)/1e6)
+	}
+	return fmt.Sprintf("%.2fs", d.Seconds())
+}
+
+// fmtCount prints n with thousands separators.
+func fmtCount(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func fmtRate(r float64) string {
+	switch {
+	case r >= 0.1:
+		return fmt.Sprintf("%.1f%%", 100*r)
+	case r >= 0.001:
+		return fmt.Sprintf("%.2f%%", 100*r)
+	}
+	return fmt.Sprintf("%.4f%%", 100*r)
+}
+
+// sizeFlag is a byte size given as a number with an optional unit: B, KiB,
+// MiB, GiB (or K, M, G, powers of 1024 too).
+type sizeFlag int64
+
+func (s *sizeFlag) String() string { return humanize.Bytes(uint64(*s)) }
+
+func (s *sizeFlag) Set(v string) error {
+	v = strings.TrimSpace(v)
+	i := strings.IndexFunc(v, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	num, unit := v, ""
+	if i >= 0 {
+		num, unit = v[:i], strings.ToLower(strings.TrimSpace(v[i:]))
+	}
+	x, err := strconv.ParseFloat(num, 64)
+	if err != nil || x < 0 {
+		return fmt.Errorf("bad size %q", v)
+	}
+	mult := map[string]float64{"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10,
+		"m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30}[unit]
+	if mult == 0 {
+		return fmt.Errorf("bad size unit in %q (want B, KiB, MiB or GiB)", v)
+	}
+	*s = sizeFlag(math.Round(x * mult))
+	return nil
+}
+
+// progress is a one-line progress indicator on standard error, shown only
+// when standard error is a terminal and once a phase has run for
+// progressDelay: a bar for a phase of known length, else the time waited.
+type progress struct {
+	label        string
+	total        int
+	start, drawn time.Time
+	shown        bool
+	stop         chan struct{}
+	stopped      chan struct{}
+}
+
+// progressDelay is how long a phase runs before its progress line appears.
+const progressDelay = 2 * time.Second
+
+var progressEnabled = func() bool {
+	fi, err := os.Stderr.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}()
+
+func newProgress(label string, total int) *progress {
+	p := &progress{label: label, total: total, start: time.Now()}
+	if total == 0 && progressEnabled {
+		p.stop, p.stopped = make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(p.stopped)
+			tick := time.NewTicker(time.Second)
+			defer tick.Stop()
+			for {
+				select {
+				case <-p.stop:
+					return
+				case now := <-tick.C:
+					if d := now.Sub(p.start); d >= progressDelay {
+						p.shown = true
+						fmt.Fprintf(os.Stderr, "\r%s … %s\x1b[K", p.label, d.Round(time.Second))
+					}
+				}
+			}
+		}()
+	}
+	return p
+}
+
+func (p *progress) update(done int) {
+	if !progressEnabled || p.total == 0 {
+		return
+	}
+	now := time.Now()
+	if now.Sub(p.start) < progressDelay || now.Sub(p.drawn) < 100*time.Millisecond {
+		return
+	}
+	p.drawn, p.shown = now, true
+	const width = 30
+	fill := width * done / p.total
+	elapsed := now.Sub(p.start)
+	eta := ""
+	if done > 0 {
+		eta = fmt.Sprintf(" eta %s", (time.Duration(float64(elapsed) * float64(p.total-done) / float64(done))).Round(time.Second))
+	}
+	fmt.Fprintf(os.Stderr, "\r%-14s [%s%s] %3d%% %s/%s%s\x1b[K", p.label, strings.Repeat("=", fill),
+		strings.Repeat(" ", width-fill), 100*done/p.total, fmtCount(int64(done)), fmtCount(int64(p.total)), eta)
+}
+
+func (p *progress) done() {
+	if p.stop != nil {
+		close(p.stop)
+		<-p.stopped
+	}
+	if p.shown {
+		fmt.Fprint(os.Stderr, "\r\x1b[K")
+	}
+}
+
+// tw returns an aligned-table writer on w.
+func newTable(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+}

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/bloomkv/bloomkv"
+	"github.com/bloomkv/bloomkv/internal/humanize"
+	"github.com/bloomkv/bloomkv/workload"
+)
+
+// benchSettings are a run's settings, as reported.
+type benchSettings struct {
+	Keys           int     `json:"keys"`
+	KeySize        int     `json:"key_size"`
+	ValueSize      int     `json:"value_size"`
+	Seed           uint64  `json:"seed"`
+	Reads          int     `json:"reads"`
+	MissRatio      float64 `json:"miss_ratio"`
+	ScanLength     int     `json:"scan_length"`
+	BitsPerKey     float64 `json:"bits_per_key"`
+	Policy         string  `json:"policy"`
+	Compression    string  `json:"compression"`
+	BlockCacheSize int64   `json:"block_cache_size"`
+	MemtableSize   int64   `json:"memtable_size"`
+	BaseLevelSize  uint64  `json:"base_level_size"`
+	TargetFileSize uint64  `json:"target_file_size"`
+}
+
+func (s *benchSettings) String() string {
+	filters := "no filters"
+	if s.BitsPerKey > 0 {
+		filters = fmt.Sprintf("%g bits/key %s", s.BitsPerKey, s.Policy)
+	}
+	cache := humanize.Bytes(uint64(max(s.BlockCacheSize, 0)))
+	return fmt.Sprintf("%s keys of %d B, values of %d B, seed %d; %s, %s, block cache %s, memtable %s, L1 %s (×10 per level), tables %s",
+		fmtCount(int64(s.Keys)), s.KeySize, s.ValueSize, s.Seed, filters, s.Compression, cache,
+		humanize.Bytes(uint64(s.MemtableSize)), humanize.Bytes(s.BaseLevelSize), humanize.Bytes(s.TargetFileSize))
+}
+
+func newSettings(opts *bloomkv.Options, cfg *workload.Config) benchSettings {
+	return benchSettings{
+		Keys: cfg.Keys.N, KeySize: cfg.Keys.KeySize, ValueSize: cfg.Keys.ValueSize, Seed: cfg.Keys.Seed,
+		Reads: cfg.Reads, MissRatio: cfg.MissRatio, ScanLength: cfg.ScanLength,
+		BitsPerKey: map[bool]float64{true: 0, false: opts.BitsPerKey}[opts.DisableFilters],
+		Policy:     opts.FilterPolicy.String(), Compression: opts.Compression.String(),
+		BlockCacheSize: opts.BlockCacheSize, MemtableSize: opts.MemtableSize,
+		BaseLevelSize: opts.BaseLevelSize, TargetFileSize: opts.TargetFileSize,
+	}
+}
+
+// workloadRow is one workload's line of the table.
+type workloadRow struct {
+	Workload      string  `json:"workload"`
+	Ops           int     `json:"ops"`
+	Seconds       float64 `json:"seconds"`
+	OpsPerSec     float64 `json:"ops_per_sec"`
+	P50Micros     float64 `json:"p50_us"`
+	P99Micros     float64 `json:"p99_us"`
+	SettleSeconds float64 `json:"settle_seconds,omitempty"` // fills: flush and compactions after
+
+	// Read amplification per Get (read workloads only).
+	Gets                  uint64  `json:"gets,omitempty"`
+	TablesPerGet          float64 `json:"tables_per_get"`
+	FilterNegativesPerGet float64 `json:"filter_negatives_per_get"`
+	FalsePositivesPerGet  float64 `json:"false_positives_per_get"`
+	BlocksFromFilePerGet  float64 `json:"blocks_from_file_per_get"`
+	BlocksFromCachePerGet float64 `json:"blocks_from_cache_per_get"`
+	BytesReadPerGet       float64 `json:"bytes_read_per_get"`
+}
+
+// levelRow is one level's shape and filter rates.
+type levelRow struct {
+	Level        int                `json:"level"`
+	Tables       int                `json:"tables"`
+	Bytes        uint64             `json:"bytes"`
+	BitsPerKey   float64            `json:"bits_per_key"`
+	PredictedFPR float64            `json:"predicted_fpr"`
+	MeasuredFPR  map[string]float64 `json:"measured_fpr"`  // by read workload
+	AbsentChecks map[string]uint64  `json:"absent_checks"` // filter checks of keys the table lacked
+}
+
+type benchReport struct {
+	Settings     benchSettings `json:"settings"`
+	Workloads    []workloadRow `json:"workloads"`
+	Levels       []levelRow    `json:"levels"`
+	FilterMemory uint64        `json:"filter_memory_bytes"`
+	reads        []string      // the read workloads, in order
+}
+
+func newBenchReport(opts *bloomkv.Options, cfg *workload.Config, phases []*phase, m bloomkv.Metrics) *benchReport {
+	r := &benchReport{Settings: newSettings(opts, cfg), FilterMemory: m.FilterMemory}
+	for _, p := range phases {
+		res := p.res
+		row := workloadRow{
+			Workload: string(res.Workload), Ops: res.Ops, Seconds: res.Elapsed.Seconds(), OpsPerSec: res.OpsPerSec(),
+			P50Micros: micros(res.Latency.Percentile(0.5)), P99Micros: micros(res.Latency.Percentile(0.99)),
+			SettleSeconds: p.settleTime.Seconds(),
+		}
+		if res.Workload.IsGet() {
+			s := p.sum()
+			row.Gets = p.gets
+			row.TablesPerGet = p.perGet(s.TableProbes)
+			row.FilterNegativesPerGet = p.perGet(s.FilterNegatives)
+			row.FalsePositivesPerGet = p.perGet(s.FalsePositives())
+			row.BlocksFromFilePerGet = p.perGet(s.BlocksFromFile)
+			row.BlocksFromCachePerGet = p.perGet(s.BlocksFromCache)
+			row.BytesReadPerGet = p.perGet(s.BytesRead)
+			r.reads = append(r.reads, row.Workload)
+		}
+		r.Workloads = append(r.Workloads, row)
+	}
+	for i, l := range m.Levels {
+		if l.Tables == 0 {
+			continue
+		}
+		lr := levelRow{Level: i, Tables: l.Tables, Bytes: l.Bytes, BitsPerKey: l.FilterBitsPerKey,
+			PredictedFPR: predictedFPR(l.FilterBitsPerKey), MeasuredFPR: map[string]float64{}, AbsentChecks: map[string]uint64{}}
+		for _, p := range phases {
+			if !p.res.Workload.IsGet() {
+				continue
+			}
+			d := p.levels[i]
+			name := string(p.res.Workload)
+			lr.MeasuredFPR[name] = d.FalsePositiveRate()
+			lr.AbsentChecks[name] = d.FilterNegatives + d.FalsePositives()
+		}
+		r.Levels = append(r.Levels, lr)
+	}
+	return r
+}
+
+func micros(d interface{ Nanoseconds() int64 }) float64 { return float64(d.Nanoseconds()) / 1e3 }
+
+func fmtMicros(us float64) string {
+	if us >= 1000 {
+		return fmt.Sprintf("%.2fms", us/1000)
+	}
+	return fmt.Sprintf("%.1fµs", us)
+}
+
+func (r *benchReport) print(w io.Writer) {
+	fmt.Fprintf(w, "bloomkv bench: %s\n\n", r.Settings.String())
+	t := newTable(w)
+	fmt.Fprintln(t, "workload\tops\tops/s\tp50\tp99\ttables/Get\tfilter neg/Get\tfalse pos/Get\tblocks file/Get\tblocks cache/Get\tbytes/Get\t")
+	for _, row := range r.Workloads {
+		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t", row.Workload, fmtCount(int64(row.Ops)), fmtCount(int64(row.OpsPerSec)),
+			fmtMicros(row.P50Micros), fmtMicros(row.P99Micros))
+		if row.Gets == 0 {
+			fmt.Fprintln(t, "-\t-\t-\t-\t-\t-\t")
+			continue
+		}
+		fmt.Fprintf(t, "%.3f\t%.3f\t%.4f\t%.3f\t%.3f\t%.0f\t\n", row.TablesPerGet, row.FilterNegativesPerGet,
+			row.FalsePositivesPerGet, row.BlocksFromFilePerGet, row.BlocksFromCachePerGet, row.BytesReadPerGet)
+	}
+	t.Flush()
+	for _, row := range r.Workloads {
+		if row.SettleSeconds > 0 {
+			fmt.Fprintf(w, "(%s: then %.1fs to flush the memtable and finish compactions)\n", row.Workload, row.SettleSeconds)
+		}
+	}
+
+	fmt.Fprintln(w)
+	t = newTable(w)
+	fmt.Fprint(t, "level\ttables\tsize\tbits/key\tpredicted FPR\t")
+	for _, name := range r.reads {
+		fmt.Fprintf(t, "FPR %s\t", name)
+	}
+	fmt.Fprintln(t)
+	for _, l := range r.Levels {
+		pred := "-"
+		if l.BitsPerKey > 0 {
+			pred = fmtRate(l.PredictedFPR)
+		}
+		fmt.Fprintf(t, "L%d\t%d\t%s\t%.2f\t%s\t", l.Level, l.Tables, humanize.Bytes(l.Bytes), l.BitsPerKey, pred)
+		for _, name := range r.reads {
+			if l.BitsPerKey == 0 || l.AbsentChecks[name] == 0 {
+				fmt.Fprint(t, "-\t")
+				continue
+			}
+			fmt.Fprintf(t, "%s (%s)\t", fmtRate(l.MeasuredFPR[name]), fmtCount(int64(l.AbsentChecks[name])))
+		}
+		fmt.Fprintln(t)
+	}
+	t.Flush()
+	fmt.Fprintf(w, "\nfilter memory: %s (%.2f bits per key over %s keys)\n", humanize.Bytes(r.FilterMemory),
+		float64(8*r.FilterMemory)/float64(r.Settings.Keys), fmtCount(int64(r.Settings.Keys)))
+	fmt.Fprintln(w, "per Get: tables whose key range held the key; filter negatives (each a block read avoided);")
+	fmt.Fprintln(w, "false positives; data blocks read from the file and from the block cache; bytes read from files.")
+	fmt.Fprintln(w, "FPR: false positives / filter checks of keys the table lacked (checks in parentheses);")
+	fmt.Fprintln(w, "predicted: the blocked filter's expected rate at the level's mean bits per key.")
+}
+
+// write writes bench.json and bench.csv into dir.
+func (r *benchReport) write(dir string) error {
+	if err := writeJSON(filepath.Join(dir, "bench.json"), r); err != nil {
+		return err
+	}
+	rows := [][]string{{"workload", "ops", "seconds", "ops_per_sec", "p50_us", "p99_us", "gets", "tables_per_get",
+		"filter_negatives_per_get", "false_positives_per_get", "blocks_from_file_per_get", "blocks_from_cache_per_get", "bytes_read_per_get"}}
+	for _, w := range r.Workloads {
+		rows = append(rows, []string{w.Workload, strconv.Itoa(w.Ops), ftoa(w.Seconds), ftoa(w.OpsPerSec), ftoa(w.P50Micros),
+			ftoa(w.P99Micros), strconv.FormatUint(w.Gets, 10), ftoa(w.TablesPerGet), ftoa(w.FilterNegativesPerGet),
+			ftoa(w.FalsePositivesPerGet), ftoa(w.BlocksFromFilePerGet), ftoa(w.BlocksFromCachePerGet), ftoa(w.BytesReadPerGet)})
+	}
+	return writeCSV(filepath.Join(dir, "bench.csv"), rows)
+}
+
+func ftoa(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func writeCSV(path string, rows [][]string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	if err := w.WriteAll(rows); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,369 @@
+package main
+
+// inspect: what any file of a DB directory holds — a table, a WAL, a
+// manifest, CURRENT — read with the packages' own readers, so that damage is
+// reported as they report it (file and offset), never crashed on.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/humanize"
+	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/sstable"
+	"github.com/bloomkv/bloomkv/wal"
+)
+
+func runInspect(args []string, stdout io.Writer) error {
+	fs := newFlagSet("inspect")
+	verbose := fs.Bool("v", false, "print every entry: a table's keys and values, a WAL's writes, a manifest's tables")
+	kind := fs.String("type", "", "the file's `type`: table, wal, manifest or current; default: from its name (NNNNNN.sst, NNNNNN.log, MANIFEST-NNNNNN, CURRENT)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: bloomkv inspect [-v] [-type T] FILE\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := wantOperands(fs.Args(), "FILE"); err != nil {
+		return err
+	}
+	path := fs.Arg(0)
+	name := filepath.Base(path)
+	t := *kind
+	if t == "" {
+		ft, _, ok := manifest.ParseFilename(name)
+		switch {
+		case ok && ft == manifest.FileTypeTable:
+			t = "table"
+		case ok && ft == manifest.FileTypeWAL:
+			t = "wal"
+		case ok && ft == manifest.FileTypeManifest:
+			t = "manifest"
+		case ok && ft == manifest.FileTypeCurrent:
+			t = "current"
+		case ok && ft == manifest.FileTypeLock:
+			fmt.Fprintf(stdout, "%s: the directory lock; it holds no data\n", name)
+			return nil
+		default:
+			return usageError{fmt.Errorf("cannot tell the type of %s from its name; give -type", name)}
+		}
+	}
+	switch t {
+	case "table", "wal", "manifest", "current":
+	default:
+		return usageError{fmt.Errorf("unknown -type %q: want table, wal, manifest or current", t)}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(stdout)
+	defer w.Flush()
+	switch t {
+	case "table":
+		return inspectTable(w, f, info.Size(), name, *verbose)
+	case "wal":
+		return inspectWAL(w, f, info.Size(), name, *verbose)
+	case "manifest":
+		return inspectManifest(w, f, info.Size(), name, *verbose)
+	}
+	return inspectCurrent(w, f, name)
+}
+
+// ratio is raw over stored, the compression ratio.
+func ratio(raw, stored uint64) string {
+	if stored == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", float64(raw)/float64(stored))
+}
+
+func inspectTable(w *bufio.Writer, f *os.File, size int64, name string, verbose bool) error {
+	fmt.Fprintf(w, "table %s: %d bytes (%s)\n", name, size, humanize.Bytes(uint64(size)))
+	r, err := sstable.Open(f, size, sstable.ReaderOptions{FileName: name})
+	if err != nil {
+		return err
+	}
+	l, err := r.Layout()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "footer at %d: format version %d, 64 bytes\n", l.FooterOffset, l.FormatVersion)
+
+	fmt.Fprintln(w, "\nblocks (each followed by a 5-byte trailer: compression type, CRC-32C):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "block\toffset\tstored\traw\tcompression\tratio\t last key\t")
+	var stored, raw uint64
+	row := func(what string, b sstable.BlockInfo, lastKey string) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%v\t%s\t %s\t\n", what, b.Offset, b.Length, b.RawLength, b.Compression, ratio(b.RawLength, b.Length), lastKey)
+	}
+	for i, b := range l.Data {
+		row(fmt.Sprintf("data %d", i), b, formatInternalKey(b.LastKey))
+		stored += b.Length
+		raw += b.RawLength
+	}
+	if l.Filter.Length > 0 {
+		row("filter", l.Filter, "")
+	}
+	row("index", l.Index, "")
+	row("properties", l.Properties, "")
+	fmt.Fprintf(tw, "footer\t%d\t64\t64\t\t\t\t\n", l.FooterOffset)
+	tw.Flush()
+	fmt.Fprintf(w, "data: %s, %d bytes stored, %d raw, ratio %s\n", count(len(l.Data), "block"), stored, raw, ratio(raw, stored))
+
+	p := r.Properties()
+	fmt.Fprintln(w, "\nproperties:")
+	for _, line := range strings.SplitAfter(strings.TrimSuffix(p.String(), "\n"), "\n") {
+		fmt.Fprintf(w, "  %s", strings.TrimSuffix(line, "\n")+"\n")
+	}
+
+	fmt.Fprintln(w, "\nfilter:")
+	if fl := r.Filter(); fl == nil {
+		fmt.Fprintln(w, "  none: every lookup in the key range reads a data block")
+	} else {
+		fill := fl.FillRatio()
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "  size\t%d bits (%d blocks of 512), %d bytes\n", fl.Bits(), fl.Bits()/512, fl.SizeBytes())
+		fmt.Fprintf(tw, "  keys\t%d\n", fl.Keys())
+		fmt.Fprintf(tw, "  bits/key\t%.2f\n", fl.BitsPerKey())
+		fmt.Fprintf(tw, "  probes\t%d\n", fl.Probes())
+		fmt.Fprintf(tw, "  fill ratio\t%.4f\n", fill)
+		fmt.Fprintf(tw, "  FPR estimated\t%.4f%% (fill ratio^probes)\n", 100*math.Pow(fill, float64(fl.Probes())))
+		fmt.Fprintf(tw, "  FPR expected\t%.4f%% (blocked-filter formula at these bits/key and probes)\n", 100*fl.ExpectedFalsePositiveRate())
+		tw.Flush()
+	}
+	fmt.Fprintf(w, "\nkey range: %s .. %s\n", formatInternalKey(p.Smallest), formatInternalKey(p.Largest))
+
+	if verbose {
+		fmt.Fprintln(w, "\nentries:")
+		it := r.NewIterator()
+		for ok := it.First(); ok; ok = it.Next() {
+			k := it.Key()
+			if k.Kind() == base.KindDelete {
+				fmt.Fprintf(w, "  %s\n", formatInternalKey(k))
+			} else {
+				fmt.Fprintf(w, "  %s = %s\n", formatInternalKey(k), printable(string(it.Value())))
+			}
+		}
+		if err := it.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// formatInternalKey renders an internal key as "key#seq,KIND", the key as
+// printable renders it.
+func formatInternalKey(k base.InternalKey) string {
+	return fmt.Sprintf("%s#%d,%s", printable(string(k.UserKey)), k.SeqNum(), k.Kind())
+}
+
+func inspectWAL(w *bufio.Writer, f *os.File, size int64, name string, verbose bool) error {
+	fmt.Fprintf(w, "WAL %s: %d bytes (%s), %s of 32 KiB\n", name, size, humanize.Bytes(uint64(size)), count(int((size+wal.BlockSize-1)/wal.BlockSize), "block"))
+	r := wal.NewReader(f, name)
+	var records, entries, sets, deletes int
+	var minSeq, maxSeq uint64
+	var bad error
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			bad = err
+			break
+		}
+		seq, n, err := decodeBatch(rec, func(seq uint64, kind base.Kind, key, value []byte) {
+			if kind == base.KindDelete {
+				deletes++
+			} else {
+				sets++
+			}
+			if verbose {
+				if kind == base.KindDelete {
+					fmt.Fprintf(w, "    %d DEL %s\n", seq, printable(string(key)))
+				} else {
+					fmt.Fprintf(w, "    %d SET %s = %s\n", seq, printable(string(key)), printable(string(value)))
+				}
+			}
+		}, func(seq uint64, count int) {
+			if verbose {
+				fmt.Fprintf(w, "  record %d at %d: batch of %d, seqnums from %d\n", records, r.Offset(), count, seq)
+			}
+		})
+		if err != nil {
+			bad = base.Corruptf(name, r.Offset(), "record %d is not a batch: %v", records, err)
+			break
+		}
+		if n > 0 {
+			if records == 0 || seq < minSeq {
+				minSeq = seq
+			}
+			maxSeq = max(maxSeq, seq+uint64(n)-1)
+		}
+		records++
+		entries += n
+	}
+	fmt.Fprintf(w, "records: %d (each a batch, committed atomically)\n", records)
+	fmt.Fprintf(w, "writes: %d (%s, %s)", entries, count(sets, "set"), count(deletes, "delete"))
+	if entries > 0 {
+		fmt.Fprintf(w, ", seqnums %d-%d", minSeq, maxSeq)
+	}
+	fmt.Fprintln(w)
+	if bad != nil {
+		fmt.Fprintln(w, "damaged: see the error; recovery of this log would fail here unless it is the torn tail of the newest WAL")
+		return bad
+	}
+	if off, torn := r.TornTail(); torn {
+		fmt.Fprintf(w, "torn tail: the intact log ends at %d; the %d bytes after it (a write cut short by a crash, never acknowledged) are dropped by recovery\n", off, size-off)
+	} else {
+		fmt.Fprintln(w, "torn tail: none")
+	}
+	return nil
+}
+
+// decodeBatch decodes a WAL record in the batch format that bloomkv.Batch
+// documents (seqnum (8) | count (4) | entries: kind | key len | key |
+// [value len | value]), calling header once and entry for each write. It
+// returns the first seqnum and the count.
+func decodeBatch(rec []byte, entry func(seq uint64, kind base.Kind, key, value []byte), header func(seq uint64, count int)) (uint64, int, error) {
+	if len(rec) < 12 {
+		return 0, 0, fmt.Errorf("%d bytes, shorter than a batch header", len(rec))
+	}
+	seq := binary.LittleEndian.Uint64(rec)
+	count := binary.LittleEndian.Uint32(rec[8:])
+	header(seq, int(count))
+	p := rec[12:]
+	field := func() ([]byte, bool) {
+		n, k := binary.Uvarint(p)
+		if k <= 0 || n > uint64(len(p)-k) {
+			return nil, false
+		}
+		s := p[k : k+int(n)]
+		p = p[k+int(n):]
+		return s, true
+	}
+	for i := range count {
+		if len(p) == 0 {
+			return seq, int(i), fmt.Errorf("ends after %d of %d entries", i, count)
+		}
+		kind := base.Kind(p[0])
+		p = p[1:]
+		if kind != base.KindSet && kind != base.KindDelete {
+			return seq, int(i), fmt.Errorf("entry %d has unknown kind %d", i, kind)
+		}
+		key, ok := field()
+		var value []byte
+		if ok && kind == base.KindSet {
+			value, ok = field()
+		}
+		if !ok {
+			return seq, int(i), fmt.Errorf("entry %d: bad length", i)
+		}
+		entry(seq+uint64(i), kind, key, value)
+	}
+	if len(p) != 0 {
+		return seq, int(count), fmt.Errorf("%d bytes after its %d entries", len(p), count)
+	}
+	return seq, int(count), nil
+}
+
+func inspectManifest(w *bufio.Writer, f *os.File, size int64, name string, verbose bool) error {
+	fmt.Fprintf(w, "manifest %s: %d bytes, a log of version edits (the first a snapshot)\n", name, size)
+	r := wal.NewReader(f, name)
+	state := manifest.State{}
+	edits := 0
+	var bad error
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			bad = err
+			break
+		}
+		e, err := manifest.Decode(rec)
+		if err != nil {
+			bad = base.Corruptf(name, r.Offset(), "edit %d: %v", edits, err)
+			break
+		}
+		fmt.Fprintf(w, "edit %d at %d:%s\n", edits, r.Offset(), editSummary(&e))
+		if verbose {
+			for _, d := range e.DeletedFiles {
+				fmt.Fprintf(w, "  - L%d %s\n", d.Level, manifest.MakeFilename(manifest.FileTypeTable, d.FileNum))
+			}
+			for _, nf := range e.NewFiles {
+				m := nf.Meta
+				fmt.Fprintf(w, "  + L%d %s  %s .. %s  seqnums %d-%d  %d bytes  %.1f bits/key\n", nf.Level,
+					manifest.MakeFilename(manifest.FileTypeTable, m.FileNum), formatInternalKey(m.Smallest),
+					formatInternalKey(m.Largest), m.SmallestSeqNum, m.LargestSeqNum, m.Size, m.FilterBitsPerKey)
+			}
+		}
+		next, err := state.Apply(&e)
+		if err != nil {
+			bad = base.Corruptf(name, r.Offset(), "edit %d does not apply: %v", edits, err)
+			break
+		}
+		state = next
+		edits++
+	}
+	if off, torn := r.TornTail(); torn {
+		fmt.Fprintf(w, "torn tail at %d: an edit cut short by a crash, never acknowledged; recovery ignores it\n", off)
+	}
+	fmt.Fprintf(w, "\nafter %s: log %s, next file number %d, last seqnum %d\n", count(edits, "edit"),
+		manifest.MakeFilename(manifest.FileTypeWAL, state.LogNumber), state.NextFileNumber, state.LastSeqNum)
+	if v := state.Version; v != nil {
+		for level, files := range v.Levels {
+			if len(files) > 0 {
+				fmt.Fprintf(w, "  L%d: %s, %d bytes\n", level, count(len(files), "table"), v.LevelSize(level))
+			}
+		}
+	}
+	return bad
+}
+
+// editSummary renders an edit's counters and table counts, each after a
+// space.
+func editSummary(e *manifest.VersionEdit) string {
+	var b strings.Builder
+	if e.LogNumber != 0 {
+		fmt.Fprintf(&b, " log %s,", manifest.MakeFilename(manifest.FileTypeWAL, e.LogNumber))
+	}
+	if e.NextFileNumber != 0 {
+		fmt.Fprintf(&b, " next file %d,", e.NextFileNumber)
+	}
+	if e.LastSeqNum != 0 {
+		fmt.Fprintf(&b, " last seqnum %d,", e.LastSeqNum)
+	}
+	fmt.Fprintf(&b, " -%s, +%s", count(len(e.DeletedFiles), "table"), count(len(e.NewFiles), "table"))
+	return b.String()
+}
+
+func inspectCurrent(w *bufio.Writer, f *os.File, name string) error {
+	b, err := io.ReadAll(io.LimitReader(f, 256))
+	if err != nil {
+		return err
+	}
+	line, ok := bytes.CutSuffix(b, []byte("\n"))
+	if t, _, valid := manifest.ParseFilename(string(line)); !ok || !valid || t != manifest.FileTypeManifest {
+		return base.Corruptf(name, 0, "holds %q, not the name of a manifest and a newline", b)
+	}
+	fmt.Fprintf(w, "%s: names the live manifest, %s\n", name, line)
+	return nil
+}

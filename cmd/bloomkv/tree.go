@@ -1,0 +1,120 @@
+package main
+
+// tree: the shape of the LSM tree, read from its manifest.
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/bloomkv/bloomkv/internal/humanize"
+	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/vfs"
+)
+
+// runTree draws the levels and their tables from the manifest. It only
+// reads: it neither opens the DB (which would replay and flush its WALs) nor
+// takes its lock, so it works beside a process that has the DB open.
+func runTree(args []string, stdout io.Writer) error {
+	f := newDBFlags("tree", "")
+	f.addHex()
+	ops, err := f.parse(args)
+	if err != nil {
+		return err
+	}
+	if err := wantOperands(ops); err != nil {
+		return err
+	}
+	rec, err := manifest.Recover(vfs.Default, f.dir)
+	if errors.Is(err, manifest.ErrNoManifest) {
+		return fmt.Errorf("%s holds no bloomkv database", f.dir)
+	}
+	if err != nil {
+		return trimmedError{err}
+	}
+	w := bufio.NewWriter(stdout)
+	defer w.Flush()
+	fmt.Fprintf(w, "%s, next file number %d, last seqnum %d\n",
+		manifest.MakeFilename(manifest.FileTypeManifest, rec.ManifestFileNum), rec.NextFileNumber, rec.LastSeqNum)
+
+	// The WALs the manifest still needs hold the memtable's writes: they
+	// are replayed into L0 by the next Open.
+	names, err := os.ReadDir(f.dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "memtable (in the WALs, replayed by Open)")
+	var wals []string
+	for _, e := range names {
+		if t, num, ok := manifest.ParseFilename(e.Name()); ok && t == manifest.FileTypeWAL && num >= rec.LogNumber {
+			info, err := e.Info()
+			if err != nil {
+				return err
+			}
+			wals = append(wals, fmt.Sprintf("%s  %s", e.Name(), humanize.Bytes(uint64(info.Size()))))
+		}
+	}
+	slices.Sort(wals)
+	drawBranches(w, "  ", wals)
+
+	v := rec.Version
+	if v == nil {
+		v = &manifest.Version{}
+	}
+	var tables int
+	var bytes uint64
+	for level, files := range v.Levels {
+		if len(files) == 0 {
+			continue
+		}
+		var bits float64
+		for _, m := range files {
+			bits += m.FilterBitsPerKey / float64(len(files))
+		}
+		order := "sorted, non-overlapping: a lookup reads at most one"
+		if level == 0 {
+			order = "may overlap: a lookup tries each in range, newest first"
+		}
+		fmt.Fprintf(w, "L%d  %s, %s, filter %.1f bits/key  (%s)\n", level, count(len(files), "table"), humanize.Bytes(v.LevelSize(level)), bits, order)
+		var b strings.Builder
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		for _, m := range files {
+			fmt.Fprintf(tw, "%s\t%s\t%s .. %s\tseqnums %d-%d\t%.1f bits/key\n", manifest.MakeFilename(manifest.FileTypeTable, m.FileNum),
+				humanize.Bytes(m.Size), f.format(m.Smallest.UserKey), f.format(m.Largest.UserKey), m.SmallestSeqNum, m.LargestSeqNum, m.FilterBitsPerKey)
+		}
+		tw.Flush()
+		lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+		drawBranches(w, "  ", lines)
+		tables += len(files)
+		bytes += v.LevelSize(level)
+	}
+	fmt.Fprintf(w, "total: %s, %s\n", count(tables, "table"), humanize.Bytes(bytes))
+	return nil
+}
+
+// drawBranches writes lines as the branches of a tree.
+func drawBranches(w io.Writer, indent string, lines []string) {
+	if len(lines) == 0 {
+		fmt.Fprintf(w, "%s└── (none)\n", indent)
+	}
+	for i, l := range lines {
+		branch := "├── "
+		if i == len(lines)-1 {
+			branch = "└── "
+		}
+		fmt.Fprintf(w, "%s%s%s\n", indent, branch, l)
+	}
+}
+
+// count renders n things, "1 table" or "2 tables".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}

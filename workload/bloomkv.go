@@ -1,0 +1,69 @@
+package workload
+
+import (
+	"errors"
+	"time"
+
+	"github.com/bloomkv/bloomkv"
+)
+
+// Bloomkv adapts a bloomkv DB to Store and Settler.
+type Bloomkv struct {
+	DB *bloomkv.DB
+}
+
+// OpenBloomkv opens (or creates) the bloomkv database in dir.
+func OpenBloomkv(dir string, opts *bloomkv.Options) (*Bloomkv, error) {
+	db, err := bloomkv.Open(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Bloomkv{DB: db}, nil
+}
+
+// Put writes through the WAL without an fsync (bloomkv.NoSync).
+func (b *Bloomkv) Put(key, value []byte) error { return b.DB.Put(key, value, bloomkv.NoSync) }
+
+// Get looks key up.
+func (b *Bloomkv) Get(key []byte) ([]byte, bool, error) {
+	v, err := b.DB.Get(key)
+	if errors.Is(err, bloomkv.ErrNotFound) {
+		return nil, false, nil
+	}
+	return v, err == nil, err
+}
+
+// Scan reads n entries from start with an iterator.
+func (b *Bloomkv) Scan(start []byte, n int) (int, error) {
+	it, err := b.DB.NewIter(nil)
+	if err != nil {
+		return 0, err
+	}
+	read := 0
+	for ok := it.SeekGE(start); ok && read < n; ok = it.Next() {
+		_, _ = it.Key(), it.Value()
+		read++
+	}
+	if err := it.Close(); err != nil {
+		return read, err
+	}
+	return read, nil
+}
+
+// Settle flushes the memtable and waits until background compaction has
+// nothing left to do (Metrics.CompactionPending is false).
+func (b *Bloomkv) Settle() error {
+	if err := b.DB.Flush(); err != nil {
+		return err
+	}
+	for {
+		m := b.DB.Metrics()
+		if !m.CompactionPending && m.ImmutableMemtables == 0 {
+			return nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Close closes the DB.
+func (b *Bloomkv) Close() error { return b.DB.Close() }

@@ -1,0 +1,40 @@
+// Package workload is bloomkv's benchmark engine: the keys, values and
+// workloads of `bloomkv bench` and of the peers comparison in the bench
+// module, in the style of LevelDB's db_bench, so that every engine measured
+// sees the same operations in the same order.
+//
+// It is an ordinary (not internal) package of the main module so that the
+// bench module, a separate Go module that brings in the peer stores, can
+// import it: the workloads, key generator, seeds and latency histogram are
+// written once and shared, and only the adapters differ. It depends on the
+// root package only for the bloomkv adapter (Bloomkv).
+//
+// # Keys and values
+//
+// A Keys describes N present keys and N missing ones, each KeySize bytes
+// (default 16) of zero-padded decimal digits: present key i is the number
+// 2i, missing key i the number 2i+1. Every missing key therefore falls
+// between two present keys, inside the key range of every table that covers
+// its neighbours, so that no key-range check can reject it: only a filter
+// can. Values are ValueSize bytes (default 100) cut from a buffer of
+// pseudo-random printable bytes made from the seed, half of each 100-byte
+// stretch repeating the other half, so that they compress to about half,
+// as db_bench's values do.
+//
+// # Workloads
+//
+//	fillseq      put the N present keys in key order
+//	fillrandom   put the N present keys in a random order (a permutation:
+//	             every key is written once, so reads know what is present)
+//	readrandom   Get a uniformly random present key, Reads times
+//	readmissing  Get a uniformly random missing key, Reads times
+//	readmixed    Get a missing key with probability MissRatio, else a
+//	             present one, Reads times
+//	scan         seek to a random present key and read ScanLength entries,
+//	             Reads/ScanLength times (at least once)
+//
+// Each workload draws from its own generator, seeded from Seed and its name,
+// so a workload's sequence of keys does not depend on which ran before it.
+// Reads check their answers: a present key not found, a missing key found,
+// or a value of the wrong length is an error, not a number.
+package workload

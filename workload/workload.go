@@ -1,0 +1,191 @@
+package workload
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Store is what a workload needs of an engine. Adapters implement it for
+// bloomkv (Bloomkv) and, in the bench module, for the peer stores.
+type Store interface {
+	// Put sets key to value, through the engine's write-ahead log but
+	// without an fsync per write.
+	Put(key, value []byte) error
+	// Get returns key's value, found = false (and no error) when absent.
+	// The value may be retained by the engine; the caller only reads it.
+	Get(key []byte) (value []byte, found bool, err error)
+	// Scan reads up to n entries in key order from the first key ≥ start
+	// and returns how many it read.
+	Scan(start []byte, n int) (int, error)
+	Close() error
+}
+
+// Settler is a Store that can bring itself to a steady state after a fill:
+// memtables flushed and background compactions finished, so reads measure
+// the tree and not the moment. The bench calls Settle after each fill.
+type Settler interface {
+	Settle() error
+}
+
+// Workload names a workload (see the package doc).
+type Workload string
+
+// The workloads.
+const (
+	FillSeq     Workload = "fillseq"
+	FillRandom  Workload = "fillrandom"
+	ReadRandom  Workload = "readrandom"
+	ReadMissing Workload = "readmissing"
+	ReadMixed   Workload = "readmixed"
+	Scan        Workload = "scan"
+)
+
+// All lists the workloads in the order of the package doc.
+var All = []Workload{FillSeq, FillRandom, ReadRandom, ReadMissing, ReadMixed, Scan}
+
+// IsFill reports whether w writes.
+func (w Workload) IsFill() bool { return w == FillSeq || w == FillRandom }
+
+// IsGet reports whether w is made of point lookups.
+func (w Workload) IsGet() bool { return w == ReadRandom || w == ReadMissing || w == ReadMixed }
+
+// Parse parses a comma-separated list of workload names.
+func Parse(list string) ([]Workload, error) {
+	var ws []Workload
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		ok := false
+		for _, w := range All {
+			if string(w) == name {
+				ws, ok = append(ws, w), true
+				break
+			}
+		}
+		if !ok {
+			return nil, fmt.Errorf("unknown workload %q (have fillseq, fillrandom, readrandom, readmissing, readmixed, scan)", name)
+		}
+	}
+	if len(ws) == 0 {
+		return nil, fmt.Errorf("no workload in %q", list)
+	}
+	return ws, nil
+}
+
+// Config is one run's sizes: the keys and how many operations each read
+// workload does.
+type Config struct {
+	Keys       *Keys
+	Reads      int     // Gets of each read workload; scan does Reads/ScanLength scans
+	MissRatio  float64 // readmixed's share of missing keys, in [0, 1]
+	ScanLength int     // entries per scan
+}
+
+// Ops returns how many operations workload w does.
+func (c *Config) Ops(w Workload) int {
+	switch {
+	case w.IsFill():
+		return c.Keys.N
+	case w == Scan:
+		return max(1, c.Reads/max(1, c.ScanLength))
+	}
+	return c.Reads
+}
+
+// Result is what one workload did.
+type Result struct {
+	Workload Workload
+	Ops      int           // operations done
+	Elapsed  time.Duration // wall-clock time of them all
+	Latency  Histogram     // of each operation
+	Missing  int           // Gets of missing keys (readmissing, readmixed)
+}
+
+// OpsPerSec returns the throughput.
+func (r *Result) OpsPerSec() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Ops) / r.Elapsed.Seconds()
+}
+
+// progressEvery is how many operations pass between progress calls.
+const progressEvery = 1024
+
+// Run runs workload w against s. If progress is not nil it is called now
+// and then with the operations done so far. A read that gets a wrong answer
+// (a present key not found, a missing key found, a value of another size)
+// stops the run with an error.
+func (c *Config) Run(s Store, w Workload, progress func(done int)) (*Result, error) {
+	k := c.Keys
+	ops := c.Ops(w)
+	res := &Result{Workload: w, Ops: ops}
+	r := k.rng(string(w))
+	var order []int
+	switch w {
+	case FillSeq:
+	case FillRandom:
+		order = r.Perm(k.N)
+	case ReadRandom, ReadMissing, ReadMixed, Scan:
+	default:
+		return nil, fmt.Errorf("workload: unknown workload %q", w)
+	}
+	key := make([]byte, 0, k.KeySize)
+	start := time.Now()
+	for op := 0; op < ops; op++ {
+		if progress != nil && op%progressEvery == 0 {
+			progress(op)
+		}
+		var err error
+		t0 := time.Now()
+		switch w {
+		case FillSeq, FillRandom:
+			i := op
+			if order != nil {
+				i = order[op]
+			}
+			key = k.Present(key, i)
+			err = s.Put(key, k.Value(i))
+		case Scan:
+			key = k.Present(key, r.IntN(k.N))
+			var n int
+			n, err = s.Scan(key, c.ScanLength)
+			if err == nil && n == 0 {
+				err = fmt.Errorf("scan from %q read nothing", key)
+			}
+		default:
+			i := r.IntN(k.N)
+			missing := w == ReadMissing || (w == ReadMixed && r.Float64() < c.MissRatio)
+			if missing {
+				key = k.Missing(key, i)
+				res.Missing++
+			} else {
+				key = k.Present(key, i)
+			}
+			var v []byte
+			var found bool
+			v, found, err = s.Get(key)
+			switch {
+			case err != nil:
+			case missing && found:
+				err = fmt.Errorf("missing key %q found", key)
+			case !missing && !found:
+				err = fmt.Errorf("present key %q not found (was the store filled?)", key)
+			case found && len(v) != k.ValueSize:
+				err = fmt.Errorf("key %q has a value of %d bytes, want %d", key, len(v), k.ValueSize)
+			}
+		}
+		res.Latency.Record(time.Since(t0))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", w, err)
+		}
+	}
+	res.Elapsed = time.Since(start)
+	if progress != nil {
+		progress(ops)
+	}
+	return res, nil
+}
