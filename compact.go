@@ -36,21 +36,26 @@ func (d *DB) compactionLoop() {
 			}
 			d.mu.cond.Wait()
 		}
-		d.mu.compacting = true
-		v := d.refVersionLocked()
-		d.mu.Unlock()
-
-		err := d.runCompaction(c, v)
-
-		d.mu.Lock()
-		d.mu.compacting = false
-		d.unrefVersionLocked(v)
-		if err != nil && !d.mu.closed && d.mu.bgErr == nil {
+		if err := d.compactLocked(c); err != nil && !d.mu.closed && d.mu.bgErr == nil {
 			d.mu.bgErr = err
 		}
-		d.mu.cond.Broadcast()
 		d.mu.Unlock()
 	}
+}
+
+// compactLocked runs c on the current version and installs the result.
+// d.mu is held, and released while the compaction runs; d.mu.compacting
+// keeps any other compaction from starting meanwhile.
+func (d *DB) compactLocked(c *compaction.Compaction) error {
+	d.mu.compacting = true
+	v := d.refVersionLocked()
+	d.mu.Unlock()
+	err := d.runCompaction(c, v)
+	d.mu.Lock()
+	d.mu.compacting = false
+	d.unrefVersionLocked(v)
+	d.mu.cond.Broadcast()
+	return err
 }
 
 // Compact compacts the key range [lo, hi] (nil: unbounded) down the levels,
@@ -79,15 +84,7 @@ func (d *DB) Compact(lo, hi []byte) error {
 		if c == nil {
 			return nil
 		}
-		d.mu.compacting = true
-		v := d.refVersionLocked()
-		d.mu.Unlock()
-		err := d.runCompaction(c, v)
-		d.mu.Lock()
-		d.mu.compacting = false
-		d.unrefVersionLocked(v)
-		d.mu.cond.Broadcast()
-		if err != nil {
+		if err := d.compactLocked(c); err != nil {
 			if d.mu.bgErr == nil {
 				d.mu.bgErr = err
 			}

@@ -44,6 +44,24 @@ type LevelMetrics struct {
 	CompactionBytesRead, CompactionBytesWritten uint64
 }
 
+// Plus returns the sum of l and o, counter by counter; FilterBitsPerKey is
+// left at l's.
+func (l LevelMetrics) Plus(o LevelMetrics) LevelMetrics {
+	l.Tables += o.Tables
+	l.Bytes += o.Bytes
+	l.TableProbes += o.TableProbes
+	l.FilterChecks += o.FilterChecks
+	l.FilterNegatives += o.FilterNegatives
+	l.FilterPositives += o.FilterPositives
+	l.TruePositives += o.TruePositives
+	l.BlocksFromFile += o.BlocksFromFile
+	l.BlocksFromCache += o.BlocksFromCache
+	l.BytesRead += o.BytesRead
+	l.CompactionBytesRead += o.CompactionBytesRead
+	l.CompactionBytesWritten += o.CompactionBytesWritten
+	return l
+}
+
 // FalsePositives returns the filter positives where the table lacked the key.
 func (l LevelMetrics) FalsePositives() uint64 { return l.FilterPositives - l.TruePositives }
 
@@ -166,17 +184,7 @@ func (m Metrics) String() string {
 			l.FilterBitsPerKey, l.TableProbes, l.FilterNegatives, l.FilterPositives, l.TruePositives,
 			percent(l.FalsePositiveRate()), l.BlocksFromFile, l.BlocksFromCache, humanize.Bytes(l.BytesRead),
 			humanize.Bytes(l.CompactionBytesRead), humanize.Bytes(l.CompactionBytesWritten))
-		total.Tables += l.Tables
-		total.Bytes += l.Bytes
-		total.TableProbes += l.TableProbes
-		total.FilterNegatives += l.FilterNegatives
-		total.FilterPositives += l.FilterPositives
-		total.TruePositives += l.TruePositives
-		total.BlocksFromFile += l.BlocksFromFile
-		total.BlocksFromCache += l.BlocksFromCache
-		total.BytesRead += l.BytesRead
-		total.CompactionBytesRead += l.CompactionBytesRead
-		total.CompactionBytesWritten += l.CompactionBytesWritten
+		total = total.Plus(l)
 	}
 	fmt.Fprintf(tw, "total\t%d\t%s\t\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t%s\t%s\t\n", total.Tables, humanize.Bytes(total.Bytes),
 		total.TableProbes, total.FilterNegatives, total.FilterPositives, total.TruePositives,

@@ -227,13 +227,7 @@ type phase struct {
 func (p *phase) sum() bloomkv.LevelMetrics {
 	var s bloomkv.LevelMetrics
 	for _, l := range p.levels {
-		s.TableProbes += l.TableProbes
-		s.FilterNegatives += l.FilterNegatives
-		s.FilterPositives += l.FilterPositives
-		s.TruePositives += l.TruePositives
-		s.BlocksFromFile += l.BlocksFromFile
-		s.BlocksFromCache += l.BlocksFromCache
-		s.BytesRead += l.BytesRead
+		s = s.Plus(l)
 	}
 	return s
 }
