@@ -3,7 +3,7 @@
 GO       ?= go
 FUZZTIME ?= 2m
 
-.PHONY: test check-format vet fuzz bench
+.PHONY: test check-format vet fuzz bench reliability
 
 test: check-format vet
 	./scripts/ensure-redis
@@ -28,3 +28,11 @@ fuzz:
 # Microbenchmarks of the core module (use -count and benchstat to compare).
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+# The long forms of the reliability suites (issue 7): 500 SIGKILL crash
+# cycles, 10,000 bit flips, 200 metamorphic histories × 9 option sets, and
+# the in-memory crash and fault-injection tests at full size. Not under
+# -race: the point is the count. Takes about 8 minutes on 2 cores.
+reliability:
+	$(GO) test -count=1 -timeout=60m -v -run='^(TestCrashSIGKILL|TestCorruption.*|TestMetamorphic|TestDBRecovery.*|TestReliability.*)$$' \
+		-crash.cycles=500 -corrupt.flips=10000 -meta.seeds=200 -meta.configs=8 -db.crashcycles=40 .

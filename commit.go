@@ -10,9 +10,10 @@ import (
 //
 // Writers queue their batches. The first writer to find no leader becomes
 // the leader: it takes every queued batch as one group, assigns the group
-// consecutive sequence numbers, appends the batches to the WAL with one
-// write (and one fsync if any of them asked for Sync), inserts them into the
-// memtable, publishes the group's last sequence number, and wakes the group.
+// consecutive sequence numbers, appends the batches to the WAL's buffer
+// (written, then fsynced once, if any of them asked for Sync), inserts them
+// into the memtable, publishes the group's last sequence number, and wakes
+// the group.
 // If more batches queued meanwhile, it hands leadership to the first of
 // them and returns; that writer leads the next group. So under load, many
 // writers share each WAL write and fsync (group commit), and no writer
@@ -32,11 +33,14 @@ type commitPipeline struct {
 }
 
 type commitRequest struct {
-	batch  *Batch // nil for a flush request
-	sync   bool
-	flush  bool // rotate the memtable after this group (DB.Flush)
-	err    error
-	wake   chan struct{} // receives when done, or when this request must lead
+	batch *Batch // nil for a flush request
+	sync  bool
+	flush bool // rotate the memtable after this group (DB.Flush)
+	err   error
+	// wake receives when done, or when this request must lead: exactly
+	// once for a request that waits, never for one that leads at once, so
+	// it is empty again when commit returns and may be reused (singleWrite).
+	wake   chan struct{}
 	leader bool
 }
 
@@ -48,7 +52,9 @@ const maxGroupBytes = 4 << 20
 // visible (or failed). apply writes and applies one group; it runs with no
 // lock held and never concurrently with itself.
 func (p *commitPipeline) commit(req *commitRequest, apply func(group []*commitRequest)) error {
-	req.wake = make(chan struct{}, 1)
+	if req.wake == nil {
+		req.wake = make(chan struct{}, 1)
+	}
 	p.mu.Lock()
 	p.queue = append(p.queue, req)
 	if p.leading {

@@ -6,9 +6,10 @@
 //
 // Put, Delete and Apply go through the commit pipeline (commit.go): the
 // batch gets sequence numbers, is appended to the write-ahead log (package
-// wal) — one write and one fsync shared by every writer waiting at that
-// moment — then inserted into the mutable memtable (package memtable) and
-// published. A full memtable becomes immutable, a new WAL starts, and a
+// wal) — one fsync shared by every writer waiting at that moment, if any of
+// them asked for Sync; NoSync writes stay in the log's 32 KiB block buffer
+// until it fills or a Sync write, a memtable rotation or Close writes it —
+// then inserted into the mutable memtable (package memtable) and published. A full memtable becomes immutable, a new WAL starts, and a
 // background flush (flush.go) writes it to an L0 table (package sstable) and
 // records the table in the manifest (package internal/manifest).
 //
@@ -116,25 +117,63 @@ type immutable struct {
 // Put sets key to value. With a nil or Sync WriteOptions it returns once the
 // write is durable.
 func (d *DB) Put(key, value []byte, opts *WriteOptions) error {
-	b := Batch{}
-	if err := b.Set(key, value); err != nil {
+	w := getSingleWrite()
+	defer putSingleWrite(w)
+	if err := w.batch.Set(key, value); err != nil {
 		return err
 	}
-	return d.Apply(&b, opts)
+	return d.apply(&w.batch, &w.req, opts)
 }
 
 // Delete removes key. Deleting a missing key is not an error.
 func (d *DB) Delete(key []byte, opts *WriteOptions) error {
-	b := Batch{}
-	if err := b.Delete(key); err != nil {
+	w := getSingleWrite()
+	defer putSingleWrite(w)
+	if err := w.batch.Delete(key); err != nil {
 		return err
 	}
-	return d.Apply(&b, opts)
+	return d.apply(&w.batch, &w.req, opts)
+}
+
+// singleWrite is the batch and commit request of one Put or Delete, reused
+// through singleWrites: a single-key write then allocates nothing on its way
+// to the memtable in the common case, where it allocated a Batch, its bytes,
+// a commitRequest and its channel every time.
+type singleWrite struct {
+	batch Batch
+	req   commitRequest
+}
+
+// maxPooledBatch bounds the batch buffer a pooled singleWrite keeps, so that
+// one big value does not stay pinned in the pool.
+const maxPooledBatch = 4 << 10
+
+var singleWrites = sync.Pool{New: func() any { return new(singleWrite) }}
+
+func getSingleWrite() *singleWrite {
+	w := singleWrites.Get().(*singleWrite)
+	w.batch.Reset()
+	return w
+}
+
+// putSingleWrite returns w to the pool. Only after commit returned: by then
+// the commit pipeline holds no reference to w that it will use again.
+func putSingleWrite(w *singleWrite) {
+	if cap(w.batch.data) > maxPooledBatch {
+		w.batch.data = nil
+	}
+	singleWrites.Put(w)
 }
 
 // Apply commits every write of b atomically: readers and recovery see all of
 // them or none. b may be reused once Apply returns.
 func (d *DB) Apply(b *Batch, opts *WriteOptions) error {
+	return d.apply(b, new(commitRequest), opts)
+}
+
+// apply commits b with req, a request that is not in use (its channel, if
+// any, is empty, as commit leaves it).
+func (d *DB) apply(b *Batch, req *commitRequest, opts *WriteOptions) error {
 	if b.Len() == 0 {
 		return d.checkOpen()
 	}
@@ -142,7 +181,8 @@ func (d *DB) Apply(b *Batch, opts *WriteOptions) error {
 		return err
 	}
 	defer d.exitWriter()
-	return d.commit.commit(&commitRequest{batch: b, sync: opts.sync()}, d.applyGroup)
+	*req = commitRequest{batch: b, sync: opts.sync(), wake: req.wake}
+	return d.commit.commit(req, d.applyGroup)
 }
 
 // enterWriter admits a write, or returns why the DB takes none; Close waits
@@ -202,7 +242,12 @@ func (d *DB) applyGroup(group []*commitRequest) {
 	mem, w := d.mu.mem, d.mu.wal
 	d.mu.Unlock()
 
-	// One WAL write for the group, and at most one fsync.
+	// The group's records go into the WAL writer's block buffer, which
+	// writes each 32 KiB block as it fills. A group with a Sync write then
+	// writes what is buffered and fsyncs, once for the whole group; a group
+	// without one returns with its records possibly still buffered in this
+	// process (see WriteOptions): a write(2) per group, which is a write per
+	// Put for a single writer, cost more than the memtable insert.
 	var err error
 	for _, r := range group {
 		if r.batch == nil {
@@ -212,13 +257,9 @@ func (d *DB) applyGroup(group []*commitRequest) {
 			break
 		}
 	}
-	if err == nil {
-		if sync {
-			err = w.Sync()
-			d.counters.walSyncs.Add(1)
-		} else {
-			err = w.Flush()
-		}
+	if err == nil && sync {
+		err = w.Sync()
+		d.counters.walSyncs.Add(1)
 	}
 	if err != nil {
 		err = fmt.Errorf("bloomkv: WAL: %w", err)
@@ -266,7 +307,7 @@ func (d *DB) setBackgroundError(err error) {
 // Get returns the value of key, or ErrNotFound. The value is the caller's
 // to keep and modify.
 func (d *DB) Get(key []byte) ([]byte, error) {
-	return d.get(key, base.SeqNum(d.visibleSeq.Load()))
+	return d.get(key, liveSeq)
 }
 
 // Flush makes the mutable memtable immutable, if it holds anything, and

@@ -140,9 +140,21 @@ func (d *DB) recover() error {
 	}
 	slices.Sort(wals)
 
+	manifestPath := manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeManifest, rec.ManifestFileNum)
+	if rec.TornTail && state.LogNumber != 0 && !slices.Contains(wals, state.LogNumber) {
+		// A crash that tears the manifest's last edit leaves the WAL of the
+		// edit before it: WALs are deleted only after a later edit is
+		// durable. Missing, it says the dropped "tail" was a synced edit
+		// that damage made unreadable, and the writes it retired are gone.
+		return base.Corruptf(manifestPath, 0, "its last edit is unreadable, and the WAL %s of the edit before is gone",
+			manifest.MakeFilename(manifest.FileTypeWAL, state.LogNumber))
+	}
 	for _, files := range state.Version.Levels {
 		for _, f := range files {
 			if err := d.openTableLocked(f); err != nil {
+				if errors.Is(err, ErrCorruption) && rec.ManifestFileNum != 0 {
+					err = fmt.Errorf("bloomkv: open: the version %s records: %w", manifestPath, err)
+				}
 				return err
 			}
 		}

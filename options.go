@@ -192,9 +192,17 @@ func (o *Options) withDefaults() (Options, error) {
 
 // WriteOptions configure one write. A nil *WriteOptions means Sync: true.
 type WriteOptions struct {
-	// Sync makes the write durable before it returns: the WAL is fsynced.
-	// Without it the write is in the operating system's cache when the call
-	// returns — it survives the process crashing, not the machine.
+	// Sync makes the write durable before it returns: the WAL is written
+	// and fsynced, together with every earlier write, synced or not.
+	//
+	// Without it the write is only in the WAL's block buffer in this
+	// process's memory when the call returns: it reaches the operating
+	// system when the buffer's 32 KiB block fills, or when a later Sync
+	// write, a memtable rotation (a full memtable, DB.Flush) or Close writes
+	// the buffer. Until then a crash of the process loses it; after, only a
+	// crash of the machine before the next fsync does. Either way recovery
+	// keeps the history a prefix: a lost write loses every write after it,
+	// never one in the middle.
 	Sync bool
 }
 

@@ -15,6 +15,9 @@ func (d *DB) get(key []byte, seq base.SeqNum) ([]byte, error) {
 		return nil, err
 	}
 	defer d.releaseReadState(rs)
+	if seq == liveSeq {
+		seq = rs.seq
+	}
 	return d.lookup(rs, key, seq, nil)
 }
 

@@ -69,7 +69,7 @@ func (s *Snapshot) check() error {
 // (nil: all keys). It sees a consistent point in time: writes committed
 // after it was created are invisible to it. Close it when done.
 func (d *DB) NewIter(opts *IterOptions) (*Iterator, error) {
-	return d.newIter(base.SeqNum(d.visibleSeq.Load()), opts)
+	return d.newIter(liveSeq, opts)
 }
 
 // Scan returns the key/value pairs of [lower, upper) in key order, for a
@@ -107,6 +107,9 @@ func (d *DB) newIter(seq base.SeqNum, opts *IterOptions) (*Iterator, error) {
 	rs, err := d.acquireReadState()
 	if err != nil {
 		return nil, err
+	}
+	if seq == liveSeq {
+		seq = rs.seq
 	}
 	children := []internalIterator{rs.mem.NewIter()}
 	for _, m := range rs.imm {

@@ -2,10 +2,13 @@ package bloomkv
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	iofs "io/fs"
 	"slices"
 	"sort"
 
+	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/vfs"
 	"github.com/bloomkv/bloomkv/memtable"
@@ -57,6 +60,11 @@ func (d *DB) openTableLocked(meta *manifest.FileMetadata) error {
 func (d *DB) openTable(meta *manifest.FileMetadata) (*table, error) {
 	path := manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeTable, meta.FileNum)
 	f, err := d.fs.Open(path)
+	if errors.Is(err, iofs.ErrNotExist) {
+		// Tables are deleted only once no version lists them: a missing
+		// one is damage, not an I/O error to retry.
+		return nil, base.Corruptf(path, 0, "the manifest lists the table, but it does not exist")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("bloomkv: open table: %w", err)
 	}
@@ -144,17 +152,33 @@ type readState struct {
 	mem     *memtable.Memtable
 	imm     []*memtable.Memtable // newest first
 	version *version
+	// seq is the published sequence number when the state was taken, under
+	// d.mu: every write up to it is in the memtables or the version. A read
+	// of "now" must use it, not a seqnum loaded before: in between, newer
+	// writes could be flushed and compacted, dropping the versions that
+	// seqnum sees, since no snapshot protects them.
+	seq base.SeqNum
 }
+
+// liveSeq, passed to get or newIter, reads at the state's own seq: "now".
+const liveSeq = base.SeqNumMax
+
+// testHookAcquireReadState, if set, runs at the start of acquireReadState
+// (tests only).
+var testHookAcquireReadState func()
 
 // acquireReadState returns the read state now; release it with
 // releaseReadState.
 func (d *DB) acquireReadState() (*readState, error) {
+	if testHookAcquireReadState != nil {
+		testHookAcquireReadState()
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.mu.closed {
 		return nil, ErrClosed
 	}
-	rs := &readState{mem: d.mu.mem, version: d.refVersionLocked()}
+	rs := &readState{mem: d.mu.mem, version: d.refVersionLocked(), seq: base.SeqNum(d.visibleSeq.Load())}
 	for _, imm := range slices.Backward(d.mu.imm) {
 		rs.imm = append(rs.imm, imm.mem)
 	}

@@ -51,8 +51,15 @@
 // WAL on without fsync); its doc lists the settings that could not be made
 // equal. Run, from this directory:
 //
-//	go run ./cmd/peers                     # ops/s per engine and the ratio to bloomkv
+//	go run ./cmd/peers                     # ops/s per engine and the ratio to bloomkv,
+//	                                       # and each engine's peak RSS
 //	go run ./cmd/peers -n 200000 -engines bloomkv,pebble
+//	go run ./cmd/peers -in-process         # all engines in one process, no RSS
+//
+// cmd/peers runs each engine in a child process of its own (the same
+// binary, re-executed with the hidden flag -engine) and reads the child's
+// peak RSS from getrusage when it exits, so that no engine's memory counts
+// against another's.
 //
 // These stores need Go 1.24 (badger/v4 declares go 1.24.0), so this module's
 // go directive is 1.24.0 while the store's own module stays at 1.23.

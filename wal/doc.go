@@ -108,7 +108,11 @@
 // intact, and the payload it covers is a record's bytes: a value that
 // happens to contain the image of a valid chunk (say, a log stored as a
 // value) must not turn the torn tail of a crashed write into a log that
-// cannot be opened.
+// cannot be opened. The length is the one header field the CRC does not
+// cover: if the chunk is valid with one bit of its length flipped, which a
+// crash never produces, the length is what is damaged, and the search starts
+// after the chunk's true end, so that a flip pointing past the data cannot
+// turn damage in the middle of a log into a torn tail.
 //
 // A file that ends exactly where its last record ends has no torn tail.
 // Anything after the last intact record, even a block trailer or zeros left

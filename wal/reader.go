@@ -80,6 +80,8 @@ func (r *Reader) Next() ([]byte, error) {
 			return nil, r.damaged(off, r.pos+1, "reserved chunk type 0")
 		case t > maxChunk:
 			return nil, r.damaged(off, r.pos+1, "unknown chunk type %d", t)
+		case end > r.n && lengthFlipped(h, length) >= 0:
+			return nil, r.lengthDamaged(off, t, length, lengthFlipped(h, length))
 		case end > BlockSize:
 			return nil, r.damaged(off, r.pos+1, "%s chunk length %d crosses the block boundary", chunkName(t), length)
 		case end > r.n:
@@ -88,6 +90,9 @@ func (r *Reader) Next() ([]byte, error) {
 			return nil, r.damaged(off, end, "%s chunk length %d runs past the end of the file", chunkName(t), length)
 		}
 		if got, want := binary.LittleEndian.Uint32(h[0:4]), chunkCRC(h[6:HeaderSize+length]); got != want {
+			if n := lengthFlipped(h, length); n >= 0 {
+				return nil, r.lengthDamaged(off, t, length, n)
+			}
 			return nil, r.damaged(off, end, "%s chunk checksum mismatch: stored %#08x, computed %#08x", chunkName(t), got, want)
 		}
 		payload := h[HeaderSize : HeaderSize+length : HeaderSize+length]
@@ -207,4 +212,29 @@ func findChunk(block []byte, from int) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// lengthDamaged handles a chunk whose stored length has one bit flipped
+// (the length is not under the CRC) and is valid with its true length n:
+// the search for valid data after it starts at its true end. Started at the
+// end the flipped length claims, which may lie far past the data, it would
+// find nothing, and a damaged chunk in the middle of a log would pass for a
+// torn tail, silently dropping every later record.
+func (r *Reader) lengthDamaged(off int64, t byte, length, n int) error {
+	return r.damaged(off, r.pos+HeaderSize+n, "%s chunk length %d is damaged: the chunk is intact with length %d", chunkName(t), length, n)
+}
+
+// lengthFlipped returns n if the chunk at the start of h (the rest of its
+// block), whose stored length is length and which is not valid as stored, is
+// a valid chunk with length n, which differs from length in one bit: the
+// signature of a flipped bit in the length field. A crash never produces it:
+// a torn write leaves the header as written. It returns -1 otherwise.
+func lengthFlipped(h []byte, length int) int {
+	for b := range 16 {
+		n := length ^ 1<<b
+		if end := HeaderSize + n; end <= len(h) && binary.LittleEndian.Uint32(h[0:4]) == chunkCRC(h[6:end]) {
+			return n
+		}
+	}
+	return -1
 }

@@ -1,0 +1,443 @@
+package bloomkv
+
+// The metamorphic test: one generated history of operations, run against a
+// map model and against the DB under several randomized option sets; every
+// observable output (Get results, iterator positions, scans) goes into a
+// transcript, and every configuration's transcript must equal the model's.
+// Options change how data is laid out — filters, blocks, compression, how
+// many tables and levels — never what a read returns.
+//
+// Long form: go test -count=1 -run TestMetamorphic -meta.seeds=200 -meta.configs=8 .
+// A failure prints its seed and configuration; -meta.seed=S reruns one seed.
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bloomkv/bloomkv/internal/vfs"
+)
+
+var (
+	metaSeeds   = flag.Int("meta.seeds", 2, "histories TestMetamorphic generates")
+	metaConfigs = flag.Int("meta.configs", 4, "randomized option sets TestMetamorphic runs each history under, besides the defaults")
+	metaSeed    = flag.Int64("meta.seed", -1, "run only this history seed of TestMetamorphic")
+	metaOps     = flag.Int("meta.ops", 1500, "operations per TestMetamorphic history")
+)
+
+type metaKind int
+
+const (
+	mWrite metaKind = iota // a Put, Delete or batch
+	mGet
+	mIter
+	mNewSnap
+	mCloseSnap
+	mFlush
+	mCompact
+	mReopen
+)
+
+// metaOp is one operation of a history. Which snapshot an op reads is an
+// index into the live snapshots (-1: the DB), taken modulo their number.
+type metaOp struct {
+	kind   metaKind
+	ops    []kvOp // mWrite
+	key    []byte // mGet
+	snap   int
+	bounds *IterOptions // mIter
+	moves  []metaMove   // mIter
+	lo, hi []byte       // mCompact
+}
+
+type metaMove struct {
+	op  byte // 'F' First, 'L' Last, 'G' SeekGE, 'T' SeekLT, 'N' Next, 'P' Prev
+	key []byte
+}
+
+func genHistory(seed uint64, n int) []metaOp {
+	rng := rand.New(rand.NewPCG(seed, 0x3e7a))
+	ks := newKeySpace(rng, 300)
+	var h []metaOp
+	for i := range n {
+		var op metaOp
+		switch r := rng.IntN(1000); {
+		case r < 600:
+			op.kind = mWrite
+			for range 1 + rng.IntN(4)*rng.IntN(3) {
+				k := string(ks.pick(rng))
+				if rng.IntN(5) == 0 {
+					op.ops = append(op.ops, kvOp{del: true, key: k})
+				} else {
+					op.ops = append(op.ops, kvOp{key: k, value: string(randValue(rng, fmt.Sprint(i)))})
+				}
+			}
+		case r < 800:
+			op.kind, op.key, op.snap = mGet, ks.probe(rng), rng.IntN(4)-1
+		case r < 900:
+			op.kind, op.bounds, op.snap = mIter, randBounds(rng, ks), rng.IntN(4)-1
+			for range 1 + rng.IntN(30) {
+				m := metaMove{op: "FLGTNNNPP"[rng.IntN(9)]}
+				if m.op == 'G' || m.op == 'T' {
+					m.key = ks.probe(rng)
+				}
+				op.moves = append(op.moves, m)
+			}
+			if rng.IntN(5) == 0 {
+				op.moves = append(op.moves, metaMove{op: 'S'}) // full scans both ways
+			}
+		case r < 930:
+			op.kind = mNewSnap
+		case r < 950:
+			op.kind, op.snap = mCloseSnap, rng.IntN(4)
+		case r < 970:
+			op.kind = mFlush
+		case r < 990:
+			op.kind = mCompact
+			if rng.IntN(3) > 0 {
+				op.lo = ks.probe(rng)
+			}
+			if rng.IntN(3) > 0 {
+				op.hi = ks.probe(rng)
+			}
+		default:
+			op.kind = mReopen
+		}
+		h = append(h, op)
+	}
+	return h
+}
+
+// metaConfig returns option set c of history seed: c == 0 is the defaults
+// (with a MemFS); the others are random, with tiny memtables, levels and
+// tables to force many flushes and compactions.
+func metaConfig(seed uint64, c int) Options {
+	if c == 0 {
+		return Options{}
+	}
+	rng := rand.New(rand.NewPCG(seed, uint64(c)))
+	o := randOptions(rng)
+	o.FilterPolicy = []FilterPolicy{Uniform, Optimal}[rng.IntN(2)]
+	if rng.IntN(6) == 0 {
+		o.DisableFilters, o.BitsPerKey = true, 0
+	}
+	o.BaseLevelSize = uint64(1<<10 + rng.IntN(128<<10))
+	o.TargetFileSize = uint64(1<<10 + rng.IntN(64<<10))
+	o.L0CompactionTrigger = 1 + rng.IntN(4)
+	o.LevelMultiplier = 2 + rng.IntN(9)
+	return o
+}
+
+func describeMetaConfig(o Options) string {
+	return fmt.Sprintf("%s FilterPolicy:%v BaseLevelSize:%d TargetFileSize:%d L0CompactionTrigger:%d LevelMultiplier:%d",
+		describeOptions(o), o.FilterPolicy, o.BaseLevelSize, o.TargetFileSize, o.L0CompactionTrigger, o.LevelMultiplier)
+}
+
+// metaRunner runs a history and writes its transcript. db is nil for the
+// model.
+type metaRunner struct {
+	db    *DB
+	dir   string
+	opts  Options
+	model kvModel
+	snaps []*Snapshot
+	snapM []kvModel
+	out   []string
+}
+
+func (r *metaRunner) printf(format string, args ...any) {
+	r.out = append(r.out, fmt.Sprintf(format, args...))
+}
+
+func (r *metaRunner) reader(i int) (dbReader, kvModel, string) {
+	if i < 0 || len(r.snapM) == 0 {
+		if r.db == nil {
+			return nil, r.model, "db"
+		}
+		return r.db, r.model, "db"
+	}
+	i %= len(r.snapM)
+	if r.db == nil {
+		return nil, r.snapM[i], fmt.Sprintf("snap%d", i)
+	}
+	return r.snaps[i], r.snapM[i], fmt.Sprintf("snap%d", i)
+}
+
+func (r *metaRunner) closeSnaps() {
+	for _, s := range r.snaps {
+		if s != nil {
+			s.Close()
+		}
+	}
+	r.snaps, r.snapM = nil, nil
+}
+
+func (r *metaRunner) run(h []metaOp) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic at transcript line %d: %v", len(r.out), p)
+		}
+	}()
+	for i, op := range h {
+		if err := r.step(i, op); err != nil {
+			return fmt.Errorf("op %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func (r *metaRunner) step(i int, op metaOp) error {
+	switch op.kind {
+	case mWrite:
+		r.model.apply(op.ops)
+		if r.db != nil {
+			if err := applyOps(r.db, op.ops, NoSync); err != nil {
+				return err
+			}
+		}
+	case mGet:
+		rd, m, name := r.reader(op.snap)
+		if r.db == nil {
+			if v, ok := m[string(op.key)]; ok {
+				r.printf("%d %s.Get(%q) = %q", i, name, op.key, v)
+			} else {
+				r.printf("%d %s.Get(%q) not found", i, name, op.key)
+			}
+			break
+		}
+		v, err := rd.Get(op.key)
+		switch {
+		case err == nil:
+			r.printf("%d %s.Get(%q) = %q", i, name, op.key, v)
+		case err == ErrNotFound:
+			r.printf("%d %s.Get(%q) not found", i, name, op.key)
+		default:
+			r.printf("%d %s.Get(%q) error %v", i, name, op.key, err)
+		}
+	case mIter:
+		rd, m, name := r.reader(op.snap)
+		var lo, hi []byte
+		if op.bounds != nil {
+			lo, hi = op.bounds.LowerBound, op.bounds.UpperBound
+		}
+		r.printf("%d %s.NewIter[%q, %q)", i, name, lo, hi)
+		if r.db == nil {
+			keys, values := m.sorted(lo, hi)
+			o := &iterOracle{keys: keys, values: values}
+			for _, mv := range op.moves {
+				var ok bool
+				switch mv.op {
+				case 'F':
+					ok = o.first()
+				case 'L':
+					ok = o.last()
+				case 'G':
+					ok = o.seekGE(mv.key)
+				case 'T':
+					ok = o.seekLT(mv.key)
+				case 'N':
+					ok = o.next()
+				case 'P':
+					ok = o.prev()
+				case 'S':
+					var sb strings.Builder
+					for j := range keys {
+						fmt.Fprintf(&sb, "%q=%q ", keys[j], values[j])
+					}
+					r.printf("  scan %s", sb.String())
+					sb.Reset()
+					for j := len(keys) - 1; j >= 0; j-- {
+						fmt.Fprintf(&sb, "%q=%q ", keys[j], values[j])
+					}
+					r.printf("  rscan %s", sb.String())
+					o.state = oracleBefore // the backward scan ran off the start
+					continue
+				}
+				if ok {
+					r.printf("  %c%q -> %q=%q", mv.op, mv.key, o.keys[o.i], o.values[o.i])
+				} else {
+					r.printf("  %c%q -> invalid", mv.op, mv.key)
+				}
+			}
+			break
+		}
+		it, err := rd.NewIter(op.bounds)
+		if err != nil {
+			return err
+		}
+		for _, mv := range op.moves {
+			var ok bool
+			switch mv.op {
+			case 'F':
+				ok = it.First()
+			case 'L':
+				ok = it.Last()
+			case 'G':
+				ok = it.SeekGE(mv.key)
+			case 'T':
+				ok = it.SeekLT(mv.key)
+			case 'N':
+				ok = it.Next()
+			case 'P':
+				ok = it.Prev()
+			case 'S':
+				var sb strings.Builder
+				for ok := it.First(); ok; ok = it.Next() {
+					fmt.Fprintf(&sb, "%q=%q ", it.Key(), it.Value())
+				}
+				r.printf("  scan %s", sb.String())
+				sb.Reset()
+				for ok := it.Last(); ok; ok = it.Prev() {
+					fmt.Fprintf(&sb, "%q=%q ", it.Key(), it.Value())
+				}
+				r.printf("  rscan %s", sb.String())
+				continue
+			}
+			if err := it.Error(); err != nil {
+				r.printf("  %c%q -> error %v", mv.op, mv.key, err)
+			} else if ok != it.Valid() {
+				r.printf("  %c%q -> returned %v but Valid %v", mv.op, mv.key, ok, it.Valid())
+			} else if ok {
+				r.printf("  %c%q -> %q=%q", mv.op, mv.key, it.Key(), it.Value())
+			} else {
+				r.printf("  %c%q -> invalid", mv.op, mv.key)
+			}
+		}
+		if err := it.Close(); err != nil {
+			r.printf("  Close error %v", err)
+		}
+	case mNewSnap:
+		r.snapM = append(r.snapM, r.model.clone())
+		if r.db != nil {
+			s, err := r.db.NewSnapshot()
+			if err != nil {
+				return err
+			}
+			r.snaps = append(r.snaps, s)
+		}
+	case mCloseSnap:
+		if len(r.snapM) == 0 {
+			break
+		}
+		j := op.snap % len(r.snapM)
+		r.snapM = append(r.snapM[:j], r.snapM[j+1:]...)
+		if r.db != nil {
+			if err := r.snaps[j].Close(); err != nil {
+				return err
+			}
+			r.snaps = append(r.snaps[:j], r.snaps[j+1:]...)
+		}
+	case mFlush:
+		if r.db != nil {
+			return r.db.Flush()
+		}
+	case mCompact:
+		if r.db != nil {
+			return r.db.Compact(op.lo, op.hi)
+		}
+	case mReopen:
+		r.closeSnaps()
+		if r.db != nil {
+			if err := r.db.Close(); err != nil {
+				return err
+			}
+			d, err := Open(r.dir, &r.opts)
+			if err != nil {
+				return err
+			}
+			r.db = d
+		}
+	}
+	return nil
+}
+
+func TestMetamorphic(t *testing.T) {
+	seeds := make([]uint64, *metaSeeds)
+	base := uint64(time.Now().UnixNano())
+	for i := range seeds {
+		seeds[i] = base + uint64(i)
+	}
+	if *metaSeed >= 0 {
+		seeds = []uint64{uint64(*metaSeed)}
+	}
+	ops := *metaOps
+	if testing.Short() {
+		ops = min(ops, 500)
+	}
+	start := time.Now()
+	runs, lines := 0, 0
+	var flushes, compactions uint64 // since each run's last reopen
+	for _, seed := range seeds {
+		h := genHistory(seed, ops)
+		model := &metaRunner{model: kvModel{}}
+		if err := model.run(h); err != nil {
+			t.Fatalf("seed %d: the model: %v", seed, err)
+		}
+		for c := 0; c <= *metaConfigs; c++ {
+			o := metaConfig(seed, c)
+			o.FS = vfs.NewMem()
+			r := &metaRunner{dir: "/meta", opts: o, model: kvModel{}}
+			d, err := Open(r.dir, &r.opts)
+			if err != nil {
+				t.Fatalf("seed %d config %d %s: Open: %v", seed, c, describeMetaConfig(o), err)
+			}
+			r.db = d
+			err = r.run(h)
+			r.closeSnaps()
+			m := r.db.Metrics()
+			flushes += m.Flushes
+			compactions += m.Compactions
+			if cerr := r.db.Close(); err == nil && cerr != nil {
+				err = fmt.Errorf("Close: %w", cerr)
+			}
+			repro := fmt.Sprintf("go test -run 'TestMetamorphic$' -meta.seed=%d -meta.configs=%d -meta.ops=%d .", seed, c, ops)
+			if err != nil {
+				t.Fatalf("seed %d config %d %s: %v\nreproduce: %s", seed, c, describeMetaConfig(o), err, repro)
+			}
+			if i, ok := firstDiff(r.out, model.out); !ok {
+				t.Fatalf("seed %d config %d %s: transcript line %d differs from the model's:\n%s\nreproduce: %s",
+					seed, c, describeMetaConfig(o), i, transcriptContext(r.out, model.out, i), repro)
+			}
+			runs++
+			lines += len(r.out)
+		}
+	}
+	t.Logf("%d histories of %d ops × %d configurations (+ the model): %d runs, %d transcript lines compared, ≥ %d flushes and %d compactions, in %v",
+		len(seeds), ops, *metaConfigs+1, runs, lines, flushes, compactions, time.Since(start).Round(time.Millisecond))
+}
+
+func firstDiff(a, b []string) (int, bool) {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i, false
+		}
+	}
+	if len(a) != len(b) {
+		return min(len(a), len(b)), false
+	}
+	return 0, true
+}
+
+func transcriptContext(got, want []string, i int) string {
+	var b bytes.Buffer
+	clip := func(s string) string {
+		if len(s) > 300 {
+			return s[:300] + "…"
+		}
+		return s
+	}
+	for j := max(0, i-5); j < i; j++ {
+		fmt.Fprintf(&b, "   %s\n", clip(want[j]))
+	}
+	if i < len(got) {
+		fmt.Fprintf(&b, "got  %s\n", clip(got[i]))
+	}
+	if i < len(want) {
+		fmt.Fprintf(&b, "want %s\n", clip(want[i]))
+	}
+	return b.String()
+}
