@@ -2,30 +2,22 @@ package bloomkv
 
 import (
 	"encoding/binary"
-	"fmt"
 
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/batchrepr"
 )
 
 // Batch is a set of writes applied atomically by DB.Apply: after a crash
 // either all of them are there or none. A Batch is not safe for concurrent
 // use, and must not be changed while Apply runs.
 //
-// The batch's bytes are exactly the WAL record that commits it:
-//
-//	+-------------------+-----------------+-----------+-----------+-----
-//	| seqnum (8, LE)    | count (4, LE)   | entry 1   | entry 2   | ...
-//	+-------------------+-----------------+-----------+-----------+-----
-//	entry: kind (1) | key length (uvarint) | key | [value length (uvarint) | value]
-//
-// The commit pipeline writes the first entry's sequence number into the
-// header; entry i gets seqnum + i. Only KindSet entries carry a value.
+// The batch's bytes are exactly the WAL record that commits it, in the
+// layout of package internal/batchrepr; the commit pipeline writes the
+// first entry's sequence number into the header.
 type Batch struct {
 	data  []byte
 	count uint32
 }
-
-const batchHeaderLen = 12
 
 // NewBatch returns an empty batch.
 func NewBatch() *Batch { return &Batch{} }
@@ -63,17 +55,11 @@ func (b *Batch) add(kind base.Kind, key, value []byte) error {
 		return argError("batch", "would grow past MaxBatchSize (%d bytes)", MaxBatchSize)
 	}
 	if len(b.data) == 0 {
-		b.data = make([]byte, batchHeaderLen, batchHeaderLen+size)
+		b.data = append(b.data[:0], make([]byte, batchrepr.HeaderLen)...)
 	}
-	b.data = append(b.data, byte(kind))
-	b.data = binary.AppendUvarint(b.data, uint64(len(key)))
-	b.data = append(b.data, key...)
-	if kind == base.KindSet {
-		b.data = binary.AppendUvarint(b.data, uint64(len(value)))
-		b.data = append(b.data, value...)
-	}
+	b.data = batchrepr.AppendEntry(b.data, kind, key, value)
 	b.count++
-	binary.LittleEndian.PutUint32(b.data[8:], b.count)
+	batchrepr.SetCount(b.data, b.count)
 	return nil
 }
 
@@ -81,64 +67,10 @@ func (b *Batch) add(kind base.Kind, key, value []byte) error {
 func (b *Batch) Len() int { return int(b.count) }
 
 // Size returns the batch's encoded size in bytes.
-func (b *Batch) Size() int { return max(len(b.data), batchHeaderLen) }
+func (b *Batch) Size() int { return max(len(b.data), batchrepr.HeaderLen) }
 
 // Reset empties the batch, keeping its memory for reuse.
 func (b *Batch) Reset() { b.data, b.count = b.data[:0], 0 }
 
 // setSeqNum stamps the sequence number of the batch's first write.
-func (b *Batch) setSeqNum(seq base.SeqNum) { binary.LittleEndian.PutUint64(b.data, uint64(seq)) }
-
-// batchEntry is one decoded write.
-type batchEntry struct {
-	seq        base.SeqNum
-	kind       base.Kind
-	key, value []byte
-}
-
-// decodeBatch calls fn for every write of an encoded batch, in order. It
-// returns an error (wrapping nothing; the caller adds file and offset) for
-// a record that is not a well-formed batch.
-func decodeBatch(data []byte, fn func(e batchEntry)) error {
-	if len(data) < batchHeaderLen {
-		return fmt.Errorf("batch record of %d bytes is shorter than its header", len(data))
-	}
-	seq := base.SeqNum(binary.LittleEndian.Uint64(data))
-	count := binary.LittleEndian.Uint32(data[8:])
-	if seq > base.SeqNumMax-base.SeqNum(count) {
-		return fmt.Errorf("batch seqnum %d + count %d overflows", seq, count)
-	}
-	p := data[batchHeaderLen:]
-	for i := range count {
-		if len(p) == 0 {
-			return fmt.Errorf("batch ends after %d of %d entries", i, count)
-		}
-		e := batchEntry{seq: seq + base.SeqNum(i), kind: base.Kind(p[0])}
-		if e.kind != base.KindSet && e.kind != base.KindDelete {
-			return fmt.Errorf("batch entry %d has unknown kind %d", i, p[0])
-		}
-		var ok bool
-		if e.key, p, ok = lengthPrefixed(p[1:]); !ok {
-			return fmt.Errorf("batch entry %d: bad key length", i)
-		}
-		if e.kind == base.KindSet {
-			if e.value, p, ok = lengthPrefixed(p); !ok {
-				return fmt.Errorf("batch entry %d: bad value length", i)
-			}
-		}
-		fn(e)
-	}
-	if len(p) != 0 {
-		return fmt.Errorf("batch has %d bytes after its %d entries", len(p), count)
-	}
-	return nil
-}
-
-// lengthPrefixed splits a uvarint-length-prefixed byte string off p.
-func lengthPrefixed(p []byte) (s, rest []byte, ok bool) {
-	n, w := binary.Uvarint(p)
-	if w <= 0 || n > uint64(len(p)-w) {
-		return nil, nil, false
-	}
-	return p[w : w+int(n) : w+int(n)], p[w+int(n):], true
-}
+func (b *Batch) setSeqNum(seq base.SeqNum) { batchrepr.SetSeqNum(b.data, seq) }

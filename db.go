@@ -43,6 +43,7 @@ import (
 	"sync/atomic"
 
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/batchrepr"
 	"github.com/bloomkv/bloomkv/internal/cache"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/vfs"
@@ -271,7 +272,7 @@ func (d *DB) applyGroup(group []*commitRequest) {
 
 	for _, r := range group {
 		if r.batch != nil {
-			decodeBatch(r.batch.data, func(e batchEntry) { mem.Add(e.seq, e.kind, e.key, e.value) })
+			batchrepr.Decode(r.batch.data, func(e batchrepr.Entry) { mem.Add(e.Seq, e.Kind, e.Key, e.Value) })
 			d.counters.writes.Add(uint64(r.batch.Len()))
 			d.counters.batches.Add(1)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/compaction"
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/batchrepr"
 	"github.com/bloomkv/bloomkv/internal/cache"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/vfs"
@@ -249,13 +250,16 @@ func (d *DB) replayWAL(num uint64, last bool, mem **memtable.Memtable, flush fun
 				return err
 			}
 		}
-		m := *mem
-		if err := decodeBatch(record, func(e batchEntry) {
-			m.Add(e.seq, e.kind, e.key, e.value)
-			d.mu.lastSeq = max(d.mu.lastSeq, e.seq)
-		}); err != nil {
+		// Check the whole batch before applying any of it: a batch is
+		// all or nothing, in recovery too.
+		if err := batchrepr.Decode(record, func(batchrepr.Entry) {}); err != nil {
 			return base.Corruptf(path, r.Offset(), "%v", err)
 		}
+		m := *mem
+		batchrepr.Decode(record, func(e batchrepr.Entry) {
+			m.Add(e.Seq, e.Kind, e.Key, e.Value)
+			d.mu.lastSeq = max(d.mu.lastSeq, e.Seq)
+		})
 	}
 	if off, torn := r.TornTail(); torn && !last {
 		// Every WAL but the newest was synced when the next one began.

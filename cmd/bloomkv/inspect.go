@@ -7,7 +7,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -17,6 +16,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/batchrepr"
 	"github.com/bloomkv/bloomkv/internal/humanize"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/sstable"
@@ -188,24 +188,29 @@ func inspectWAL(w *bufio.Writer, f *os.File, size int64, name string, verbose bo
 			bad = err
 			break
 		}
-		seq, n, err := decodeBatch(rec, func(seq uint64, kind base.Kind, key, value []byte) {
-			if kind == base.KindDelete {
-				deletes++
-			} else {
-				sets++
-			}
-			if verbose {
-				if kind == base.KindDelete {
-					fmt.Fprintf(w, "    %d DEL %s\n", seq, printable(string(key)))
+		first, count, err := batchrepr.Header(rec)
+		if err == nil && verbose {
+			fmt.Fprintf(w, "  record %d at %d: batch of %d, seqnums from %d\n", records, r.Offset(), count, first)
+		}
+		n := 0
+		if err == nil {
+			err = batchrepr.Decode(rec, func(e batchrepr.Entry) {
+				n++
+				if e.Kind == base.KindDelete {
+					deletes++
 				} else {
-					fmt.Fprintf(w, "    %d SET %s = %s\n", seq, printable(string(key)), printable(string(value)))
+					sets++
 				}
-			}
-		}, func(seq uint64, count int) {
-			if verbose {
-				fmt.Fprintf(w, "  record %d at %d: batch of %d, seqnums from %d\n", records, r.Offset(), count, seq)
-			}
-		})
+				if verbose {
+					if e.Kind == base.KindDelete {
+						fmt.Fprintf(w, "    %d DEL %s\n", e.Seq, printable(string(e.Key)))
+					} else {
+						fmt.Fprintf(w, "    %d SET %s = %s\n", e.Seq, printable(string(e.Key)), printable(string(e.Value)))
+					}
+				}
+			})
+		}
+		seq := uint64(first)
 		if err != nil {
 			bad = base.Corruptf(name, r.Offset(), "record %d is not a batch: %v", records, err)
 			break
@@ -235,52 +240,6 @@ func inspectWAL(w *bufio.Writer, f *os.File, size int64, name string, verbose bo
 		fmt.Fprintln(w, "torn tail: none")
 	}
 	return nil
-}
-
-// decodeBatch decodes a WAL record in the batch format that bloomkv.Batch
-// documents (seqnum (8) | count (4) | entries: kind | key len | key |
-// [value len | value]), calling header once and entry for each write. It
-// returns the first seqnum and the count.
-func decodeBatch(rec []byte, entry func(seq uint64, kind base.Kind, key, value []byte), header func(seq uint64, count int)) (uint64, int, error) {
-	if len(rec) < 12 {
-		return 0, 0, fmt.Errorf("%d bytes, shorter than a batch header", len(rec))
-	}
-	seq := binary.LittleEndian.Uint64(rec)
-	count := binary.LittleEndian.Uint32(rec[8:])
-	header(seq, int(count))
-	p := rec[12:]
-	field := func() ([]byte, bool) {
-		n, k := binary.Uvarint(p)
-		if k <= 0 || n > uint64(len(p)-k) {
-			return nil, false
-		}
-		s := p[k : k+int(n)]
-		p = p[k+int(n):]
-		return s, true
-	}
-	for i := range count {
-		if len(p) == 0 {
-			return seq, int(i), fmt.Errorf("ends after %d of %d entries", i, count)
-		}
-		kind := base.Kind(p[0])
-		p = p[1:]
-		if kind != base.KindSet && kind != base.KindDelete {
-			return seq, int(i), fmt.Errorf("entry %d has unknown kind %d", i, kind)
-		}
-		key, ok := field()
-		var value []byte
-		if ok && kind == base.KindSet {
-			value, ok = field()
-		}
-		if !ok {
-			return seq, int(i), fmt.Errorf("entry %d: bad length", i)
-		}
-		entry(seq+uint64(i), kind, key, value)
-	}
-	if len(p) != 0 {
-		return seq, int(count), fmt.Errorf("%d bytes after its %d entries", len(p), count)
-	}
-	return seq, int(count), nil
 }
 
 func inspectManifest(w *bufio.Writer, f *os.File, size int64, name string, verbose bool) error {

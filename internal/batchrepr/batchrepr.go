@@ -1,0 +1,109 @@
+// Package batchrepr is the byte layout of a batch: the payload of every WAL
+// record, written by bloomkv.Batch and read back by recovery and by
+// `bloomkv inspect`.
+//
+//	+-------------------+-----------------+-----------+-----------+-----
+//	| seqnum (8, LE)    | count (4, LE)   | entry 1   | entry 2   | ...
+//	+-------------------+-----------------+-----------+-----------+-----
+//	entry: kind (1) | key length (uvarint) | key | [value length (uvarint) | value]
+//
+// Entry i has sequence number seqnum + i. Only KindSet entries carry a
+// value.
+//
+// INVARIANT: Decode accepts exactly what the encoder writes: a count that
+// matches the entries, known kinds, lengths within the record, nothing left
+// over; anything else is an error, so a damaged record is never half applied.
+package batchrepr
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+)
+
+// HeaderLen is the length of the seqnum and count that start a batch.
+const HeaderLen = 12
+
+// Entry is one decoded write. Key and Value alias the record.
+type Entry struct {
+	Seq        base.SeqNum
+	Kind       base.Kind
+	Key, Value []byte
+}
+
+// AppendEntry appends one write to a batch's bytes, which must already
+// hold a header, and returns them.
+func AppendEntry(dst []byte, kind base.Kind, key, value []byte) []byte {
+	dst = append(dst, byte(kind))
+	dst = binary.AppendUvarint(dst, uint64(len(key)))
+	dst = append(dst, key...)
+	if kind == base.KindSet {
+		dst = binary.AppendUvarint(dst, uint64(len(value)))
+		dst = append(dst, value...)
+	}
+	return dst
+}
+
+// SetCount writes the number of entries into the header.
+func SetCount(b []byte, count uint32) { binary.LittleEndian.PutUint32(b[8:], count) }
+
+// SetSeqNum writes the first entry's sequence number into the header.
+func SetSeqNum(b []byte, seq base.SeqNum) { binary.LittleEndian.PutUint64(b, uint64(seq)) }
+
+// Header returns the first sequence number and the entry count, or an
+// error for a record shorter than a header.
+func Header(data []byte) (base.SeqNum, uint32, error) {
+	if len(data) < HeaderLen {
+		return 0, 0, fmt.Errorf("batch record of %d bytes is shorter than its header", len(data))
+	}
+	return base.SeqNum(binary.LittleEndian.Uint64(data)), binary.LittleEndian.Uint32(data[8:]), nil
+}
+
+// Decode calls fn for every write of an encoded batch, in order, and
+// returns an error (without file or offset: the caller adds them) for a
+// record that is not a well-formed batch. fn may have been called for the
+// entries before the damage; callers that must not half-apply a batch
+// decode it twice or collect first.
+func Decode(data []byte, fn func(Entry)) error {
+	seq, count, err := Header(data)
+	if err != nil {
+		return err
+	}
+	if seq > base.SeqNumMax-base.SeqNum(count) {
+		return fmt.Errorf("batch seqnum %d + count %d overflows", seq, count)
+	}
+	p := data[HeaderLen:]
+	for i := range count {
+		if len(p) == 0 {
+			return fmt.Errorf("batch ends after %d of %d entries", i, count)
+		}
+		e := Entry{Seq: seq + base.SeqNum(i), Kind: base.Kind(p[0])}
+		if e.Kind != base.KindSet && e.Kind != base.KindDelete {
+			return fmt.Errorf("batch entry %d has unknown kind %d", i, p[0])
+		}
+		var ok bool
+		if e.Key, p, ok = lengthPrefixed(p[1:]); !ok {
+			return fmt.Errorf("batch entry %d: bad key length", i)
+		}
+		if e.Kind == base.KindSet {
+			if e.Value, p, ok = lengthPrefixed(p); !ok {
+				return fmt.Errorf("batch entry %d: bad value length", i)
+			}
+		}
+		fn(e)
+	}
+	if len(p) != 0 {
+		return fmt.Errorf("batch has %d bytes after its %d entries", len(p), count)
+	}
+	return nil
+}
+
+// lengthPrefixed splits a uvarint-length-prefixed byte string off p.
+func lengthPrefixed(p []byte) (s, rest []byte, ok bool) {
+	n, w := binary.Uvarint(p)
+	if w <= 0 || n > uint64(len(p)-w) {
+		return nil, nil, false
+	}
+	return p[w : w+int(n) : w+int(n)], p[w+int(n):], true
+}
