@@ -146,7 +146,7 @@ func (d *DB) compactionEnv(v *version) compaction.Env {
 		Open: func(f *manifest.FileMetadata) (compaction.Iterator, error) {
 			for level, files := range v.Levels {
 				if i := slices.Index(files, f); i >= 0 {
-					return v.tables[level][i].reader.NewIterator(), nil
+					return v.tables[level][i].reader.NewScanIterator(), nil
 				}
 			}
 			return nil, fmt.Errorf("bloomkv: compaction input %06d is not in its version", f.FileNum)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/snappy"
@@ -146,8 +147,9 @@ func compress(c Compression, raw, scratch []byte) ([]byte, Compression) {
 	return out, c
 }
 
-// decompress returns a block's contents from its stored bytes.
-func decompress(c Compression, stored []byte) ([]byte, error) {
+// decompress returns a block's contents from its stored bytes, in dst's
+// memory when it is large enough.
+func decompress(c Compression, stored, dst []byte) ([]byte, error) {
 	switch c {
 	case NoCompression:
 		return stored, nil
@@ -159,9 +161,9 @@ func decompress(c Compression, stored []byte) ([]byte, error) {
 		if n > maxBlockLen {
 			return nil, fmt.Errorf("snappy block claims %d bytes", n)
 		}
-		return snappy.Decode(make([]byte, n), stored)
+		return snappy.Decode(slices.Grow(dst[:0], n)[:n], stored)
 	case ZstdCompression:
-		return zstdDecoder().DecodeAll(stored, nil)
+		return zstdDecoder().DecodeAll(stored, dst[:0])
 	}
 	return nil, fmt.Errorf("unknown compression type %d", c)
 }

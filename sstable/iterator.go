@@ -15,7 +15,8 @@ import (
 // reports false, Error says whether that was the end or damage.
 type Iterator struct {
 	r     *Reader
-	block int // index of the current data block
+	bufs  *blockBuffers // a scan iterator's reused buffers; nil: the cache
+	block int           // index of the current data block
 	data  blockIter
 	stats LookupStats
 	err   error
@@ -24,6 +25,15 @@ type Iterator struct {
 // NewIterator returns an unpositioned iterator over the table.
 func (r *Reader) NewIterator() *Iterator { return &Iterator{r: r, block: -1} }
 
+// NewScanIterator returns an iterator for reading the whole table once, as
+// a compaction does: it neither reads nor fills the block cache (one pass
+// would only evict the blocks lookups need) and reuses one pair of buffers
+// for every block, so that it allocates once instead of per block. Its
+// Key and Value are valid only until it moves.
+func (r *Reader) NewScanIterator() *Iterator {
+	return &Iterator{r: r, block: -1, bufs: new(blockBuffers)}
+}
+
 // loadBlock positions the block iterator on data block i.
 func (it *Iterator) loadBlock(i int) bool {
 	it.block = i
@@ -31,7 +41,7 @@ func (it *Iterator) loadBlock(i int) bool {
 	if i < 0 || i >= len(it.r.index) {
 		return false
 	}
-	b, err := it.r.dataBlock(i, &it.stats)
+	b, err := it.r.dataBlockInto(i, &it.stats, it.bufs)
 	if err == nil {
 		if err = it.data.init(b, base.CompareEncoded); err != nil {
 			err = it.r.corrupt(int64(it.r.index[i].block.offset), "data block: %v", err)
@@ -120,7 +130,8 @@ func (it *Iterator) Key() base.InternalKey {
 	return k
 }
 
-// Value returns the current entry's value; it aliases an immutable block.
+// Value returns the current entry's value. It aliases an immutable block,
+// or, for a scan iterator, a buffer valid until the iterator moves.
 func (it *Iterator) Value() []byte { return it.data.value }
 
 // Error returns the damage that stopped the iterator, if any.

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 
 	"github.com/bloomkv/bloomkv/bloom"
@@ -129,10 +130,29 @@ func (r *Reader) decodeIndex(block []byte, f footer) ([]indexEntry, error) {
 
 // readBlock reads, verifies and decompresses the block at h.
 func (r *Reader) readBlock(h handle, what string) ([]byte, error) {
+	return r.readBlockInto(h, what, nil)
+}
+
+// blockBuffers are the buffers a scanning iterator reuses for every block
+// it reads, so that reading a table end to end allocates once, not per
+// block: the file's bytes, and the decompressed block.
+type blockBuffers struct {
+	stored, decoded []byte
+}
+
+// readBlockInto is readBlock reading into bufs, when not nil; the block
+// returned then aliases bufs and is valid until their next use.
+func (r *Reader) readBlockInto(h handle, what string, bufs *blockBuffers) ([]byte, error) {
 	if h.offset > uint64(r.size) || h.length > uint64(r.size)-h.offset || uint64(r.size)-h.offset-h.length < blockTrailerLen+footerLen {
 		return nil, r.corrupt(int64(min(h.offset, uint64(r.size))), "%s block [%d, +%d) runs past the end of the data", what, h.offset, h.length)
 	}
-	buf := make([]byte, h.length+blockTrailerLen)
+	var buf, decoded []byte
+	if bufs == nil {
+		buf = make([]byte, h.length+blockTrailerLen)
+	} else {
+		bufs.stored = slices.Grow(bufs.stored[:0], int(h.length+blockTrailerLen))[:h.length+blockTrailerLen]
+		buf, decoded = bufs.stored, bufs.decoded
+	}
 	if _, err := r.file.ReadAt(buf, int64(h.offset)); err != nil {
 		return nil, r.readError(int64(h.offset), err)
 	}
@@ -140,9 +160,12 @@ func (r *Reader) readBlock(h handle, what string) ([]byte, error) {
 	if got, want := blockChecksum(stored, c), binary.LittleEndian.Uint32(buf[h.length+1:]); got != want {
 		return nil, r.corrupt(int64(h.offset), "%s block checksum %#08x, want %#08x", what, got, want)
 	}
-	contents, err := decompress(c, stored)
+	contents, err := decompress(c, stored, decoded)
 	if err != nil {
 		return nil, r.corrupt(int64(h.offset), "%s block: %v", what, err)
+	}
+	if bufs != nil && c != NoCompression {
+		bufs.decoded = contents
 	}
 	return contents, nil
 }
@@ -239,7 +262,21 @@ func (r *Reader) Get(k LookupKey, stats *LookupStats) (value []byte, kind base.K
 
 // dataBlock returns data block i from the cache or the file.
 func (r *Reader) dataBlock(i int, stats *LookupStats) ([]byte, error) {
+	return r.dataBlockInto(i, stats, nil)
+}
+
+// dataBlockInto is dataBlock; with bufs it bypasses the block cache and
+// reads into bufs (see NewScanIterator).
+func (r *Reader) dataBlockInto(i int, stats *LookupStats, bufs *blockBuffers) ([]byte, error) {
 	h := r.index[i].block
+	if bufs != nil {
+		b, err := r.readBlockInto(h, "data", bufs)
+		if err == nil {
+			stats.BlocksRead++
+			stats.BytesRead += int64(h.length + blockTrailerLen)
+		}
+		return b, err
+	}
 	key := cache.Key{FileNum: r.opts.FileNum, Offset: h.offset}
 	if r.opts.Cache != nil {
 		if b, ok := r.opts.Cache.Get(key); ok {

@@ -184,3 +184,28 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestScanIterator reads a table with the scan iterator, which reuses its
+// buffers and bypasses the cache: the same entries as the model, in every
+// compression, and the cache untouched.
+func TestScanIterator(t *testing.T) {
+	entries := randomEntries(rand.New(rand.NewPCG(14, 14)), 5000, 12, 300)
+	for _, c := range compressions {
+		bc := cache.New(1 << 20)
+		r := openTable(t, buildTable(t, entries, WriterOptions{BlockSize: 512, Compression: c}), bc)
+		it := r.NewScanIterator()
+		i := 0
+		for ok := it.First(); ok; ok = it.Next() {
+			if base.CompareInternal(it.Key(), entries[i].key) != 0 || !bytes.Equal(it.Value(), entries[i].value) {
+				t.Fatalf("%v: entry %d is %v, want %v", c, i, it.Key(), entries[i].key)
+			}
+			i++
+		}
+		if it.Error() != nil || i != len(entries) {
+			t.Fatalf("%v: %d of %d entries: %v", c, i, len(entries), it.Error())
+		}
+		if m := bc.Metrics(); m.Hits+m.Misses != 0 || m.Blocks != 0 {
+			t.Fatalf("%v: the scan used the cache: %+v", c, m)
+		}
+	}
+}
