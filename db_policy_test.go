@@ -23,7 +23,7 @@ func TestOptimalFilterPolicy(t *testing.T) {
 	// Four levels below L0 at T = 10 take 400,000 keys, too slow under
 	// -race; there the test runs a shallower tree and only checks that
 	// Optimal beats Uniform, and `make test` runs it again at full size.
-	keys, lookups, full := 250_000, 20_000, true
+	keys, lookups, full := 250_000, 100_000, true
 	if raceEnabled || testing.Short() {
 		keys, full = 60_000, false
 	}
