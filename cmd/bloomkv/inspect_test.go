@@ -18,11 +18,11 @@ func TestInspectGolden(t *testing.T) {
 		name string
 		args []string
 	}{
-		{"inspect-table", []string{"000022.sst"}},
-		{"inspect-table-v", []string{"-v", "000022.sst"}},
-		{"inspect-wal", []string{"000023.log"}},
-		{"inspect-manifest", []string{"MANIFEST-000020"}},
-		{"inspect-manifest-v", []string{"-v", "MANIFEST-000020"}},
+		{"inspect-table", []string{newest(t, dir, ".sst")}},
+		{"inspect-table-v", []string{"-v", newest(t, dir, ".sst")}},
+		{"inspect-wal", []string{newest(t, dir, ".log")}},
+		{"inspect-manifest", []string{newest(t, dir, "MANIFEST-")}},
+		{"inspect-manifest-v", []string{"-v", newest(t, dir, "MANIFEST-")}},
 		{"inspect-current", []string{"CURRENT"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -78,11 +78,11 @@ func TestInspectCorrupt(t *testing.T) {
 		damage   func(b []byte) []byte
 		mentions string
 	}{
-		{"000022.sst", func(b []byte) []byte { b[10] ^= 0xff; return b }, "data block checksum"},
-		{"000022.sst", func(b []byte) []byte { return b[:len(b)-3] }, "bad magic"},
-		{"000022.sst", func(b []byte) []byte { return b[:10] }, "shorter than a footer"},
-		{"000022.sst", func(b []byte) []byte { b[len(b)-70] ^= 0xff; return b }, "corruption"},
-		{"MANIFEST-000020", func(b []byte) []byte { b[20] ^= 0xff; return append(b, make([]byte, 40000)...) }, "corruption"},
+		{newest(t, dir, ".sst"), func(b []byte) []byte { b[10] ^= 0xff; return b }, "data block checksum"},
+		{newest(t, dir, ".sst"), func(b []byte) []byte { return b[:len(b)-3] }, "bad magic"},
+		{newest(t, dir, ".sst"), func(b []byte) []byte { return b[:10] }, "shorter than a footer"},
+		{newest(t, dir, ".sst"), func(b []byte) []byte { b[len(b)-70] ^= 0xff; return b }, "corruption"},
+		{newest(t, dir, "MANIFEST-"), func(b []byte) []byte { b[20] ^= 0xff; return append(b, make([]byte, 40000)...) }, "corruption"},
 		{"CURRENT", func(b []byte) []byte { return []byte("garbage") }, "not the name of a manifest"},
 	} {
 		t.Run(tc.file+"/"+tc.mentions, func(t *testing.T) {
@@ -149,4 +149,26 @@ func TestInspectUsage(t *testing.T) {
 			t.Errorf("%q: exit %d, stderr %q; want exit 2 mentioning %q", tc.args, code, stderr.String(), tc.mentions)
 		}
 	}
+}
+
+// newest returns the name of the highest-numbered file in dir whose name
+// starts or ends with pattern ("MANIFEST-", ".sst", ".log"), so that the
+// tests follow the file numbers of the DB buildTestDB makes.
+func newest(t *testing.T, dir, pattern string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	best := ""
+	for _, e := range entries {
+		n := e.Name()
+		if (strings.HasPrefix(n, pattern) || strings.HasSuffix(n, pattern)) && n > best {
+			best = n // zero-padded numbers sort as strings
+		}
+	}
+	if best == "" {
+		t.Fatalf("no %s file in %s", pattern, dir)
+	}
+	return best
 }
