@@ -373,6 +373,14 @@ func (d *DB) Close() error {
 		errs = append(errs, t.file.Close())
 	}
 	d.mu.tables = nil
+	// The DB's references to its memtables; a reader still open keeps its
+	// own, so what it reads stays valid until it is closed.
+	d.mu.mem.Unref()
+	for _, imm := range d.mu.imm {
+		imm.mem.Unref()
+	}
+	d.mu.imm = nil
+	d.cache.Close() // its memory is returned once open iterators release their blocks
 	errs = append(errs, d.lock.Close())
 	for _, err := range errs {
 		if err != nil {

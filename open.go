@@ -107,6 +107,10 @@ func (d *DB) closeFiles() {
 	if d.manifest != nil {
 		d.manifest.Close()
 	}
+	if d.mu.mem != nil {
+		d.mu.mem.Unref()
+	}
+	d.cache.Close()
 	d.lock.Close()
 }
 
@@ -165,6 +169,7 @@ func (d *DB) recover() error {
 	d.mu.lastSeq = state.LastSeqNum
 	edit := &manifest.VersionEdit{}
 	mem := memtable.New(d.opts.MemtableSize)
+	defer func() { mem.Unref() }() // whichever replay memtable is current
 	flushReplayed := func() error {
 		num := d.mu.nextFileNum
 		d.mu.nextFileNum++
@@ -175,6 +180,7 @@ func (d *DB) recover() error {
 		if meta != nil {
 			edit.NewFiles = append(edit.NewFiles, manifest.NewFile{Level: 0, Meta: meta})
 		}
+		mem.Unref()
 		mem = memtable.New(d.opts.MemtableSize)
 		return nil
 	}

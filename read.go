@@ -36,14 +36,14 @@ func (d *DB) lookup(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]by
 	tr.memtable(0, found, kind)
 	if found {
 		d.counters.memtableHits.Add(1)
-		return answer(value, kind)
+		return answer(bytes.Clone(value), kind)
 	}
 	for i, mem := range rs.imm {
 		value, kind, _, found := mem.Get(key, seq)
 		tr.memtable(i+1, found, kind)
 		if found {
 			d.counters.memtableHits.Add(1)
-			return answer(value, kind)
+			return answer(bytes.Clone(value), kind)
 		}
 	}
 
@@ -90,11 +90,13 @@ func (d *DB) getFromTable(level int, t *table, lk sstable.LookupKey, tr *Trace) 
 	return value, kind, found, err
 }
 
-// answer turns the version found into Get's result: a copy of a set value,
-// or ErrNotFound for a tombstone.
+// answer turns the version found into Get's result: the value, which must
+// be the caller's own copy — a memtable's value aliases its arena, freed
+// with the memtable, so lookup clones it; a table's Get returns a copy
+// already, its block being released — or ErrNotFound for a tombstone.
 func answer(value []byte, kind base.Kind) ([]byte, error) {
 	if kind == base.KindDelete {
 		return nil, ErrNotFound
 	}
-	return bytes.Clone(value), nil
+	return value, nil
 }

@@ -179,7 +179,9 @@ func (d *DB) acquireReadState() (*readState, error) {
 		return nil, ErrClosed
 	}
 	rs := &readState{mem: d.mu.mem, version: d.refVersionLocked(), seq: base.SeqNum(d.visibleSeq.Load())}
+	rs.mem.Ref()
 	for _, imm := range slices.Backward(d.mu.imm) {
+		imm.mem.Ref()
 		rs.imm = append(rs.imm, imm.mem)
 	}
 	return rs, nil
@@ -189,4 +191,8 @@ func (d *DB) releaseReadState(rs *readState) {
 	d.mu.Lock()
 	d.unrefVersionLocked(rs.version)
 	d.mu.Unlock()
+	rs.mem.Unref()
+	for _, m := range rs.imm {
+		m.Unref()
+	}
 }

@@ -1,14 +1,22 @@
 package memtable
 
+import "github.com/bloomkv/bloomkv/internal/offheap"
+
 // arena hands out immutable copies of key‖value pairs carved from large
-// chunks, so the garbage collector tracks one object per chunk instead of one
-// per entry. It is append-only: bytes already handed out are never written
+// chunks. It is append-only: bytes already handed out are never written
 // again, which is what lets readers use them without a lock. Only the writer
 // (under Memtable.wmu) calls alloc.
+//
+// The chunks come from package offheap: outside the Go heap, so a
+// memtable's megabytes of keys and values cost their size in memory, not
+// the twice that the garbage collector's heap growth would make of them,
+// and the collector never scans them. They are freed by free, when the
+// memtable's last reference is dropped.
 type arena struct {
 	chunk     []byte // current chunk; len is the used prefix
 	chunkSize int
-	allocated int64 // bytes of chunks and large allocations, for tests and tuning
+	chunks    []offheap.Buffer // every chunk and large allocation, for free
+	allocated int64            // bytes of chunks and large allocations, for tests and tuning
 }
 
 // Chunk sizes: large enough that per-chunk overhead and the unused tail of a
@@ -34,19 +42,36 @@ func chunkSizeFor(sizeHint int64) int {
 // overwriting the next entry.
 func (a *arena) alloc(key, value []byte) []byte {
 	n := len(key) + len(value)
+	if n == 0 {
+		return []byte{}
+	}
 	if n > a.chunkSize/4 {
 		// A big entry gets its own allocation: putting it in a chunk would
 		// throw away the rest of the current chunk or most of a new one.
-		kv := make([]byte, 0, n)
-		kv = append(append(kv, key...), value...)
-		a.allocated += int64(n)
+		kv := a.newBuffer(n)
+		copy(kv[copy(kv, key):], value)
 		return kv
 	}
 	if cap(a.chunk)-len(a.chunk) < n {
-		a.chunk = make([]byte, 0, a.chunkSize)
-		a.allocated += int64(a.chunkSize)
+		a.chunk = a.newBuffer(a.chunkSize)[:0]
 	}
 	start := len(a.chunk)
 	a.chunk = append(append(a.chunk, key...), value...)
 	return a.chunk[start:len(a.chunk):len(a.chunk)]
+}
+
+func (a *arena) newBuffer(n int) []byte {
+	b := offheap.Alloc(n)
+	a.chunks = append(a.chunks, b)
+	a.allocated += int64(n)
+	return b.Bytes
+}
+
+// free returns every chunk to the system. Nothing may use the arena's
+// bytes afterwards: the caller has made sure no reference to them remains.
+func (a *arena) free() {
+	for _, b := range a.chunks {
+		offheap.Free(b)
+	}
+	a.chunk, a.chunks = nil, nil
 }

@@ -20,21 +20,27 @@
 // INVARIANT: an entry never changes and is never removed once added. The
 // bytes of its key and value are copied into an append-only arena at Add, so
 // slices returned by Get and by iterators stay valid, unchanged, for as long
-// as the caller holds them (they keep their arena chunk alive). Callers must
-// not modify them.
+// as the caller holds a reference to the memtable. Callers must not modify
+// them.
+//
+// INVARIANT: the arena is freed exactly when the last reference is dropped.
+// New returns a memtable holding its creator's reference; Ref and Unref
+// count more (the DB takes one per read in progress). A slice used after
+// that faults: it never reads another memtable's bytes.
 //
 // # Memory
 //
 // Keys and values are copied into chunks of 4 KiB to 1 MiB (about 1/32 of
-// New's size hint) rather than allocated one by one, so the keys and values
-// of a full memtable are tens of large objects instead of millions of small
-// ones for the garbage collector to track. A tree item is a 48-byte value: one slice into the
-// arena, the trailer, and the key's first 8 bytes, which settle most
-// comparisons of a tree descent without a cache miss into the arena (keys
-// sharing a longer prefix fall back to comparing whole keys).
-// ApproximateSize counts key and value bytes plus a fixed per-entry overhead
-// for the tree; the DB compares it with its memtable size to decide when to
-// flush.
+// New's size hint) rather than allocated one by one, and the chunks come
+// from package offheap: outside the Go heap, so that a memtable's bytes cost
+// their size in memory, not twice that once the garbage collector's heap
+// growth is counted, and are never scanned. A tree item is a 40-byte value
+// on the heap: a pointer into the arena, two lengths, the trailer and the
+// key's first 16 bytes, which settle most comparisons of a tree descent
+// without a cache miss into the arena (keys sharing a longer prefix fall
+// back to comparing the rest). ApproximateSize counts key and value bytes
+// plus a fixed per-entry overhead for the tree; the DB compares it with its
+// memtable size to decide when to flush.
 //
 // # Concurrency
 //

@@ -13,18 +13,20 @@ import (
 func TestCompareMatchesBase(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	gen := func() (entry, base.InternalKey) {
-		// Short keys over a tiny alphabet with 0x00 and 0xff: equal
-		// 8-byte prefixes, zero padding and real zero bytes are all common.
-		k := make([]byte, rng.IntN(12))
-		for i := range k {
-			k[i] = "\x00\x01\xff"[rng.IntN(3)]
+		// Keys over a tiny alphabet with 0x00 and 0xff, half of them
+		// after a shared stem of 0 to 20 bytes: equal 16-byte prefixes,
+		// keys ending inside and beyond the prefix, zero padding and real
+		// zero bytes are all common.
+		k := bytes.Repeat([]byte{'0'}, rng.IntN(21)*rng.IntN(2))
+		for range rng.IntN(12) {
+			k = append(k, "\x00\x01\xff"[rng.IntN(3)])
 		}
 		tr := base.MakeTrailer(base.SeqNum(rng.IntN(4)), base.Kind(rng.IntN(2)))
 		// The value must not take part in the order.
 		kv := append(append([]byte{}, k...), byte(rng.IntN(256)))
-		return entry{kv: kv, prefix: keyPrefix(k), klen: uint32(len(k)), trailer: tr}, base.InternalKey{UserKey: k, Trailer: tr}
+		return makeEntry(kv, len(k), tr), base.InternalKey{UserKey: k, Trailer: tr}
 	}
-	for range 10000 {
+	for range 100000 {
 		a, ia := gen()
 		b, ib := gen()
 		if got, want := compare(a, b), base.CompareInternal(ia, ib); got != want {
@@ -87,5 +89,40 @@ func TestArena(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRefsFreeArena checks the lifetime rule: the arena is freed exactly
+// when the last reference is dropped, and misuse of a released memtable
+// panics rather than touching freed memory.
+func TestRefsFreeArena(t *testing.T) {
+	m := New(1 << 20)
+	for i := range 1000 {
+		m.Add(base.SeqNum(i+1), base.KindSet, []byte{byte(i >> 8), byte(i)}, bytes.Repeat([]byte{byte(i)}, 100))
+	}
+	if len(m.arena.chunks) == 0 {
+		t.Fatal("no arena chunks after 1000 adds")
+	}
+	m.Ref()
+	m.Unref()
+	if v, _, _, ok := m.Get([]byte{3, 231}, base.SeqNumMax); !ok || !bytes.Equal(v, bytes.Repeat([]byte{231}, 100)) {
+		t.Fatalf("Get after Ref+Unref = %q, %v", v, ok)
+	}
+	m.Unref()
+	if m.arena.chunks != nil || m.arena.chunk != nil {
+		t.Fatal("the last Unref kept the arena")
+	}
+	for _, misuse := range []struct {
+		name string
+		f    func()
+	}{{"Ref", m.Ref}, {"Unref", m.Unref}, {"Ref", m.Ref}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s of a released memtable did not panic", misuse.name)
+				}
+			}()
+			misuse.f()
+		}()
 	}
 }

@@ -124,8 +124,9 @@ func (it *Iter) Prev() bool {
 func (it *Iter) Valid() bool { return it.state == atEntry }
 
 // Key returns the current entry's internal key. Its UserKey aliases the
-// memtable's arena: it stays valid after the iterator moves or closes, and
-// must not be modified. Key must only be called when Valid.
+// memtable's arena: it stays valid after the iterator moves or closes, as
+// long as the caller holds a reference to the memtable (see Ref), and must
+// not be modified. Key must only be called when Valid.
 func (it *Iter) Key() base.InternalKey { return it.buf[it.pos].internalKey() }
 
 // Value returns the current entry's value, with the same aliasing rules as

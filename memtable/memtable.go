@@ -17,7 +17,7 @@ import (
 const btreeDegree = 32
 
 // entryOverhead is what ApproximateSize charges per entry beyond its key and
-// value bytes: the 48-byte tree item plus its share of partly filled B-tree
+// value bytes: the 40-byte tree item plus its share of partly filled B-tree
 // nodes and child pointers.
 const entryOverhead = 64
 
@@ -32,14 +32,47 @@ type Memtable struct {
 
 	size atomic.Int64 // ApproximateSize
 	n    atomic.Int64 // Len
+	refs atomic.Int32 // see Ref; the arena is freed when it drops to 0
 }
 
-// New returns an empty memtable. sizeHint is the ApproximateSize at which the
-// DB will flush it; it only sizes the arena's chunks, and 0 picks a default.
+// New returns an empty memtable holding one reference, its creator's.
+// sizeHint is the ApproximateSize at which the DB will flush it; it only
+// sizes the arena's chunks, and 0 picks a default.
 func New(sizeHint int64) *Memtable {
-	return &Memtable{
+	m := &Memtable{
 		arena: arena{chunkSize: chunkSizeFor(sizeHint)},
 		tree:  btree.NewG(btreeDegree, less),
+	}
+	m.refs.Store(1)
+	return m
+}
+
+// Ref adds a reference to m: m's keys and values, and every slice of them
+// that Get and iterators returned, stay valid until the matching Unref.
+// Only a holder of a reference may call Ref.
+func (m *Memtable) Ref() {
+	for {
+		n := m.refs.Load()
+		if n <= 0 {
+			panic("memtable: Ref of a released memtable")
+		}
+		if m.refs.CompareAndSwap(n, n+1) {
+			return
+		}
+	}
+}
+
+// Unref drops a reference. Dropping the last one frees the arena: every key
+// and value slice the memtable ever returned becomes invalid, and so does
+// m itself.
+func (m *Memtable) Unref() {
+	switch n := m.refs.Add(-1); {
+	case n == 0:
+		m.wmu.Lock()
+		m.arena.free()
+		m.wmu.Unlock()
+	case n < 0:
+		panic("memtable: Unref of a released memtable")
 	}
 }
 
@@ -64,7 +97,7 @@ func (m *Memtable) Add(seq base.SeqNum, kind base.Kind, key, value []byte) {
 	m.wmu.Lock()
 	// The copy happens outside the tree lock so that readers wait only for
 	// the insert, not for a memmove of a large value.
-	e := entry{kv: m.arena.alloc(key, value), prefix: keyPrefix(key), klen: uint32(len(key)), trailer: base.MakeTrailer(seq, kind)}
+	e := makeEntry(m.arena.alloc(key, value), len(key), base.MakeTrailer(seq, kind))
 	m.mu.Lock()
 	old, replaced := m.tree.ReplaceOrInsert(e)
 	if replaced {
@@ -86,7 +119,8 @@ func (m *Memtable) Add(seq base.SeqNum, kind base.Kind, key, value []byte) {
 // visible. found is false if there is none. A tombstone is found too, with
 // kind base.KindDelete: the caller must stop there (the key is deleted at
 // visible) rather than look in older tables. value aliases the memtable's
-// arena; it stays valid and unchanged, and must not be modified.
+// arena; it stays valid and unchanged while the caller holds a reference
+// (see Ref), and must not be modified.
 func (m *Memtable) Get(userKey []byte, visible base.SeqNum) (value []byte, kind base.Kind, seq base.SeqNum, found bool) {
 	// (userKey, visible, KindMax) sorts just before every version of userKey
 	// visible at visible, so the first entry at or after it is the answer if

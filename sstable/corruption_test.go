@@ -98,8 +98,8 @@ func TestRandomBitFlipsLargeTable(t *testing.T) {
 	// readAll, and as thorough for damage that sits in one block.
 	r := openTable(t, data, nil)
 	var probes []entry
-	for _, ie := range r.index {
-		k, _ := base.DecodeInternalKey(ie.lastKey)
+	for i := range r.numBlocks() {
+		k, _ := base.DecodeInternalKey(r.indexKey(i))
 		e, _ := modelGet(entries, k.UserKey, k.SeqNum())
 		probes = append(probes, e)
 	}

@@ -47,10 +47,19 @@
 // # Reading
 //
 // Open reads the footer, then the properties, index and filter blocks, checks
-// them, and pins them in memory for the table's life. Get consults the filter
-// first: a negative answer returns at once, with zero reads of the file.
-// Otherwise it binary-searches the pinned index and reads exactly one data
-// block, from the shared block cache when it is there.
+// them, and pins them in memory for the table's life. The index is held as
+// the data blocks' last keys concatenated, plus 16 bytes per block for where
+// its key and the block end: two pointer-free allocations per table. Get
+// consults the filter first: a negative answer returns at once, with zero
+// reads of the file. Otherwise it binary-searches the pinned index and reads
+// exactly one data block, from the shared block cache when it is there.
+//
+// A block from the cache is held through a cache.Handle, released when the
+// reader is done with it: Get copies the value out and releases the block
+// before it returns; an Iterator holds its current block until it moves to
+// another or closes, so Key and Value are valid until then. A block read on
+// a miss is read into pooled buffers and copied into the cache, so reads
+// make no garbage per block.
 //
 // INVARIANT: every byte of a table is covered by a checksum (a block's
 // trailer or the footer's), and every length is checked against the file

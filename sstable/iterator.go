@@ -1,9 +1,8 @@
 package sstable
 
 import (
-	"sort"
-
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/cache"
 )
 
 // Iterator walks a table's entries in internal-key order: every version of
@@ -14,12 +13,13 @@ import (
 // Positioning methods report whether the iterator is at an entry; when one
 // reports false, Error says whether that was the end or damage.
 type Iterator struct {
-	r     *Reader
-	bufs  *blockBuffers // a scan iterator's reused buffers; nil: the cache
-	block int           // index of the current data block
-	data  blockIter
-	stats LookupStats
-	err   error
+	r      *Reader
+	bufs   *blockBuffers // a scan iterator's reused buffers; nil: the cache
+	block  int           // index of the current data block
+	handle cache.Handle  // on the current data block, released when it moves off it
+	data   blockIter
+	stats  LookupStats
+	err    error
 }
 
 // NewIterator returns an unpositioned iterator over the table.
@@ -38,13 +38,16 @@ func (r *Reader) NewScanIterator() *Iterator {
 func (it *Iterator) loadBlock(i int) bool {
 	it.block = i
 	it.data.valid = false
-	if i < 0 || i >= len(it.r.index) {
+	it.handle.Release()
+	it.handle = cache.Handle{}
+	if i < 0 || i >= it.r.numBlocks() {
 		return false
 	}
 	b, err := it.r.dataBlockInto(i, &it.stats, it.bufs)
 	if err == nil {
-		if err = it.data.init(b, base.CompareEncoded); err != nil {
-			err = it.r.corrupt(int64(it.r.index[i].block.offset), "data block: %v", err)
+		it.handle = b
+		if err = it.data.init(b.Bytes(), base.CompareEncoded); err != nil {
+			err = it.r.corrupt(int64(it.r.indexHandle(i).offset), "data block: %v", err)
 		}
 	}
 	it.err = err
@@ -55,7 +58,7 @@ func (it *Iterator) loadBlock(i int) bool {
 // reports whether the iterator is at an entry.
 func (it *Iterator) settle(ok bool) bool {
 	if !ok && it.data.err != nil && it.err == nil {
-		it.err = it.r.corrupt(int64(it.r.index[it.block].block.offset), "data block: %v", it.data.err)
+		it.err = it.r.corrupt(int64(it.r.indexHandle(it.block).offset), "data block: %v", it.data.err)
 	}
 	return ok && it.err == nil
 }
@@ -67,16 +70,14 @@ func (it *Iterator) First() bool {
 
 // Last moves to the table's last entry.
 func (it *Iterator) Last() bool {
-	return it.loadBlock(len(it.r.index)-1) && it.settle(it.data.last())
+	return it.loadBlock(it.r.numBlocks()-1) && it.settle(it.data.last())
 }
 
 // SeekGE moves to the first entry whose user key is ≥ userKey: the newest
 // version of userKey when the table holds it.
 func (it *Iterator) SeekGE(userKey []byte) bool {
 	target := base.MakeInternalKey(userKey, base.SeqNumMax, base.KindMax).Append(nil)
-	i := sort.Search(len(it.r.index), func(i int) bool {
-		return base.CompareEncoded(it.r.index[i].lastKey, target) >= 0
-	})
+	i := it.r.searchIndex(target)
 	// The index entry is the block's last key, so the answer is in block i.
 	return it.loadBlock(i) && it.settle(it.data.seekGE(target))
 }
@@ -130,8 +131,8 @@ func (it *Iterator) Key() base.InternalKey {
 	return k
 }
 
-// Value returns the current entry's value. It aliases an immutable block,
-// or, for a scan iterator, a buffer valid until the iterator moves.
+// Value returns the current entry's value. It aliases the current block:
+// valid until the iterator moves to another block or closes.
 func (it *Iterator) Value() []byte { return it.data.value }
 
 // Error returns the damage that stopped the iterator, if any.
@@ -143,6 +144,7 @@ func (it *Iterator) Stats() LookupStats { return it.stats }
 // Close releases the iterator. It returns the iterator's error.
 func (it *Iterator) Close() error {
 	err := it.err
+	it.handle.Release()
 	*it = Iterator{err: err}
 	return err
 }

@@ -68,12 +68,12 @@ func (r *Reader) Layout() (Layout, error) {
 		return b, nil
 	}
 	var err error
-	for _, e := range r.index {
-		b, err := info(e.block, "data")
+	for i := range r.numBlocks() {
+		b, err := info(r.indexHandle(i), "data")
 		if err != nil {
 			return l, err
 		}
-		b.LastKey, _ = base.DecodeInternalKey(e.lastKey)
+		b.LastKey, _ = base.DecodeInternalKey(r.indexKey(i))
 		l.Data = append(l.Data, b)
 	}
 	if l.Filter, err = info(f.filter, "filter"); err != nil {

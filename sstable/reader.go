@@ -5,8 +5,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -15,9 +17,13 @@ import (
 
 // BlockCache is the seam to the shared block cache: decoded data blocks by
 // (file number, offset). *cache.Cache implements it; nil caches nothing.
+//
+// Get returns a Handle on the block cached under k, if any. Insert caches a
+// copy of block (the caller reuses block afterwards) and returns a Handle
+// on the copy. A block's bytes stay valid until its Handle is released.
 type BlockCache interface {
-	Get(k cache.Key) ([]byte, bool)
-	Add(k cache.Key, block []byte)
+	Get(k cache.Key) (cache.Handle, bool)
+	Insert(k cache.Key, block []byte) cache.Handle
 }
 
 // ReaderOptions say where a table comes from.
@@ -40,15 +46,62 @@ type Reader struct {
 	file   io.ReaderAt
 	size   int64
 	opts   ReaderOptions
-	index  []indexEntry
+	index  blockIndex
 	filter *bloom.Blocked // nil: the table has no filter
 	props  Properties
 }
 
-// indexEntry is a data block and the last key in it.
-type indexEntry struct {
-	lastKey []byte // encoded internal key
-	block   handle
+// blockIndex is the decoded index block, kept for the table's life: per data
+// block, its last key and its handle. It is two pointer-free allocations of
+// exactly their size, so that it costs the garbage collector nothing to scan
+// and the heap 16 bytes per block plus the keys themselves.
+//
+// INVARIANT: block i's last key is keys[ends[i-1].key:ends[i].key] (from 0
+// for i = 0), and block i's stored bytes and trailer span
+// [ends[i-1].block, ends[i].block) (from 0): data blocks are contiguous from
+// offset 0, so an end is all a handle needs.
+type blockIndex struct {
+	keys []byte     // the last keys of the data blocks, concatenated
+	ends []indexEnd // one per data block
+}
+
+// indexEnd is where one data block's last key and stored block end.
+type indexEnd struct {
+	key   uint32 // end of the block's last key in blockIndex.keys
+	block uint64 // offset just past the block's trailer
+}
+
+// numBlocks is the number of data blocks.
+func (r *Reader) numBlocks() int { return len(r.index.ends) }
+
+// indexKey returns the last key of data block i, an encoded internal key.
+// It aliases the index and is capped, so that an append cannot overwrite the
+// next key; it must not be modified.
+func (r *Reader) indexKey(i int) []byte {
+	var lo uint32
+	if i > 0 {
+		lo = r.index.ends[i-1].key
+	}
+	hi := r.index.ends[i].key
+	return r.index.keys[lo:hi:hi]
+}
+
+// indexHandle returns the handle of data block i.
+func (r *Reader) indexHandle(i int) handle {
+	var off uint64
+	if i > 0 {
+		off = r.index.ends[i-1].block
+	}
+	return handle{offset: off, length: r.index.ends[i].block - off - blockTrailerLen}
+}
+
+// searchIndex returns the first data block whose last key is ≥ target, an
+// encoded internal key: the only block that can hold target's first entry
+// ≥ it. It returns numBlocks when every key of the table is < target.
+func (r *Reader) searchIndex(target []byte) int {
+	return sort.Search(r.numBlocks(), func(i int) bool {
+		return base.CompareEncoded(r.indexKey(i), target) >= 0
+	})
 }
 
 // Open opens the table of the given size in file. A damaged or truncated
@@ -95,37 +148,56 @@ func Open(file io.ReaderAt, size int64, opts ReaderOptions) (*Reader, error) {
 	return r, nil
 }
 
-// decodeIndex decodes the index block into entries whose handles lie
-// before the filter, index and properties blocks and whose keys increase.
-func (r *Reader) decodeIndex(block []byte, f footer) ([]indexEntry, error) {
+// decodeIndex decodes the index block, checking that its handles lie
+// before the filter, index and properties blocks, contiguous from offset 0,
+// and that its keys increase. A first pass checks the entries and counts
+// them and their key bytes; a second copies them into an index of exactly
+// that size.
+func (r *Reader) decodeIndex(block []byte, f footer) (blockIndex, error) {
 	dataEnd := f.index.offset
 	if f.filter.length > 0 {
 		dataEnd = f.filter.offset
 	}
 	var it blockIter
 	if err := it.init(block, base.CompareEncoded); err != nil {
-		return nil, r.corrupt(int64(f.index.offset), "index block: %v", err)
+		return blockIndex{}, r.corrupt(int64(f.index.offset), "index block: %v", err)
 	}
-	var entries []indexEntry
-	var next uint64 // data blocks are contiguous from offset 0
+	var (
+		n        int    // entries so far
+		keyBytes uint64 // their keys' total length
+		prev     []byte // the previous entry's key
+		next     uint64 // data blocks are contiguous from offset 0
+	)
 	for ok := it.first(); ok; ok = it.nextEntry() {
 		h, ok := decodeHandle(it.value)
 		if !ok || h.offset != next || h.length > dataEnd-min(dataEnd, h.offset+blockTrailerLen) || len(it.key) < base.TrailerLen {
-			return nil, r.corrupt(int64(f.index.offset), "index entry %d is malformed", len(entries))
+			return blockIndex{}, r.corrupt(int64(f.index.offset), "index entry %d is malformed", n)
 		}
-		if n := len(entries); n > 0 && base.CompareEncoded(entries[n-1].lastKey, it.key) >= 0 {
-			return nil, r.corrupt(int64(f.index.offset), "index keys out of order at entry %d", n)
+		if n > 0 && base.CompareEncoded(prev, it.key) >= 0 {
+			return blockIndex{}, r.corrupt(int64(f.index.offset), "index keys out of order at entry %d", n)
 		}
 		next = h.offset + h.length + blockTrailerLen
-		entries = append(entries, indexEntry{lastKey: bytes.Clone(it.key), block: h})
+		prev = append(prev[:0], it.key...)
+		keyBytes += uint64(len(it.key))
+		n++
 	}
 	if it.err != nil {
-		return nil, r.corrupt(int64(f.index.offset), "index block: %v", it.err)
+		return blockIndex{}, r.corrupt(int64(f.index.offset), "index block: %v", it.err)
 	}
 	if next != dataEnd {
-		return nil, r.corrupt(int64(f.index.offset), "index covers %d bytes of data, the file %d", next, dataEnd)
+		return blockIndex{}, r.corrupt(int64(f.index.offset), "index covers %d bytes of data, the file %d", next, dataEnd)
 	}
-	return entries, nil
+	if keyBytes > math.MaxUint32 {
+		return blockIndex{}, r.corrupt(int64(f.index.offset), "index keys take %d bytes, more than 4 GiB", keyBytes)
+	}
+	// The second pass decodes the same bytes, which the first has checked.
+	x := blockIndex{keys: make([]byte, 0, keyBytes), ends: make([]indexEnd, 0, n)}
+	for ok := it.first(); ok; ok = it.nextEntry() {
+		h, _ := decodeHandle(it.value)
+		x.keys = append(x.keys, it.key...)
+		x.ends = append(x.ends, indexEnd{key: uint32(len(x.keys)), block: h.offset + h.length + blockTrailerLen})
+	}
+	return x, nil
 }
 
 // readBlock reads, verifies and decompresses the block at h.
@@ -135,10 +207,19 @@ func (r *Reader) readBlock(h handle, what string) ([]byte, error) {
 
 // blockBuffers are the buffers a scanning iterator reuses for every block
 // it reads, so that reading a table end to end allocates once, not per
-// block: the file's bytes, and the decompressed block.
+// block: the file's bytes, and the decompressed block. Lookups through the
+// cache borrow a pair from readBuffers to read a block that the cache then
+// copies.
 type blockBuffers struct {
 	stored, decoded []byte
 }
+
+// readBuffers are blockBuffers for reads whose block the cache copies.
+var readBuffers = sync.Pool{New: func() any { return new(blockBuffers) }}
+
+// maxPooledBuffer bounds the buffers kept in readBuffers: a table with a
+// huge value must not leave a huge buffer behind for every later read.
+const maxPooledBuffer = 256 << 10
 
 // readBlockInto is readBlock reading into bufs, when not nil; the block
 // returned then aliases bufs and is valid until their next use.
@@ -214,8 +295,8 @@ type LookupStats struct {
 
 // Get returns the newest version of k.UserKey with a sequence number ≤
 // k.Seq: its value and kind (a KindDelete says the key is deleted). found is
-// false when the table holds no such version. The value aliases a cached,
-// immutable block: it stays valid, and must not be modified.
+// false when the table holds no such version. The value is a copy: the
+// block it came from is released before Get returns.
 //
 // The filter is checked first: when it rules the key out, Get returns
 // without reading the file. Otherwise it reads at most one data block.
@@ -232,66 +313,75 @@ func (r *Reader) Get(k LookupKey, stats *LookupStats) (value []byte, kind base.K
 		}
 	}
 	seek := base.MakeInternalKey(k.UserKey, k.Seq, base.KindMax).Append(nil)
-	i := sort.Search(len(r.index), func(i int) bool { return base.CompareEncoded(r.index[i].lastKey, seek) >= 0 })
-	if i == len(r.index) {
+	i := r.searchIndex(seek)
+	if i == r.numBlocks() {
 		return nil, 0, false, nil
 	}
 	block, err := r.dataBlock(i, stats)
 	if err != nil {
 		return nil, 0, false, err
 	}
+	defer block.Release()
 	var it blockIter
-	if err := it.init(block, base.CompareEncoded); err != nil {
-		return nil, 0, false, r.corrupt(int64(r.index[i].block.offset), "data block: %v", err)
+	if err := it.init(block.Bytes(), base.CompareEncoded); err != nil {
+		return nil, 0, false, r.corrupt(int64(r.indexHandle(i).offset), "data block: %v", err)
 	}
 	if !it.seekGE(seek) {
 		if it.err != nil {
-			return nil, 0, false, r.corrupt(int64(r.index[i].block.offset), "data block: %v", it.err)
+			return nil, 0, false, r.corrupt(int64(r.indexHandle(i).offset), "data block: %v", it.err)
 		}
 		return nil, 0, false, nil
 	}
 	ik, ok := base.DecodeInternalKey(it.key)
 	if !ok {
-		return nil, 0, false, r.corrupt(int64(r.index[i].block.offset), "data block: key shorter than a trailer")
+		return nil, 0, false, r.corrupt(int64(r.indexHandle(i).offset), "data block: key shorter than a trailer")
 	}
 	if !bytes.Equal(ik.UserKey, k.UserKey) {
 		return nil, 0, false, nil
 	}
-	return it.value, ik.Kind(), true, nil
+	return bytes.Clone(it.value), ik.Kind(), true, nil
 }
 
-// dataBlock returns data block i from the cache or the file.
-func (r *Reader) dataBlock(i int, stats *LookupStats) ([]byte, error) {
+// dataBlock returns data block i from the cache or the file. The caller
+// releases the Handle when done with the block.
+func (r *Reader) dataBlock(i int, stats *LookupStats) (cache.Handle, error) {
 	return r.dataBlockInto(i, stats, nil)
 }
 
 // dataBlockInto is dataBlock; with bufs it bypasses the block cache and
-// reads into bufs (see NewScanIterator).
-func (r *Reader) dataBlockInto(i int, stats *LookupStats, bufs *blockBuffers) ([]byte, error) {
-	h := r.index[i].block
-	if bufs != nil {
-		b, err := r.readBlockInto(h, "data", bufs)
-		if err == nil {
-			stats.BlocksRead++
-			stats.BytesRead += int64(h.length + blockTrailerLen)
-		}
-		return b, err
-	}
+// reads into bufs (see NewScanIterator): the block is then valid until the
+// next use of bufs, and its Handle's Release does nothing.
+func (r *Reader) dataBlockInto(i int, stats *LookupStats, bufs *blockBuffers) (cache.Handle, error) {
+	h := r.indexHandle(i)
 	key := cache.Key{FileNum: r.opts.FileNum, Offset: h.offset}
-	if r.opts.Cache != nil {
+	if bufs == nil && r.opts.Cache != nil {
 		if b, ok := r.opts.Cache.Get(key); ok {
 			stats.BlocksCached++
 			return b, nil
 		}
 	}
-	b, err := r.readBlock(h, "data")
-	if err != nil {
-		return nil, err
+	borrowed := bufs == nil
+	if borrowed {
+		bufs = readBuffers.Get().(*blockBuffers)
 	}
-	stats.BlocksRead++
-	stats.BytesRead += int64(h.length + blockTrailerLen)
-	if r.opts.Cache != nil {
-		r.opts.Cache.Add(key, b)
+	b, err := r.readBlockInto(h, "data", bufs)
+	if err == nil {
+		stats.BlocksRead++
+		stats.BytesRead += int64(h.length + blockTrailerLen)
 	}
-	return b, nil
+	if !borrowed {
+		return cache.Uncached(b), err
+	}
+	var block cache.Handle
+	switch {
+	case err != nil:
+	case r.opts.Cache != nil:
+		block = r.opts.Cache.Insert(key, b)
+	default:
+		block = cache.Uncached(bytes.Clone(b))
+	}
+	if cap(bufs.stored) <= maxPooledBuffer && cap(bufs.decoded) <= maxPooledBuffer {
+		readBuffers.Put(bufs)
+	}
+	return block, err
 }

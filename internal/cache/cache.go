@@ -3,18 +3,40 @@
 // from its file once.
 //
 // Blocks are identified by the table's file number and the block's offset.
-// A cached block is immutable: readers may keep slices of it (a Get's value
-// aliases its block) after it is evicted, because eviction only drops the
-// cache's reference and the garbage collector keeps the bytes alive.
 //
-// INVARIANT: a shard's size is the sum of the lengths of its entries and,
-// after every Add returns, at most its capacity — except that one block
-// larger than a shard's capacity is never cached at all.
+// # Memory
+//
+// A cached block lives outside the Go heap, in memory from an
+// offheap.Allocator owned by the cache: the cache is most of what a DB
+// keeps in memory for long, and on the heap the garbage collector's growth
+// would make each of its bytes cost about two. Insert copies a block in;
+// a block's buffer is freed for reuse when it has been evicted and every
+// reader has released it, so a DB that reads does not produce garbage at
+// the rate it reads blocks.
+//
+// That makes references explicit: Get and Insert return a Handle, whose
+// bytes stay valid, unchanged, until Release. A block evicted while held
+// stays valid for its holders and is freed by the last Release.
+//
+// INVARIANT: an entry's buffer is freed exactly once, when its reference
+// count — one for the cache while the entry is resident, one per Handle —
+// drops to zero.
+//
+// INVARIANT: a shard's size is the sum of the capacities of its resident
+// entries' buffers and, after every Insert returns, at most its capacity —
+// except that a block larger than a shard's capacity is never cached.
+//
+// INVARIANT: the allocator's memory is returned to the system only when the
+// cache is closed and no entry remains (resident or held): Close, then the
+// last Release.
 package cache
 
 import (
+	"bytes"
 	"sync"
 	"sync/atomic"
+
+	"github.com/bloomkv/bloomkv/internal/offheap"
 )
 
 // Key names a block: the table file it belongs to and its offset there.
@@ -31,16 +53,23 @@ type Cache struct {
 	shards [numShards]shard
 	hits   atomic.Uint64
 	misses atomic.Uint64
+
+	alloc  offheap.Allocator
+	closed atomic.Bool
+	// live counts the entries not yet freed, plus one until Close; the
+	// allocator is released when it drops to zero.
+	live atomic.Int64
 }
 
 // New returns a cache that holds at most capacity bytes of blocks
 // (capacity/16 per shard). A capacity ≤ 0 gives a cache that holds nothing
-// but still counts misses.
+// but still counts misses. Close it to return its memory.
 func New(capacity int64) *Cache {
 	c := &Cache{}
 	for i := range c.shards {
 		c.shards[i].init(max(capacity, 0) / numShards)
 	}
+	c.live.Store(1)
 	return c
 }
 
@@ -50,25 +79,102 @@ func (c *Cache) shard(k Key) *shard {
 	return &c.shards[h>>60]
 }
 
-// Get returns the block cached under k and marks it recently used.
-func (c *Cache) Get(k Key) ([]byte, bool) {
-	if c == nil {
-		return nil, false
-	}
-	b, ok := c.shard(k).get(k)
-	if ok {
-		c.hits.Add(1)
-	} else {
-		c.misses.Add(1)
-	}
-	return b, ok
+// Handle is a reference to a block. Its bytes stay valid and unchanged
+// until Release, which must be called exactly once; the zero Handle holds
+// nothing and its Release does nothing.
+type Handle struct {
+	block []byte
+	e     *entry // nil for a block outside the cache
 }
 
-// Add caches block under k, evicting the least recently used blocks of its
-// shard to make room. The cache keeps block; the caller must not modify it.
-func (c *Cache) Add(k Key, block []byte) {
-	if c != nil {
-		c.shard(k).add(k, block)
+// Uncached returns a Handle on block, a buffer outside any cache that the
+// garbage collector reclaims: Release does nothing. It lets code that reads
+// blocks treat cached and uncached ones alike.
+func Uncached(block []byte) Handle { return Handle{block: block} }
+
+// Bytes returns the block. It must not be modified, nor used after Release.
+func (h Handle) Bytes() []byte { return h.block }
+
+// Release drops the reference.
+func (h Handle) Release() {
+	if h.e != nil {
+		h.e.unref()
+	}
+}
+
+// Get returns a Handle on the block cached under k and marks it recently
+// used.
+func (c *Cache) Get(k Key) (Handle, bool) {
+	if c == nil {
+		return Handle{}, false
+	}
+	e := c.shard(k).get(k)
+	if e == nil {
+		c.misses.Add(1)
+		return Handle{}, false
+	}
+	c.hits.Add(1)
+	return Handle{block: e.block, e: e}, true
+}
+
+// Insert caches a copy of block under k, evicting the least recently used
+// blocks of its shard to make room, and returns a Handle on the copy. If a
+// concurrent reader cached k first, the Handle is on its block (the same
+// bytes). A block the cache cannot hold — larger than a shard, or the cache
+// is nil or closed — is copied to the heap and returned Uncached. The
+// caller may reuse block as soon as Insert returns.
+func (c *Cache) Insert(k Key, block []byte) Handle {
+	if c == nil || len(block) == 0 || int64(offheap.SizeOf(len(block))) > c.shards[0].capacity {
+		return Uncached(bytes.Clone(block))
+	}
+	// Counted live before closed is checked, so that a Close that has not
+	// been seen cannot release the allocator under this Insert.
+	c.live.Add(1)
+	if c.closed.Load() {
+		c.dropLive()
+		return Uncached(bytes.Clone(block))
+	}
+	buf := c.alloc.Alloc(len(block))
+	copy(buf, block)
+	e := &entry{key: k, block: buf, cache: c}
+	e.refs.Store(2) // the cache's and the Handle's
+	if resident := c.shard(k).add(e); resident != e {
+		c.free(buf)
+		if resident == nil { // closed meanwhile
+			return Uncached(bytes.Clone(block))
+		}
+		return Handle{block: resident.block, e: resident}
+	}
+	return Handle{block: buf, e: e}
+}
+
+// Close drops every cached block and makes the cache cache nothing more.
+// Blocks still held stay valid until released; the cache's memory is
+// returned to the system after the last Release. Close is idempotent.
+func (c *Cache) Close() {
+	if c == nil || c.closed.Swap(true) {
+		return
+	}
+	for i := range c.shards {
+		c.shards[i].clear()
+	}
+	c.dropLive()
+}
+
+func (c *Cache) free(buf []byte) {
+	if poisonFreed {
+		whole := buf[:cap(buf)]
+		for i := range whole {
+			whole[i] = 0xdb
+		}
+	}
+	c.alloc.Free(buf)
+	c.dropLive()
+}
+
+func (c *Cache) dropLive() {
+	if c.live.Add(-1) == 0 {
+		c.alloc.Release()
 	}
 }
 
@@ -76,7 +182,7 @@ func (c *Cache) Add(k Key, block []byte) {
 type Metrics struct {
 	Hits, Misses uint64
 	Blocks       int   // blocks held
-	Bytes        int64 // bytes held
+	Bytes        int64 // bytes held, counting each block's whole buffer
 	Capacity     int64
 }
 
@@ -97,6 +203,26 @@ func (c *Cache) Metrics() Metrics {
 	return m
 }
 
+// entry is one cached block.
+type entry struct {
+	key        Key
+	block      []byte // from cache.alloc; cap(block) is what it costs
+	cache      *Cache
+	refs       atomic.Int32
+	prev, next *entry // the shard's LRU ring, while resident
+}
+
+func (e *entry) ref() { e.refs.Add(1) }
+
+func (e *entry) unref() {
+	switch n := e.refs.Add(-1); {
+	case n == 0:
+		e.cache.free(e.block)
+	case n < 0:
+		panic("cache: a Handle was released twice")
+	}
+}
+
 // shard is one LRU list: a map for lookup and an intrusive doubly linked
 // ring whose head.next is the most recently used entry.
 type shard struct {
@@ -105,12 +231,7 @@ type shard struct {
 	size     int64
 	items    map[Key]*entry
 	head     entry // sentinel of the ring
-}
-
-type entry struct {
-	key        Key
-	block      []byte
-	prev, next *entry
+	closed   bool
 }
 
 func (s *shard) init(capacity int64) {
@@ -119,40 +240,62 @@ func (s *shard) init(capacity int64) {
 	s.head.prev, s.head.next = &s.head, &s.head
 }
 
-func (s *shard) get(k Key) ([]byte, bool) {
+// get returns the entry under k with a reference for the caller, or nil.
+func (s *shard) get(k Key) *entry {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.items[k]
 	if !ok {
-		return nil, false
+		return nil
 	}
+	e.ref()
 	s.unlink(e)
 	s.pushFront(e)
-	return e.block, true
+	return e
 }
 
-func (s *shard) add(k Key, block []byte) {
-	n := int64(len(block))
-	if n > s.capacity {
-		return
-	}
+// add makes e, holding the cache's reference and the caller's, resident,
+// evicting from the LRU end until it fits, and returns it. If another entry
+// is resident under e.key already, it returns that one, with a reference
+// for the caller, and leaves e alone; after clear it returns nil.
+func (s *shard) add(e *entry) *entry {
+	n := int64(cap(e.block))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e, ok := s.items[k]; ok { // a concurrent reader cached it first
-		s.unlink(e)
-		s.size -= int64(len(e.block))
-		delete(s.items, k)
+	if s.closed {
+		return nil
 	}
-	for s.size+n > s.capacity {
-		lru := s.head.prev
-		s.unlink(lru)
-		s.size -= int64(len(lru.block))
-		delete(s.items, lru.key)
+	if old, ok := s.items[e.key]; ok {
+		old.ref()
+		s.unlink(old)
+		s.pushFront(old)
+		return old
 	}
-	e := &entry{key: k, block: block}
-	s.items[k] = e
+	for s.size+n > s.capacity && s.head.prev != &s.head {
+		s.evict(s.head.prev)
+	}
+	s.items[e.key] = e
 	s.pushFront(e)
 	s.size += n
+	return e
+}
+
+// evict drops e from the shard and the cache's reference to it.
+func (s *shard) evict(e *entry) {
+	s.unlink(e)
+	s.size -= int64(cap(e.block))
+	delete(s.items, e.key)
+	e.unref()
+}
+
+// clear evicts every entry and refuses new ones.
+func (s *shard) clear() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for s.head.next != &s.head {
+		s.evict(s.head.next)
+	}
 }
 
 func (s *shard) unlink(e *entry) {

@@ -1,22 +1,27 @@
 package cache
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"sync"
 	"testing"
+
+	"github.com/bloomkv/bloomkv/internal/offheap"
 )
 
-// TestLRUModel drives one shard with random adds and gets and compares it
-// with a model: a slice ordered from least to most recently used, evicted
-// from the front until the bytes fit.
+// TestLRUModel drives one shard with random inserts and gets and compares
+// it with a model: a slice ordered from least to most recently used,
+// evicted from the front until the buffers' sizes fit.
 func TestLRUModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	var s shard
-	s.init(1000)
+	c := New(numShards * 1000)
+	defer c.Close()
+	s := &c.shards[0]
 	type item struct {
-		k Key
-		n int
+		k    Key
+		n    int
+		fill byte
 	}
 	var model []item
 	find := func(k Key) int {
@@ -29,32 +34,39 @@ func TestLRUModel(t *testing.T) {
 	}
 	for op := range 20_000 {
 		k := Key{FileNum: uint64(rng.IntN(3)), Offset: uint64(rng.IntN(40))}
-		if rng.IntN(2) == 0 {
-			n := rng.IntN(300)
-			s.add(k, make([]byte, n))
-			if i := find(k); i >= 0 {
-				model = append(model[:i], model[i+1:]...)
+		if i := find(k); rng.IntN(2) == 0 && i < 0 {
+			n := 1 + rng.IntN(300)
+			buf := c.alloc.Alloc(n)
+			for j := range buf {
+				buf[j] = byte(op)
 			}
-			model = append(model, item{k, n})
+			c.live.Add(1)
+			e := &entry{key: k, block: buf, cache: c}
+			e.refs.Store(2)
+			if got := s.add(e); got != e {
+				t.Fatalf("op %d: add of a new key returned another entry", op)
+			}
+			e.unref()
+			model = append(model, item{k, n, byte(op)})
 			size := 0
 			for _, it := range model {
-				size += it.n
+				size += offheap.SizeOf(it.n)
 			}
 			for size > 1000 {
-				size -= model[0].n
+				size -= offheap.SizeOf(model[0].n)
 				model = model[1:]
 			}
 		} else {
-			b, ok := s.get(k)
-			i := find(k)
-			if ok != (i >= 0) {
-				t.Fatalf("op %d: get %v = %v, model has it: %v", op, k, ok, i >= 0)
+			e := s.get(k)
+			if (e != nil) != (i >= 0) {
+				t.Fatalf("op %d: get %v = %v, model has it: %v", op, k, e != nil, i >= 0)
 			}
-			if ok {
-				if len(b) != model[i].n {
-					t.Fatalf("op %d: block of %d bytes, model %d", op, len(b), model[i].n)
-				}
+			if e != nil {
 				it := model[i]
+				if !bytes.Equal(e.block, bytes.Repeat([]byte{it.fill}, it.n)) {
+					t.Fatalf("op %d: block under %v is not what was added", op, k)
+				}
+				e.unref()
 				model = append(append(model[:i], model[i+1:]...), it)
 			}
 		}
@@ -65,31 +77,107 @@ func TestLRUModel(t *testing.T) {
 }
 
 func TestOversizedBlockNotCached(t *testing.T) {
-	c := New(16 * 100) // 100 bytes a shard
+	c := New(16 * 320) // 320 bytes a shard
+	defer c.Close()
 	k := Key{1, 0}
-	c.Add(k, make([]byte, 101))
+	c.Insert(k, make([]byte, 321)).Release()
 	if _, ok := c.Get(k); ok {
 		t.Fatal("a block larger than a shard was cached")
 	}
-	c.Add(k, make([]byte, 100))
-	if _, ok := c.Get(k); !ok {
+	h := c.Insert(k, bytes.Repeat([]byte{7}, 320))
+	if !bytes.Equal(h.Bytes(), bytes.Repeat([]byte{7}, 320)) {
+		t.Fatal("Insert's Handle does not hold the block")
+	}
+	h.Release()
+	h, ok := c.Get(k)
+	if !ok {
 		t.Fatal("a block of exactly a shard's capacity was not cached")
 	}
+	h.Release()
 	m := c.Metrics()
-	if m.Hits != 1 || m.Misses != 1 || m.Blocks != 1 || m.Bytes != 100 || m.Capacity != 1600 {
+	if m.Hits != 1 || m.Misses != 1 || m.Blocks != 1 || m.Bytes != 320 || m.Capacity != 16*320 {
 		t.Fatalf("metrics %+v", m)
+	}
+}
+
+// TestHeldBlockOutlivesEviction checks the reference rule: a block evicted
+// while a reader holds it keeps its bytes until released, and is then
+// freed for reuse; Close with blocks held releases the memory only after
+// the last of them.
+func TestHeldBlockOutlivesEviction(t *testing.T) {
+	c := New(16 * 4352) // one 4 KiB block a shard
+	want := bytes.Repeat([]byte("held"), 1024)
+	c.Insert(Key{1, 0}, want).Release()
+	held, ok := c.Get(Key{1, 0})
+	if !ok {
+		t.Fatal("not cached")
+	}
+	// Evict it: every other key that lands in its shard takes its place.
+	s := c.shard(Key{1, 0})
+	for off := uint64(1); len(s.items) == 0 || s.items[Key{1, 0}] != nil; off++ {
+		if c.shard(Key{1, off}) == s {
+			c.Insert(Key{1, off}, bytes.Repeat([]byte{byte(off)}, 4096)).Release()
+		}
+	}
+	if !bytes.Equal(held.Bytes(), want) {
+		t.Fatal("an evicted block changed while held")
+	}
+	if got := c.live.Load(); got != 1+2 { // the cache's, the resident block's, the held one's
+		t.Fatalf("live = %d, want 3", got)
+	}
+	held.Release()
+	if got := c.live.Load(); got != 2 {
+		t.Fatalf("after the last Release of an evicted block live = %d, want 2", got)
+	}
+	h, _ := c.Get(Key{1, s.head.next.key.Offset})
+	c.Close()
+	if got := c.live.Load(); got != 1 {
+		t.Fatalf("after Close with a block held live = %d, want 1", got)
+	}
+	if len(h.Bytes()) != 4096 {
+		t.Fatal("a block held across Close lost its bytes")
+	}
+	h.Release()
+	if got := c.live.Load(); got != 0 {
+		t.Fatalf("after the last Release live = %d, want 0", got)
+	}
+	if _, ok := c.Get(Key{1, 0}); ok {
+		t.Fatal("a closed cache returned a block")
+	}
+	if h := c.Insert(Key{2, 0}, want); !bytes.Equal(h.Bytes(), want) || h.e != nil {
+		t.Fatal("Insert into a closed cache: want an uncached copy")
+	}
+	c.Close() // idempotent
+}
+
+func TestInsertTwiceSharesBlock(t *testing.T) {
+	c := New(1 << 20)
+	defer c.Close()
+	a := c.Insert(Key{1, 0}, []byte("first"))
+	b := c.Insert(Key{1, 0}, []byte("other"))
+	if string(b.Bytes()) != "first" || a.e != b.e {
+		t.Fatalf("second Insert of a key gave %q, want the resident block", b.Bytes())
+	}
+	a.Release()
+	b.Release()
+	if got := c.live.Load(); got != 2 { // the cache's and the block's: the second copy was freed
+		t.Fatalf("live = %d, want 2", got)
 	}
 }
 
 func TestNilCache(t *testing.T) {
 	var c *Cache
-	c.Add(Key{}, []byte("x"))
+	if h := c.Insert(Key{}, []byte("x")); string(h.Bytes()) != "x" {
+		t.Fatal("nil cache's Insert lost the block")
+	}
 	if _, ok := c.Get(Key{}); ok {
 		t.Fatal("nil cache returned a block")
 	}
 	if c.Metrics() != (Metrics{}) {
 		t.Fatal("nil cache has metrics")
 	}
+	c.Close()
+	Handle{}.Release()
 }
 
 func TestConcurrent(t *testing.T) {
@@ -100,15 +188,16 @@ func TestConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 5000 {
-				k := Key{FileNum: uint64(g), Offset: uint64(i % 300)}
-				if b, ok := c.Get(k); ok {
-					if string(b) != fmt.Sprint(k) {
-						t.Errorf("block under %v is %q", k, b)
-						return
-					}
-				} else {
-					c.Add(k, []byte(fmt.Sprint(k)))
+				k := Key{FileNum: uint64(g % 2), Offset: uint64(i % 300)}
+				h, ok := c.Get(k)
+				if !ok {
+					h = c.Insert(k, []byte(fmt.Sprint(k)))
 				}
+				if string(h.Bytes()) != fmt.Sprint(k) {
+					t.Errorf("block under %v is %q", k, h.Bytes())
+					return
+				}
+				h.Release()
 			}
 		}()
 	}
@@ -116,17 +205,23 @@ func TestConcurrent(t *testing.T) {
 	if m := c.Metrics(); m.Bytes > m.Capacity || m.Hits+m.Misses != 20_000 {
 		t.Fatalf("metrics %+v", m)
 	}
+	c.Close()
+	if got := c.live.Load(); got != 0 {
+		t.Fatalf("after Close and every Release live = %d", got)
+	}
 }
 
 func BenchmarkGetHit(b *testing.B) {
 	c := New(64 << 20)
+	defer c.Close()
 	for i := range 1000 {
-		c.Add(Key{1, uint64(i) * 4096}, make([]byte, 4096))
+		c.Insert(Key{1, uint64(i) * 4096}, make([]byte, 4096)).Release()
 	}
 	b.RunParallel(func(pb *testing.PB) {
 		i := 0
 		for pb.Next() {
-			c.Get(Key{1, uint64(i%1000) * 4096})
+			h, _ := c.Get(Key{1, uint64(i%1000) * 4096})
+			h.Release()
 			i++
 		}
 	})

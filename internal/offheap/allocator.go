@@ -1,0 +1,149 @@
+package offheap
+
+import (
+	"math/bits"
+	"sync"
+	"unsafe"
+)
+
+// Allocator hands out buffers of any size for callers that allocate and
+// free them one by one — the block cache's blocks — without a system call
+// per buffer and without a whole page for each.
+//
+// Sizes up to MaxClassSize are rounded up to a size class: 16 classes per
+// power of two, so a buffer wastes less than 1/16 of its size. Each class
+// carves its buffers out of slabs of about 256 KiB mapped by Alloc, and
+// keeps freed buffers on a free list for the next Alloc of that class. A
+// larger buffer gets a mapping of its own, unmapped by Free.
+//
+// Slabs are not returned to the system until Release: the allocator holds,
+// per class, the most that class ever had in use at once. Its user bounds
+// that (the block cache's capacity bounds the bytes it holds).
+//
+// An Allocator is safe for concurrent use. The zero value is ready.
+type Allocator struct {
+	classes [numClasses]sizeClass
+
+	mu    sync.Mutex
+	large map[*byte]Buffer // buffers above MaxClassSize, by address
+}
+
+const (
+	minClassShift = 8                                    // the smallest class is 256 bytes
+	classesPerPow = 16                                   // classes per power of two
+	MaxClassSize  = 256 << 10                            // larger buffers get their own mapping
+	slabSize      = 256 << 10                            // a slab holds at least one buffer
+	numClasses    = (18-minClassShift)*classesPerPow + 1 // up to 2^18 = MaxClassSize
+)
+
+type sizeClass struct {
+	mu    sync.Mutex
+	free  []*byte // buffers freed, ready for reuse
+	slabs []Buffer
+	// carve is what is left of the newest slab.
+	carve []byte
+}
+
+// classOf returns the index and size of the smallest class holding n bytes,
+// 0 < n ≤ MaxClassSize.
+func classOf(n int) (index, size int) {
+	if n <= 1<<minClassShift {
+		return 0, 1 << minClassShift
+	}
+	// n is in (2^p, 2^(p+1)]; the classes there are 2^p·(1 + i/16), i = 1…16.
+	p := bits.Len(uint(n-1)) - 1
+	step := 1 << (p - 4)
+	i := (n - (1 << p) + step - 1) / step // 1…16
+	return (p-minClassShift)*classesPerPow + i, 1<<p + i*step
+}
+
+// SizeOf returns the capacity of the buffer Alloc(n) returns: what it
+// costs in memory. n must be positive.
+func SizeOf(n int) int {
+	if n > MaxClassSize {
+		return n
+	}
+	_, size := classOf(n)
+	return size
+}
+
+// Alloc returns a buffer of length n and capacity its class's size, not
+// zeroed. n must be positive. Free it with Free, on this allocator.
+func (a *Allocator) Alloc(n int) []byte {
+	if n <= 0 {
+		panic("offheap: Alloc of a non-positive size")
+	}
+	if n > MaxClassSize {
+		b := Alloc(n)
+		a.mu.Lock()
+		if a.large == nil {
+			a.large = make(map[*byte]Buffer)
+		}
+		a.large[unsafe.SliceData(b.Bytes)] = b
+		a.mu.Unlock()
+		return b.Bytes
+	}
+	index, size := classOf(n)
+	c := &a.classes[index]
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if k := len(c.free); k > 0 {
+		p := c.free[k-1]
+		c.free = c.free[:k-1]
+		return unsafe.Slice(p, size)[:n]
+	}
+	if len(c.carve) < size {
+		slab := Alloc(max(slabSize/size, 1) * size)
+		c.slabs = append(c.slabs, slab)
+		c.carve = slab.Bytes
+	}
+	b := c.carve[:n:size]
+	c.carve = c.carve[size:]
+	return b
+}
+
+// Free returns b, a buffer from a.Alloc (its length may have changed, its
+// capacity must not), for reuse. Neither b nor any slice of it may be used
+// afterwards.
+func (a *Allocator) Free(b []byte) {
+	if cap(b) > MaxClassSize {
+		a.mu.Lock()
+		buf, ok := a.large[unsafe.SliceData(b)]
+		delete(a.large, unsafe.SliceData(b))
+		a.mu.Unlock()
+		if !ok {
+			panic("offheap: Free of a buffer this allocator did not allocate")
+		}
+		Free(buf)
+		return
+	}
+	index, size := classOf(cap(b))
+	if size != cap(b) {
+		panic("offheap: Free of a buffer whose capacity is not a size class")
+	}
+	c := &a.classes[index]
+	c.mu.Lock()
+	c.free = append(c.free, unsafe.SliceData(b))
+	c.mu.Unlock()
+}
+
+// Release unmaps every slab and large buffer. Every buffer the allocator
+// handed out must have been freed or abandoned: none may be used again. The
+// allocator is then empty and may be used afresh.
+func (a *Allocator) Release() {
+	for i := range a.classes {
+		c := &a.classes[i]
+		c.mu.Lock()
+		for _, s := range c.slabs {
+			Free(s)
+		}
+		c.slabs, c.free, c.carve = nil, nil, nil
+		c.mu.Unlock()
+	}
+	a.mu.Lock()
+	for _, b := range a.large {
+		Free(b)
+	}
+	a.large = nil
+	a.mu.Unlock()
+}
