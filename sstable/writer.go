@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync"
 
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -60,6 +61,31 @@ type Writer struct {
 	keyBuf  []byte
 	scratch []byte
 	err     error
+	bufs    *writerBuffers // w's and hashes' storage, returned to the pool by Finish
+}
+
+// writerBuffers are a Writer's largest buffers, recycled from one finished
+// table to the next: a fill or compaction writes table after table, and
+// growing a fresh hash slice (8 bytes a key) and write buffer for each was
+// most of the garbage a fill made.
+type writerBuffers struct {
+	w      *bufio.Writer
+	hashes []uint64
+}
+
+var writerBufferPool = sync.Pool{New: func() any {
+	return &writerBuffers{w: bufio.NewWriterSize(nil, 64<<10)}
+}}
+
+// recycle returns the Writer's buffers to the pool; it must not write again.
+func (w *Writer) recycle() {
+	if w.bufs == nil {
+		return
+	}
+	w.bufs.w.Reset(nil)
+	w.bufs.hashes = w.hashes[:0]
+	writerBufferPool.Put(w.bufs)
+	w.bufs, w.hashes = nil, nil
 }
 
 // NewWriter returns a Writer that writes a table to w. Finish flushes its
@@ -72,12 +98,16 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 	if opts.Compression > ZstdCompression {
 		return nil, fmt.Errorf("sstable: Compression = %v: unknown", opts.Compression)
 	}
+	bufs := writerBufferPool.Get().(*writerBuffers)
+	bufs.w.Reset(w)
 	return &Writer{
-		opts:  opts,
-		w:     bufio.NewWriterSize(w, 64<<10),
-		data:  blockWriter{restartInterval: opts.RestartInterval},
-		index: blockWriter{restartInterval: 1},
-		props: Properties{Compression: opts.Compression, SmallestSeqNum: base.SeqNumMax},
+		opts:   opts,
+		w:      bufs.w,
+		hashes: bufs.hashes[:0],
+		bufs:   bufs,
+		data:   blockWriter{restartInterval: opts.RestartInterval},
+		index:  blockWriter{restartInterval: 1},
+		props:  Properties{Compression: opts.Compression, SmallestSeqNum: base.SeqNumMax},
 	}, nil
 }
 
@@ -168,6 +198,9 @@ func (w *Writer) Finish() (Properties, error) {
 	if w.err != nil {
 		return Properties{}, w.err
 	}
+	// Every return below leaves w.err set, so the Writer never writes
+	// again and its buffers can go back to the pool.
+	defer w.recycle()
 	w.flushDataBlock()
 	if w.props.Entries > 0 {
 		last, _ := base.DecodeInternalKey(w.lastKey)
@@ -180,7 +213,8 @@ func (w *Writer) Finish() (Properties, error) {
 	if w.opts.BitsPerKey > 0 {
 		filter, err := bloom.BuildBlocked(w.hashes, w.opts.BitsPerKey)
 		if err != nil {
-			return Properties{}, fmt.Errorf("sstable: filter: %w", err)
+			w.err = fmt.Errorf("sstable: filter: %w", err)
+			return Properties{}, w.err
 		}
 		encoded, _ := filter.MarshalBinary()
 		f.filter = w.writeBlock(encoded, NoCompression)
