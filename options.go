@@ -58,7 +58,10 @@ type Options struct {
 	MemtableSize int64
 
 	// MaxImmutableMemtables is how many full memtables may wait for their
-	// flush before writes wait too. Default 2.
+	// flush before writes wait too. Default 1: the mutable memtable fills
+	// while the previous one is flushed, so at most two memtables' worth
+	// of memory is held. A second one measured no faster fill with one
+	// flush thread, for a third memtable's memory.
 	MaxImmutableMemtables int
 
 	// BlockSize is the target size of a table's data block. Default 4 KiB.
@@ -138,7 +141,7 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	switch {
 	case opts.MaxImmutableMemtables == 0:
-		opts.MaxImmutableMemtables = 2
+		opts.MaxImmutableMemtables = 1
 	case opts.MaxImmutableMemtables < 0:
 		return opts, argError("opts.MaxImmutableMemtables", "%d is negative", opts.MaxImmutableMemtables)
 	}
