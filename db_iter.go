@@ -290,7 +290,10 @@ func (it *Iterator) Value() []byte {
 // Close, or nil.
 func (it *Iterator) Error() error { return it.err }
 
-// Close releases the iterator and what it kept alive. It returns the
+// Close releases the iterator and what it kept alive: the memtables and
+// tables it reads and its current blocks, which are outside the Go heap
+// and are freed only by Close (an iterator never closed holds them until
+// the process exits, even after the DB is closed). It returns the
 // failure that stopped the iterator, if any, or an error from releasing;
 // closing again returns ErrClosed. Every method of a closed Iterator
 // reports it is not valid.

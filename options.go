@@ -80,7 +80,10 @@ type Options struct {
 	DisableFilters bool
 
 	// BlockCacheSize is the capacity of the block cache in bytes. Default
-	// 8 MiB; a negative value disables the cache.
+	// 8 MiB; a negative value disables the cache. The cache's blocks live
+	// outside the Go heap, so this is what they cost in memory; each
+	// block is charged its buffer's size class (within 1/16 above its
+	// length).
 	BlockCacheSize int64
 
 	// FilterPolicy spreads the filter memory (BitsPerKey on average) over

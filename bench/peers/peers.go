@@ -47,8 +47,14 @@
 //     per level.
 //   - Concurrency. Each engine keeps its default number of background
 //     compactions (bloomkv 1, pebble 1 by default, goleveldb 1, badger 4
-//     compactors) and of immutable memtables (bloomkv 2, pebble 2,
-//     goleveldb 1, badger 5 memtables in all).
+//     compactors) and of memtables held at once, the mutable one included
+//     (bloomkv 2, with MaxImmutableMemtables 1; pebble 2, with
+//     MemTableStopWritesThreshold 2; goleveldb 2; badger 5, NumMemtables).
+//   - Where memory lives. bloomkv's memtable arenas and block cache are
+//     mapped outside the Go heap, and pebble allocates its memtables and
+//     cache manually (C malloc in a cgo build); goleveldb's and badger's are
+//     on the Go heap, where the garbage collector lets a live byte cost
+//     about two. Peak RSS counts all of it.
 //   - Transactions. badger has no plain Put/Get: each Put is an Update
 //     transaction (one commit through its write channel) and each Get a
 //     View transaction; values stay in the LSM tree (ValueThreshold 4 KiB),
