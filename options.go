@@ -98,10 +98,12 @@ type Options struct {
 	// compacted into L1. Default 4.
 	L0CompactionTrigger int
 	// L0SlowdownTrigger is the number of L0 tables at which each write
-	// group waits a millisecond, to let compaction catch up. Default 8.
+	// group waits a millisecond, to let compaction catch up. Default 20.
 	L0SlowdownTrigger int
 	// L0StopTrigger is the number of L0 tables at which writes stop until
-	// compaction brings L0 below it. Default 12.
+	// compaction brings L0 below it. Default 36: RocksDB's thresholds
+	// rather than LevelDB's (8 and 12), because filters make an L0 table
+	// cheap for a read to skip (see compaction.Options).
 	L0StopTrigger int
 	// BaseLevelSize is the target size of L1; level n targets
 	// BaseLevelSize·LevelMultiplier^(n−1). Default 16 MiB.

@@ -52,12 +52,22 @@ type Options struct {
 	// L0SlowdownTrigger is the number of L0 tables at which the DB starts
 	// to slow writes down so compaction can catch up. This package does
 	// not use it; it lives here with the other L0 thresholds. Default
-	// 2·L0CompactionTrigger (8); at least L0CompactionTrigger.
+	// 5·L0CompactionTrigger (20); at least L0CompactionTrigger.
 	L0SlowdownTrigger int
 	// L0StopTrigger is the number of L0 tables at which the DB stops
-	// writes until compaction brings L0 back under it: every L0 table is
-	// probed by every read, so L0 must stay short. Default
-	// 3·L0CompactionTrigger (12); at least L0SlowdownTrigger.
+	// writes until compaction brings L0 back under it: every L0 table
+	// whose range holds a key is probed by every read of it, so L0 must
+	// stay bounded. Default 9·L0CompactionTrigger (36); at least
+	// L0SlowdownTrigger.
+	//
+	// Why RocksDB's thresholds (20 and 36 at a trigger of 4) rather than
+	// LevelDB's (8 and 12): a probe of a table whose filter rules the key
+	// out reads nothing, so with filters an L0 table costs a missing-key
+	// Get one filter check and a present-key Get about one percent of a
+	// block read, and writes need not wait as early. Measured on a
+	// 1,000,000-key fillrandom (bench/peers settings, 2 cores): LevelDB's
+	// thresholds stalled writes 166 times for 338 ms, 690k ops/s; these 10
+	// times for 80–115 ms, 790k–840k ops/s.
 	L0StopTrigger int
 
 	// BaseLevelSize is the target size of L1 in bytes; level n ≥ 1 targets
@@ -161,10 +171,10 @@ func (o *Options) resolved() Options {
 		opts.L0CompactionTrigger = DefaultL0CompactionTrigger
 	}
 	if opts.L0SlowdownTrigger <= 0 {
-		opts.L0SlowdownTrigger = 2 * opts.L0CompactionTrigger
+		opts.L0SlowdownTrigger = 5 * opts.L0CompactionTrigger
 	}
 	if opts.L0StopTrigger <= 0 {
-		opts.L0StopTrigger = 3 * opts.L0CompactionTrigger
+		opts.L0StopTrigger = 9 * opts.L0CompactionTrigger
 	}
 	if opts.BaseLevelSize == 0 {
 		opts.BaseLevelSize = DefaultBaseLevelSize

@@ -16,7 +16,7 @@ func TestOptionsDefaults(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := Options{
-			L0CompactionTrigger: 4, L0SlowdownTrigger: 8, L0StopTrigger: 12,
+			L0CompactionTrigger: 4, L0SlowdownTrigger: 20, L0StopTrigger: 36,
 			BaseLevelSize: 16 << 20, LevelMultiplier: 10, TargetFileSize: 2 << 20,
 			BitsPerKey: 10, FilterPolicy: Uniform,
 		}
@@ -26,7 +26,7 @@ func TestOptionsDefaults(t *testing.T) {
 	}
 	// The L0 thresholds follow a changed trigger.
 	got, err := (&Options{L0CompactionTrigger: 10}).WithDefaults()
-	if err != nil || got.L0SlowdownTrigger != 20 || got.L0StopTrigger != 30 {
+	if err != nil || got.L0SlowdownTrigger != 50 || got.L0StopTrigger != 90 {
 		t.Errorf("trigger 10: %+v, %v", got, err)
 	}
 	got, _ = (&Options{DisableFilters: true, BitsPerKey: 12}).WithDefaults()
