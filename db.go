@@ -46,6 +46,7 @@ import (
 	"github.com/bloomkv/bloomkv/internal/batchrepr"
 	"github.com/bloomkv/bloomkv/internal/cache"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/offheap"
 	"github.com/bloomkv/bloomkv/internal/vfs"
 	"github.com/bloomkv/bloomkv/memtable"
 	"github.com/bloomkv/bloomkv/wal"
@@ -55,13 +56,16 @@ import (
 // except that Close must not race with other calls: calls made after Close
 // returns fail with ErrClosed.
 type DB struct {
-	dirname  string
-	opts     Options
-	fs       vfs.FS
-	lock     io.Closer
-	cache    *cache.Cache
-	counters dbCounters
-	commit   commitPipeline
+	dirname string
+	opts    Options
+	fs      vfs.FS
+	lock    io.Closer
+	cache   *cache.Cache
+	// tableMemory holds what open tables pin (filters, indexes), off the
+	// Go heap; released once the DB is closed and its last table too.
+	tableMemory offheap.Allocator
+	counters    dbCounters
+	commit      commitPipeline
 
 	// visibleSeq is the sequence number of the newest write readers see.
 	visibleSeq atomic.Uint64
@@ -339,7 +343,9 @@ func (d *DB) Flush() error {
 // closes the DB's files and releases its directory. It does not flush the
 // memtable: its writes are in the WAL, which the next Open replays. It
 // returns the DB's sticky error, if a WAL write or a flush failed. Every
-// later call returns ErrClosed.
+// later call returns ErrClosed. An Iterator still open keeps reading: the
+// memtables and tables it reads, with their files and memory, are released
+// when it is closed.
 func (d *DB) Close() error {
 	d.mu.Lock()
 	if d.mu.closed {
@@ -369,10 +375,10 @@ func (d *DB) Close() error {
 	d.manifestMu.Lock()
 	errs = append(errs, d.manifest.Close())
 	d.manifestMu.Unlock()
-	for _, t := range d.mu.tables {
-		errs = append(errs, t.file.Close())
-	}
-	d.mu.tables = nil
+	// The DB's reference to the current version. Its tables close now,
+	// unless an iterator left open holds a version that lists them: they
+	// then stay open, files and memory, until it is closed.
+	errs = append(errs, d.unrefVersionLocked(d.mu.current))
 	// The DB's references to its memtables; a reader still open keeps its
 	// own, so what it reads stays valid until it is closed.
 	d.mu.mem.Unref()

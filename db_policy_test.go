@@ -37,8 +37,10 @@ func TestOptimalFilterPolicy(t *testing.T) {
 			FS: vfs.NewMem(), FilterPolicy: policy, BitsPerKey: bitsPerKey, LevelMultiplier: 10,
 			MemtableSize: 64 << 10, BaseLevelSize: 8 << 10, TargetFileSize: 2 << 10, BlockSize: 1024,
 			// L0 drains after every flush, so both trees end with the same
-			// (empty) L0 and compare only the levels the policy shapes.
-			L0CompactionTrigger: 1,
+			// (empty) L0 and compare only the levels the policy shapes;
+			// writes wait from the third L0 table, so that L0 never piles
+			// up and the shapes depend on the policy, not on timing.
+			L0CompactionTrigger: 1, L0SlowdownTrigger: 2, L0StopTrigger: 3,
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -99,8 +99,9 @@ func mkdirAllAndSyncParents(fs vfs.FS, dir string) error {
 // closeFiles releases what a failed Open had opened.
 func (d *DB) closeFiles() {
 	for _, t := range d.mu.tables {
-		t.file.Close()
+		t.close()
 	}
+	d.tableMemory.Release()
 	if d.mu.walFile != nil {
 		d.mu.walFile.Close()
 	}

@@ -74,13 +74,19 @@ func (d *DB) openTable(meta *manifest.FileMetadata) (*table, error) {
 	}
 	var r *sstable.Reader
 	if err == nil {
-		r, err = sstable.Open(f, info.Size(), sstable.ReaderOptions{FileName: path, FileNum: meta.FileNum, Cache: d.cache})
+		r, err = sstable.Open(f, info.Size(), sstable.ReaderOptions{FileName: path, FileNum: meta.FileNum, Cache: d.cache, Memory: &d.tableMemory})
 	}
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	return &table{meta: meta, file: f, reader: r}, nil
+}
+
+// close closes the table's file and returns the memory its reader pinned.
+func (t *table) close() error {
+	t.reader.Close()
+	return t.file.Close()
 }
 
 // installVersionLocked makes v current; every table it lists must be open. The previous version is retired
@@ -106,10 +112,14 @@ func (d *DB) refVersionLocked() *version {
 }
 
 // unrefVersionLocked drops a reference; when a version loses its last one,
-// the tables no live version lists are closed and deleted.
-func (d *DB) unrefVersionLocked(v *version) {
+// the tables no live version lists are closed and, while the DB is open,
+// deleted. (Once it is closed, the DB's reference to the current version
+// has been dropped too, and its tables are closed but stay on disk.) Once
+// the DB is closed and its last table too, the tables' memory is released.
+// It returns the first error closing a table's file.
+func (d *DB) unrefVersionLocked(v *version) error {
 	if v.refs--; v.refs > 0 {
-		return
+		return nil
 	}
 	delete(d.mu.versions, v)
 	live := make(map[uint64]bool)
@@ -118,16 +128,26 @@ func (d *DB) unrefVersionLocked(v *version) {
 			live[num] = true
 		}
 	}
+	var err error
 	for num, t := range d.mu.tables {
 		if live[num] {
 			continue
 		}
 		delete(d.mu.tables, num)
-		t.file.Close()
-		if err := d.fs.Remove(manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeTable, num)); err == nil {
+		if cerr := t.close(); err == nil {
+			err = cerr
+		}
+		if d.mu.closed {
+			continue
+		}
+		if d.fs.Remove(manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeTable, num)) == nil {
 			d.counters.obsoletePurged.Add(1)
 		}
 	}
+	if d.mu.closed && len(d.mu.tables) == 0 {
+		d.tableMemory.Release()
+	}
+	return err
 }
 
 // removeObsoleteWALsLocked deletes the WALs older than logNum: their

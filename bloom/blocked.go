@@ -236,6 +236,18 @@ func (f *Blocked) UnmarshalBinary(data []byte) error {
 	return f.set(h, words, err)
 }
 
+// UnmarshalBinaryInto is UnmarshalBinary keeping the filter's bits in
+// memory the caller provides, for a program that holds filters outside the
+// Go heap or in an arena: once data's header and size are checked, alloc is
+// called with the number of 64-bit words needed and must return a slice of
+// exactly that length, best starting on a 64-byte boundary (a block is then
+// one cache line). The filter uses that memory for its life; freeing it is
+// the caller's business, and f must not be used afterwards.
+func (f *Blocked) UnmarshalBinaryInto(data []byte, alloc func(words int) []uint64) error {
+	h, words, err := decodeInto(data, KindBlocked, alloc)
+	return f.set(h, words, err)
+}
+
 // ReadFrom replaces f with the filter encoded at the start of r, reading no
 // byte past it.
 func (f *Blocked) ReadFrom(r io.Reader) (int64, error) {

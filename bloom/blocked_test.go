@@ -1,6 +1,8 @@
 package bloom
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"testing"
 	"unsafe"
@@ -89,5 +91,46 @@ func TestAlignedWords(t *testing.T) {
 		if n > 0 && uintptr(unsafe.Pointer(&w[0]))%64 != 0 {
 			t.Fatalf("alignedWords(%d) not on a cache line", n)
 		}
+	}
+}
+
+// TestUnmarshalBinaryInto checks that a filter decoded into memory from the
+// caller answers exactly as one decoded by UnmarshalBinary, lives in that
+// memory, and that a wrong-sized allocation is refused.
+func TestUnmarshalBinaryInto(t *testing.T) {
+	f, err := NewBlocked(5000, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5000 {
+		f.Add(fmt.Appendf(nil, "key %d", i))
+	}
+	data, _ := f.MarshalBinary()
+	var arena []uint64
+	var got Blocked
+	if err := got.UnmarshalBinaryInto(data, func(n int) []uint64 {
+		arena = alignedWords(n)
+		return arena
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if &got.blocks[0] != &arena[0] {
+		t.Fatal("the filter does not use the memory alloc returned")
+	}
+	for i := range 20000 {
+		k := fmt.Appendf(nil, "key %d", i)
+		if got.MayContain(k) != f.MayContain(k) {
+			t.Fatalf("%q: %v, the original says %v", k, got.MayContain(k), f.MayContain(k))
+		}
+	}
+	var e *ArgumentError
+	if err := got.UnmarshalBinaryInto(data, func(n int) []uint64 { return make([]uint64, n-1) }); !errors.As(err, &e) || e.Arg != "alloc" {
+		t.Fatalf("an allocation one word short: %v, want an ArgumentError on alloc", err)
+	}
+	if err := got.UnmarshalBinaryInto(data[:len(data)-1], func(n int) []uint64 {
+		t.Fatal("alloc called for a truncated filter")
+		return nil
+	}); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("truncated: %v, want ErrCorrupt", err)
 	}
 }

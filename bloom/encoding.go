@@ -153,6 +153,12 @@ func (s *sliceWriter) Write(p []byte) (int, error) { s.b = append(s.b, p...); re
 
 // decode parses a whole serialized filter of kind want.
 func decode(data []byte, want Kind) (header, []uint64, error) {
+	return decodeInto(data, want, alignedWords)
+}
+
+// decodeInto is decode storing the words in alloc(n), called once the
+// header and length are checked.
+func decodeInto(data []byte, want Kind, alloc func(n int) []uint64) (header, []uint64, error) {
 	h, err := parseHeader(data, want)
 	if err != nil {
 		return header{}, nil, err
@@ -161,7 +167,7 @@ func decode(data []byte, want Kind) (header, []uint64, error) {
 	if uint64(len(data)) != size {
 		return header{}, nil, corruptf("%d bytes, want %d for a %v filter of size %d", len(data), size, h.kind, h.m)
 	}
-	words, err := decodePayload(data[headerLen:], h)
+	words, err := decodePayload(data[headerLen:], h, alloc)
 	return h, words, err
 }
 
@@ -190,7 +196,7 @@ func readFrom(r io.Reader, want Kind) (header, []uint64, int64, error) {
 			return header{}, nil, int64(n), truncated(err)
 		}
 	}
-	words, err := decodePayload(buf, h)
+	words, err := decodePayload(buf, h, alignedWords)
 	return h, words, int64(n), err
 }
 
@@ -203,13 +209,16 @@ func truncated(err error) error {
 
 // decodePayload checks the payload's checksum and converts it to words laid
 // out on a cache-line boundary.
-func decodePayload(b []byte, h header) ([]uint64, error) {
+func decodePayload(b []byte, h header, alloc func(n int) []uint64) ([]uint64, error) {
 	payload := b[:h.payloadWords()*8]
 	want := binary.LittleEndian.Uint32(b[len(payload):])
 	if got := crc32.Checksum(payload, castagnoli); got != want {
 		return nil, corruptf("payload checksum %#08x, want %#08x", got, want)
 	}
-	words := alignedWords(int(h.payloadWords()))
+	words := alloc(int(h.payloadWords()))
+	if len(words) != int(h.payloadWords()) {
+		return nil, &ArgumentError{Arg: "alloc", Value: len(words), Reason: fmt.Sprintf("returned that many words, want %d", h.payloadWords())}
+	}
 	for i := range words {
 		words[i] = binary.BigEndian.Uint64(payload[i*8:])
 	}

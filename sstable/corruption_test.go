@@ -16,10 +16,23 @@ import (
 // at once: damage may cause errors, never wrong answers.
 func readAll(t *testing.T, data []byte, entries []entry, what string) error {
 	t.Helper()
-	r, err := Open(bytes.NewReader(data), int64(len(data)), ReaderOptions{FileName: "000001.sst", FileNum: 1})
+	// The pinned filter and index come off the heap, as in the DB, and a
+	// damaged table must give back all it took, opened or not.
+	mem := new(trackingMemory)
+	defer mem.Release()
+	r, err := Open(bytes.NewReader(data), int64(len(data)), ReaderOptions{FileName: "000001.sst", FileNum: 1, Memory: mem})
 	if err != nil {
+		if mem.live != 0 {
+			t.Fatalf("%s: a failed Open kept %d allocations", what, mem.live)
+		}
 		return err
 	}
+	defer func() {
+		r.Close()
+		if mem.live != 0 {
+			t.Fatalf("%s: Close left %d allocations", what, mem.live)
+		}
+	}()
 	for _, e := range entries {
 		v, kind, found, err := r.Get(MakeLookupKey(e.key.UserKey, e.key.SeqNum()), nil)
 		if err != nil {

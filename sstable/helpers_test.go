@@ -8,6 +8,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/cache"
+	"github.com/bloomkv/bloomkv/internal/offheap"
 )
 
 // entry is one key/value of the test model.
@@ -78,13 +79,41 @@ func buildTable(t testing.TB, entries []entry, opts WriterOptions) []byte {
 	return buf.Bytes()
 }
 
+// openTable opens data with its filter and index off the heap, as the DB
+// does, and closes it when the test ends, checking that everything pinned
+// was given back.
 func openTable(t testing.TB, data []byte, c *cache.Cache) *Reader {
 	t.Helper()
-	r, err := Open(bytes.NewReader(data), int64(len(data)), ReaderOptions{FileName: "000001.sst", FileNum: 1, Cache: c})
+	mem := new(trackingMemory)
+	r, err := Open(bytes.NewReader(data), int64(len(data)), ReaderOptions{FileName: "000001.sst", FileNum: 1, Cache: c, Memory: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		r.Close()
+		if mem.live != 0 {
+			t.Errorf("Close left %d allocations", mem.live)
+		}
+		mem.Release()
+	})
 	return r
+}
+
+// trackingMemory is an off-heap ReaderOptions.Memory that counts the
+// allocations not yet freed.
+type trackingMemory struct {
+	offheap.Allocator
+	live int
+}
+
+func (m *trackingMemory) Alloc(n int) []byte {
+	m.live++
+	return m.Allocator.Alloc(n)
+}
+
+func (m *trackingMemory) Free(b []byte) {
+	m.live--
+	m.Allocator.Free(b)
 }
 
 // modelGet is the oracle for Get: the newest version of userKey with a

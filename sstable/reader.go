@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"unsafe"
 
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -36,6 +37,18 @@ type ReaderOptions struct {
 	// Cache is the block cache for data blocks; nil reads every block from
 	// the file.
 	Cache BlockCache
+	// Memory, if not nil, provides the memory for what Open pins for the
+	// table's life — the filter and the index — instead of the Go heap;
+	// Close returns it. The DB passes an off-heap allocator here.
+	Memory Allocator
+}
+
+// Allocator is the seam to memory the caller manages: Alloc returns n
+// bytes (n > 0) aligned to 16 bytes; Free takes back a slice Alloc
+// returned, with its capacity unchanged.
+type Allocator interface {
+	Alloc(n int) []byte
+	Free(b []byte)
 }
 
 // Reader reads one table. Open reads and verifies the footer, index, filter
@@ -49,6 +62,28 @@ type Reader struct {
 	index  blockIndex
 	filter *bloom.Blocked // nil: the table has no filter
 	props  Properties
+	pinned [][]byte // from opts.Memory, for Close
+}
+
+// pin returns n bytes for the table's life: from opts.Memory, to be freed
+// by Close, or from the heap.
+func (r *Reader) pin(n int) []byte {
+	if r.opts.Memory == nil || n == 0 {
+		return make([]byte, n)
+	}
+	b := r.opts.Memory.Alloc(n)
+	r.pinned = append(r.pinned, b)
+	return b
+}
+
+// Close returns the memory Open took from ReaderOptions.Memory. The Reader,
+// and every Iterator of it, must not be used afterwards. Without Memory it
+// does nothing. It does not close the file.
+func (r *Reader) Close() {
+	for _, b := range r.pinned {
+		r.opts.Memory.Free(b)
+	}
+	r.pinned = nil
 }
 
 // blockIndex is the decoded index block, kept for the table's life: per data
@@ -109,43 +144,74 @@ func (r *Reader) searchIndex(target []byte) int {
 // the offset of the damaged part.
 func Open(file io.ReaderAt, size int64, opts ReaderOptions) (*Reader, error) {
 	r := &Reader{file: file, size: size, opts: opts}
+	if err := r.open(); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Reader) open() error {
+	file, size := r.file, r.size
 	if size < footerLen {
-		return nil, r.corrupt(0, "file of %d bytes is shorter than a footer", size)
+		return r.corrupt(0, "file of %d bytes is shorter than a footer", size)
 	}
 	buf := make([]byte, footerLen)
 	if _, err := file.ReadAt(buf, size-footerLen); err != nil {
-		return nil, r.readError(size-footerLen, err)
+		return r.readError(size-footerLen, err)
 	}
 	f, reason := decodeFooter(buf)
 	if reason != "" {
-		return nil, r.corrupt(size-footerLen, "%s", reason)
+		return r.corrupt(size-footerLen, "%s", reason)
 	}
 
 	propsBlock, err := r.readBlock(f.properties, "properties")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if r.props, err = decodeProperties(propsBlock); err != nil {
-		return nil, r.corrupt(int64(f.properties.offset), "properties block: %v", err)
+		return r.corrupt(int64(f.properties.offset), "properties block: %v", err)
 	}
 	indexBlock, err := r.readBlock(f.index, "index")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if r.index, err = r.decodeIndex(indexBlock, f); err != nil {
-		return nil, err
+		return err
 	}
 	if f.filter.length > 0 {
 		filterBlock, err := r.readBlock(f.filter, "filter")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		r.filter = new(bloom.Blocked)
-		if err := r.filter.UnmarshalBinary(filterBlock); err != nil {
-			return nil, r.corrupt(int64(f.filter.offset), "filter block: %v", err)
+		if err := r.filter.UnmarshalBinaryInto(filterBlock, r.pinWords); err != nil {
+			return r.corrupt(int64(f.filter.offset), "filter block: %v", err)
 		}
 	}
-	return r, nil
+	return nil
+}
+
+// pinEnds returns an empty index of capacity n, pinned.
+func (r *Reader) pinEnds(n int) []indexEnd {
+	if r.opts.Memory == nil || n == 0 {
+		return make([]indexEnd, 0, n)
+	}
+	// indexEnd holds no pointers and needs 8-byte alignment; Alloc gives 16.
+	b := r.pin(n * int(unsafe.Sizeof(indexEnd{})))
+	return unsafe.Slice((*indexEnd)(unsafe.Pointer(unsafe.SliceData(b))), n)[:0]
+}
+
+// pinWords returns n pinned words on a 64-byte boundary, for the filter:
+// each of its blocks is then one cache line.
+func (r *Reader) pinWords(n int) []uint64 {
+	if n == 0 {
+		return nil
+	}
+	const line = 64
+	b := r.pin(n*8 + line - 1)
+	off := (line - int(uintptr(unsafe.Pointer(unsafe.SliceData(b)))%line)) % line
+	return unsafe.Slice((*uint64)(unsafe.Pointer(&b[off])), n)
 }
 
 // decodeIndex decodes the index block, checking that its handles lie
@@ -191,7 +257,7 @@ func (r *Reader) decodeIndex(block []byte, f footer) (blockIndex, error) {
 		return blockIndex{}, r.corrupt(int64(f.index.offset), "index keys take %d bytes, more than 4 GiB", keyBytes)
 	}
 	// The second pass decodes the same bytes, which the first has checked.
-	x := blockIndex{keys: make([]byte, 0, keyBytes), ends: make([]indexEnd, 0, n)}
+	x := blockIndex{keys: r.pin(int(keyBytes))[:0], ends: r.pinEnds(n)}
 	for ok := it.first(); ok; ok = it.nextEntry() {
 		h, _ := decodeHandle(it.value)
 		x.keys = append(x.keys, it.key...)

@@ -121,11 +121,23 @@ func (a *Allocator) Free(b []byte) {
 	if size != cap(b) {
 		panic("offheap: Free of a buffer whose capacity is not a size class")
 	}
+	if size >= releaseSize {
+		releasePages(b[:size])
+	}
 	c := &a.classes[index]
 	c.mu.Lock()
 	c.free = append(c.free, unsafe.SliceData(b))
 	c.mu.Unlock()
 }
+
+// releaseSize is the class size from which Free gives a buffer's pages
+// back to the system (on Linux): a freed table filter or index of tens of
+// kilobytes may wait long for the next Alloc of its class, and should not
+// count as resident meanwhile. Smaller buffers — cached blocks — are
+// reused soon, and a system call per block would cost more than it saves.
+const releaseSize = 16 << 10
+
+func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
 
 // Release unmaps every slab and large buffer. Every buffer the allocator
 // handed out must have been freed or abandoned: none may be used again. The
