@@ -50,10 +50,11 @@
 //     compactors) and of memtables held at once, the mutable one included
 //     (bloomkv 2, with MaxImmutableMemtables 1; pebble 2, with
 //     MemTableStopWritesThreshold 2; goleveldb 2; badger 5, NumMemtables).
-//   - Where memory lives. bloomkv's memtable arenas and block cache are
-//     mapped outside the Go heap, and pebble allocates its memtables and
-//     cache manually (C malloc in a cgo build); goleveldb's and badger's are
-//     on the Go heap, where the garbage collector lets a live byte cost
+//   - Where memory lives. bloomkv's memtable arenas, block cache and
+//     tables' filters and indexes are mapped outside the Go heap, and
+//     pebble allocates its memtables and cache (which holds its filters and
+//     indexes) manually, C malloc in a cgo build; goleveldb's and badger's
+//     are on the Go heap, where the garbage collector lets a live byte cost
 //     about two. Peak RSS counts all of it.
 //   - Transactions. badger has no plain Put/Get: each Put is an Update
 //     transaction (one commit through its write channel) and each Get a
