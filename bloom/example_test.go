@@ -107,3 +107,28 @@ func ExampleClassicParams() {
 	// 9585059 bits (1.14 MiB), 7 probes
 	// 9.59 bits/key; the lower bound is 6.64
 }
+
+// A service that loads many filters keeps their bits in one arena of its
+// own, outside the Go heap or freed all at once, instead of one heap
+// allocation per filter: UnmarshalBinaryInto asks for the words it needs.
+func ExampleBlocked_UnmarshalBinaryInto() {
+	filter, err := bloom.BuildBlocked([]uint64{bloom.HashString("apple"), bloom.HashString("cherry")}, 10)
+	if err != nil {
+		panic(err)
+	}
+	data, _ := filter.MarshalBinary()
+
+	arena := make([]uint64, 0, 1<<10) // stands for memory the program manages
+	var loaded bloom.Blocked
+	err = loaded.UnmarshalBinaryInto(data, func(words int) []uint64 {
+		n := len(arena)
+		arena = arena[:n+words]
+		return arena[n : n+words : n+words]
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("cherry:", loaded.MayContain([]byte("cherry")), "words from the arena:", len(arena))
+	// Output:
+	// cherry: true words from the arena: 8
+}
