@@ -1,8 +1,10 @@
 package bloomkv
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/bloomkv/bloomkv/compaction"
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -10,7 +12,7 @@ import (
 )
 
 // Compactions run one at a time, in the background (compactionLoop) or for
-// DB.Compact, serialized by compactMu. Each works on a referenced version,
+// DB.Compact, serialized by d.mu.compacting. Each works on a referenced version,
 // so its input tables stay open while it reads them; it installs its
 // outputs with one manifest edit, and the inputs are deleted once no
 // reader's version lists them.
@@ -18,7 +20,9 @@ import (
 // INVARIANT: tables of L1 and deeper are sorted and non-overlapping in every
 // installed version (the manifest's Builder checks it on every edit).
 
-// compactionLoop runs the compactions the picker asks for until Close.
+// compactionLoop runs the compactions the picker asks for until Close or a
+// fatal error. A failed compaction is retried after a backoff (see
+// background.go); one that found corruption is not.
 func (d *DB) compactionLoop() {
 	defer d.bgDone.Done()
 	for {
@@ -29,15 +33,19 @@ func (d *DB) compactionLoop() {
 				d.mu.Unlock()
 				return
 			}
-			if !d.mu.compacting {
+			if !d.mu.compacting && d.mu.compactRetry.due() {
 				if c = compaction.Pick(d.mu.current.Version, &d.opts.compaction); c != nil {
 					break
 				}
 			}
 			d.mu.cond.Wait()
 		}
-		if err := d.compactLocked(c); err != nil && !d.mu.closed && d.mu.bgErr == nil {
-			d.mu.bgErr = err
+		switch err := d.compactLocked(c); {
+		case d.mu.closed: // Close interrupted it
+		case err != nil:
+			d.jobFailedLocked("compaction", &d.mu.compactRetry, err)
+		default:
+			d.jobSucceededLocked("compaction", &d.mu.compactRetry)
 		}
 		d.mu.Unlock()
 	}
@@ -61,8 +69,13 @@ func (d *DB) compactLocked(c *compaction.Compaction) error {
 // Compact compacts the key range [lo, hi] (nil: unbounded) down the levels,
 // so that it ends up in one sorted run in the deepest level that holds it,
 // with shadowed versions and collectable tombstones dropped. It waits for a
-// background compaction in progress.
+// background compaction in progress. A failed step returns its error and
+// leaves the DB as it was, its outputs removed; a corruption found also
+// stops writes (see Resume).
 func (d *DB) Compact(lo, hi []byte) error {
+	if d.opts.ReadOnly {
+		return ErrReadOnly
+	}
 	if err := d.Flush(); err != nil {
 		return err
 	}
@@ -85,8 +98,8 @@ func (d *DB) Compact(lo, hi []byte) error {
 			return nil
 		}
 		if err := d.compactLocked(c); err != nil {
-			if d.mu.bgErr == nil {
-				d.mu.bgErr = err
+			if errors.Is(err, ErrCorruption) {
+				d.fatalLocked("compaction", err)
 			}
 			return err
 		}
@@ -96,14 +109,27 @@ func (d *DB) Compact(lo, hi []byte) error {
 
 // runCompaction runs c over version v and installs the result. It is
 // called without d.mu, by the one goroutine that set d.mu.compacting.
-func (d *DB) runCompaction(c *compaction.Compaction, v *version) error {
+func (d *DB) runCompaction(c *compaction.Compaction, v *version) (err error) {
+	job := d.newJobID()
+	info := CompactionInfo{JobID: job, Level: c.Level, OutputLevel: c.OutputLevel, TrivialMove: c.IsTrivialMove()}
+	for i, files := range c.Inputs {
+		for _, f := range files {
+			info.Inputs = append(info.Inputs, tableInfo([2]int{c.Level, c.OutputLevel}[i], f))
+		}
+	}
+	d.events.compactionBegin(info)
+	start := time.Now()
+	defer func() {
+		info.Duration, info.Err = time.Since(start), err
+		d.events.compactionEnd(info)
+	}()
+
 	var outputs []*manifest.FileMetadata
 	var stats compaction.Stats
 	if c.IsTrivialMove() {
 		outputs = c.Inputs[0] // the table moves down a level, unchanged
 	} else {
-		var err error
-		outputs, stats, err = compaction.Run(d.compactCtx, c, d.compactionEnv(v), d.snapshotSeqNums(), &d.opts.compaction)
+		outputs, stats, err = compaction.Run(d.compactCtx, c, d.compactionEnv(v, job), d.snapshotSeqNums(), &d.opts.compaction)
 		if err != nil {
 			if d.compactCtx.Err() != nil {
 				return nil // Close interrupted it; the outputs are gone
@@ -112,9 +138,15 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *version) error {
 		}
 		if len(outputs) > 0 {
 			if err := d.fs.SyncDir(d.dirname); err != nil {
+				for _, f := range outputs {
+					d.removeFile(job, manifest.FileTypeTable, f.FileNum)
+				}
 				return fmt.Errorf("bloomkv: compaction: %w", err)
 			}
 		}
+	}
+	for _, f := range outputs {
+		info.Outputs = append(info.Outputs, tableInfo(c.OutputLevel, f))
 	}
 	edit := c.Edit(outputs)
 	d.mu.Lock()
@@ -141,7 +173,7 @@ func bytesOf(files []*manifest.FileMetadata) uint64 {
 
 // compactionEnv gives a compaction the tables of v to read and new
 // numbered files to write.
-func (d *DB) compactionEnv(v *version) compaction.Env {
+func (d *DB) compactionEnv(v *version, job int) compaction.Env {
 	return compaction.Env{
 		Open: func(f *manifest.FileMetadata) (compaction.Iterator, error) {
 			for level, files := range v.Levels {
@@ -161,6 +193,7 @@ func (d *DB) compactionEnv(v *version) compaction.Env {
 			if err != nil {
 				return nil, err
 			}
+			d.events.tableCreated(TableCreateInfo{JobID: job, Reason: "compaction", Path: path, FileNum: num})
 			closed := false
 			return &compaction.Output{
 				FileNum: num,
@@ -177,7 +210,7 @@ func (d *DB) compactionEnv(v *version) compaction.Env {
 					if !closed {
 						f.Close()
 					}
-					d.fs.Remove(path)
+					d.removeFile(job, manifest.FileTypeTable, num)
 				},
 			}, nil
 		},

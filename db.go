@@ -26,11 +26,20 @@
 //
 // A DB directory holds LOCK, CURRENT, MANIFEST-NNNNNN, NNNNNN.log (WALs) and
 // NNNNNN.sst (tables); see package internal/manifest for the names and the
-// manifest protocol.
+// manifest protocol. The directory is the user's: the DB deletes or changes
+// only files it can prove are its own (directory.go), and a read-only Open
+// writes nothing.
 //
-// INVARIANT: a write acknowledged with Sync survives a crash; once a WAL or
-// manifest write fails, the DB refuses every later write with that error
-// rather than acknowledge writes it cannot make durable.
+// # Failures
+//
+// A failed flush or compaction is retried with a backoff while reads and
+// writes go on; a failed WAL write stops writes until the damaged WAL is
+// retired — by the DB itself once a full disk has room again, or by
+// Resume; a corruption stops writes for good. See background.go.
+//
+// INVARIANT: a write acknowledged with Sync survives a crash; once a WAL
+// write fails, the DB refuses every later write with that error until the
+// WAL is retired, rather than acknowledge writes it cannot make durable.
 //
 // INVARIANT: a file is deleted only when no version a reader holds uses it.
 package bloomkv
@@ -66,6 +75,12 @@ type DB struct {
 	tableMemory offheap.Allocator
 	counters    dbCounters
 	commit      commitPipeline
+	events      *events
+	lastJobID   atomic.Int64 // numbers flushes and compactions for events
+
+	// tableCache keeps the open tables' file handles, at most
+	// Options.MaxOpenFiles less ten (table_cache.go).
+	tableCache *tableCache
 
 	// visibleSeq is the sequence number of the newest write readers see.
 	visibleSeq atomic.Uint64
@@ -89,9 +104,18 @@ type DB struct {
 		closed  bool
 		writers int // commits in progress; Close waits for them
 
-		// bgErr is the sticky error of a failed WAL write or sync, flush
-		// or manifest update: every later write returns it.
-		bgErr error
+		// Background errors (background.go). bgErr is the sticky error of
+		// a corruption or an unrecoverable manifest failure: every later
+		// write returns it. walErr stops writes until the WAL is retired;
+		// resume asks for that (DB.Resume). flushRetry and compactRetry
+		// are failing jobs' errors and backoffs. orphans are the tables
+		// of edits whose manifest append failed.
+		bgErr        error
+		walErr       error
+		resume       bool
+		flushRetry   retry
+		compactRetry retry
+		orphans      []uint64
 
 		mem     *memtable.Memtable
 		memWAL  uint64 // file number of mem's WAL
@@ -102,10 +126,14 @@ type DB struct {
 		lastSeq     base.SeqNum // the last sequence number handed out
 		nextFileNum uint64
 
-		current   *version
-		versions  map[*version]struct{} // every version with references
-		tables    map[uint64]*table     // every open table, by file number
-		snapshots map[*Snapshot]struct{}
+		current  *version
+		versions map[*version]struct{} // every version with references
+		tables   map[uint64]*table     // every open table, by file number
+		// pendingTables are the tables an edit being appended adds,
+		// opened before the append (see applyEditLocked); no version
+		// lists them yet, so unrefVersionLocked leaves them alone.
+		pendingTables map[uint64]*table
+		snapshots     map[*Snapshot]struct{}
 		// compacting is set while a compaction runs: one at a time.
 		compacting bool
 		// installedEdit is the manifestEdits count of the current version.
@@ -195,10 +223,7 @@ func (d *DB) apply(b *Batch, req *commitRequest, opts *WriteOptions) error {
 func (d *DB) enterWriter() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.mu.closed {
-		return ErrClosed
-	}
-	if err := d.mu.bgErr; err != nil {
+	if err := d.writeErrLocked(); err != nil {
 		return err
 	}
 	d.mu.writers++
@@ -267,8 +292,9 @@ func (d *DB) applyGroup(group []*commitRequest) {
 		d.counters.walSyncs.Add(1)
 	}
 	if err != nil {
-		err = fmt.Errorf("bloomkv: WAL: %w", err)
-		d.setBackgroundError(err)
+		d.mu.Lock()
+		err = d.walFailedLocked(err)
+		d.mu.Unlock()
 		fail(err)
 		return
 	}
@@ -299,15 +325,8 @@ func (d *DB) applyGroup(group []*commitRequest) {
 	}
 }
 
-// setBackgroundError makes err the DB's sticky error, if it has none.
-func (d *DB) setBackgroundError(err error) {
-	d.mu.Lock()
-	if d.mu.bgErr == nil {
-		d.mu.bgErr = err
-	}
-	d.mu.cond.Broadcast()
-	d.mu.Unlock()
-}
+// newJobID numbers a flush or compaction, for its events.
+func (d *DB) newJobID() int { return int(d.lastJobID.Add(1)) }
 
 // Get returns the value of key, or ErrNotFound. The value is the caller's
 // to keep and modify.
@@ -316,7 +335,9 @@ func (d *DB) Get(key []byte) ([]byte, error) {
 }
 
 // Flush makes the mutable memtable immutable, if it holds anything, and
-// waits until every immutable memtable is flushed to a table.
+// waits until every immutable memtable is flushed to a table. If a flush
+// fails meanwhile it returns that error; the flush is retried in the
+// background all the same (see Resume).
 func (d *DB) Flush() error {
 	// The rotation goes through the commit pipeline: only its leader may
 	// switch the WAL that writers append to.
@@ -330,20 +351,29 @@ func (d *DB) Flush() error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for len(d.mu.imm) > 0 && d.mu.bgErr == nil && !d.mu.closed {
+	failures := d.mu.flushRetry.total
+	for len(d.mu.imm) > 0 && d.mu.bgErr == nil && !d.mu.closed && d.mu.flushRetry.total == failures {
 		d.mu.cond.Wait()
 	}
-	if d.mu.closed {
+	switch {
+	case d.mu.closed:
 		return ErrClosed
+	case d.mu.bgErr != nil:
+		return d.mu.bgErr
+	case d.mu.flushRetry.total != failures:
+		return d.mu.flushRetry.err
 	}
-	return d.mu.bgErr
+	return nil
 }
 
 // Close waits for writes in progress and for a flush in progress, then
 // closes the DB's files and releases its directory. It does not flush the
 // memtable: its writes are in the WAL, which the next Open replays. It
-// returns the DB's sticky error, if a WAL write or a flush failed. Every
-// later call returns ErrClosed. An Iterator still open keeps reading: the
+// returns the error that stops writes, if any: a failed WAL write (writes
+// acknowledged without Sync since the WAL's last sync may then be lost) or
+// a corruption. A flush or compaction still failing loses nothing — what
+// it would have written is in the WALs or the tables — and is not
+// reported again. Every later call returns ErrClosed. An Iterator still open keeps reading: the
 // memtables and tables it reads, with their files and memory, are released
 // when it is closed.
 func (d *DB) Close() error {
@@ -353,7 +383,9 @@ func (d *DB) Close() error {
 		return ErrClosed
 	}
 	d.mu.closed = true
-	d.cancelCompact()
+	if d.cancelCompact != nil { // nil when read-only
+		d.cancelCompact()
+	}
 	d.mu.cond.Broadcast()
 	for d.mu.writers > 0 {
 		d.mu.cond.Wait()
@@ -364,17 +396,24 @@ func (d *DB) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var errs []error
-	if d.mu.bgErr == nil {
-		errs = append(errs, d.mu.wal.Sync())
-	} else {
+	switch {
+	case d.mu.bgErr != nil:
 		// Reported even if a write reported it already: a background
-		// flush may have failed after the last write.
+		// job may have failed after the last write.
 		errs = append(errs, d.mu.bgErr)
+	case d.mu.walErr != nil:
+		errs = append(errs, d.mu.walErr)
+	case d.mu.wal != nil:
+		errs = append(errs, d.mu.wal.Sync())
 	}
-	errs = append(errs, d.mu.walFile.Close())
-	d.manifestMu.Lock()
-	errs = append(errs, d.manifest.Close())
-	d.manifestMu.Unlock()
+	if d.mu.walFile != nil {
+		errs = append(errs, d.mu.walFile.Close())
+	}
+	if d.manifest != nil {
+		d.manifestMu.Lock()
+		errs = append(errs, d.manifest.Close())
+		d.manifestMu.Unlock()
+	}
 	// The DB's reference to the current version. Its tables close now,
 	// unless an iterator left open holds a version that lists them: they
 	// then stay open, files and memory, until it is closed.

@@ -261,7 +261,8 @@ func (it *Iterator) stop(ok bool, pos iterPos) bool {
 // Valid reports whether the iterator is at a key.
 func (it *Iterator) Valid() bool { return it.err == nil && it.pos == posAt }
 
-// Key returns the current key, or nil if the iterator is not Valid. The
+// Key returns the current key, or nil if the iterator is not Valid: nil
+// means exactly that, so the empty key is an empty, non-nil slice. The
 // slice is valid only until the iterator next moves or closes, and must not
 // be modified; copy it to keep it.
 func (it *Iterator) Key() []byte {
@@ -269,22 +270,40 @@ func (it *Iterator) Key() []byte {
 	case !it.Valid():
 		return nil
 	case it.dir == forward:
-		return it.inner.Key().UserKey
+		return nonNil(it.inner.Key().UserKey)
 	}
-	return it.key
+	return nonNil(it.key)
 }
 
 // Value returns the current value, or nil if the iterator is not Valid,
-// with the same lifetime as Key's result.
+// with the same lifetime as Key's result; an empty value is an empty,
+// non-nil slice.
 func (it *Iterator) Value() []byte {
 	switch {
 	case !it.Valid():
 		return nil
 	case it.dir == forward:
-		return it.inner.Value()
+		return nonNil(it.inner.Value())
 	}
-	return it.value
+	return nonNil(it.value)
 }
+
+// nonNil returns b, or an empty non-nil slice for a nil b. Whether an empty
+// key or value arrives as nil depends on where it came from — a memtable, a
+// table block, or the buffers the backward direction copies into, which
+// stay nil when nothing is appended to them while nil — so Key and Value,
+// whose nil means "not Valid", settle it here, for every direction and
+// source at once.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return emptyBytes
+	}
+	return b
+}
+
+// emptyBytes is the empty slice nonNil returns. It has no capacity, so
+// nothing can be written through it, and every iterator can share it.
+var emptyBytes = []byte{}
 
 // Error returns the failure that stopped the iterator, ErrClosed after
 // Close, or nil.

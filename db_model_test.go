@@ -191,7 +191,7 @@ func (r *modelRun) step() error {
 		if bytes.Compare(lo, hi) > 0 {
 			lo, hi = hi, lo
 		}
-		r.note(fmt.Sprintf("Compact(%q, %q)", lo, hi))
+		r.note("Compact(%q, %q)", lo, hi)
 		if err := r.db.Compact(lo, hi); err != nil {
 			return fmt.Errorf("Compact: %w", err)
 		}

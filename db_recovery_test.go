@@ -661,7 +661,10 @@ type injectedRun struct {
 	lo, hi  int // after a crash the DB holds the first j writes, lo ≤ j ≤ hi
 	live    kvModel
 	calls   []string // every call that returned an error, and the error
-	failed  *vfs.Op  // the operation that failed, if any
+	// bgErrors are the background errors the EventListener was told of:
+	// a failed background flush is retried, and may surface nowhere else.
+	bgErrors []string
+	failed   *vfs.Op // the operation that failed, if any
 	// failedReadOnly reports that the operation failed was on a file
 	// opened for reading.
 	failedReadOnly bool
@@ -699,7 +702,16 @@ func runInjected(mem *vfs.MemFS, fail int64, cfg injectedConfig) *injectedRun {
 		r.failed, r.failedReadOnly = &op, readOnly[op.Name]
 		return true
 	})
-	d, err := Open("db", &Options{FS: inj, MemtableSize: cfg.memtableSize, BlockSize: 512, L0CompactionTrigger: noCompaction})
+	listener := &EventListener{BackgroundError: func(info BackgroundErrorInfo) {
+		mu.Lock()
+		defer mu.Unlock()
+		r.bgErrors = append(r.bgErrors, fmt.Sprintf("%s: %v", info.Op, info.Err))
+		if !errors.Is(info.Err, vfs.ErrInjected) {
+			r.problemf("background error %v, which is not the injected error", info.Err)
+		}
+	}}
+	dbOpts := &Options{FS: inj, MemtableSize: cfg.memtableSize, BlockSize: 512, L0CompactionTrigger: noCompaction, EventListener: listener}
+	d, err := Open("db", dbOpts)
 	if err != nil {
 		r.calls = append(r.calls, fmt.Sprintf("Open: %v", err))
 		if !errors.Is(err, vfs.ErrInjected) {
@@ -708,8 +720,14 @@ func runInjected(mem *vfs.MemFS, fail int64, cfg injectedConfig) *injectedRun {
 		return r
 	}
 	writeFailed := false
-	// A write, Delete or batch; a failure must be the injected one, and
-	// sticky: every later write fails too.
+	var refused []int // writes that failed since the last one that succeeded
+	// A write, Delete or batch; a failure must be the injected one. A
+	// failure in a WAL is sticky: every later write fails too (writes stop
+	// until Resume, which this workload never calls). Any other failure —
+	// a write refused because the flush it would wait for is failing — may
+	// be followed by writes that succeed, and must then have had no
+	// effect: the history records it as an empty batch, which the
+	// recovered prefix is checked against.
 	write := func(wo *WriteOptions, ops ...kvOp) {
 		idx := len(r.history)
 		for i := range ops {
@@ -728,28 +746,35 @@ func runInjected(mem *vfs.MemFS, fail int64, cfg injectedConfig) *injectedRun {
 				r.hi = idx + 1 // the failed write may have reached the WAL; no later one may
 			}
 			writeFailed = true
+			refused = append(refused, idx)
 			return
 		}
-		if writeFailed {
-			r.problemf("write %d succeeded after an earlier write failed: the error is not sticky", idx)
+		if writeFailed && walDamaged(*r.failed) {
+			r.problemf("write %d succeeded after a write failed in the WAL: the error is not sticky", idx)
 		}
+		for _, i := range refused {
+			r.history[i] = nil
+		}
+		refused, writeFailed = nil, false
 		r.live.apply(ops)
 		r.hi = idx + 1
 		if wo.sync() {
 			r.lo = idx + 1
 		}
 	}
+	// A Flush; a failure must be the injected one. A failed flush is
+	// retried in the background, so writes may go on after it — unless the
+	// failure was in the WAL, which the writes then report.
 	flush := func() {
 		if err := d.Flush(); err != nil {
 			r.calls = append(r.calls, fmt.Sprintf("Flush: %v", err))
 			if !errors.Is(err, vfs.ErrInjected) {
 				r.problemf("Flush: %v, which is not the injected error", err)
 			}
-			writeFailed = true // a failed flush is sticky too
 			return
 		}
-		if writeFailed {
-			r.problemf("Flush succeeded after a failed write")
+		if writeFailed && walDamaged(*r.failed) {
+			r.problemf("Flush succeeded after a write failed in the WAL")
 		}
 		r.lo = len(r.history)
 	}
@@ -820,7 +845,7 @@ func runInjected(mem *vfs.MemFS, fail int64, cfg injectedConfig) *injectedRun {
 		// crash and recovery that follow check it.
 		return r
 	}
-	if d, err = Open("db", &Options{FS: inj, MemtableSize: cfg.memtableSize, BlockSize: 512, L0CompactionTrigger: noCompaction}); err != nil {
+	if d, err = Open("db", dbOpts); err != nil {
 		r.calls = append(r.calls, fmt.Sprintf("reopen: %v", err))
 		if !errors.Is(err, vfs.ErrInjected) {
 			r.problemf("reopen: %v, which is not the injected error", err)
@@ -847,7 +872,8 @@ type injectedConfig struct {
 
 // TestDBRecoveryErrorInjection runs a small workload once for every file
 // system operation it makes, failing that operation, and checks that the
-// failure surfaces as an error of some call, that a failed write makes
+// failure surfaces as an error of some call or a background error event
+// (a failed flush is retried), that a failed write makes
 // every later write fail, that reads never return a wrong value, and that
 // after a crash the DB opens and holds every write acknowledged durable
 // and nothing after a failed write. With a small memtable, memtables
@@ -889,8 +915,8 @@ func checkInjectedRun(t *testing.T, mem *vfs.MemFS, r *injectedRun, fail int64, 
 	for _, p := range r.problems {
 		t.Errorf("%s: %s", where, p)
 	}
-	if len(r.calls) == 0 && !benignFailure(*r.failed, r.failedReadOnly) {
-		t.Errorf("%s: the failure surfaced in no call", where)
+	if len(r.calls) == 0 && len(r.bgErrors) == 0 && !benignFailure(*r.failed, r.failedReadOnly) {
+		t.Errorf("%s: the failure surfaced in no call and no background error", where)
 	}
 	// A crash now, then recovery on the plain file system.
 	crashed := mem.CrashClone(vfs.CrashOptions{TornWrites: fail%2 == 1, Seed: uint64(fail)})
@@ -913,6 +939,13 @@ func checkInjectedRun(t *testing.T, mem *vfs.MemFS, r *injectedRun, fail int64, 
 	if err := d.Put([]byte("after"), []byte("crash"), nil); err != nil {
 		t.Errorf("%s: Put after recovery: %v", where, err)
 	}
+}
+
+// walDamaged reports whether a failed operation leaves a WAL that may end
+// in a torn record: a write or sync of it. Writes then stop until Resume.
+// A WAL that fails to be created leaves the old one in use, intact.
+func walDamaged(op vfs.Op) bool {
+	return strings.HasSuffix(op.Name, ".log") && (op.Kind == vfs.OpWrite || op.Kind == vfs.OpSync)
 }
 
 // benignFailure reports whether a failed operation may go unreported:

@@ -491,9 +491,9 @@ func describeOptions(o Options) string {
 	if o.DisableFilters {
 		filters = "DisableFilters"
 	}
-	return fmt.Sprintf("{MemtableSize:%d MaxImmutableMemtables:%d BlockSize:%d Compression:%v %s FilterPolicy:%v BlockCacheSize:%d L0CompactionTrigger:%d BaseLevelSize:%d TargetFileSize:%d}",
+	return fmt.Sprintf("{MemtableSize:%d MaxImmutableMemtables:%d BlockSize:%d Compression:%v %s FilterPolicy:%v BlockCacheSize:%d L0CompactionTrigger:%d BaseLevelSize:%d TargetFileSize:%d MaxOpenFiles:%d MaxManifestFileSize:%d}",
 		o.MemtableSize, o.MaxImmutableMemtables, o.BlockSize, o.Compression, filters, o.FilterPolicy, o.BlockCacheSize,
-		o.L0CompactionTrigger, o.BaseLevelSize, o.TargetFileSize)
+		o.L0CompactionTrigger, o.BaseLevelSize, o.TargetFileSize, o.MaxOpenFiles, o.MaxManifestFileSize)
 }
 
 // randOptions returns random options (without FS): small memtables, so that
@@ -524,5 +524,13 @@ func randOptions(rng *rand.Rand) Options {
 	o.L0CompactionTrigger = 1 + rng.IntN(4)
 	o.BaseLevelSize = uint64(16<<10 + rng.IntN(240<<10))
 	o.TargetFileSize = uint64(4<<10 + rng.IntN(60<<10))
+	// A table cache smaller than the tree, so that table files close and
+	// reopen under reads; manifests small enough to rotate.
+	if rng.IntN(2) == 0 {
+		o.MaxOpenFiles = 16 + rng.IntN(48)
+	}
+	if rng.IntN(2) == 0 {
+		o.MaxManifestFileSize = int64(1<<10 + rng.IntN(16<<10))
+	}
 	return o
 }

@@ -19,8 +19,20 @@ var (
 	// data; the error names the file and the offset.
 	ErrCorruption = base.ErrCorruption
 	// ErrLocked is returned by Open when another DB, in this process or
-	// another, has the directory open.
+	// another, has the directory open — any DB for a read-write Open, a
+	// read-write one for a read-only Open.
 	ErrLocked = vfs.ErrLocked
+	// ErrDBDoesNotExist is wrapped by Open's error when the directory holds
+	// no DB and Options.ErrorIfNotExists or ReadOnly is set. The error also
+	// wraps fs.ErrNotExist.
+	ErrDBDoesNotExist = errors.New("bloomkv: no DB in the directory")
+	// ErrDBAlreadyExists is wrapped by Open's error when the directory
+	// holds a DB and Options.ErrorIfExists is set. The error also wraps
+	// fs.ErrExist.
+	ErrDBAlreadyExists = errors.New("bloomkv: a DB exists in the directory")
+	// ErrReadOnly is returned by every write, Flush, Compact and Resume of
+	// a DB opened with Options.ReadOnly.
+	ErrReadOnly = errors.New("bloomkv: read-only")
 )
 
 // ArgumentError reports an argument the DB refuses: which one, and why.

@@ -88,8 +88,8 @@ const (
 	// FilterAbsent: the filter ruled the key out; nothing was read.
 	FilterAbsent
 	// FilterMaybe: the filter could not rule the key out, so the index and
-	// a data block were consulted. If the table then lacked the key, that
-	// was a false positive.
+	// a data block were consulted. If the table then held no version of
+	// the key at all, that was a false positive.
 	FilterMaybe
 )
 
@@ -135,6 +135,11 @@ type TraceStep struct {
 	// Found reports that the step found a version of the key, Deleted
 	// that it is a tombstone.
 	Found, Deleted bool
+	// KeyInTable reports that a TableStep's table holds the key at some
+	// sequence number, visible to the read or not; Found implies it. A
+	// table whose versions are all newer than the read's finds nothing,
+	// yet its filter's "maybe" was right.
+	KeyInTable bool
 	// Err is the error that ended the lookup at this step, if any.
 	Err error
 }
@@ -155,9 +160,12 @@ func (s *TraceStep) Place() string {
 }
 
 // FalsePositive reports that the table's filter said "maybe" but the table
-// held no version of the key: a data block read for nothing.
+// held no version of the key at any sequence number: the filter was wrong,
+// and a data block was read for nothing. A table holding only versions
+// newer than the read's is no false positive (see KeyInTable), as in
+// Metrics' TruePositives.
 func (s *TraceStep) FalsePositive() bool {
-	return s.Kind == TableStep && s.Filter == FilterMaybe && !s.Found && s.Err == nil
+	return s.Kind == TableStep && s.Filter == FilterMaybe && !s.KeyInTable && s.Err == nil
 }
 
 // The trace hooks of lookup. Each is a nil check, inlined, for Get; the
@@ -216,6 +224,7 @@ func (t *Trace) addTable(level int, tb *table, stats *sstable.LookupStats, found
 			s.Filter = FilterMaybe
 		}
 		s.BlocksFromCache, s.BlocksFromFile, s.BytesRead = stats.BlocksCached, stats.BlocksRead, stats.BytesRead
+		s.KeyInTable = stats.KeyPresent
 	}
 	t.Steps = append(t.Steps, s)
 	t.settle(&s)
@@ -233,7 +242,7 @@ type TraceTotals struct {
 	TablesOutOfRange  int   // tables whose key range did not hold the key
 	FilterNegatives   int   // tables skipped by their filters: reads avoided
 	FilterPositives   int   // tables whose filters said "maybe"
-	FalsePositives    int   // of those, the ones that lacked the key
+	FalsePositives    int   // of those, the ones holding no version of the key
 	UnfilteredTables  int   // tables without a filter that were read
 	BlocksFromCache   int   // data blocks found in the block cache
 	BlocksFromFile    int   // data blocks read from files
@@ -374,6 +383,8 @@ func (s *TraceStep) result() string {
 		return "found"
 	case s.FalsePositive():
 		return "false positive"
+	case s.KeyInTable:
+		return "only newer versions"
 	case s.Kind == MemtableStep || (s.Kind == TableStep && s.InRange && s.Filter != FilterAbsent):
 		return "not here"
 	case s.Kind == TableStep:

@@ -31,7 +31,9 @@ type LevelMetrics struct {
 	// FilterPositives counts filter checks that said "maybe".
 	FilterPositives uint64
 	// TruePositives counts filter positives where the table did hold the
-	// key; the rest are false positives.
+	// key, at some sequence number; the rest are false positives. A table
+	// holding only versions newer than a snapshot's read answers that read
+	// with nothing, but its filter was right: it is built over user keys.
 	TruePositives uint64
 	// BlocksFromFile and BlocksFromCache count the data blocks lookups read.
 	BlocksFromFile, BlocksFromCache uint64
@@ -62,7 +64,8 @@ func (l LevelMetrics) Plus(o LevelMetrics) LevelMetrics {
 	return l
 }
 
-// FalsePositives returns the filter positives where the table lacked the key.
+// FalsePositives returns the filter positives where the table held no
+// version of the key at all.
 func (l LevelMetrics) FalsePositives() uint64 { return l.FilterPositives - l.TruePositives }
 
 // FalsePositiveRate is the measured rate: false positives over the checks
@@ -98,6 +101,19 @@ type Metrics struct {
 	BlockCache          cache.Metrics
 	FilterMemory        uint64 // bytes of filters held in memory
 	ObsoleteFilesPurged uint64
+	TableCache          TableCacheMetrics
+	// BackgroundErrors counts failed flushes, compactions, WAL writes and
+	// manifest updates (see EventListener.BackgroundError).
+	BackgroundErrors uint64
+}
+
+// TableCacheMetrics describe the table cache: the open file handles of the
+// tables (at most Options.MaxOpenFiles), and how reads found them.
+type TableCacheMetrics struct {
+	OpenFiles int    // table files open now
+	Hits      uint64 // reads that found their table's file open
+	Misses    uint64 // reads that opened it
+	Evictions uint64 // files closed to make room
 }
 
 // WriteAmplification is the bytes written to tables (flushes and
@@ -120,15 +136,18 @@ type levelCounters struct {
 	blocksFromFile, blocksFromCache, bytesRead                            atomic.Uint64
 }
 
-// record adds one table lookup's outcome.
-func (c *levelCounters) record(s *sstable.LookupStats, found bool) {
+// record adds one table lookup's outcome. A filter's "maybe" is a true
+// positive when the table holds the user key at any sequence number
+// (s.KeyPresent), found by the read or not, as TraceStep.FalsePositive
+// decides it too.
+func (c *levelCounters) record(s *sstable.LookupStats) {
 	c.probes.Add(1)
 	if s.FilterChecked {
 		c.filterChecks.Add(1)
 		switch {
 		case s.FilterNegative:
 			c.filterNegatives.Add(1)
-		case found:
+		case s.KeyPresent:
 			c.filterPositives.Add(1)
 			c.truePositives.Add(1)
 		default:
@@ -161,6 +180,7 @@ type dbCounters struct {
 	gets, memtableHits, writes, batches atomic.Uint64
 	walBytes, walSyncs, flushes         atomic.Uint64
 	stalls, stallNanos, obsoletePurged  atomic.Uint64
+	backgroundErrors                    atomic.Uint64
 	compactions                         compactionCounters
 }
 
@@ -234,7 +254,11 @@ func (d *DB) Metrics() Metrics {
 		(d.mu.current != nil && compaction.Pick(d.mu.current.Version, &d.opts.compaction) != nil)
 	d.mu.Unlock()
 
+	ts := d.tableCache.stats()
+	m.TableCache = TableCacheMetrics{OpenFiles: ts.open, Hits: ts.hits, Misses: ts.misses, Evictions: ts.evictions}
+
 	c := &d.counters
+	m.BackgroundErrors = c.backgroundErrors.Load()
 	for i := range m.Levels {
 		c.levels[i].load(&m.Levels[i])
 	}

@@ -26,41 +26,91 @@ import (
 // cut short, never acknowledged — which is dropped; damage anywhere else is
 // an error wrapping ErrCorruption that names the file and offset. What the
 // WALs held is written to L0 tables, a new manifest records them, and only
-// then are the old WALs and manifest deleted.
+// then are the old WALs and manifest deleted. With Options.ReadOnly the
+// WALs are replayed into memory and nothing is written.
+//
+// Open creates a DB only in a missing or empty directory. A directory
+// without CURRENT that holds a DB's files (tables, WALs, a manifest that
+// records data) is refused with an error wrapping ErrCorruption, one that
+// holds other files with an error wrapping fs.ErrExist; either way nothing
+// in it is written or deleted.
 //
 // A second Open of a directory already open, in this process or another,
-// fails at once with an error wrapping ErrLocked.
+// fails at once with an error wrapping ErrLocked, unless both are
+// read-only.
 func Open(dirname string, opts *Options) (*DB, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	d := &DB{dirname: dirname, opts: o, fs: o.FS}
+	d := &DB{dirname: dirname, opts: o, fs: o.FS, events: newEvents(o.EventListener, o.Logger)}
+	if err := d.checkDir(); err != nil {
+		return nil, fmt.Errorf("bloomkv: open %s: %w", dirname, err)
+	}
 	if o.BlockCacheSize > 0 {
 		d.cache = cache.New(o.BlockCacheSize)
 	}
+	d.tableCache = newTableCache(d.fs, tableCacheCapacity(o.MaxOpenFiles, processFileLimit()))
 	d.mu.cond.L = &d.mu.Mutex
 	d.mu.versions = make(map[*version]struct{})
 	d.mu.tables = make(map[uint64]*table)
+	d.mu.pendingTables = make(map[uint64]*table)
 	d.mu.snapshots = make(map[*Snapshot]struct{})
 
-	if err := mkdirAllAndSyncParents(d.fs, dirname); err != nil {
-		return nil, fmt.Errorf("bloomkv: open %s: %w", dirname, err)
+	lockPath := manifest.MakeFilepath(d.fs, dirname, manifest.FileTypeLock, 0)
+	if o.ReadOnly {
+		d.lock, err = d.fs.LockShared(lockPath)
+		if errors.Is(err, iofs.ErrNotExist) {
+			err = fmt.Errorf("%w: the directory has no LOCK file, which every DB bloomkv made has; open it read-write once to add one", err)
+		}
+	} else {
+		if err = mkdirAllAndSyncParents(d.fs, dirname); err == nil {
+			d.lock, err = d.fs.Lock(lockPath)
+		}
 	}
-	lock, err := d.fs.Lock(manifest.MakeFilepath(d.fs, dirname, manifest.FileTypeLock, 0))
 	if err != nil {
+		d.cache.Close()
 		return nil, fmt.Errorf("bloomkv: open %s: %w", dirname, err)
 	}
-	d.lock = lock
 	if err := d.recover(); err != nil {
 		d.closeFiles()
 		return nil, err
 	}
-	d.compactCtx, d.cancelCompact = context.WithCancel(context.Background())
-	d.bgDone.Add(2)
-	go d.flushLoop()
-	go d.compactionLoop()
+	if !o.ReadOnly {
+		d.compactCtx, d.cancelCompact = context.WithCancel(context.Background())
+		d.bgDone.Add(2)
+		go d.flushLoop()
+		go d.compactionLoop()
+	}
 	return d, nil
+}
+
+// errNoDB and errDBExists are the errors of ErrorIfNotExists and
+// ErrorIfExists.
+func errNoDB() error {
+	return &markedError{msg: "no DB (no CURRENT file)", errs: []error{ErrDBDoesNotExist, iofs.ErrNotExist}}
+}
+
+func errDBExists() error {
+	return &markedError{msg: "a DB exists, and ErrorIfExists is set", errs: []error{ErrDBAlreadyExists, iofs.ErrExist}}
+}
+
+// checkDir applies ErrorIfExists and ErrorIfNotExists, and refuses a
+// directory without CURRENT that Open may not create a DB in, before Open
+// writes anything (see checkNewDBDir). recover checks again under the lock.
+func (d *DB) checkDir() error {
+	st, err := probeDir(d.fs, d.dirname)
+	switch {
+	case err != nil:
+		return err
+	case st.hasCurrent && d.opts.ErrorIfExists:
+		return errDBExists()
+	case !st.hasCurrent && (d.opts.ErrorIfNotExists || d.opts.ReadOnly):
+		return errNoDB()
+	case !st.hasCurrent && st.exists:
+		return checkNewDBDir(d.fs, d.dirname, st.names)
+	}
+	return nil
 }
 
 // mkdirAllAndSyncParents creates dir and any missing parents, and makes
@@ -117,21 +167,30 @@ func (d *DB) closeFiles() {
 
 // recover rebuilds the DB's state from the directory; see Open.
 func (d *DB) recover() error {
-	rec, err := manifest.Recover(d.fs, d.dirname)
-	state := rec.State
-	switch {
-	case errors.Is(err, manifest.ErrNoManifest):
-		state = manifest.State{Version: &manifest.Version{}, NextFileNumber: 1}
-	case err != nil:
-		return err
-	}
-
-	// WALs are created without a manifest edit: move the file counter past
-	// every numbered file, so that no number is handed out twice.
 	names, err := d.fs.List(d.dirname)
 	if err != nil {
 		return fmt.Errorf("bloomkv: open: %w", err)
 	}
+	rec, err := manifest.Recover(d.fs, d.dirname)
+	state := rec.State
+	switch {
+	case errors.Is(err, manifest.ErrNoManifest) && !d.opts.ReadOnly && !d.opts.ErrorIfNotExists:
+		// Checked before the lock too, but a DB may have been created or
+		// CURRENT removed since: only now, under the lock, is it certain.
+		if err := checkNewDBDir(d.fs, d.dirname, names); err != nil {
+			return fmt.Errorf("bloomkv: open %s: %w", d.dirname, err)
+		}
+		state = manifest.State{Version: &manifest.Version{}, NextFileNumber: 1}
+	case errors.Is(err, manifest.ErrNoManifest):
+		return fmt.Errorf("bloomkv: open %s: %w", d.dirname, errNoDB())
+	case err != nil:
+		return err
+	case d.opts.ErrorIfExists:
+		return fmt.Errorf("bloomkv: open %s: %w", d.dirname, errDBExists())
+	}
+
+	// WALs are created without a manifest edit: move the file counter past
+	// every numbered file, so that no number is handed out twice.
 	var wals []uint64
 	d.mu.nextFileNum = state.NextFileNumber
 	for _, name := range names {
@@ -166,15 +225,28 @@ func (d *DB) recover() error {
 		}
 	}
 
-	// Replay the WALs into memtables, writing each full one to L0.
+	// Replay the WALs into memtables, writing each full one to L0 — or,
+	// read-only, keeping it as an immutable memtable.
 	d.mu.lastSeq = state.LastSeqNum
 	edit := &manifest.VersionEdit{}
 	mem := memtable.New(d.opts.MemtableSize)
-	defer func() { mem.Unref() }() // whichever replay memtable is current
+	defer func() {
+		if mem != nil {
+			mem.Unref()
+		}
+	}()
+	var replayedWAL uint64 // read-only: the WAL being replayed
 	flushReplayed := func() error {
+		if d.opts.ReadOnly {
+			if !mem.Empty() {
+				d.mu.imm = append(d.mu.imm, &immutable{mem: mem, walNum: replayedWAL})
+				mem = memtable.New(d.opts.MemtableSize)
+			}
+			return nil
+		}
 		num := d.mu.nextFileNum
 		d.mu.nextFileNum++
-		meta, err := d.writeTable(num, mem, compaction.BitsPerKeyForLevel(state.Version, 0, &d.opts.compaction))
+		meta, err := d.writeTable(0, "recovery", num, mem, compaction.BitsPerKeyForLevel(state.Version, 0, &d.opts.compaction))
 		if err != nil {
 			return err
 		}
@@ -186,9 +258,18 @@ func (d *DB) recover() error {
 		return nil
 	}
 	for i, num := range wals {
+		replayedWAL = num
 		if err := d.replayWAL(num, i == len(wals)-1, &mem, flushReplayed); err != nil {
 			return err
 		}
+	}
+	if d.opts.ReadOnly {
+		// The last replayed memtable stays the mutable one, which no write
+		// will reach.
+		d.mu.mem, mem = mem, nil
+		d.installVersionLocked(state.Version)
+		d.visibleSeq.Store(uint64(d.mu.lastSeq))
+		return nil
 	}
 	if err := flushReplayed(); err != nil {
 		return err
@@ -214,14 +295,12 @@ func (d *DB) recover() error {
 	if err != nil {
 		return fmt.Errorf("bloomkv: open: %w", err)
 	}
-	f, err := d.fs.Create(manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeWAL, walNum))
-	if err == nil {
-		d.mu.walFile = f
-		err = d.fs.SyncDir(d.dirname)
-	}
+	d.events.manifestCreated(ManifestCreateInfo{Path: manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeManifest, manifestNum), FileNum: manifestNum})
+	f, err := d.createWAL(walNum)
 	if err != nil {
-		return fmt.Errorf("bloomkv: open: new WAL: %w", err)
+		return fmt.Errorf("bloomkv: open: %w", err)
 	}
+	d.mu.walFile = f
 	d.mu.mem, d.mu.memWAL, d.mu.wal = memtable.New(d.opts.MemtableSize), walNum, wal.NewWriter(f)
 	for _, nf := range edit.NewFiles {
 		if err := d.openTableLocked(nf.Meta); err != nil {
@@ -273,34 +352,4 @@ func (d *DB) replayWAL(num uint64, last bool, mem **memtable.Memtable, flush fun
 		return base.Corruptf(path, off, "a WAL older than the newest ends in a torn tail")
 	}
 	return nil
-}
-
-// removeObsoleteFiles deletes, after a successful recovery, the files no
-// longer needed: older manifests, WALs before walNum, tables the version
-// does not list, and temporary files.
-func (d *DB) removeObsoleteFiles(names []string, walNum uint64) {
-	live := make(map[uint64]bool)
-	for num := range d.mu.current.FileNums() {
-		live[num] = true
-	}
-	for _, name := range names {
-		t, num, ok := manifest.ParseFilename(name)
-		if !ok {
-			continue
-		}
-		obsolete := false
-		switch t {
-		case manifest.FileTypeManifest:
-			obsolete = num != d.manifest.FileNum()
-		case manifest.FileTypeWAL:
-			obsolete = num < walNum
-		case manifest.FileTypeTable:
-			obsolete = !live[num]
-		case manifest.FileTypeTemp:
-			obsolete = true
-		}
-		if obsolete && d.fs.Remove(d.fs.PathJoin(d.dirname, name)) == nil {
-			d.counters.obsoletePurged.Add(1)
-		}
-	}
 }

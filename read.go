@@ -85,7 +85,7 @@ func (d *DB) lookup(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]by
 func (d *DB) getFromTable(level int, t *table, lk sstable.LookupKey, tr *Trace) ([]byte, base.Kind, bool, error) {
 	var stats sstable.LookupStats
 	value, kind, found, err := t.reader.Get(lk, &stats)
-	d.counters.levels[level].record(&stats, found)
+	d.counters.levels[level].record(&stats)
 	tr.table(level, t, &stats, found, kind, err)
 	return value, kind, found, err
 }

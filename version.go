@@ -2,15 +2,12 @@ package bloomkv
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	iofs "io/fs"
 	"slices"
 	"sort"
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
-	"github.com/bloomkv/bloomkv/internal/vfs"
 	"github.com/bloomkv/bloomkv/memtable"
 	"github.com/bloomkv/bloomkv/sstable"
 )
@@ -37,10 +34,15 @@ func (v *version) findTable(level int, userKey []byte) *table {
 	return nil
 }
 
-// table is an open table file.
+// table is an open table: its reader, with the filter and index in memory
+// for the table's life, and the file the reader reads data blocks from,
+// whose handle the DB's table cache closes and reopens as it needs to.
+//
+// INVARIANT: file is the io.ReaderAt reader was opened on, and is closed by
+// close alone, after which neither is used.
 type table struct {
 	meta   *manifest.FileMetadata
-	file   vfs.File
+	file   *tableFile
 	reader *sstable.Reader
 }
 
@@ -57,46 +59,59 @@ func (d *DB) openTableLocked(meta *manifest.FileMetadata) error {
 	return nil
 }
 
+// openTable opens the table meta describes through the table cache. The file's first open
+// makes the same calls, in the same order, as the handle of its own it
+// used to keep: Open, Stat, then sstable.Open's reads.
 func (d *DB) openTable(meta *manifest.FileMetadata) (*table, error) {
 	path := manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeTable, meta.FileNum)
-	f, err := d.fs.Open(path)
-	if errors.Is(err, iofs.ErrNotExist) {
-		// Tables are deleted only once no version lists them: a missing
-		// one is damage, not an I/O error to retry.
-		return nil, base.Corruptf(path, 0, "the manifest lists the table, but it does not exist")
-	}
+	tf := d.tableCache.newFile(path)
+	// Tables are deleted only once no version lists them: a missing one is
+	// damage, not an I/O error to retry (acquire reports it so).
+	h, err := tf.acquire()
 	if err != nil {
-		return nil, fmt.Errorf("bloomkv: open table: %w", err)
+		tf.close()
+		return nil, err
 	}
-	info, err := f.Stat()
+	info, err := h.file.Stat()
+	h.unref()
 	if err == nil && uint64(info.Size()) != meta.Size {
 		err = fmt.Errorf("%w: %s is %d bytes, the manifest says %d", ErrCorruption, path, info.Size(), meta.Size)
 	}
 	var r *sstable.Reader
 	if err == nil {
-		r, err = sstable.Open(f, info.Size(), sstable.ReaderOptions{FileName: path, FileNum: meta.FileNum, Cache: d.cache, Memory: &d.tableMemory})
+		r, err = sstable.Open(tf, info.Size(), sstable.ReaderOptions{FileName: path, FileNum: meta.FileNum, Cache: d.cache, Memory: &d.tableMemory})
 	}
 	if err != nil {
-		f.Close()
+		tf.close()
 		return nil, err
 	}
-	return &table{meta: meta, file: f, reader: r}, nil
+	return &table{meta: meta, file: tf, reader: r}, nil
 }
 
-// close closes the table's file and returns the memory its reader pinned.
+// close returns the memory the table's reader pinned and closes its file
+// for good: the handle the table cache holds, if any, now, or when the
+// read using it returns.
 func (t *table) close() error {
 	t.reader.Close()
-	return t.file.Close()
+	return t.file.close()
 }
 
-// installVersionLocked makes v current; every table it lists must be open. The previous version is retired
-// once its last reader lets go of it.
+// installVersionLocked makes v current; every table it lists must be open,
+// in d.mu.tables or, opened for an edit being appended, d.mu.pendingTables,
+// from which it moves them. The previous version is retired once its last
+// reader lets go of it.
 func (d *DB) installVersionLocked(v *manifest.Version) {
 	old := d.mu.current
 	nv := &version{Version: v, refs: 1}
 	for level, files := range v.Levels {
 		for _, f := range files {
-			nv.tables[level] = append(nv.tables[level], d.mu.tables[f.FileNum])
+			t := d.mu.tables[f.FileNum]
+			if t == nil {
+				t = d.mu.pendingTables[f.FileNum]
+				delete(d.mu.pendingTables, f.FileNum)
+				d.mu.tables[f.FileNum] = t
+			}
+			nv.tables[level] = append(nv.tables[level], t)
 		}
 	}
 	d.mu.current = nv
@@ -140,30 +155,12 @@ func (d *DB) unrefVersionLocked(v *version) error {
 		if d.mu.closed {
 			continue
 		}
-		if d.fs.Remove(manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeTable, num)) == nil {
-			d.counters.obsoletePurged.Add(1)
-		}
+		d.removeFile(0, manifest.FileTypeTable, num)
 	}
 	if d.mu.closed && len(d.mu.tables) == 0 {
 		d.tableMemory.Release()
 	}
 	return err
-}
-
-// removeObsoleteWALsLocked deletes the WALs older than logNum: their
-// memtables are in tables the manifest records. No reader reads a WAL.
-func (d *DB) removeObsoleteWALsLocked(logNum uint64) {
-	names, err := d.fs.List(d.dirname)
-	if err != nil {
-		return // tried again after the next flush
-	}
-	for _, name := range names {
-		if t, num, ok := manifest.ParseFilename(name); ok && t == manifest.FileTypeWAL && num < logNum {
-			if d.fs.Remove(d.fs.PathJoin(d.dirname, name)) == nil {
-				d.counters.obsoletePurged.Add(1)
-			}
-		}
-	}
 }
 
 // readState is what one read looks at: the memtables and the version as

@@ -45,22 +45,42 @@ type Blocked struct {
 
 // NewBlocked returns an empty blocked filter sized for n items at
 // bitsPerKey bits each, with the probe count BlockedProbes(bitsPerKey).
+//
+// An n below 0, a bitsPerKey outside [1, MaxBitsPerKey], or a filter above
+// MaxBits or too large for the platform (past about 2^34 bits on a 32-bit
+// one) returns an *ArgumentError naming the argument.
 func NewBlocked(n int, bitsPerKey float64) (*Blocked, error) {
-	if n < 0 {
-		return nil, argError("n", n, "expected items must not be negative")
-	}
-	if math.IsNaN(bitsPerKey) || bitsPerKey < 1 || bitsPerKey > MaxBitsPerKey {
-		return nil, argError("bitsPerKey", bitsPerKey, "must be in [1, %d]", MaxBitsPerKey)
-	}
-	numBlocks := max(1, uint64(math.Ceil(float64(n)*bitsPerKey/blockBits)))
-	if numBlocks > MaxBits/blockBits {
-		return nil, argError("n", n, "at %v bits/key the filter needs more than the maximum %d bits", bitsPerKey, uint64(MaxBits))
+	numBlocks, err := blockedSize(n, bitsPerKey, platformMaxInt)
+	if err != nil {
+		return nil, err
 	}
 	return &Blocked{
 		blocks:    alignedWords(int(numBlocks * blockWords)),
 		numBlocks: numBlocks,
 		k:         BlockedProbes(bitsPerKey),
 	}, nil
+}
+
+// blockedSize returns the number of blocks of a blocked filter for n items
+// at bitsPerKey bits each, on a platform whose largest int is maxInt, so
+// that NewBlocked can convert its word count to an int.
+func blockedSize(n int, bitsPerKey float64, maxInt uint64) (uint64, error) {
+	if n < 0 {
+		return 0, argError("n", n, "expected items must not be negative")
+	}
+	if math.IsNaN(bitsPerKey) || bitsPerKey < 1 || bitsPerKey > MaxBitsPerKey {
+		return 0, argError("bitsPerKey", bitsPerKey, "must be in [1, %d]", MaxBitsPerKey)
+	}
+	// At most 2^63 items of 64 bits need 2^60 blocks: the float64 converts
+	// to a uint64 without overflow.
+	numBlocks := max(1, uint64(math.Ceil(float64(n)*bitsPerKey/blockBits)))
+	if numBlocks > MaxBits/blockBits {
+		return 0, argError("n", n, "at %v bits/key the filter needs more than the maximum %d bits", bitsPerKey, uint64(MaxBits))
+	}
+	if err := checkFits("n", n, numBlocks*blockWords, maxInt); err != nil {
+		return 0, err
+	}
+	return numBlocks, nil
 }
 
 // BuildBlocked returns a blocked filter of the items whose Hash values are

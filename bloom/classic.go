@@ -29,7 +29,7 @@ type Classic struct {
 // false-positive rate p (see ClassicParams for the formulas). Invalid
 // arguments return an *ArgumentError naming the argument.
 func NewClassic(n int, p float64) (*Classic, error) {
-	m, k, err := ClassicParams(n, p)
+	m, k, err := sizeFor(KindClassic, n, p, platformMaxInt)
 	if err != nil {
 		return nil, err
 	}
@@ -39,25 +39,33 @@ func NewClassic(n int, p float64) (*Classic, error) {
 }
 
 // NewClassicSize returns an empty classic filter of m bits and k probes.
+// An m above MaxBits or too large for the platform (past about 2^34 bits
+// on a 32-bit one), or a k outside [1, MaxProbes], returns an
+// *ArgumentError naming it.
 func NewClassicSize(m uint64, k int) (*Classic, error) {
-	if err := checkSize(m, k, MaxProbes); err != nil {
+	if err := checkSize(KindClassic, m, k, platformMaxInt); err != nil {
 		return nil, err
 	}
 	return newClassic(m, k), nil
 }
 
-func checkSize(m uint64, k, maxK int) error {
+// checkSize validates the size m and probes k of a classic or counting
+// filter (kind says which: m counts bits or counters) for a platform whose
+// largest int is maxInt, so that newClassic and newCounting can convert
+// its word count to an int.
+func checkSize(kind Kind, m uint64, k int, maxInt uint64) error {
 	if m < 1 || m > MaxBits {
 		return argError("m", m, "size must be in [1, %d]", uint64(MaxBits))
 	}
-	if k < 1 || k > maxK {
-		return argError("k", k, "probes must be in [1, %d]", maxK)
+	if k < 1 || k > MaxProbes {
+		return argError("k", k, "probes must be in [1, %d]", MaxProbes)
 	}
-	return nil
+	return checkFits("m", m, payloadWords(kind, m), maxInt)
 }
 
+// newClassic allocates a classic filter whose m and k checkSize accepted.
 func newClassic(m uint64, k int) *Classic {
-	return &Classic{m: m, k: k, words: alignedWords(int((m + 63) / 64))}
+	return &Classic{m: m, k: k, words: alignedWords(int(payloadWords(KindClassic, m)))}
 }
 
 func bitMask(i uint64) uint64 { return 1 << (63 - i%64) }
@@ -190,7 +198,7 @@ func (f *Classic) AppendBitmap(dst []byte) []byte {
 // highest set bit); a longer one, or one with bits set at or past m, is
 // refused.
 func NewClassicFromBitmap(m uint64, k int, bitmap []byte) (*Classic, error) {
-	if err := checkSize(m, k, MaxProbes); err != nil {
+	if err := checkSize(KindClassic, m, k, platformMaxInt); err != nil {
 		return nil, err
 	}
 	if uint64(len(bitmap)) > (m+7)/8 {

@@ -43,7 +43,7 @@ type Counting struct {
 // false-positive rate p: the m and k of a classic filter (ClassicParams),
 // with 4 bits per counter.
 func NewCounting(n int, p float64) (*Counting, error) {
-	m, k, err := ClassicParams(n, p)
+	m, k, err := sizeFor(KindCounting, n, p, platformMaxInt)
 	if err != nil {
 		return nil, err
 	}
@@ -53,15 +53,19 @@ func NewCounting(n int, p float64) (*Counting, error) {
 }
 
 // NewCountingSize returns an empty counting filter of m counters, k probes.
+// An m above MaxBits or too large for the platform (past about 2^32
+// counters on a 32-bit one), or a k outside [1, MaxProbes], returns an
+// *ArgumentError naming it.
 func NewCountingSize(m uint64, k int) (*Counting, error) {
-	if err := checkSize(m, k, MaxProbes); err != nil {
+	if err := checkSize(KindCounting, m, k, platformMaxInt); err != nil {
 		return nil, err
 	}
 	return newCounting(m, k), nil
 }
 
+// newCounting allocates a counting filter whose m and k checkSize accepted.
 func newCounting(m uint64, k int) *Counting {
-	return &Counting{m: m, k: k, words: alignedWords(int((m + countersPerWord - 1) / countersPerWord))}
+	return &Counting{m: m, k: k, words: alignedWords(int(payloadWords(KindCounting, m)))}
 }
 
 // counter returns the word holding counter i and the counter's bit shift.

@@ -50,11 +50,15 @@ type header struct {
 }
 
 // payloadWords is the number of 64-bit words of the filter's payload.
-func (h header) payloadWords() uint64 {
-	if h.kind == KindCounting {
-		return (h.m + countersPerWord - 1) / countersPerWord
+func (h header) payloadWords() uint64 { return payloadWords(h.kind, h.m) }
+
+// payloadWords is the number of 64-bit words of a filter of kind and size
+// m: m bits (classic, blocked) or m 4-bit counters (counting).
+func payloadWords(kind Kind, m uint64) uint64 {
+	if kind == KindCounting {
+		return (m + countersPerWord - 1) / countersPerWord
 	}
-	return (h.m + 63) / 64
+	return (m + 63) / 64
 }
 
 func (h header) appendTo(dst []byte) []byte {
@@ -68,8 +72,10 @@ func (h header) appendTo(dst []byte) []byte {
 }
 
 // parseHeader decodes and validates a header, so that nothing is allocated
-// for a payload whose size a damaged header made up.
-func parseHeader(b []byte, want Kind) (header, error) {
+// for a payload whose size a damaged header made up, nor for one larger
+// than a platform whose largest int is maxInt can hold (a filter encoded on
+// a 64-bit platform may be too large for a 32-bit one).
+func parseHeader(b []byte, want Kind, maxInt uint64) (header, error) {
 	if len(b) < headerLen {
 		return header{}, corruptf("%d bytes, shorter than the %d-byte header", len(b), headerLen)
 	}
@@ -109,6 +115,9 @@ func parseHeader(b []byte, want Kind) (header, error) {
 	}
 	if got := binary.LittleEndian.Uint64(b[24:]); got != h.payloadWords()*8 {
 		return header{}, corruptf("payload length %d, want %d for size %d", got, h.payloadWords()*8, h.m)
+	}
+	if why := tooLarge(h.payloadWords(), maxInt); why != "" {
+		return header{}, corruptf("%v filter of size %d: %s", h.kind, h.m, why)
 	}
 	return h, nil
 }
@@ -159,7 +168,7 @@ func decode(data []byte, want Kind) (header, []uint64, error) {
 // decodeInto is decode storing the words in alloc(n), called once the
 // header and length are checked.
 func decodeInto(data []byte, want Kind, alloc func(n int) []uint64) (header, []uint64, error) {
-	h, err := parseHeader(data, want)
+	h, err := parseHeader(data, want, platformMaxInt)
 	if err != nil {
 		return header{}, nil, err
 	}
@@ -180,7 +189,7 @@ func readFrom(r io.Reader, want Kind) (header, []uint64, int64, error) {
 	if err != nil {
 		return header{}, nil, int64(n), truncated(err)
 	}
-	h, err := parseHeader(hb[:], want)
+	h, err := parseHeader(hb[:], want, platformMaxInt)
 	if err != nil {
 		return header{}, nil, int64(n), err
 	}

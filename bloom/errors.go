@@ -7,7 +7,8 @@ import (
 
 // ErrCorrupt is wrapped by every error that decoding a serialized filter
 // returns: truncated input, a bad checksum, an unknown version, parameters
-// that do not fit the payload, or a filter of another kind than asked for.
+// that do not fit the payload, a filter of another kind than asked for, or
+// one larger than this platform can hold (see MaxBits).
 var ErrCorrupt = errors.New("bloom: corrupt filter encoding")
 
 // ErrIncompatible is returned by Union when the two filters differ in size

@@ -1,7 +1,9 @@
 package bloom
 
 import (
+	"fmt"
 	"math"
+	"math/bits"
 	"sync"
 )
 
@@ -9,7 +11,9 @@ import (
 // overflow and every probe loop short.
 const (
 	// MaxBits is the largest classic or counting filter, in bits or
-	// counters: 2^40 (128 GiB of bits).
+	// counters: 2^40 (128 GiB of bits). A 32-bit platform holds less: no
+	// filter there has more than 2^31 bytes, about 2^34 bits or 2^32
+	// counters, since an int must count them.
 	MaxBits = 1 << 40
 	// MaxProbes is the largest number of probes of a classic or counting
 	// filter. A target rate that needs more (p below about 1e-19) is refused.
@@ -20,6 +24,51 @@ const (
 	// past it a 512-bit block holds too few keys for the formula to matter.
 	MaxBitsPerKey = 64
 )
+
+// platformMaxInt is the largest int of the platform the package is built
+// for: 2^31−1 on 32-bit platforms, where MaxBits bits are far more words
+// than an int can count.
+const platformMaxInt uint64 = math.MaxInt
+
+// maxFilterWords is the most 64-bit words w a filter may have on a platform
+// whose largest int is maxInt: the bytes of its words with the slack
+// alignedWords allocates, 8·(w+7), and of its encoding (header, payload,
+// checksum), 36+8·w+4, must both be ints. Past that, make panics or a
+// conversion to int silently wraps — on a 32-bit platform 2^38 bits are
+// 2^32 words, which convert to an int of 0.
+func maxFilterWords(maxInt uint64) uint64 {
+	return min(maxInt/8-(blockWords-1), (maxInt-headerLen-checksumLen)/8)
+}
+
+// checkFits returns an *ArgumentError naming arg, whose value is value,
+// when a filter of words 64-bit words is more than a platform whose largest
+// int is maxInt can hold (see maxFilterWords).
+func checkFits(arg string, value any, words, maxInt uint64) error {
+	if why := tooLarge(words, maxInt); why != "" {
+		return argError(arg, value, "%s", why)
+	}
+	return nil
+}
+
+// tooLarge says why a filter of words 64-bit words does not fit a platform
+// whose largest int is maxInt, or returns "" if it fits.
+func tooLarge(words, maxInt uint64) string {
+	if limit := maxFilterWords(maxInt); words > limit {
+		return fmt.Sprintf("the filter needs %d bytes, more than the %d a %d-bit platform can hold in one slice",
+			words*8, limit*8, bits.Len64(maxInt)+1)
+	}
+	return ""
+}
+
+// sizeFor is ClassicParams for a filter of kind (classic or counting) that
+// must fit a platform whose largest int is maxInt.
+func sizeFor(kind Kind, n int, p float64, maxInt uint64) (m uint64, k int, err error) {
+	m, k, err = ClassicParams(n, p)
+	if err == nil {
+		err = checkFits("n", n, payloadWords(kind, m), maxInt)
+	}
+	return m, k, err
+}
 
 // ClassicParams returns the size m in bits and the number of probes k of a
 // classic Bloom filter for n expected items at false-positive rate p:

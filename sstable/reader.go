@@ -352,11 +352,18 @@ func MakeLookupKey(userKey []byte, seq base.SeqNum) LookupKey {
 // LookupStats say what one Get did in one table; DB metrics and Explain
 // add them up.
 type LookupStats struct {
-	FilterChecked  bool  // the table has a filter and it was consulted
-	FilterNegative bool  // the filter ruled the key out: nothing was read
-	BlocksRead     int   // data blocks read from the file
-	BlocksCached   int   // data blocks found in the block cache
-	BytesRead      int64 // bytes read from the file
+	FilterChecked  bool // the table has a filter and it was consulted
+	FilterNegative bool // the filter ruled the key out: nothing was read
+	// KeyPresent reports that the table holds the user key at some
+	// sequence number, visible to the read or not. It is what a filter
+	// answers for (it is built over user keys, not versions), so a
+	// filter's "maybe" was a false positive only if KeyPresent is false:
+	// a table holding only versions newer than a snapshot's read has the
+	// key, though Get finds nothing there. Found implies it.
+	KeyPresent   bool
+	BlocksRead   int   // data blocks read from the file
+	BlocksCached int   // data blocks found in the block cache
+	BytesRead    int64 // bytes read from the file
 }
 
 // Get returns the newest version of k.UserKey with a sequence number ≤
@@ -365,8 +372,9 @@ type LookupStats struct {
 // block it came from is released before Get returns.
 //
 // The filter is checked first: when it rules the key out, Get returns
-// without reading the file. Otherwise it reads at most one data block.
-// stats may be nil.
+// without reading the file. Otherwise it reads at most one data block, and
+// sets stats.KeyPresent from that block and the in-memory index without
+// further reads. stats may be nil.
 func (r *Reader) Get(k LookupKey, stats *LookupStats) (value []byte, kind base.Kind, found bool, err error) {
 	if stats == nil {
 		stats = new(LookupStats)
@@ -381,7 +389,8 @@ func (r *Reader) Get(k LookupKey, stats *LookupStats) (value []byte, kind base.K
 	seek := base.MakeInternalKey(k.UserKey, k.Seq, base.KindMax).Append(nil)
 	i := r.searchIndex(seek)
 	if i == r.numBlocks() {
-		return nil, 0, false, nil
+		stats.KeyPresent, err = r.hasNewer(k.UserKey, i, nil)
+		return nil, 0, false, err
 	}
 	block, err := r.dataBlock(i, stats)
 	if err != nil {
@@ -396,16 +405,52 @@ func (r *Reader) Get(k LookupKey, stats *LookupStats) (value []byte, kind base.K
 		if it.err != nil {
 			return nil, 0, false, r.corrupt(int64(r.indexHandle(i).offset), "data block: %v", it.err)
 		}
-		return nil, 0, false, nil
+		stats.KeyPresent, err = r.hasNewer(k.UserKey, i, &it)
+		return nil, 0, false, err
 	}
 	ik, ok := base.DecodeInternalKey(it.key)
 	if !ok {
 		return nil, 0, false, r.corrupt(int64(r.indexHandle(i).offset), "data block: key shorter than a trailer")
 	}
 	if !bytes.Equal(ik.UserKey, k.UserKey) {
-		return nil, 0, false, nil
+		stats.KeyPresent, err = r.hasNewer(k.UserKey, i, &it)
+		return nil, 0, false, err
 	}
+	stats.KeyPresent = true
 	return bytes.Clone(it.value), ik.Kind(), true, nil
+}
+
+// hasNewer reports whether the table holds a version of userKey newer than
+// a Get's read, once the Get's seek key, (userKey, its seqnum), led it to
+// block i (numBlocks: past the last block) and found no version at or
+// below its seqnum. Newer versions sort before the seek key and at or after
+// (userKey, SeqNumMax), the first key userKey can have; index keys are the
+// blocks' exact last keys, so:
+//
+//   - If an earlier block j < i is the first whose last key is ≥ that
+//     first key, its last key lies between the two, so it is a version of
+//     userKey: present, known from the index alone.
+//   - Otherwise any such version is in block i, which it (nil when i is
+//     numBlocks) has decoded already: present if the first entry there at
+//     or after (userKey, SeqNumMax) has userKey.
+//
+// So it reads nothing from the file.
+func (r *Reader) hasNewer(userKey []byte, i int, it *blockIter) (bool, error) {
+	first := base.MakeInternalKey(userKey, base.SeqNumMax, base.KindMax).Append(nil)
+	if r.searchIndex(first) < i {
+		return true, nil
+	}
+	if it == nil || !it.seekGE(first) {
+		if it != nil && it.err != nil {
+			return false, r.corrupt(int64(r.indexHandle(i).offset), "data block: %v", it.err)
+		}
+		return false, nil
+	}
+	ik, ok := base.DecodeInternalKey(it.key)
+	if !ok {
+		return false, r.corrupt(int64(r.indexHandle(i).offset), "data block: key shorter than a trailer")
+	}
+	return bytes.Equal(ik.UserKey, userKey), nil
 }
 
 // dataBlock returns data block i from the cache or the file. The caller

@@ -117,7 +117,16 @@
 // A file that ends exactly where its last record ends has no torn tail.
 // Anything after the last intact record, even a block trailer or zeros left
 // by preallocation, is reported by TornTail, and the caller decides what to
-// do with it: the DB truncates the newest WAL there.
+// do with it: the DB replays the newest WAL up to there and retires it
+// once what it replayed is in a table.
+//
+// A file with no intact chunk at all reads as a torn tail at offset 0: the
+// torn first write of a new log. NotALog tells the shapes such a write takes
+// when the disk keeps a prefix of what it was given and zeros for the rest
+// — zeros, or a first chunk with a plausible header cut short by the end of
+// the file — from anything else, such as random bytes: recovery drops both,
+// while a tool that examines a file outside recovery reports the second as
+// corruption.
 //
 // The search computes a CRC at every position that holds a plausible header
 // (type 1..4, a length that fits the block): a few dozen bytes of CRC per

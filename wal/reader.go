@@ -35,6 +35,13 @@ type Reader struct {
 
 	err  error // sticky: io.EOF, a corruption or a read error
 	torn bool
+
+	// intact reports that some chunk passed its checksum. Until one has,
+	// damage can only be at offset 0, and cut and zero describe it: cut,
+	// that the damaged chunk's header is plausible and the file ends
+	// inside the chunk; zero, that every byte of the file is zero. notALog
+	// is what finish concludes from them (see NotALog).
+	intact, cut, zero, notALog bool
 }
 
 // NewReader returns a Reader of the log read from r, starting at offset 0.
@@ -87,6 +94,7 @@ func (r *Reader) Next() ([]byte, error) {
 		case end > r.n:
 			// Only the last block can be short, so this is the end of the
 			// file.
+			r.cut = true
 			return nil, r.damaged(off, end, "%s chunk length %d runs past the end of the file", chunkName(t), length)
 		}
 		if got, want := binary.LittleEndian.Uint32(h[0:4]), chunkCRC(h[6:HeaderSize+length]); got != want {
@@ -97,6 +105,7 @@ func (r *Reader) Next() ([]byte, error) {
 		}
 		payload := h[HeaderSize : HeaderSize+length : HeaderSize+length]
 		r.pos = end
+		r.intact = true
 
 		// The chunk is valid. A chunk out of sequence therefore always means
 		// corruption: it is itself intact data after the damage.
@@ -141,6 +150,29 @@ func (r *Reader) TornTail() (offset int64, ok bool) {
 	return r.end, r.torn
 }
 
+// NotALog reports, once Next has returned io.EOF, that the file shows no
+// sign of being a log: not one chunk of it is intact, and it is neither all
+// zeros (space preallocated and never written) nor shorter than a chunk
+// header, nor a first chunk with a plausible header (type 1–4, a length
+// within the block) cut short by the end of the file. Those are the shapes
+// the torn first write of a log takes when the disk keeps a prefix of what
+// it was given, or only zeros. Random bytes, or a file in another format,
+// read as not a log; so does a file whose first chunk is whole but fails
+// its checksum, which is damage or a write whose later pages never reached
+// the disk, and cannot be told from random bytes with a plausible header.
+// It is false before Next returns io.EOF.
+//
+// Next itself reports such a file as a torn tail at offset 0, and recovery
+// drops it as the torn tail of the newest WAL: a file system may leave
+// whatever its disk held in space a crash kept it from writing, so a log's
+// torn first write can look like this, and refusing it would leave a DB
+// that cannot be opened after a crash in its first write. A tool that
+// examines a file with no crash to explain it (bloomkv inspect) reports it
+// as corruption instead.
+func (r *Reader) NotALog() bool {
+	return r.notALog
+}
+
 func (r *Reader) readBlock() error {
 	r.blockOff += int64(r.n)
 	n, err := io.ReadFull(r.r, r.buf)
@@ -158,6 +190,10 @@ func (r *Reader) readBlock() error {
 // finish ends a log that has been read to its end.
 func (r *Reader) finish() error {
 	r.torn = r.blockOff+int64(r.n) > r.end
+	// Without an intact chunk, damage was met at offset 0, and Next read
+	// the whole file looking for valid data after it; a file shorter than
+	// a header never reached damaged at all.
+	r.notALog = r.torn && !r.intact && r.blockOff+int64(r.n) >= HeaderSize && !r.cut && !r.zero
 	r.err = io.EOF
 	return r.err
 }
@@ -176,6 +212,9 @@ func (r *Reader) outOfSequence(off int64, t byte, start int64) error {
 // valid chunk starts at or after position from of the current block, or
 // corruption otherwise.
 func (r *Reader) damaged(off int64, from int, format string, args ...any) error {
+	// Without an intact chunk the damage is at offset 0, in the first block,
+	// and the search reads every later block: together, the whole file.
+	r.zero = !r.intact && isZero(r.buf[:r.n])
 	for {
 		if p, ok := findChunk(r.buf[:r.n], from); ok {
 			format += "; a valid chunk follows at offset %d"
@@ -188,8 +227,18 @@ func (r *Reader) damaged(off int64, from int, format string, args ...any) error 
 		if err := r.readBlock(); err != nil {
 			return r.fail(err)
 		}
+		r.zero = r.zero && isZero(r.buf[:r.n])
 		from = 0
 	}
+}
+
+func isZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // findChunk returns the position of the first valid chunk in block at or
@@ -221,6 +270,7 @@ func findChunk(block []byte, from int) (int, bool) {
 // find nothing, and a damaged chunk in the middle of a log would pass for a
 // torn tail, silently dropping every later record.
 func (r *Reader) lengthDamaged(off int64, t byte, length, n int) error {
+	r.intact = true // at its true length, the chunk passes its checksum
 	return r.damaged(off, r.pos+HeaderSize+n, "%s chunk length %d is damaged: the chunk is intact with length %d", chunkName(t), length, n)
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -37,7 +38,8 @@ import (
 const benchUsage = `usage: bloomkv bench [flags]
 
 Runs db_bench-style workloads against a fresh database in a temporary
-directory (removed after; -dir to choose one) and prints, for each workload,
+directory (removed after; -dir to choose a new or empty one, which is
+kept, and refused if it holds anything) and prints, for each workload,
 ops/s and p50/p99 latency, and for each read workload its read amplification
 per Get: tables considered, filter negatives (block reads avoided), data
 blocks read from the file and from the block cache, bytes read. Then, per
@@ -103,7 +105,7 @@ func runBench(args []string, stdout io.Writer) error {
 	fs.Var(&f.memtableSize, "memtable-size", "memtable size")
 	fs.Var(&f.baseLevelSize, "base-level-size", "target size of L1 (each deeper level ×10)")
 	fs.Var(&f.targetFileSize, "target-file-size", "size at which compaction cuts a table")
-	fs.StringVar(&f.dir, "dir", "", "database directory (must not hold a database; default: a temporary one, removed after)")
+	fs.StringVar(&f.dir, "dir", "", "database directory, new or empty: one that holds anything is refused (default: a temporary one, removed after)")
 	fs.BoolVar(&f.sweep, "sweep", false, "run the bits-per-key × allocation sweep instead of the workloads")
 	fs.IntVar(&f.sweepN, "sweep-n", 300_000, "sweep: keys per database")
 	fs.IntVar(&f.sweepReads, "sweep-reads", 100_000, "sweep: Gets of present and of missing keys per database")
@@ -142,6 +144,12 @@ func runBench(args []string, stdout io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
+	// Before anything is written: a -dir that holds anything is refused.
+	dir, cleanup, err := benchDir(f.dir)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
 	n := f.n
 	if f.sweep {
 		n = f.sweepN
@@ -150,12 +158,6 @@ func runBench(args []string, stdout io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
-
-	dir, cleanup, err := benchDir(f.dir)
-	if err != nil {
-		return err
-	}
-	defer cleanup()
 	if f.out != "" {
 		if err := os.MkdirAll(f.out, 0o755); err != nil {
 			return err
@@ -182,8 +184,37 @@ func runBench(args []string, stdout io.Writer) error {
 }
 
 // benchDir returns dir, or a new temporary directory and its removal.
+//
+// A dir given must not exist or be an empty directory: bench fills a fresh
+// database with its keys, so in an existing database it would write those
+// keys among the data, and the sweep creates and removes subdirectories
+// 0, 1, … of dir, which could be anything's. benchDir only reads dir, so a
+// refused dir is left exactly as it was.
 func benchDir(dir string) (string, func(), error) {
 	if dir != "" {
+		info, err := os.Stat(dir)
+		switch {
+		case errors.Is(err, iofs.ErrNotExist):
+			return dir, func() {}, nil
+		case err != nil:
+			return "", nil, fmt.Errorf("-dir: %w", err)
+		case !info.IsDir():
+			return "", nil, usageError{fmt.Errorf("-dir %s is not a directory: bench creates a fresh database there", dir)}
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return "", nil, fmt.Errorf("-dir: %w", err)
+		}
+		if len(entries) > 0 {
+			held := "files, such as " + entries[0].Name()
+			for _, e := range entries {
+				if _, _, ok := manifest.ParseFilename(e.Name()); ok {
+					held = "a database's files, such as " + e.Name()
+					break
+				}
+			}
+			return "", nil, usageError{fmt.Errorf("-dir %s is not empty: it holds %s; bench fills a fresh database and must not write into existing data: give a new or empty directory", dir, held)}
+		}
 		return dir, func() {}, nil
 	}
 	tmp, err := os.MkdirTemp("", "bloomkv-bench-")

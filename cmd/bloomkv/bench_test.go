@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -160,5 +163,113 @@ func TestBenchUsageErrors(t *testing.T) {
 	var s sizeFlag
 	if err := s.Set("1.5MiB"); err != nil || s != 3<<19 {
 		t.Errorf("sizeFlag 1.5MiB = %d, %v", s, err)
+	}
+}
+
+// treeState is everything about the tree under root that a write could
+// change: each path's type, mode, size, modification time and contents.
+func treeState(t *testing.T, root string) map[string]string {
+	t.Helper()
+	state := map[string]string{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		s := fmt.Sprintf("%v %d %d", info.Mode(), info.Size(), info.ModTime().UnixNano())
+		if info.Mode().IsRegular() {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			s += " " + string(b)
+		}
+		state[path] = s
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return state
+}
+
+// TestBenchRefusesUsedDir gives bench a -dir that already holds something:
+// a database, an unrelated file, an empty subdirectory (the sweep's own
+// subdirectories are named 0, 1, …), or a file instead of a directory.
+// bench used to open an existing database there and write its keys into
+// it; it must refuse with a usage error naming -dir, before it writes
+// anything, and leave the path byte for byte as it was. A new or an empty
+// directory is accepted.
+func TestBenchRefusesUsedDir(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		make     func(t *testing.T, dir string) string // returns the -dir to give
+		mentions string
+	}{
+		{"database", func(t *testing.T, dir string) string {
+			db, err := bloomkv.Open(dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Put([]byte("mine"), []byte("precious"), bloomkv.Sync); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			return dir
+		}, "a database's files"},
+		{"unrelated file", func(t *testing.T, dir string) string {
+			if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("keep me"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return dir
+		}, "notes.txt"},
+		{"empty subdirectory", func(t *testing.T, dir string) string {
+			if err := os.Mkdir(filepath.Join(dir, "0"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			return dir
+		}, "such as 0"},
+		{"a file", func(t *testing.T, dir string) string {
+			path := filepath.Join(dir, "file")
+			if err := os.WriteFile(path, []byte("not a directory"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return path
+		}, "not a directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			dir := tc.make(t, root)
+			before := treeState(t, root)
+			for _, extra := range [][]string{nil, {"-sweep", "-sweep-n", "2000", "-sweep-reads", "500"}} {
+				var stdout, stderr bytes.Buffer
+				args := append(append([]string{"bench"}, tinyBench...), extra...)
+				code := run(append(args, "-dir", dir), &stdout, &stderr)
+				if code != exitUsage || !strings.Contains(stderr.String(), "-dir") || !strings.Contains(stderr.String(), tc.mentions) {
+					t.Fatalf("bench %q: exit %d, stderr %q; want exit %d naming -dir and mentioning %q",
+						extra, code, stderr.String(), exitUsage, tc.mentions)
+				}
+				if after := treeState(t, root); !maps.Equal(before, after) {
+					t.Fatalf("bench %q changed %s:\nbefore %q\nafter  %q", extra, root, before, after)
+				}
+			}
+		})
+	}
+	for _, name := range []string{"empty", "new"} {
+		t.Run("accepts "+name, func(t *testing.T) {
+			dir := t.TempDir()
+			if name == "new" {
+				dir = filepath.Join(dir, "db")
+			}
+			runBenchCmd(t, append(tinyBench, "-n", "500", "-reads", "100", "-workloads", "fillrandom,readrandom", "-dir", dir)...)
+			if _, err := os.Stat(filepath.Join(dir, "CURRENT")); err != nil {
+				t.Fatalf("no database in the -dir given: %v", err)
+			}
+		})
 	}
 }

@@ -11,9 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -50,7 +48,7 @@ func runPut(args []string, stdout io.Writer) error {
 	if key, err = f.decode("KEY", ops[0]); err != nil {
 		return err
 	}
-	return f.withDB(true, func(db *bloomkv.DB) error { return db.Put(key, value, nil) })
+	return f.withDB(createDB, func(db *bloomkv.DB) error { return db.Put(key, value, nil) })
 }
 
 // readValue reads the value in file name, or standard input for "-". It
@@ -75,7 +73,7 @@ func runGet(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return f.withDB(false, func(db *bloomkv.DB) error {
+	return f.withDB(readDB, func(db *bloomkv.DB) error {
 		v, err := db.Get(key)
 		if errors.Is(err, bloomkv.ErrNotFound) {
 			return keyNotFoundError{arg}
@@ -103,7 +101,7 @@ func runDel(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return f.withDB(false, func(db *bloomkv.DB) error { return db.Delete(key, nil) })
+	return f.withDB(writeDB, func(db *bloomkv.DB) error { return db.Delete(key, nil) })
 }
 
 func runScan(args []string, stdout io.Writer) error {
@@ -135,7 +133,7 @@ func runScan(args []string, stdout io.Writer) error {
 			return err
 		}
 	}
-	return f.withDB(false, func(db *bloomkv.DB) error {
+	return f.withDB(readDB, func(db *bloomkv.DB) error {
 		it, err := db.NewIter(&opts)
 		if err != nil {
 			return err
@@ -171,7 +169,7 @@ func runStats(args []string, stdout io.Writer) error {
 	if err := wantOperands(ops); err != nil {
 		return err
 	}
-	return f.withDB(false, func(db *bloomkv.DB) error {
+	return f.withDB(readDB, func(db *bloomkv.DB) error {
 		_, err := io.WriteString(stdout, db.Metrics().String())
 		return err
 	})
@@ -277,24 +275,32 @@ func printable(s string) string {
 	return strconv.Quote(s)
 }
 
-// withDB opens the database in -db, calls fn with it, and closes it. Only
-// with create may the directory hold no database yet: a command that reads
-// or deletes never creates one in a mistyped directory.
-func (f *dbFlags) withDB(create bool, fn func(*bloomkv.DB) error) error {
-	if !create {
-		// CURRENT is the file every database has (see DESIGN.md, "Files in
-		// a DB directory").
-		if _, err := os.Stat(filepath.Join(f.dir, "CURRENT")); errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%s holds no bloomkv database", f.dir)
-		} else if err != nil {
-			return err
-		}
-	}
-	db, err := bloomkv.Open(f.dir, nil)
-	if errors.Is(err, bloomkv.ErrLocked) {
+// openMode is how a command opens the database.
+type openMode int
+
+const (
+	// readDB opens an existing database read-only: looking never changes
+	// it, and works while other read-only commands look too.
+	readDB openMode = iota
+	// writeDB opens an existing database to change it: a delete never
+	// creates a database in a mistyped directory.
+	writeDB
+	// createDB opens the database, creating it if the directory holds
+	// none (and is missing or empty).
+	createDB
+)
+
+// withDB opens the database in -db as mode says, calls fn with it, and
+// closes it.
+func (f *dbFlags) withDB(mode openMode, fn func(*bloomkv.DB) error) error {
+	opts := &bloomkv.Options{ReadOnly: mode == readDB, ErrorIfNotExists: mode != createDB}
+	db, err := bloomkv.Open(f.dir, opts)
+	switch {
+	case errors.Is(err, bloomkv.ErrLocked):
 		return fmt.Errorf("%s is in use: another process has the database open", f.dir)
-	}
-	if err != nil {
+	case errors.Is(err, bloomkv.ErrDBDoesNotExist):
+		return fmt.Errorf("%s holds no bloomkv database", f.dir)
+	case err != nil:
 		return dbError(err)
 	}
 	err = fn(db)

@@ -311,3 +311,57 @@ func TestLocked(t *testing.T) {
 		}
 	}
 }
+
+// TestReadCommandsChangeNothing checks that get, scan, stats and explain
+// leave a database byte for byte as it was — they open it read-only, WAL
+// and all — and work while another read-only command has it open.
+func TestReadCommandsChangeNothing(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{{"put", "-db", dir, "a", "1"}, {"put", "-db", dir, "b", "2"}} {
+		var stdout, stderr bytes.Buffer
+		if code := run(args, &stdout, &stderr); code != 0 {
+			t.Fatalf("%q: exit %d: %s", args, code, stderr.String())
+		}
+	}
+	snapshot := func() map[string]string {
+		out := map[string]string{}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[e.Name()] = string(b)
+		}
+		return out
+	}
+	before := snapshot()
+	reader, err := bloomkv.Open(dir, &bloomkv.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	for _, args := range [][]string{
+		{"get", "-db", dir, "a"},
+		{"scan", "-db", dir},
+		{"stats", "-db", dir},
+		{"explain", "-db", dir, "b"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(args, &stdout, &stderr); code != 0 {
+			t.Errorf("%q beside a read-only reader: exit %d: %s", args, code, stderr.String())
+		}
+	}
+	after := snapshot()
+	if len(after) != len(before) {
+		t.Errorf("the directory held %d files, now %d", len(before), len(after))
+	}
+	for name, contents := range before {
+		if after[name] != contents {
+			t.Errorf("%s changed", name)
+		}
+	}
+}

@@ -15,7 +15,7 @@ func runExplain(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return f.withDB(false, func(db *bloomkv.DB) error {
+	return f.withDB(readDB, func(db *bloomkv.DB) error {
 		t, err := db.Explain(key)
 		if t != nil {
 			io.WriteString(stdout, t.String())

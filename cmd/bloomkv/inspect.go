@@ -230,6 +230,9 @@ func inspectWAL(w *bufio.Writer, f *os.File, size int64, name string, verbose bo
 		fmt.Fprintf(w, ", seqnums %d-%d", minSeq, maxSeq)
 	}
 	fmt.Fprintln(w)
+	if bad == nil && r.NotALog() {
+		bad = notALog(name)
+	}
 	if bad != nil {
 		fmt.Fprintln(w, "damaged: see the error; recovery of this log would fail here unless it is the torn tail of the newest WAL")
 		return bad
@@ -282,8 +285,16 @@ func inspectManifest(w *bufio.Writer, f *os.File, size int64, name string, verbo
 		state = next
 		edits++
 	}
-	if off, torn := r.TornTail(); torn {
+	if bad == nil && r.NotALog() {
+		bad = notALog(name)
+	}
+	if off, torn := r.TornTail(); torn && bad == nil {
 		fmt.Fprintf(w, "torn tail at %d: an edit cut short by a crash, never acknowledged; recovery ignores it\n", off)
+	}
+	if bad == nil && edits == 0 {
+		// A manifest's first edit, the snapshot, is synced before CURRENT
+		// names it: manifest.Recover refuses one without it.
+		bad = base.Corruptf(name, 0, "no intact edit: a manifest begins with a snapshot edit, made durable before CURRENT may name it")
 	}
 	fmt.Fprintf(w, "\nafter %s: log %s, next file number %d, last seqnum %d\n", count(edits, "edit"),
 		manifest.MakeFilename(manifest.FileTypeWAL, state.LogNumber), state.NextFileNumber, state.LastSeqNum)
@@ -295,6 +306,14 @@ func inspectManifest(w *bufio.Writer, f *os.File, size int64, name string, verbo
 		}
 	}
 	return bad
+}
+
+// notALog is the error for a file named as a WAL or manifest whose bytes
+// show no sign of being a log (see wal.Reader.NotALog). The Reader reads it
+// as a torn tail at offset 0, which recovery would drop from the newest WAL;
+// out of recovery, with no crash to explain it, it is corruption.
+func notALog(name string) error {
+	return base.Corruptf(name, 0, "not a log: no chunk is intact, and the bytes are neither zeros nor a first record cut short by the end of the file")
 }
 
 // editSummary renders an edit's counters and table counts, each after a

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,6 +132,117 @@ func TestInspectCorrupt(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr.String(), "checksum mismatch") || !strings.Contains(stdout.String(), "records: 1 ") {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 1, 1 record, a checksum mismatch", code, stdout.String(), stderr.String())
 	}
+}
+
+// TestInspectNotALog inspects, as a WAL and as a manifest, files that are
+// not logs and logs with and without a torn tail. Random bytes named
+// 000098.log or MANIFEST-000097 used to read as "a torn tail at 0" and exit
+// 0; a file with no intact chunk is a log only if it is zeros or a first
+// record cut short by the end of the file, and a manifest needs an intact
+// first edit.
+func TestInspectNotALog(t *testing.T) {
+	dir := buildTestDB(t)
+	manifestLog, err := os.ReadFile(filepath.Join(dir, newest(t, dir, "MANIFEST-")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A WAL of three batches, each setting "k" = "v".
+	var buf bytes.Buffer
+	w := wal.NewWriter(&buf)
+	for i := range 3 {
+		b := make([]byte, 12, 40)
+		binary.LittleEndian.PutUint64(b, uint64(10+i))
+		binary.LittleEndian.PutUint32(b[8:], 1)
+		if _, err := w.WriteRecord(append(b, 1, 1, 'k', 1, 'v')); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	walLog := buf.Bytes()
+
+	random := make([]byte, 3*wal.BlockSize)
+	rng := rand.New(rand.NewPCG(98, 97))
+	for i := range random {
+		random[i] = byte(rng.Uint32())
+	}
+	if typ := random[6]; typ >= 1 && typ <= 4 {
+		t.Fatalf("the random bytes start with a plausible chunk header (type %d); pick another seed", typ)
+	}
+	// cutRecord is the start of a record a crash cut short: a header
+	// promising more payload than the file has.
+	cutRecord := []byte{0x12, 0x34, 0x56, 0x78, 100, 0, 1, 'x'}
+	flip := func(b []byte, at int) []byte {
+		b = bytes.Clone(b)
+		b[at] ^= 0x10
+		return b
+	}
+	type want struct {
+		code     int
+		mentions string // in stderr for exit 1, in stdout for exit 0
+	}
+	for _, tc := range []struct {
+		name              string
+		content           func(log []byte) []byte
+		wal, manifestWant want
+	}{
+		{"random bytes", func([]byte) []byte { return random[:4096] },
+			want{1, "not a log"}, want{1, "not a log"}},
+		{"random bytes over blocks", func([]byte) []byte { return random },
+			want{1, "not a log"}, want{1, "not a log"}},
+		{"only chunk, bad checksum", func(log []byte) []byte { return flip(firstChunk(t, log), wal.HeaderSize+2) },
+			want{1, "not a log"}, want{1, "not a log"}},
+		{"first chunk, bad checksum, intact chunks after", func(log []byte) []byte { return flip(log, wal.HeaderSize+2) },
+			want{1, "checksum mismatch"}, want{1, "checksum mismatch"}},
+		{"valid log", func(log []byte) []byte { return log },
+			want{0, "torn tail: none"}, want{0, "after "}},
+		{"valid log, torn tail", func(log []byte) []byte { return append(bytes.Clone(log), cutRecord...) },
+			want{0, "torn tail: the intact log ends at"}, want{0, "torn tail at"}},
+		{"valid log, zeros after", func(log []byte) []byte { return append(bytes.Clone(log), make([]byte, 5000)...) },
+			want{0, "torn tail: the intact log ends at"}, want{0, "torn tail at"}},
+		{"zeros, preallocated", func([]byte) []byte { return make([]byte, 5000) },
+			want{0, "torn tail: the intact log ends at 0"}, want{1, "no intact edit"}},
+		{"first record cut short", func([]byte) []byte { return cutRecord },
+			want{0, "torn tail: the intact log ends at 0"}, want{1, "no intact edit"}},
+	} {
+		for _, kind := range []struct {
+			file string
+			log  []byte
+			want want
+		}{
+			{"000098.log", walLog, tc.wal},
+			{"MANIFEST-000097", manifestLog, tc.manifestWant},
+		} {
+			t.Run(kind.file+"/"+tc.name, func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), kind.file)
+				if err := os.WriteFile(path, tc.content(kind.log), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				var stdout, stderr bytes.Buffer
+				code := run([]string{"inspect", path}, &stdout, &stderr)
+				out := stdout.String()
+				if code != 0 {
+					out = stderr.String()
+				}
+				if code != kind.want.code || !strings.Contains(out, kind.want.mentions) {
+					t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d mentioning %q",
+						code, stdout.String(), stderr.String(), kind.want.code, kind.want.mentions)
+				}
+			})
+		}
+	}
+}
+
+// firstChunk returns the first chunk of log, which must be a FULL chunk:
+// a log of its first record alone.
+func firstChunk(t *testing.T, log []byte) []byte {
+	t.Helper()
+	end := wal.HeaderSize + int(binary.LittleEndian.Uint16(log[4:6]))
+	if log[6] != 1 || end >= len(log) {
+		t.Fatalf("the log does not start with a FULL chunk followed by more")
+	}
+	return log[:end]
 }
 
 func TestInspectUsage(t *testing.T) {

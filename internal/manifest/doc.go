@@ -11,7 +11,10 @@
 // levels of FileMetadata. L0 holds flushed memtables, whose key ranges may
 // overlap; a point read visits them newest first. L1 and deeper are each one
 // sorted run: tables ordered by key, no user key in two tables, so a read
-// looks at most at one table per level (Version.FindFile).
+// looks at most at one table per level, found by binary search. The DB's
+// read path does that search over its own open tables (package bloomkv);
+// Version.FindFile is the same search over a Version's metadata, used by
+// this package's tests.
 //
 // INVARIANT: L0 is ordered by LargestSeqNum descending, ties by FileNum
 // descending.
@@ -35,8 +38,9 @@
 //
 // INVARIANT: the counters never go back; every file number in use (tables,
 // the log number, the manifest's own) is below NextFileNumber; and every
-// table's seqnums are at most LastSeqNum. So a reopened DB never hands out
-// a file number or a seqnum twice.
+// table's seqnums are at most LastSeqNum. So a reopened DB, which also moves
+// its counter past every numbered file it finds (WALs are created without
+// an edit), never hands out a file number or a seqnum twice.
 //
 // # Version edits
 //
@@ -85,22 +89,33 @@
 // directory (so the manifest's name is durable); then it writes
 // "MANIFEST-NNNNNN\n" to NNNNNN.tmp, syncs it, renames it over CURRENT and
 // syncs the directory. Log.Append writes one edit and syncs before
-// returning. Recover reads CURRENT and replays its manifest.
+// returning. Log.Rotate is Create of a manifest holding a Log's state, which
+// then retires the Log. Recover reads CURRENT and replays its manifest.
 //
 // The DB uses these as follows:
 //
 //   - Open of an empty directory: Recover fails with ErrNoManifest; Create
 //     with the first state.
 //   - Open of an existing DB: Recover; then Create of a new manifest with
-//     the recovered state's SnapshotEdit (after moving NextFileNumber past
-//     every WAL found). The old manifest may end in a torn tail, and an edit
-//     appended after it would be intact data after damage, so it is never
-//     appended to again; once Create returns, it is obsolete.
+//     the SnapshotEdit of the recovered state plus the L0 tables the WALs
+//     were replayed into (after moving NextFileNumber past every numbered
+//     file found, WALs included). The old manifest may end in a torn tail,
+//     and an edit appended after it would be intact data after damage, so
+//     it is never appended to again; once Create returns, it is obsolete
+//     and deleted.
 //   - Flush: Log.Append of an edit that adds the L0 table and sets
 //     LogNumber (retiring the flushed WAL), NextFileNumber and LastSeqNum;
-//     compaction: an edit that deletes the inputs and adds the outputs.
-//   - When Log.Size grows large: Create of a new manifest with the current
-//     state's snapshot, then delete the old one.
+//     compaction: an edit that deletes the inputs and adds the outputs and
+//     sets the same counters.
+//   - Rotation, while the DB is open: after an edit that leaves the Log
+//     RotationDue(Options.MaxManifestFileSize) — at least that long, with
+//     its edits since the snapshot at least as long as the snapshot, and
+//     not within the growth a failed rotation put the next attempt off by
+//     — Log.Rotate to a manifest numbered from the DB's file counter, under
+//     the lock that serializes appends; on success the DB deletes the old
+//     manifest. A failure before the rename over CURRENT leaves the old
+//     Log live, and the DB goes on with it; one after it breaks the old Log
+//     and becomes the DB's sticky error (see Log.Rotate).
 //
 // INVARIANT: CURRENT names a manifest only after that manifest's first
 // record and directory entry are durable, and CURRENT is only ever replaced
@@ -115,6 +130,12 @@
 // INVARIANT: once a write or sync of a Log fails, it writes nothing more
 // (as in package wal), so the manifest never holds intact edits after a
 // damaged one that a crash would reveal as mid-log corruption.
+//
+// INVARIANT: at most one Log takes appends, and its manifest is the one
+// CURRENT durably names: after a Rotate the new Log on success, the old one
+// after a failure before the rename, neither after a failure after it. So
+// no acknowledged edit is in a manifest that a crash could leave CURRENT
+// not naming.
 //
 // # Errors
 //

@@ -11,21 +11,36 @@ import (
 // Log is the live manifest of an open DB: it appends edits durably and keeps
 // the state they add up to. Create starts one; a DB opens by Recover, then
 // Create of a fresh manifest holding the recovered state, since the old one
-// may end in a torn tail that must not be appended to.
+// may end in a torn tail that must not be appended to. While the DB is open,
+// Rotate replaces a Log grown large (RotationDue) by a fresh one holding its
+// state.
 //
 // A Log is not safe for concurrent use: the DB serializes its edits (flush
 // and compaction) through one lock, which also orders them.
 type Log struct {
 	fs      vfs.FS
+	dir     string
 	path    string
 	fileNum uint64
 	f       vfs.File
 	w       *wal.Writer
 	state   State
 	buf     []byte
-	// err is sticky: set by the first failed write or sync.
+	// err is sticky: set by the first failed write or sync, or by a Rotate
+	// that failed after its rename over CURRENT.
 	err    error
 	closed bool
+	// ambiguous is set when a rename over CURRENT happened in a Rotate or
+	// Replace that then failed: CURRENT may name either manifest after a
+	// crash, so no manifest change is safe any more, Replace included.
+	ambiguous bool
+	// snapshotSize is the length of the first record, the snapshot, as
+	// written (framing included): what RotationDue weighs the edits after
+	// it against.
+	snapshotSize int64
+	// retryAt is the size below which RotationDue is false, set by a
+	// Rotate that failed before its rename; 0 until then.
+	retryAt int64
 }
 
 // ErrLogClosed is returned by Append after Close.
@@ -48,27 +63,34 @@ var ErrLogClosed = errors.New("manifest: log closed")
 // crash, both are kept, and the DB must make no further manifest changes
 // (its manifest state is as broken as after a failed Append).
 func Create(fs vfs.FS, dir string, fileNum uint64, initial *VersionEdit) (*Log, error) {
+	l, _, err := create(fs, dir, fileNum, initial)
+	return l, err
+}
+
+// create is Create; renamed reports, on error, whether the rename over
+// CURRENT had happened (so that CURRENT may name either manifest).
+func create(fs vfs.FS, dir string, fileNum uint64, initial *VersionEdit) (l *Log, renamed bool, err error) {
 	if fileNum == 0 {
-		return nil, errors.New("manifest: Create with file number 0")
+		return nil, false, errors.New("manifest: Create with file number 0")
 	}
 	state, err := State{}.Apply(initial)
 	if err != nil {
-		return nil, fmt.Errorf("manifest: initial edit: %w", err)
+		return nil, false, fmt.Errorf("manifest: initial edit: %w", err)
 	}
 	if fileNum >= state.NextFileNumber {
-		return nil, fmt.Errorf("manifest: initial edit's next file number %d is not above the manifest's number %d",
+		return nil, false, fmt.Errorf("manifest: initial edit's next file number %d is not above the manifest's number %d",
 			state.NextFileNumber, fileNum)
 	}
 	path := MakeFilepath(fs, dir, FileTypeManifest, fileNum)
 	f, err := fs.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("manifest: %w", err)
+		return nil, false, fmt.Errorf("manifest: %w", err)
 	}
-	l := &Log{fs: fs, path: path, fileNum: fileNum, f: f, w: wal.NewWriter(f), state: state}
-	abandon := func(err error) (*Log, error) {
+	l = &Log{fs: fs, dir: dir, path: path, fileNum: fileNum, f: f, w: wal.NewWriter(f), state: state}
+	abandon := func(err error) (*Log, bool, error) {
 		_ = f.Close()
 		_ = fs.Remove(path)
-		return nil, err
+		return nil, false, err
 	}
 	l.buf = initial.Encode(l.buf)
 	if _, err := l.w.WriteRecord(l.buf); err != nil {
@@ -77,6 +99,7 @@ func Create(fs vfs.FS, dir string, fileNum uint64, initial *VersionEdit) (*Log, 
 	if err := l.w.Sync(); err != nil {
 		return abandon(fmt.Errorf("manifest: syncing %s: %w", path, err))
 	}
+	l.snapshotSize = l.w.Size()
 	// The manifest's name must be durable before CURRENT names it: the
 	// vfs contract orders no two directory changes without a SyncDir.
 	if err := fs.SyncDir(dir); err != nil {
@@ -87,9 +110,9 @@ func Create(fs vfs.FS, dir string, fileNum uint64, initial *VersionEdit) (*Log, 
 			return abandon(err)
 		}
 		_ = f.Close()
-		return nil, err
+		return nil, true, err
 	}
-	return l, nil
+	return l, false, nil
 }
 
 // setCurrent points CURRENT at MANIFEST-<fileNum>, atomically. renamed
@@ -171,8 +194,8 @@ func (l *Log) State() State { return l.state }
 // FileNum returns the manifest's file number.
 func (l *Log) FileNum() uint64 { return l.fileNum }
 
-// Size returns the manifest's length in bytes, so that the DB can roll to a
-// new one (Create with State().SnapshotEdit()) when it grows large.
+// Size returns the manifest's length in bytes: every record written, with
+// its framing. RotationDue decides from it when the DB rotates to a new one.
 func (l *Log) Size() int64 { return l.w.Size() }
 
 // Err returns the error that broke the Log, or nil.

@@ -159,6 +159,9 @@ func (c *Counting) Stat(name string) (os.FileInfo, error) { return c.fs.Stat(nam
 // Lock implements FS.
 func (c *Counting) Lock(name string) (io.Closer, error) { return c.fs.Lock(name) }
 
+// LockShared implements FS.
+func (c *Counting) LockShared(name string) (io.Closer, error) { return c.fs.LockShared(name) }
+
 // SyncDir implements FS.
 func (c *Counting) SyncDir(dir string) error { return c.fs.SyncDir(dir) }
 

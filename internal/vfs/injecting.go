@@ -198,6 +198,14 @@ func (f *Injecting) Lock(name string) (io.Closer, error) {
 	return f.fs.Lock(name)
 }
 
+// LockShared implements FS; it is an OpLock operation.
+func (f *Injecting) LockShared(name string) (io.Closer, error) {
+	if err := f.check(OpLock, name, ""); err != nil {
+		return nil, err
+	}
+	return f.fs.LockShared(name)
+}
+
 // SyncDir implements FS.
 func (f *Injecting) SyncDir(dir string) error {
 	if err := f.check(OpSyncDir, dir, ""); err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -28,8 +29,13 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// lockChild locks name, or, given "shared:name", takes a shared lock on it.
 func lockChild(name string) int {
-	l, err := Default.Lock(name)
+	lock := Default.Lock
+	if n, ok := strings.CutPrefix(name, "shared:"); ok {
+		name, lock = n, Default.LockShared
+	}
+	l, err := lock(name)
 	switch {
 	case errors.Is(err, ErrLocked):
 		return childRefused
@@ -104,9 +110,9 @@ func TestLockAcrossProcesses(t *testing.T) {
 		t.Skipf("cannot find the test binary: %v", err)
 	}
 	name := filepath.Join(t.TempDir(), "LOCK")
-	child := func() int {
+	child := func(prefix ...string) int {
 		cmd := exec.Command(exe)
-		cmd.Env = append(os.Environ(), lockChildEnv+"="+name)
+		cmd.Env = append(os.Environ(), lockChildEnv+"="+strings.Join(prefix, "")+name)
 		out, err := cmd.CombinedOutput()
 		var exit *exec.ExitError
 		if err != nil && !errors.As(err, &exit) {
@@ -125,10 +131,87 @@ func TestLockAcrossProcesses(t *testing.T) {
 	if got := child(); got != childRefused {
 		t.Errorf("child while the parent holds the lock: exit %d, want %d (refused)", got, childRefused)
 	}
+	if got := child("shared:"); got != childRefused {
+		t.Errorf("shared child while the parent holds the lock: exit %d, want %d (refused)", got, childRefused)
+	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if got := child(); got != childLocked {
 		t.Errorf("child after the parent released the lock: exit %d, want %d (locked)", got, childLocked)
+	}
+
+	// Shared locks across processes: they coexist, and exclude Lock.
+	s, err := Default.LockShared(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := child("shared:"); got != childLocked {
+		t.Errorf("shared child while the parent holds a shared lock: exit %d, want %d (locked)", got, childLocked)
+	}
+	if got := child(); got != childRefused {
+		t.Errorf("child while the parent holds a shared lock: exit %d, want %d (refused)", got, childRefused)
+	}
+}
+
+// TestLockShared checks LockShared against Lock on each implementation: shared
+// locks coexist, exclude Lock and are excluded by it, create nothing, and
+// release on Close.
+func TestLockShared(t *testing.T) {
+	for _, impl := range []struct {
+		name string
+		fsys FS
+		dir  string
+	}{
+		{"os", Default, t.TempDir()},
+		{"mem", NewMem(), "/"},
+	} {
+		t.Run(impl.name, func(t *testing.T) {
+			fsys := impl.fsys
+			name := fsys.PathJoin(impl.dir, "LOCK")
+			if _, err := fsys.LockShared(name); errClass(err) != "notexist" {
+				t.Fatalf("LockShared of a missing file: got %v, want fs.ErrNotExist", err)
+			}
+			if _, err := fsys.Stat(name); errClass(err) != "notexist" {
+				t.Fatalf("LockShared of a missing file created it: Stat: %v", err)
+			}
+			ex, err := fsys.Lock(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := fsys.LockShared(name); !errors.Is(err, ErrLocked) {
+				t.Fatalf("LockShared while Lock's lock is held: got %v, want ErrLocked", err)
+			}
+			if err := ex.Close(); err != nil {
+				t.Fatal(err)
+			}
+			a, err := fsys.LockShared(name)
+			if err != nil {
+				t.Fatalf("first LockShared: %v", err)
+			}
+			b, err := fsys.LockShared(name)
+			if err != nil {
+				t.Fatalf("second LockShared while the first is held: %v", err)
+			}
+			if _, err := fsys.Lock(name); !errors.Is(err, ErrLocked) {
+				t.Fatalf("Lock while two shared locks are held: got %v, want ErrLocked", err)
+			}
+			a.Close()
+			if _, err := fsys.Lock(name); !errors.Is(err, ErrLocked) {
+				t.Fatalf("Lock while one shared lock is held: got %v, want ErrLocked", err)
+			}
+			if err := b.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Close(); errClass(err) != "closed" {
+				t.Errorf("second Close: got %v, want fs.ErrClosed", err)
+			}
+			ex, err = fsys.Lock(name)
+			if err != nil {
+				t.Fatalf("Lock after every shared lock is released: %v", err)
+			}
+			ex.Close()
+		})
 	}
 }

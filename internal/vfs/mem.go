@@ -50,8 +50,11 @@ type memNode struct {
 	children       map[string]*memNode
 	syncedChildren map[string]*memNode
 
-	// locked is held per node, as flock is held per inode.
-	locked bool
+	// locked and sharedLocks are held per node, as flock is held per
+	// inode: Lock's exclusive lock, and how many LockShared locks are held.
+	// INVARIANT: never both locked and sharedLocks > 0.
+	locked      bool
+	sharedLocks int
 }
 
 func newMemDir() *memNode {
@@ -258,11 +261,30 @@ func (m *MemFS) Lock(name string) (io.Closer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n.locked {
+	if n.locked || n.sharedLocks > 0 {
 		return nil, &fs.PathError{Op: "lock", Path: name, Err: ErrLocked}
 	}
 	n.locked = true
 	return &memLock{fs: m, n: n, name: name}, nil
+}
+
+// LockShared implements FS.
+func (m *MemFS) LockShared(name string) (io.Closer, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, _, n, err := m.walk("open", name)
+	switch {
+	case err != nil:
+		return nil, err
+	case n == nil:
+		return nil, &fs.PathError{Op: "open", Path: name, Err: syscall.ENOENT}
+	case n.isDir:
+		return nil, &fs.PathError{Op: "lock", Path: name, Err: syscall.EISDIR}
+	case n.locked:
+		return nil, &fs.PathError{Op: "lock", Path: name, Err: ErrLocked}
+	}
+	n.sharedLocks++
+	return &memLock{fs: m, n: n, name: name, shared: true}, nil
 }
 
 // memLock is a held MemFS lock.
@@ -270,6 +292,7 @@ type memLock struct {
 	fs     *MemFS
 	n      *memNode
 	name   string
+	shared bool
 	closed bool
 }
 
@@ -280,7 +303,11 @@ func (l *memLock) Close() error {
 		return &fs.PathError{Op: "close", Path: l.name, Err: fs.ErrClosed}
 	}
 	l.closed = true
-	l.n.locked = false
+	if l.shared {
+		l.n.sharedLocks--
+	} else {
+		l.n.locked = false
+	}
 	return nil
 }
 

@@ -71,11 +71,23 @@ func (osFS) Lock(name string) (io.Closer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := flock(f); err != nil {
+	if err := flock(f, false); err != nil {
 		f.Close()
 		return nil, err
 	}
 	// Closing the file releases the lock.
+	return f, nil
+}
+
+func (osFS) LockShared(name string) (io.Closer, error) {
+	f, err := os.Open(name) // read-only, and never created
+	if err != nil {
+		return nil, err
+	}
+	if err := flock(f, true); err != nil {
+		f.Close()
+		return nil, err
+	}
 	return f, nil
 }
 

@@ -9,9 +9,13 @@ import (
 	"syscall"
 )
 
-// flock takes an exclusive, non-blocking flock on f: a store whose directory
-// is in use must fail to open at once, not hang.
-func flock(f *os.File) error {
+// flock takes a non-blocking flock on f, shared or exclusive: a store whose
+// directory is in use must fail to open at once, not hang.
+func flock(f *os.File, shared bool) error {
+	how := syscall.LOCK_EX
+	if shared {
+		how = syscall.LOCK_SH
+	}
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return &fs.PathError{Op: "lock", Path: f.Name(), Err: err}
@@ -19,7 +23,7 @@ func flock(f *os.File) error {
 	var serr error
 	err = rc.Control(func(fd uintptr) {
 		for {
-			serr = syscall.Flock(int(fd), syscall.LOCK_EX|syscall.LOCK_NB)
+			serr = syscall.Flock(int(fd), how|syscall.LOCK_NB)
 			if serr != syscall.EINTR {
 				return
 			}

@@ -10,6 +10,6 @@ import (
 
 // flock fails where syscall.Flock does not exist: opening a store without the
 // protection of its LOCK file would let two processes corrupt it.
-func flock(f *os.File) error {
+func flock(f *os.File, shared bool) error {
 	return &fs.PathError{Op: "lock", Path: f.Name(), Err: errors.ErrUnsupported}
 }

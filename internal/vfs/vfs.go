@@ -77,6 +77,15 @@ type FS interface {
 	// lock, as does the death of the process.
 	Lock(name string) (io.Closer, error)
 
+	// LockShared takes a shared lock on the named file, which must exist: it
+	// creates nothing, so that a reader that locks a directory changes
+	// nothing in it. Any number of shared locks on a file coexist; while one
+	// is held, Lock of the file fails at once with an error wrapping
+	// ErrLocked, and while Lock's is held, LockShared fails so. It never
+	// waits. Closing the io.Closer releases the lock, as does the death of
+	// the process.
+	LockShared(name string) (io.Closer, error)
+
 	// SyncDir makes the entries of directory dir durable: once it returns nil,
 	// every entry created, renamed into, renamed out of or removed from dir
 	// before the call survives a crash as it is now.

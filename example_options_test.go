@@ -1,0 +1,74 @@
+package bloomkv_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/bloomkv/bloomkv"
+)
+
+// A read-only Open looks at a DB without changing a byte of its directory,
+// beside other read-only opens; writes return ErrReadOnly.
+func ExampleOptions_readOnly() {
+	dir := tempDir()
+	defer os.RemoveAll(dir)
+	db, _ := bloomkv.Open(dir, nil)
+	db.Put([]byte("greeting"), []byte("hello"), nil)
+	db.Close()
+
+	ro := &bloomkv.Options{ReadOnly: true}
+	a, err := bloomkv.Open(dir, ro)
+	if err != nil {
+		panic(err)
+	}
+	defer a.Close()
+	b, err := bloomkv.Open(dir, ro) // read-only opens coexist
+	if err != nil {
+		panic(err)
+	}
+	defer b.Close()
+	v, _ := b.Get([]byte("greeting")) // replayed from the WAL, in memory
+	fmt.Printf("%s\n", v)
+	fmt.Println(errors.Is(a.Put([]byte("k"), []byte("v"), nil), bloomkv.ErrReadOnly))
+	_, err = bloomkv.Open(dir, nil) // a writer must wait for the readers
+	fmt.Println(errors.Is(err, bloomkv.ErrLocked))
+	// Output:
+	// hello
+	// true
+	// true
+}
+
+// ErrorIfNotExists opens a DB only if one is there: a mistyped directory
+// is an error, not a new, empty DB.
+func ExampleOptions_errorIfNotExists() {
+	dir := tempDir()
+	defer os.RemoveAll(dir)
+	_, err := bloomkv.Open(filepath.Join(dir, "typo"), &bloomkv.Options{ErrorIfNotExists: true})
+	fmt.Println(errors.Is(err, bloomkv.ErrDBDoesNotExist))
+	// Output: true
+}
+
+// An EventListener sees the background work: here, the flush of the
+// memtable and the table it wrote.
+func ExampleEventListener() {
+	dir := tempDir()
+	defer os.RemoveAll(dir)
+	listener := &bloomkv.EventListener{
+		FlushEnd: func(info bloomkv.FlushInfo) {
+			fmt.Printf("flushed to table %06d, %v\n", info.Output.FileNum, info.Err)
+		},
+		BackgroundError: func(info bloomkv.BackgroundErrorInfo) {
+			fmt.Printf("%s failed: %v (retry in %v)\n", info.Op, info.Err, info.RetryIn)
+		},
+	}
+	db, err := bloomkv.Open(dir, &bloomkv.Options{EventListener: listener})
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	db.Put([]byte("k"), []byte("v"), nil)
+	db.Flush()
+	// Output: flushed to table 000005, <nil>
+}
