@@ -8,6 +8,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/compaction"
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/iterator"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 )
 
@@ -175,7 +176,7 @@ func bytesOf(files []*manifest.FileMetadata) uint64 {
 // numbered files to write.
 func (d *DB) compactionEnv(v *version, job int) compaction.Env {
 	return compaction.Env{
-		Open: func(f *manifest.FileMetadata) (compaction.Iterator, error) {
+		Open: func(f *manifest.FileMetadata) (iterator.Iterator, error) {
 			for level, files := range v.Levels {
 				if i := slices.Index(files, f); i >= 0 {
 					return v.tables[level][i].reader.NewScanIterator(), nil

@@ -264,11 +264,11 @@ func (c *corruptDB) check(fs vfs.FS, name string, bit int64, st *corruptStats) (
 			return fmt.Errorf("NewIter: %v", err)
 		}
 		var got []string
-		ok := it.First()
+		ok, step := it.First(), it.Next
 		if !forward {
-			ok = it.Last()
+			ok, step = it.Last(), it.Prev
 		}
-		for ; ok; ok = map[bool]func() bool{true: it.Next, false: it.Prev}[forward]() {
+		for ; ok; ok = step() {
 			got = append(got, string(it.Key()), string(it.Value()))
 		}
 		ierr := it.Error()

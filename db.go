@@ -9,9 +9,10 @@
 // wal) — one fsync shared by every writer waiting at that moment, if any of
 // them asked for Sync; NoSync writes stay in the log's 32 KiB block buffer
 // until it fills or a Sync write, a memtable rotation or Close writes it —
-// then inserted into the mutable memtable (package memtable) and published. A full memtable becomes immutable, a new WAL starts, and a
-// background flush (flush.go) writes it to an L0 table (package sstable) and
-// records the table in the manifest (package internal/manifest).
+// then inserted into the mutable memtable (package memtable) and published.
+// A full memtable becomes immutable, a new WAL starts, and a background
+// flush (flush.go) writes it to an L0 table (package sstable) and records
+// the table in the manifest (package internal/manifest).
 //
 // # How a read travels
 //
@@ -52,7 +53,6 @@ import (
 	"sync/atomic"
 
 	"github.com/bloomkv/bloomkv/internal/base"
-	"github.com/bloomkv/bloomkv/internal/batchrepr"
 	"github.com/bloomkv/bloomkv/internal/cache"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/offheap"
@@ -147,96 +147,6 @@ type immutable struct {
 	walNum uint64
 }
 
-// Put sets key to value. With a nil or Sync WriteOptions it returns once the
-// write is durable.
-func (d *DB) Put(key, value []byte, opts *WriteOptions) error {
-	w := getSingleWrite()
-	defer putSingleWrite(w)
-	if err := w.batch.Set(key, value); err != nil {
-		return err
-	}
-	return d.apply(&w.batch, &w.req, opts)
-}
-
-// Delete removes key. Deleting a missing key is not an error.
-func (d *DB) Delete(key []byte, opts *WriteOptions) error {
-	w := getSingleWrite()
-	defer putSingleWrite(w)
-	if err := w.batch.Delete(key); err != nil {
-		return err
-	}
-	return d.apply(&w.batch, &w.req, opts)
-}
-
-// singleWrite is the batch and commit request of one Put or Delete, reused
-// through singleWrites: a single-key write then allocates nothing on its way
-// to the memtable in the common case, where it allocated a Batch, its bytes,
-// a commitRequest and its channel every time.
-type singleWrite struct {
-	batch Batch
-	req   commitRequest
-}
-
-// maxPooledBatch bounds the batch buffer a pooled singleWrite keeps, so that
-// one big value does not stay pinned in the pool.
-const maxPooledBatch = 4 << 10
-
-var singleWrites = sync.Pool{New: func() any { return new(singleWrite) }}
-
-func getSingleWrite() *singleWrite {
-	w := singleWrites.Get().(*singleWrite)
-	w.batch.Reset()
-	return w
-}
-
-// putSingleWrite returns w to the pool. Only after commit returned: by then
-// the commit pipeline holds no reference to w that it will use again.
-func putSingleWrite(w *singleWrite) {
-	if cap(w.batch.data) > maxPooledBatch {
-		w.batch.data = nil
-	}
-	singleWrites.Put(w)
-}
-
-// Apply commits every write of b atomically: readers and recovery see all of
-// them or none. b may be reused once Apply returns.
-func (d *DB) Apply(b *Batch, opts *WriteOptions) error {
-	return d.apply(b, new(commitRequest), opts)
-}
-
-// apply commits b with req, a request that is not in use (its channel, if
-// any, is empty, as commit leaves it).
-func (d *DB) apply(b *Batch, req *commitRequest, opts *WriteOptions) error {
-	if b.Len() == 0 {
-		return d.checkOpen()
-	}
-	if err := d.enterWriter(); err != nil {
-		return err
-	}
-	defer d.exitWriter()
-	*req = commitRequest{batch: b, sync: opts.sync(), wake: req.wake}
-	return d.commit.commit(req, d.applyGroup)
-}
-
-// enterWriter admits a write, or returns why the DB takes none; Close waits
-// for every admitted write to exitWriter.
-func (d *DB) enterWriter() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := d.writeErrLocked(); err != nil {
-		return err
-	}
-	d.mu.writers++
-	return nil
-}
-
-func (d *DB) exitWriter() {
-	d.mu.Lock()
-	d.mu.writers--
-	d.mu.cond.Broadcast()
-	d.mu.Unlock()
-}
-
 func (d *DB) checkOpen() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -246,93 +156,8 @@ func (d *DB) checkOpen() error {
 	return nil
 }
 
-// applyGroup commits one group of batches: it is the leader's work in the
-// commit pipeline, so it never runs concurrently with itself.
-func (d *DB) applyGroup(group []*commitRequest) {
-	fail := func(err error) {
-		for _, r := range group {
-			r.err = err
-		}
-	}
-	size, sync, flush := 0, false, false
-	for _, r := range group {
-		size += r.size()
-		sync = sync || r.sync
-		flush = flush || r.flush
-	}
-
-	d.mu.Lock()
-	if err := d.makeRoomLocked(int64(size)); err != nil {
-		d.mu.Unlock()
-		fail(err)
-		return
-	}
-	last := groupSeqNums(group, d.mu.lastSeq)
-	d.mu.lastSeq = last
-	mem, w := d.mu.mem, d.mu.wal
-	d.mu.Unlock()
-
-	// The group's records go into the WAL writer's block buffer, which
-	// writes each 32 KiB block as it fills. A group with a Sync write then
-	// writes what is buffered and fsyncs, once for the whole group; a group
-	// without one returns with its records possibly still buffered in this
-	// process (see WriteOptions): a write(2) per group, which is a write per
-	// Put for a single writer, cost more than the memtable insert.
-	var err error
-	for _, r := range group {
-		if r.batch == nil {
-			continue
-		}
-		if _, err = w.WriteRecord(r.batch.data); err != nil {
-			break
-		}
-	}
-	if err == nil && sync {
-		err = w.Sync()
-		d.counters.walSyncs.Add(1)
-	}
-	if err != nil {
-		d.mu.Lock()
-		err = d.walFailedLocked(err)
-		d.mu.Unlock()
-		fail(err)
-		return
-	}
-	d.counters.walBytes.Add(uint64(size))
-
-	for _, r := range group {
-		if r.batch != nil {
-			batchrepr.Decode(r.batch.data, func(e batchrepr.Entry) { mem.Add(e.Seq, e.Kind, e.Key, e.Value) })
-			d.counters.writes.Add(uint64(r.batch.Len()))
-			d.counters.batches.Add(1)
-		}
-	}
-	// INVARIANT: published only after every write up to last is in mem.
-	d.visibleSeq.Store(uint64(last))
-
-	if flush {
-		d.mu.Lock()
-		if !d.mu.mem.Empty() {
-			if err := d.rotateMemtableLocked(); err != nil {
-				for _, r := range group {
-					if r.flush { // the batches are committed; only Flush failed
-						r.err = err
-					}
-				}
-			}
-		}
-		d.mu.Unlock()
-	}
-}
-
 // newJobID numbers a flush or compaction, for its events.
 func (d *DB) newJobID() int { return int(d.lastJobID.Add(1)) }
-
-// Get returns the value of key, or ErrNotFound. The value is the caller's
-// to keep and modify.
-func (d *DB) Get(key []byte) ([]byte, error) {
-	return d.get(key, liveSeq)
-}
 
 // Flush makes the mutable memtable immutable, if it holds anything, and
 // waits until every immutable memtable is flushed to a table. If a flush

@@ -158,11 +158,11 @@ func (r *concReader) scan(d *DB) error {
 	forward := r.rng.IntN(2) == 0
 	view := kvModel{}
 	var prev []byte
-	ok := it.Last()
+	ok, step := it.Last(), it.Prev
 	if forward {
-		ok = it.First()
+		ok, step = it.First(), it.Next
 	}
-	for ; ok; ok = map[bool]func() bool{true: it.Next, false: it.Prev}[forward]() {
+	for ; ok; ok = step() {
 		k := it.Key()
 		if prev != nil && (forward && bytes.Compare(prev, k) >= 0 || !forward && bytes.Compare(prev, k) <= 0) {
 			it.Close()

@@ -5,6 +5,7 @@ import (
 	"iter"
 
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/iterator"
 )
 
 // IterOptions restrict the keys an Iterator shows. The zero value shows
@@ -46,9 +47,16 @@ type IterOptions struct {
 // An Iterator keeps the memtables and tables it reads from alive until
 // Close: close every Iterator. It is not safe for concurrent use by several
 // goroutines; different Iterators may be used concurrently.
+//
+// Below it is an iterator.MergingIter of every memtable, L0 table and level
+// (DB.newIter), which yields every version of every key, tombstones
+// included: nothing below hides a version. The hiding is done here:
+// versions newer than the read sequence number are skipped, and of each
+// user key only the newest visible version is shown, if it is a Set; a
+// tombstone hides the key and every older version of it.
 type Iterator struct {
-	inner        internalIterator // every version of every key; owned
-	seq          base.SeqNum      // versions with a larger seqnum are invisible
+	inner        iterator.Iterator // every version of every key; owned
+	seq          base.SeqNum       // versions with a larger seqnum are invisible
 	lower, upper []byte
 	onClose      func() error
 
@@ -71,6 +79,14 @@ type Iterator struct {
 	closed  bool
 }
 
+// direction is the way an Iterator last moved.
+type direction int8
+
+const (
+	forward direction = iota
+	backward
+)
+
 // iterPos is where an Iterator is.
 type iterPos int8
 
@@ -85,7 +101,7 @@ const (
 // as of read sequence number seq within opts' bounds, which it copies. It
 // owns inner: Close closes it and then calls onClose, if not nil, by which
 // the DB releases what the iterator pinned.
-func newIterator(inner internalIterator, seq base.SeqNum, opts IterOptions, onClose func() error) *Iterator {
+func newIterator(inner iterator.Iterator, seq base.SeqNum, opts IterOptions, onClose func() error) *Iterator {
 	return &Iterator{
 		inner:   inner,
 		seq:     seq,

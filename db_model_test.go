@@ -447,9 +447,9 @@ func (r *modelRun) flush() error {
 		return fmt.Errorf("Flush: %w", err)
 	}
 	m := r.db.Metrics()
-	if m.ImmutableMemtables != 0 || m.MemtableSize != 0 {
+	if m.ImmutableMemtables != 0 || m.MemtableBytes != 0 {
 		return fmt.Errorf("after Flush: %d immutable memtables, a memtable of %d bytes; want none and 0",
-			m.ImmutableMemtables, m.MemtableSize)
+			m.ImmutableMemtables, m.MemtableBytes)
 	}
 	tables := 0
 	for _, l := range m.Levels {

@@ -491,8 +491,8 @@ func describeOptions(o Options) string {
 	if o.DisableFilters {
 		filters = "DisableFilters"
 	}
-	return fmt.Sprintf("{MemtableSize:%d MaxImmutableMemtables:%d BlockSize:%d Compression:%v %s FilterPolicy:%v BlockCacheSize:%d L0CompactionTrigger:%d BaseLevelSize:%d TargetFileSize:%d MaxOpenFiles:%d MaxManifestFileSize:%d}",
-		o.MemtableSize, o.MaxImmutableMemtables, o.BlockSize, o.Compression, filters, o.FilterPolicy, o.BlockCacheSize,
+	return fmt.Sprintf("{MemtableSize:%d MaxImmutableMemtables:%d BlockSize:%d Compression:%v %s FilterAllocation:%v BlockCacheSize:%d L0CompactionTrigger:%d BaseLevelSize:%d TargetFileSize:%d MaxOpenFiles:%d MaxManifestFileSize:%d}",
+		o.MemtableSize, o.MaxImmutableMemtables, o.BlockSize, o.Compression, filters, o.FilterAllocation, o.BlockCacheSize,
 		o.L0CompactionTrigger, o.BaseLevelSize, o.TargetFileSize, o.MaxOpenFiles, o.MaxManifestFileSize)
 }
 
@@ -520,7 +520,7 @@ func randOptions(rng *rand.Rand) Options {
 		o.BlockCacheSize = int64(1 + rng.IntN(64<<10)) // tiny: evictions
 	}
 	// Small levels and tables, so that compactions run all the time.
-	o.FilterPolicy = []FilterPolicy{Uniform, Optimal}[rng.IntN(2)]
+	o.FilterAllocation = []FilterAllocation{UniformAllocation, OptimalAllocation}[rng.IntN(2)]
 	o.L0CompactionTrigger = 1 + rng.IntN(4)
 	o.BaseLevelSize = uint64(16<<10 + rng.IntN(240<<10))
 	o.TargetFileSize = uint64(4<<10 + rng.IntN(60<<10))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/bloomkv/bloomkv"
 )
@@ -71,4 +72,30 @@ func ExampleEventListener() {
 	db.Put([]byte("k"), []byte("v"), nil)
 	db.Flush()
 	// Output: flushed to table 000005, <nil>
+}
+
+// Scan visits a range in key order; an error — a failed read, or the
+// callback's own — stops it and is returned.
+func ExampleDB_Scan() {
+	dir := tempDir()
+	defer os.RemoveAll(dir)
+	db, _ := bloomkv.Open(dir, nil)
+	defer db.Close()
+	for _, k := range []string{"apple", "banana", "cherry", "date"} {
+		db.Put([]byte(k), []byte(strings.ToUpper(k)), nil)
+	}
+	err := db.Scan([]byte("b"), []byte("d"), func(key, value []byte) error {
+		fmt.Printf("%s=%s\n", key, value)
+		return nil
+	})
+	fmt.Println(err)
+
+	errStop := errors.New("seen enough")
+	err = db.Scan(nil, nil, func(key, value []byte) error { return errStop })
+	fmt.Println(errors.Is(err, errStop))
+	// Output:
+	// banana=BANANA
+	// cherry=CHERRY
+	// <nil>
+	// true
 }

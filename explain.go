@@ -294,8 +294,11 @@ func (t *Trace) Summary() string {
 		parts = append(parts, plural(n.TablesOutOfRange, "table", "tables")+" out of range")
 	}
 	if n.FilterNegatives > 0 {
-		parts = append(parts, plural(n.FilterNegatives, "table", "tables")+" skipped by "+
-			map[bool]string{true: "its filter", false: "their filters"}[n.FilterNegatives == 1])
+		by := " skipped by their filters"
+		if n.FilterNegatives == 1 {
+			by = " skipped by its filter"
+		}
+		parts = append(parts, plural(n.FilterNegatives, "table", "tables")+by)
 	}
 	if n.FalsePositives > 0 {
 		parts = append(parts, plural(n.FalsePositives, "filter false positive", "filter false positives"))
@@ -345,8 +348,9 @@ func (t *Trace) String() string {
 		switch s.Kind {
 		case TableStep:
 			keyRange = fmt.Sprintf("%q .. %q", s.Smallest, s.Largest)
-			inRange = map[bool]string{true: "yes", false: "no"}[s.InRange]
+			inRange = "no"
 			if s.InRange {
+				inRange = "yes"
 				filter = s.Filter.String()
 			}
 			if s.Filter == FilterMaybe || s.Filter == NoFilter {

@@ -10,6 +10,9 @@ import (
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/cache"
+	"github.com/bloomkv/bloomkv/internal/iterator"
+	"github.com/bloomkv/bloomkv/internal/iterator/itertest"
+	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/memtable"
 	"github.com/bloomkv/bloomkv/sstable"
 )
@@ -23,7 +26,8 @@ const benchKeys = 100_000
 type benchDB struct {
 	mem    *memtable.Memtable
 	l0     []*sstable.Reader
-	l1     []levelFile
+	l1     itertest.Level
+	l1Open iterator.OpenFunc // l1.Open, made once as a DB makes it once per level
 	maxSeq base.SeqNum
 }
 
@@ -41,12 +45,12 @@ func getBenchDB(b *testing.B) *benchDB {
 		value := bytes.Repeat([]byte("v"), 64)
 		d := &benchDB{}
 		seq := base.SeqNum(0)
-		version := func(i int) ikv {
+		version := func(i int) itertest.KV {
 			seq++
-			return ikv{base.MakeInternalKey(benchKey(i), seq, base.KindSet), value}
+			return itertest.KV{Key: base.MakeInternalKey(benchKey(i), seq, base.KindSet), Value: value}
 		}
 		fileNum := uint64(0)
-		table := func(entries []ikv) *sstable.Reader {
+		table := func(entries []itertest.KV) *sstable.Reader {
 			fileNum++
 			var buf bytes.Buffer
 			w, err := sstable.NewWriter(&buf, sstable.WriterOptions{})
@@ -54,7 +58,7 @@ func getBenchDB(b *testing.B) *benchDB {
 				b.Fatal(err)
 			}
 			for _, e := range entries {
-				if err := w.Add(e.key, e.value); err != nil {
+				if err := w.Add(e.Key, e.Value); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -69,24 +73,25 @@ func getBenchDB(b *testing.B) *benchDB {
 		}
 		const perTable = benchKeys / 20
 		for t := 0; t < benchKeys; t += perTable {
-			var entries []ikv
+			var entries []itertest.KV
 			for i := t; i < t+perTable; i++ {
 				entries = append(entries, version(i))
 			}
-			r := table(entries)
-			d.l1 = append(d.l1, levelFile{
-				smallest: entries[0].key.UserKey,
-				largest:  entries[len(entries)-1].key.UserKey,
-				open:     func() (internalIterator, error) { return r.NewIterator(), nil },
+			d.l1.Tables = append(d.l1.Tables, table(entries))
+			d.l1.Files = append(d.l1.Files, &manifest.FileMetadata{
+				FileNum:  fileNum,
+				Smallest: entries[0].Key,
+				Largest:  entries[len(entries)-1].Key,
 			})
 		}
+		d.l1Open = d.l1.Open
 		overwrites := func() []int {
 			return rng.Perm(benchKeys)[:benchKeys/10]
 		}
 		for range 2 {
 			keys := overwrites()
 			slices.Sort(keys)
-			var entries []ikv
+			var entries []itertest.KV
 			for _, i := range keys {
 				entries = append(entries, version(i))
 			}
@@ -95,7 +100,7 @@ func getBenchDB(b *testing.B) *benchDB {
 		d.mem = memtable.New(0)
 		for _, i := range overwrites() {
 			e := version(i)
-			d.mem.Add(e.key.SeqNum(), e.key.Kind(), e.key.UserKey, e.value)
+			d.mem.Add(e.Key.SeqNum(), e.Key.Kind(), e.Key.UserKey, e.Value)
 		}
 		d.maxSeq = seq
 		benchData = d
@@ -104,7 +109,7 @@ func getBenchDB(b *testing.B) *benchDB {
 }
 
 func (d *benchDB) iterator() *Iterator {
-	inner := newMergingIter(d.mem.NewIter(), d.l0[0].NewIterator(), d.l0[1].NewIterator(), newLevelIter(d.l1, nil, nil))
+	inner := iterator.NewMergingIter(d.mem.NewIter(), d.l0[0].NewIterator(), d.l0[1].NewIterator(), iterator.NewLevelIter(d.l1.Files, d.l1Open, nil, nil))
 	return newIterator(inner, d.maxSeq, IterOptions{}, nil)
 }
 

@@ -6,20 +6,18 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/iterator"
+	"github.com/bloomkv/bloomkv/internal/iterator/itertest"
 )
-
-func delAt(key string, seq base.SeqNum) ikv {
-	return ikv{base.MakeInternalKey([]byte(key), seq, base.KindDelete), nil}
-}
 
 // TestIterChildError checks that a failing child stops a forward scan with
 // its error, and that Close still closes everything once and reports it.
 func TestIterChildError(t *testing.T) {
-	good := newSliceIter([]ikv{setAt("a", 1), setAt("c", 3), setAt("e", 5)})
-	bad := newSliceIter([]ikv{setAt("b", 2), setAt("d", 4), setAt("f", 6)})
-	bad.failAfter = 2 // First, Next, then the failure
+	good := itertest.NewSliceIter([]itertest.KV{itertest.Set("a", 1), itertest.Set("c", 3), itertest.Set("e", 5)})
+	bad := itertest.NewSliceIter([]itertest.KV{itertest.Set("b", 2), itertest.Set("d", 4), itertest.Set("f", 6)})
+	bad.FailAfter = 2 // First, Next, then the failure
 	closed := 0
-	it := newIterator(newMergingIter(good, bad), base.SeqNumMax, IterOptions{}, func() error {
+	it := newIterator(iterator.NewMergingIter(good, bad), base.SeqNumMax, IterOptions{}, func() error {
 		closed++
 		return nil
 	})
@@ -31,17 +29,17 @@ func TestIterChildError(t *testing.T) {
 	if got := strings.Join(keys, " "); got != "a b c d" {
 		t.Fatalf("scanned %q before the failure, want a b c d", got)
 	}
-	if it.Valid() || it.Key() != nil || it.Value() != nil || it.Error() != errInjected {
+	if it.Valid() || it.Key() != nil || it.Value() != nil || it.Error() != itertest.ErrInjected {
 		t.Fatalf("after the failure: Valid %v, Key %q, Error %v", it.Valid(), it.Key(), it.Error())
 	}
 	if it.First() || it.Last() || it.SeekGE([]byte("a")) || it.SeekLT([]byte("z")) || it.Next() || it.Prev() {
 		t.Fatal("the iterator moved after a failure")
 	}
-	if err := it.Close(); err != errInjected {
+	if err := it.Close(); err != itertest.ErrInjected {
 		t.Fatalf("Close = %v, want the failure", err)
 	}
-	if good.closes != 1 || bad.closes != 1 || closed != 1 {
-		t.Fatalf("children closed %d and %d times, onClose called %d times", good.closes, bad.closes, closed)
+	if good.Closes != 1 || bad.Closes != 1 || closed != 1 {
+		t.Fatalf("children closed %d and %d times, onClose called %d times", good.Closes, bad.Closes, closed)
 	}
 }
 
@@ -49,13 +47,13 @@ func TestIterChildError(t *testing.T) {
 // of a key backward does not show an older version: the newer one may be
 // what failed to load.
 func TestIterBackwardFailure(t *testing.T) {
-	child := newSliceIter([]ikv{setAt("k", 5), setAt("k", 1)})
-	child.failAfter = 1 // SeekLT lands on k#1; the Prev to k#5 fails
-	it := newIterator(newMergingIter(child), base.SeqNumMax, IterOptions{}, nil)
-	if it.SeekLT([]byte("z")) || it.Error() != errInjected {
+	child := itertest.NewSliceIter([]itertest.KV{itertest.Set("k", 5), itertest.Set("k", 1)})
+	child.FailAfter = 1 // SeekLT lands on k#1; the Prev to k#5 fails
+	it := newIterator(iterator.NewMergingIter(child), base.SeqNumMax, IterOptions{}, nil)
+	if it.SeekLT([]byte("z")) || it.Error() != itertest.ErrInjected {
 		t.Fatalf("SeekLT showed %q, error %v", it.Value(), it.Error())
 	}
-	if err := it.Close(); err != errInjected {
+	if err := it.Close(); err != itertest.ErrInjected {
 		t.Fatalf("Close = %v", err)
 	}
 }
@@ -64,8 +62,8 @@ func TestIterBackwardFailure(t *testing.T) {
 // number sees of a key's history, both ways.
 func TestIterTombstonesAndVersions(t *testing.T) {
 	// a: set@1, deleted@3, set@5. b: set@2, deleted@4. c: set@6.
-	mem := newSliceIter([]ikv{setAt("a", 5), delAt("b", 4), setAt("c", 6)})
-	old := newSliceIter([]ikv{delAt("a", 3), setAt("a", 1), setAt("b", 2)})
+	mem := itertest.NewSliceIter([]itertest.KV{itertest.Set("a", 5), itertest.Del("b", 4), itertest.Set("c", 6)})
+	old := itertest.NewSliceIter([]itertest.KV{itertest.Del("a", 3), itertest.Set("a", 1), itertest.Set("b", 2)})
 	for _, tc := range []struct {
 		seq  base.SeqNum
 		want string
@@ -73,7 +71,7 @@ func TestIterTombstonesAndVersions(t *testing.T) {
 		{0, ""}, {1, "a"}, {2, "ab"}, {3, "b"}, {4, ""}, {5, "a"}, {6, "ac"}, {base.SeqNumMax, "ac"},
 	} {
 		mem, old := *mem, *old
-		it := newIterator(newMergingIter(&mem, &old), tc.seq, IterOptions{}, nil)
+		it := newIterator(iterator.NewMergingIter(&mem, &old), tc.seq, IterOptions{}, nil)
 		var fwd, bwd string
 		for ok := it.First(); ok; ok = it.Next() {
 			fwd += string(it.Key())
@@ -93,10 +91,10 @@ func TestIterTombstonesAndVersions(t *testing.T) {
 // TestIterClosed checks that a closed Iterator reports ErrClosed and never
 // panics, and that Close releases everything exactly once.
 func TestIterClosed(t *testing.T) {
-	child := newSliceIter([]ikv{setAt("a", 1)})
+	child := itertest.NewSliceIter([]itertest.KV{itertest.Set("a", 1)})
 	errRelease := errors.New("release failed")
 	released := 0
-	it := newIterator(newMergingIter(child), base.SeqNumMax, IterOptions{}, func() error {
+	it := newIterator(iterator.NewMergingIter(child), base.SeqNumMax, IterOptions{}, func() error {
 		released++
 		return errRelease
 	})
@@ -118,15 +116,15 @@ func TestIterClosed(t *testing.T) {
 	if err := it.Close(); !errors.Is(err, ErrClosed) {
 		t.Fatalf("second Close = %v, want ErrClosed", err)
 	}
-	if child.closes != 1 || released != 1 {
-		t.Fatalf("child closed %d times, onClose called %d times", child.closes, released)
+	if child.Closes != 1 || released != 1 {
+		t.Fatalf("child closed %d times, onClose called %d times", child.Closes, released)
 	}
 }
 
 // TestIterAllBreak checks that breaking out of All leaves the iterator at
 // the last key yielded, ready to continue.
 func TestIterAllBreak(t *testing.T) {
-	it := newIterator(newMergingIter(newSliceIter([]ikv{setAt("a", 1), setAt("b", 2), setAt("c", 3)})), base.SeqNumMax, IterOptions{}, nil)
+	it := newIterator(iterator.NewMergingIter(itertest.NewSliceIter([]itertest.KV{itertest.Set("a", 1), itertest.Set("b", 2), itertest.Set("c", 3)})), base.SeqNumMax, IterOptions{}, nil)
 	for k := range it.All() {
 		if string(k) == "b" {
 			break

@@ -2,7 +2,6 @@ package bloomkv
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"math/rand/v2"
 	"sort"
@@ -10,18 +9,9 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/iterator"
+	"github.com/bloomkv/bloomkv/internal/iterator/itertest"
 )
-
-// iterSeeds is how many random worlds each model test tries; raise it for a
-// soak run: go test -run 'IterModel|IterFault' -iter.seeds=20000 .
-var iterSeeds = flag.Int("iter.seeds", 300, "random worlds per iterator model test (-short: 50)")
-
-func iterSeedCount() uint64 {
-	if testing.Short() {
-		return 50
-	}
-	return uint64(*iterSeeds)
-}
 
 // modelIter is the oracle of an Iterator: a position in the sorted list of
 // the keys it must show.
@@ -72,55 +62,47 @@ func (m *modelIter) prev() bool {
 func randIterBounds(rng *rand.Rand) IterOptions {
 	var o IterOptions
 	if rng.IntN(2) == 0 {
-		o.LowerBound = randIterKey(rng)
+		o.LowerBound = itertest.RandKey(rng)
 	}
 	if rng.IntN(2) == 0 {
-		o.UpperBound = randIterKey(rng)
+		o.UpperBound = itertest.RandKey(rng)
 	}
 	return o
 }
 
 // randReadSeq returns a read sequence number: any, all, or none of the world.
-func randReadSeq(rng *rand.Rand, w *iterWorld) base.SeqNum {
+func randReadSeq(rng *rand.Rand, w *itertest.World) base.SeqNum {
 	switch rng.IntN(8) {
 	case 0:
 		return base.SeqNumMax
 	case 1:
 		return 0
 	}
-	return base.SeqNum(rng.IntN(int(w.maxSeq) + 2))
+	return base.SeqNum(rng.IntN(int(w.MaxSeq) + 2))
 }
 
 // TestIterModel checks the Iterator against the oracle over random worlds,
 // read sequence numbers, bounds and sequences of moves, at every step.
 func TestIterModel(t *testing.T) {
-	for seed := range iterSeedCount() {
+	for seed := range itertest.Seeds() {
 		rng := rand.New(rand.NewPCG(seed, 1))
-		w := newWorld(t, rng, 300)
+		w := itertest.NewWorld(t, rng, 300)
 		for range 4 {
 			seq, opts := randReadSeq(rng, w), randIterBounds(rng)
 			if err := checkIterator(rng, w, seq, opts, 150); err != nil {
-				t.Fatalf("seed %d, seq %d, bounds [%q, %q), sources %v:\n%v", seed, seq, opts.LowerBound, opts.UpperBound, sourceNames(w), err)
+				t.Fatalf("seed %d, seq %d, bounds [%q, %q), sources %v:\n%v", seed, seq, opts.LowerBound, opts.UpperBound, w.SourceNames(), err)
 			}
 		}
 	}
 }
 
-func sourceNames(w *iterWorld) []string {
-	var names []string
-	for _, s := range w.sources {
-		names = append(names, fmt.Sprintf("%s(%d)", s.name, len(s.entries)))
-	}
-	return names
-}
-
 // checkIterator runs steps random moves on an Iterator and on the oracle,
 // then All, and returns the first disagreement with the moves that led to
 // it.
-func checkIterator(rng *rand.Rand, w *iterWorld, seq base.SeqNum, opts IterOptions, steps int) error {
-	keys, values := visibleKeys(w.all, seq, opts)
+func checkIterator(rng *rand.Rand, w *itertest.World, seq base.SeqNum, opts IterOptions, steps int) error {
+	keys, values := visibleKeys(w.All, seq, opts)
 	m := &modelIter{keys: keys, values: values}
-	it := w.iterator(seq, opts)
+	it := worldIterator(w, seq, opts)
 	var log []string
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("after %s:\n"+format, append([]any{strings.Join(log, " ")}, args...)...)
@@ -135,11 +117,11 @@ func checkIterator(rng *rand.Rand, w *iterWorld, seq base.SeqNum, opts IterOptio
 			log = append(log, "Last")
 			got, want = it.Last(), m.last()
 		case r < 5:
-			k := randIterKey(rng)
+			k := itertest.RandKey(rng)
 			log = append(log, fmt.Sprintf("SeekGE(%q)", k))
 			got, want = it.SeekGE(k), m.seekGE(k)
 		case r < 8:
-			k := randIterKey(rng)
+			k := itertest.RandKey(rng)
 			log = append(log, fmt.Sprintf("SeekLT(%q)", k))
 			got, want = it.SeekLT(k), m.seekLT(k)
 		case r < 14:
@@ -181,105 +163,33 @@ func checkIterator(rng *rand.Rand, w *iterWorld, seq base.SeqNum, opts IterOptio
 	return nil
 }
 
-// checkInternal runs random moves on an internalIterator and on a model of
-// all versions, and returns the first disagreement. Like the iterators of
-// this package, it calls Next and Prev only at an entry.
-func checkInternal(rng *rand.Rand, it internalIterator, all []ikv, steps int) error {
-	var log []string
-	i, valid := 0, false
-	at := func(j int) bool {
-		i, valid = j, j >= 0 && j < len(all)
-		return valid
-	}
-	search := func(k []byte) int {
-		return sort.Search(len(all), func(j int) bool { return bytes.Compare(all[j].key.UserKey, k) >= 0 })
-	}
-	for range steps {
-		var got, want bool
-		switch r := rng.IntN(20); {
-		case r == 0:
-			log = append(log, "First")
-			got, want = it.First(), at(0)
-		case r == 1:
-			log = append(log, "Last")
-			got, want = it.Last(), at(len(all)-1)
-		case r < 5 || !valid && r < 12:
-			k := randIterKey(rng)
-			log = append(log, fmt.Sprintf("SeekGE(%q)", k))
-			got, want = it.SeekGE(k), at(search(k))
-		case r < 8 || !valid:
-			k := randIterKey(rng)
-			log = append(log, fmt.Sprintf("SeekLT(%q)", k))
-			got, want = it.SeekLT(k), at(search(k)-1)
-		case r < 14:
-			log = append(log, "Next")
-			got, want = it.Next(), at(i+1)
-		default:
-			log = append(log, "Prev")
-			got, want = it.Prev(), at(i-1)
-		}
-		if err := it.Error(); err != nil || got != want {
-			return fmt.Errorf("after %s: returned %v, error %v; want %v", strings.Join(log, " "), got, err, want)
-		}
-		if want && (base.CompareInternal(it.Key(), all[i].key) != 0 || !bytes.Equal(it.Value(), all[i].value)) {
-			return fmt.Errorf("after %s: at %v=%q, want %v", strings.Join(log, " "), it.Key(), it.Value(), all[i])
-		}
-	}
-	return it.Close()
-}
-
-// TestIterMergingModel checks the merging iterator alone against the sorted
-// union of all versions, direction switches included.
-func TestIterMergingModel(t *testing.T) {
-	for seed := range iterSeedCount() {
-		rng := rand.New(rand.NewPCG(seed, 2))
-		w := newWorld(t, rng, 300)
-		if err := checkInternal(rng, newMergingIter(w.children(nil, nil)...), w.all, 300); err != nil {
-			t.Fatalf("seed %d, sources %v: %v", seed, sourceNames(w), err)
-		}
-	}
-}
-
-// TestIterLevelModel checks the level iterator alone against the versions
-// of its tables.
-func TestIterLevelModel(t *testing.T) {
-	for seed := range iterSeedCount() {
-		rng := rand.New(rand.NewPCG(seed, 3))
-		w := newWorld(t, rng, 200)
-		l := levelSource(t, rng, w.all, 1)
-		if err := checkInternal(rng, l.open(nil, nil), w.all, 300); err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
-		}
-	}
-}
-
 // TestIterFaultInjection puts a child that fails after a random number of
 // moves among the sources: every key shown before the failure must be the
 // oracle's, and the failure must stop the Iterator and come out of Error
 // and Close.
 func TestIterFaultInjection(t *testing.T) {
-	for seed := range iterSeedCount() {
+	for seed := range itertest.Seeds() {
 		rng := rand.New(rand.NewPCG(seed, 4))
-		w := newWorld(t, rng, 200)
-		faulty := newSliceIter(nil)
-		faulty.failAfter = rng.IntN(20)
-		for _, e := range w.all {
+		w := itertest.NewWorld(t, rng, 200)
+		faulty := itertest.NewSliceIter(nil)
+		faulty.FailAfter = rng.IntN(20)
+		for _, e := range w.All {
 			if rng.IntN(3) == 0 {
-				faulty.entries = append(faulty.entries, e)
+				faulty.Entries = append(faulty.Entries, e)
 			}
 		}
 		seq, opts := randReadSeq(rng, w), randIterBounds(rng)
-		keys, values := visibleKeys(w.all, seq, opts)
+		keys, values := visibleKeys(w.All, seq, opts)
 		m := &modelIter{keys: keys, values: values}
 		// The faulty child holds copies of some versions, so the
 		// merge sees them twice; that hides nothing from the oracle.
-		it := newIterator(newMergingIter(append(w.children(opts.LowerBound, opts.UpperBound), faulty)...), seq, opts, nil)
+		it := newIterator(iterator.NewMergingIter(append(w.Children(opts.LowerBound, opts.UpperBound), faulty)...), seq, opts, nil)
 		var log []string
 		for step := 0; ; step++ {
 			var got, want bool
 			switch r := rng.IntN(10); {
 			case step == 0 || r == 0:
-				k := randIterKey(rng)
+				k := itertest.RandKey(rng)
 				log = append(log, fmt.Sprintf("SeekGE(%q)", k))
 				got, want = it.SeekGE(k), m.seekGE(k)
 			case r < 6:
@@ -290,7 +200,7 @@ func TestIterFaultInjection(t *testing.T) {
 				got, want = it.Prev(), m.prev()
 			}
 			if err := it.Error(); err != nil {
-				if err != errInjected || got || it.Valid() || it.Key() != nil {
+				if err != itertest.ErrInjected || got || it.Valid() || it.Key() != nil {
 					t.Fatalf("seed %d, after %v: Error %v, returned %v, Valid %v", seed, log, err, got, it.Valid())
 				}
 				break
@@ -305,7 +215,7 @@ func TestIterFaultInjection(t *testing.T) {
 		if it.First() || it.Last() || it.SeekGE(nil) || it.Next() {
 			t.Fatalf("seed %d: the iterator moved after a failure", seed)
 		}
-		if err := it.Close(); err != errInjected {
+		if err := it.Close(); err != itertest.ErrInjected {
 			t.Fatalf("seed %d: Close = %v, want the failure", seed, err)
 		}
 	}

@@ -33,7 +33,7 @@ func TestIteratorOutlivesClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	put(n/2, n) // the second mostly in the memtable
-	if m := d.Metrics(); m.Levels[0].Tables+m.Levels[1].Tables == 0 || m.MemtableSize == 0 {
+	if m := d.Metrics(); m.Levels[0].Tables+m.Levels[1].Tables == 0 || m.MemtableBytes == 0 {
 		t.Fatalf("want data in tables and in the memtable:\n%v", m)
 	}
 	it, err := d.NewIter(nil)

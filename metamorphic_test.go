@@ -121,7 +121,7 @@ func metaConfig(seed uint64, c int) Options {
 	}
 	rng := rand.New(rand.NewPCG(seed, uint64(c)))
 	o := randOptions(rng)
-	o.FilterPolicy = []FilterPolicy{Uniform, Optimal}[rng.IntN(2)]
+	o.FilterAllocation = []FilterAllocation{UniformAllocation, OptimalAllocation}[rng.IntN(2)]
 	if rng.IntN(6) == 0 {
 		o.DisableFilters, o.BitsPerKey = true, 0
 	}
@@ -133,8 +133,8 @@ func metaConfig(seed uint64, c int) Options {
 }
 
 func describeMetaConfig(o Options) string {
-	return fmt.Sprintf("%s FilterPolicy:%v BaseLevelSize:%d TargetFileSize:%d L0CompactionTrigger:%d LevelMultiplier:%d",
-		describeOptions(o), o.FilterPolicy, o.BaseLevelSize, o.TargetFileSize, o.L0CompactionTrigger, o.LevelMultiplier)
+	return fmt.Sprintf("%s FilterAllocation:%v BaseLevelSize:%d TargetFileSize:%d L0CompactionTrigger:%d LevelMultiplier:%d",
+		describeOptions(o), o.FilterAllocation, o.BaseLevelSize, o.TargetFileSize, o.L0CompactionTrigger, o.LevelMultiplier)
 }
 
 // metaRunner runs a history and writes its transcript. db is nil for the

@@ -2,7 +2,6 @@ package bloomkv
 
 import (
 	"fmt"
-	"github.com/bloomkv/bloomkv/internal/humanize"
 	"strings"
 	"sync/atomic"
 	"text/tabwriter"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/compaction"
 	"github.com/bloomkv/bloomkv/internal/cache"
+	"github.com/bloomkv/bloomkv/internal/humanize"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/sstable"
 )
@@ -93,18 +93,35 @@ type Metrics struct {
 	Flushes             uint64
 	Compactions         uint64
 	TombstonesDropped   uint64 // by compactions at the bottom of the tree
-	MemtableSize        int64  // bytes in the mutable memtable
+	MemtableBytes       int64  // bytes in the mutable memtable: its usage (Options.MemtableSize is its capacity)
 	ImmutableMemtables  int    // full memtables waiting for their flush
 	CompactionPending   bool   // a compaction is running, or the levels' sizes call for one
 	WriteStalls         uint64
 	WriteStallDuration  time.Duration
-	BlockCache          cache.Metrics
+	BlockCache          CacheMetrics
 	FilterMemory        uint64 // bytes of filters held in memory
 	ObsoleteFilesPurged uint64
 	TableCache          TableCacheMetrics
 	// BackgroundErrors counts failed flushes, compactions, WAL writes and
 	// manifest updates (see EventListener.BackgroundError).
 	BackgroundErrors uint64
+}
+
+// CacheMetrics describe the block cache: what it holds against its
+// capacity (Options.BlockCacheSize), and how lookups found their blocks.
+// It is the DB's own type, so that Metrics shows no internal one; the
+// block cache's counters are copied into it.
+type CacheMetrics struct {
+	Hits     uint64 // block reads served from the cache
+	Misses   uint64 // block reads that went to the file
+	Blocks   int    // blocks held
+	Bytes    int64  // bytes held, counting each block's whole buffer
+	Capacity int64  // bytes it may hold; 0 when the cache is disabled
+}
+
+// cacheMetrics copies the block cache's counters into CacheMetrics.
+func cacheMetrics(m cache.Metrics) CacheMetrics {
+	return CacheMetrics{Hits: m.Hits, Misses: m.Misses, Blocks: m.Blocks, Bytes: m.Bytes, Capacity: m.Capacity}
 }
 
 // TableCacheMetrics describe the table cache: the open file handles of the
@@ -217,7 +234,7 @@ func (m Metrics) String() string {
 	fmt.Fprintf(tw, "gets\t%d\tmemtable hits\t%d\n", m.Gets, m.MemtableHits)
 	fmt.Fprintf(tw, "writes\t%d\tbatches\t%d\n", m.Writes, m.Batches)
 	fmt.Fprintf(tw, "WAL\t%s\tsyncs\t%d\n", humanize.Bytes(m.WALBytes), m.WALSyncs)
-	fmt.Fprintf(tw, "memtable\t%s\timmutable\t%d\n", humanize.Bytes(uint64(m.MemtableSize)), m.ImmutableMemtables)
+	fmt.Fprintf(tw, "memtable\t%s\timmutable\t%d\n", humanize.Bytes(uint64(m.MemtableBytes)), m.ImmutableMemtables)
 	fmt.Fprintf(tw, "flushes\t%d\twrite stalls\t%d (%v)\n", m.Flushes, m.WriteStalls, m.WriteStallDuration)
 	fmt.Fprintf(tw, "compactions\t%d\twrite amplification\t%.2f\n", m.Compactions, m.WriteAmplification())
 	fmt.Fprintf(tw, "block cache\t%s of %s\thits/misses\t%d/%d\n", humanize.Bytes(uint64(m.BlockCache.Bytes)),
@@ -247,7 +264,7 @@ func (d *DB) Metrics() Metrics {
 		}
 	}
 	if d.mu.mem != nil {
-		m.MemtableSize = d.mu.mem.ApproximateSize()
+		m.MemtableBytes = d.mu.mem.ApproximateSize()
 	}
 	m.ImmutableMemtables = len(d.mu.imm)
 	m.CompactionPending = d.mu.compacting ||
@@ -274,6 +291,6 @@ func (d *DB) Metrics() Metrics {
 	}
 	m.WriteStalls, m.WriteStallDuration = c.stalls.Load(), time.Duration(c.stallNanos.Load())
 	m.ObsoleteFilesPurged = c.obsoletePurged.Load()
-	m.BlockCache = d.cache.Metrics()
+	m.BlockCache = cacheMetrics(d.cache.Metrics())
 	return m
 }

@@ -8,7 +8,15 @@ import (
 	"github.com/bloomkv/bloomkv/sstable"
 )
 
-// get is the point read of DESIGN.md; see lookup.
+// Get returns the value of key, or ErrNotFound. The value is the caller's
+// to keep and modify.
+func (d *DB) Get(key []byte) ([]byte, error) {
+	return d.get(key, liveSeq)
+}
+
+// get is the point read behind DB.Get and Snapshot.Get: it pins the current
+// read state (memtables and version) for the read's length and looks key up
+// at seq, liveSeq meaning the read state's own sequence number; see lookup.
 func (d *DB) get(key []byte, seq base.SeqNum) ([]byte, error) {
 	rs, err := d.acquireReadState()
 	if err != nil {
@@ -21,9 +29,12 @@ func (d *DB) get(key []byte, seq base.SeqNum) ([]byte, error) {
 	return d.lookup(rs, key, seq, nil)
 }
 
-// lookup is the point read of DESIGN.md: memtables newest first, then L0
-// tables newest first, then at most one table per deeper level; the first
-// version found (a tombstone means not found) is the answer.
+// lookup is the point read: memtables newest first, then L0 tables newest
+// first (those whose key range holds the key), then at most one table per
+// deeper level, found by binary search; the first version at or below seq
+// found (a tombstone means not found) is the answer. A table's filter, in
+// sstable.Reader.Get, skips most tables that do not hold the key without a
+// read.
 //
 // Get and Explain share it: with a nil tr (Get) the trace calls are no-ops
 // that cost a nil check and allocate nothing; Explain passes a Trace that

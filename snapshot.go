@@ -1,9 +1,8 @@
 package bloomkv
 
 import (
-	"iter"
-
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/iterator"
 )
 
 // Snapshot is a fixed point in the DB's history: Get and iterators on it see
@@ -72,33 +71,32 @@ func (d *DB) NewIter(opts *IterOptions) (*Iterator, error) {
 	return d.newIter(liveSeq, opts)
 }
 
-// Scan returns the key/value pairs of [lower, upper) in key order, for a
-// range loop; nil bounds are open. The slices are valid only until the loop
-// moves on. An error stops the loop and is reported by errp, which may be
-// nil only if the caller does not care:
-//
-//	var err error
-//	for k, v := range db.Scan(nil, nil, &err) { ... }
-//	if err != nil { ... }
-func (d *DB) Scan(lower, upper []byte, errp *error) iter.Seq2[[]byte, []byte] {
-	return func(yield func([]byte, []byte) bool) {
-		it, err := d.NewIter(&IterOptions{LowerBound: lower, UpperBound: upper})
-		if err == nil {
-			for k, v := range it.All() {
-				if !yield(k, v) {
-					break
-				}
-			}
-			err = it.Close()
-		}
-		if errp != nil {
-			*errp = err
+// Scan calls fn with each key/value pair of [lower, upper) in key order, as
+// of now; nil bounds are open. The slices are valid only during the call.
+// It stops at the first error, fn's or its own (a read that failed), and
+// returns it, so that no error goes unreported; nil once every pair in the
+// range has been seen. For more control — backward, seeks, a loop that
+// breaks — use NewIter.
+func (d *DB) Scan(lower, upper []byte, fn func(key, value []byte) error) error {
+	it, err := d.NewIter(&IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return err
+	}
+	for k, v := range it.All() {
+		if err = fn(k, v); err != nil {
+			break
 		}
 	}
+	if cerr := it.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // newIter builds the iterator stack over the read state: one child per
-// memtable and L0 table, one level iterator per deeper level.
+// memtable and L0 table, one level iterator per deeper level, each over
+// the version's metadata of the level and opening its open tables, index
+// for index, only when the iterator reaches them.
 func (d *DB) newIter(seq base.SeqNum, opts *IterOptions) (*Iterator, error) {
 	var o IterOptions
 	if opts != nil {
@@ -111,31 +109,26 @@ func (d *DB) newIter(seq base.SeqNum, opts *IterOptions) (*Iterator, error) {
 	if seq == liveSeq {
 		seq = rs.seq
 	}
-	children := []internalIterator{rs.mem.NewIter()}
+	v := rs.version
+	children := make([]iterator.Iterator, 0, 1+len(rs.imm)+len(v.tables[0])+len(v.tables)-1)
+	children = append(children, rs.mem.NewIter())
 	for _, m := range rs.imm {
 		children = append(children, m.NewIter())
 	}
-	for _, t := range rs.version.tables[0] {
+	for _, t := range v.tables[0] {
 		children = append(children, t.reader.NewIterator())
 	}
-	for level := 1; level < len(rs.version.tables); level++ {
-		tables := rs.version.tables[level]
+	for level := 1; level < len(v.tables); level++ {
+		tables := v.tables[level]
 		if len(tables) == 0 {
 			continue
 		}
-		files := make([]levelFile, len(tables))
-		for i, t := range tables {
-			files[i] = levelFile{
-				smallest: t.meta.Smallest.UserKey,
-				largest:  t.meta.Largest.UserKey,
-				open:     func() (internalIterator, error) { return t.reader.NewIterator(), nil },
-			}
-		}
-		children = append(children, newLevelIter(files, o.LowerBound, o.UpperBound))
+		open := func(i int) (iterator.Iterator, error) { return tables[i].reader.NewIterator(), nil }
+		children = append(children, iterator.NewLevelIter(v.Levels[level], open, o.LowerBound, o.UpperBound))
 	}
 	release := func() error {
 		d.releaseReadState(rs)
 		return nil
 	}
-	return newIterator(newMergingIter(children...), seq, o, release), nil
+	return newIterator(iterator.NewMergingIter(children...), seq, o, release), nil
 }

@@ -35,16 +35,14 @@ const (
 )
 
 // tableCacheCapacity returns how many table files a DB keeps open:
-// maxOpenFiles (≤ 0 meaning the default), at most half of fileLimit, the
-// process's RLIMIT_NOFILE (0 if unknown), less numNonTableCacheFiles. The
-// cap leaves the other half of the descriptors to the application and to
-// the DB's other files, so that a DB of thousands of tables opens with the
-// default options under a limit of a few hundred.
+// maxOpenFiles (as Options.withDefaults resolved it), at most half of
+// fileLimit, the process's RLIMIT_NOFILE (0 if unknown), less
+// numNonTableCacheFiles. The cap leaves the other half of the descriptors
+// to the application and to the DB's other files, so that a DB of
+// thousands of tables opens with the default options under a limit of a
+// few hundred.
 func tableCacheCapacity(maxOpenFiles int, fileLimit uint64) int {
 	n := maxOpenFiles
-	if n <= 0 {
-		n = defaultMaxOpenFiles
-	}
 	if fileLimit > 0 && fileLimit/2 < uint64(n) {
 		n = int(fileLimit / 2)
 	}

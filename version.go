@@ -6,10 +6,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
-	"github.com/bloomkv/bloomkv/memtable"
-	"github.com/bloomkv/bloomkv/sstable"
 )
 
 // version is a manifest.Version with the references readers hold on it.
@@ -32,68 +29,6 @@ func (v *version) findTable(level int, userKey []byte) *table {
 		return v.tables[level][i]
 	}
 	return nil
-}
-
-// table is an open table: its reader, with the filter and index in memory
-// for the table's life, and the file the reader reads data blocks from,
-// whose handle the DB's table cache closes and reopens as it needs to.
-//
-// INVARIANT: file is the io.ReaderAt reader was opened on, and is closed by
-// close alone, after which neither is used.
-type table struct {
-	meta   *manifest.FileMetadata
-	file   *tableFile
-	reader *sstable.Reader
-}
-
-// openTableLocked opens the table meta describes and adds it to d.mu.tables.
-func (d *DB) openTableLocked(meta *manifest.FileMetadata) error {
-	if _, ok := d.mu.tables[meta.FileNum]; ok {
-		return nil
-	}
-	t, err := d.openTable(meta)
-	if err != nil {
-		return err
-	}
-	d.mu.tables[meta.FileNum] = t
-	return nil
-}
-
-// openTable opens the table meta describes through the table cache. The file's first open
-// makes the same calls, in the same order, as the handle of its own it
-// used to keep: Open, Stat, then sstable.Open's reads.
-func (d *DB) openTable(meta *manifest.FileMetadata) (*table, error) {
-	path := manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeTable, meta.FileNum)
-	tf := d.tableCache.newFile(path)
-	// Tables are deleted only once no version lists them: a missing one is
-	// damage, not an I/O error to retry (acquire reports it so).
-	h, err := tf.acquire()
-	if err != nil {
-		tf.close()
-		return nil, err
-	}
-	info, err := h.file.Stat()
-	h.unref()
-	if err == nil && uint64(info.Size()) != meta.Size {
-		err = fmt.Errorf("%w: %s is %d bytes, the manifest says %d", ErrCorruption, path, info.Size(), meta.Size)
-	}
-	var r *sstable.Reader
-	if err == nil {
-		r, err = sstable.Open(tf, info.Size(), sstable.ReaderOptions{FileName: path, FileNum: meta.FileNum, Cache: d.cache, Memory: &d.tableMemory})
-	}
-	if err != nil {
-		tf.close()
-		return nil, err
-	}
-	return &table{meta: meta, file: tf, reader: r}, nil
-}
-
-// close returns the memory the table's reader pinned and closes its file
-// for good: the handle the table cache holds, if any, now, or when the
-// read using it returns.
-func (t *table) close() error {
-	t.reader.Close()
-	return t.file.close()
 }
 
 // installVersionLocked makes v current; every table it lists must be open,
@@ -163,53 +98,97 @@ func (d *DB) unrefVersionLocked(v *version) error {
 	return err
 }
 
-// readState is what one read looks at: the memtables and the version as
-// they were when it started, referenced so that nothing it needs goes away.
-type readState struct {
-	mem     *memtable.Memtable
-	imm     []*memtable.Memtable // newest first
-	version *version
-	// seq is the published sequence number when the state was taken, under
-	// d.mu: every write up to it is in the memtables or the version. A read
-	// of "now" must use it, not a seqnum loaded before: in between, newer
-	// writes could be flushed and compacted, dropping the versions that
-	// seqnum sees, since no snapshot protects them.
-	seq base.SeqNum
-}
-
-// liveSeq, passed to get or newIter, reads at the state's own seq: "now".
-const liveSeq = base.SeqNumMax
-
-// testHookAcquireReadState, if set, runs at the start of acquireReadState
-// (tests only).
-var testHookAcquireReadState func()
-
-// acquireReadState returns the read state now; release it with
-// releaseReadState.
-func (d *DB) acquireReadState() (*readState, error) {
-	if testHookAcquireReadState != nil {
-		testHookAcquireReadState()
+// applyEditLocked appends edit to the manifest and installs the version it
+// makes. d.mu is held, and released during the manifest's fsync.
+//
+// The tables the edit adds are opened first, so that once the edit is
+// durable nothing can fail: a flush or compaction that failed after its
+// edit was appended would be retried over data already installed. A failed
+// append breaks the manifest: the edit may or may not survive a crash, so
+// its tables become orphans, deleted only once the next edit has replaced
+// the manifest by one without it (replaceBrokenManifest).
+//
+// Flushes and compactions append concurrently, so the counters are filled
+// in here, in manifest order (they must never go back), and a version is
+// installed only if no later edit's version was installed first: each
+// version contains every edit before it.
+func (d *DB) applyEditLocked(edit *manifest.VersionEdit) error {
+	var opened []uint64
+	for _, nf := range edit.NewFiles {
+		num := nf.Meta.FileNum
+		if d.mu.tables[num] != nil || d.mu.pendingTables[num] != nil {
+			continue // a trivial move's table, open already
+		}
+		t, err := d.openTable(nf.Meta)
+		if err != nil {
+			d.closePendingLocked(opened)
+			return fmt.Errorf("bloomkv: opening the new table %06d: %w", num, err)
+		}
+		d.mu.pendingTables[num] = t
+		opened = append(opened, num)
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.mu.closed {
-		return nil, ErrClosed
-	}
-	rs := &readState{mem: d.mu.mem, version: d.refVersionLocked(), seq: base.SeqNum(d.visibleSeq.Load())}
-	rs.mem.Ref()
-	for _, imm := range slices.Backward(d.mu.imm) {
-		imm.mem.Ref()
-		rs.imm = append(rs.imm, imm.mem)
-	}
-	return rs, nil
-}
 
-func (d *DB) releaseReadState(rs *readState) {
-	d.mu.Lock()
-	d.unrefVersionLocked(rs.version)
+	d.manifestMu.Lock() // lock order: d.mu, then manifestMu
+	var replaceNum uint64
+	broken := d.manifest.Err() != nil
+	if broken {
+		replaceNum = d.mu.nextFileNum
+		d.mu.nextFileNum++
+	}
+	edit.NextFileNumber = d.mu.nextFileNum
+	edit.LastSeqNum = d.mu.lastSeq
 	d.mu.Unlock()
-	rs.mem.Unref()
-	for _, m := range rs.imm {
-		m.Unref()
+	var err error
+	replaced, fatal := false, false
+	if broken {
+		replaced, fatal, err = d.replaceBrokenManifest(replaceNum, edit.NextFileNumber, edit.LastSeqNum)
+	}
+	var state manifest.State
+	if err == nil {
+		state, err = d.manifest.Append(edit)
+		if err != nil {
+			err = fmt.Errorf("bloomkv: manifest: %w", err)
+		}
+	}
+	d.manifestEdits++
+	ticket := d.manifestEdits
+	d.manifestMu.Unlock()
+	d.mu.Lock()
+	if replaced {
+		d.removeOrphansLocked() // the new manifest records none of them
+	}
+	if fatal {
+		d.fatalLocked("manifest", err)
+	}
+	if err != nil {
+		d.closePendingLocked(opened)
+		for _, nf := range edit.NewFiles {
+			if slices.Contains(opened, nf.Meta.FileNum) {
+				d.mu.orphans = append(d.mu.orphans, nf.Meta.FileNum)
+			}
+		}
+		return err
+	}
+	if ticket < d.mu.installedEdit {
+		// A later edit's version, which includes this one, is in: it took
+		// the tables it lists; any left are obsolete already.
+		d.closePendingLocked(opened)
+		return nil
+	}
+	d.mu.installedEdit = ticket
+	d.installVersionLocked(state.Version)
+	d.maybeRotateManifestLocked()
+	return nil
+}
+
+// closePendingLocked closes the tables of nums still in d.mu.pendingTables:
+// opened for an edit that failed or that no version lists. Their files are
+// left to the caller. d.mu is held.
+func (d *DB) closePendingLocked(nums []uint64) {
+	for _, num := range nums {
+		if t := d.mu.pendingTables[num]; t != nil {
+			delete(d.mu.pendingTables, num)
+			t.close()
+		}
 	}
 }

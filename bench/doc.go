@@ -1,10 +1,9 @@
 // Package bench is the root of bloomkv's comparison module: benchmarks that
 // measure bloomkv against other libraries. It is a Go module of its own
 // (github.com/bloomkv/bloomkv/bench, using the store through a replace of
-// ../), so that the libraries it compares against — other filter libraries
-// now, other stores such as Pebble, goleveldb or Badger later — are
-// dependencies of this module only and never reach a program that imports
-// bloomkv. The store's own `go test ./...` does not enter this directory.
+// ../), so that the libraries it compares against — another Bloom filter
+// library, and the stores Pebble, goleveldb and Badger — are dependencies
+// of this module only and never reach a program that imports bloomkv. The store's own `go test ./...` does not enter this directory.
 //
 // # Filters
 //
@@ -62,7 +61,7 @@
 // against another's.
 //
 // These stores need Go 1.24 (badger/v4 declares go 1.24.0), so this module's
-// go directive is 1.24.0 while the store's own module stays at 1.23.
+// go directive is 1.24.0 (the store's own module says go 1.24).
 //
 // Timings on a shared machine are noisy: compare medians over several runs
 // (-count, -runs), not one, and prefer CPU time to wall-clock time. While

@@ -68,8 +68,8 @@ func blockedSize(n int, bitsPerKey float64, maxInt uint64) (uint64, error) {
 	if n < 0 {
 		return 0, argError("n", n, "expected items must not be negative")
 	}
-	if math.IsNaN(bitsPerKey) || bitsPerKey < 1 || bitsPerKey > MaxBitsPerKey {
-		return 0, argError("bitsPerKey", bitsPerKey, "must be in [1, %d]", MaxBitsPerKey)
+	if err := CheckBitsPerKey(bitsPerKey); err != nil {
+		return 0, err
 	}
 	// At most 2^63 items of 64 bits need 2^60 blocks: the float64 converts
 	// to a uint64 without overflow.
@@ -81,6 +81,19 @@ func blockedSize(n int, bitsPerKey float64, maxInt uint64) (uint64, error) {
 		return 0, err
 	}
 	return numBlocks, nil
+}
+
+// CheckBitsPerKey returns an *ArgumentError for a bits per key no blocked
+// filter can have: NaN, or outside [1, MaxBitsPerKey]. It is the one
+// statement of that range. NewBlocked applies it, and the layers that take
+// a bits per key long before they build a filter (a DB's Options, an
+// SSTable writer's options, the command-line tool) call it to refuse the
+// value early rather than restate the range.
+func CheckBitsPerKey(bitsPerKey float64) error {
+	if math.IsNaN(bitsPerKey) || bitsPerKey < 1 || bitsPerKey > MaxBitsPerKey {
+		return argError("bitsPerKey", bitsPerKey, "must be in [1, %d]", MaxBitsPerKey)
+	}
+	return nil
 }
 
 // BuildBlocked returns a blocked filter of the items whose Hash values are

@@ -49,6 +49,8 @@ func TestInvalidArguments(t *testing.T) {
 		{"blocked bits/key NaN", "bitsPerKey", func() error { _, err := BuildBlocked(nil, math.NaN()); return err }},
 		{"blocked bits/key huge", "bitsPerKey", func() error { _, err := NewBlocked(10, 65); return err }},
 		{"blocked n overflows", "n", func() error { _, err := NewBlocked(math.MaxInt/2, 64); return err }},
+		{"check bits/key small", "bitsPerKey", func() error { return CheckBitsPerKey(0.5) }},
+		{"check bits/key huge", "bitsPerKey", func() error { return CheckBitsPerKey(MaxBitsPerKey + 0.1) }},
 		{"bitmap too long", "bitmap", func() error { _, err := NewClassicFromBitmap(8, 1, []byte{1, 2}); return err }},
 		{"bitmap bits past m", "bitmap", func() error { _, err := NewClassicFromBitmap(4, 1, []byte{0x08}); return err }},
 	} {
@@ -62,6 +64,11 @@ func TestInvalidArguments(t *testing.T) {
 				t.Fatalf("error names %q, want %q: %v", ae.Arg, tc.arg, err)
 			}
 		})
+	}
+	for _, b := range []float64{1, 10, MaxBitsPerKey} {
+		if err := CheckBitsPerKey(b); err != nil {
+			t.Errorf("CheckBitsPerKey(%v) = %v, want nil: the range is closed", b, err)
+		}
 	}
 }
 

@@ -69,7 +69,7 @@ func BenchmarkRun(b *testing.B) {
 			env.Create = func() (*Output, error) {
 				return &Output{FileNum: 1, W: io.Discard, Finish: func() error { return nil }}, nil
 			}
-			opts := &Options{TableOptions: s.wopts}
+			opts := with(defaultOptions(), func(o *Options) { o.TableOptions = s.wopts })
 			b.SetBytes(int64(c.InputBytes()))
 			b.ResetTimer()
 			for range b.N {

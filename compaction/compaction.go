@@ -36,7 +36,7 @@ type Compaction struct {
 	// it.
 	Bottommost bool
 	// BitsPerKey is the filter size of the output tables (0: no filter),
-	// from the filter policy and the tree's shape (BitsPerKeyForLevel).
+	// from the filter allocation and the tree's shape (BitsPerKeyForLevel).
 	BitsPerKey float64
 	// Score is the score of Level that made the picker choose it, ≥ 1; 0
 	// for a manual compaction.
@@ -62,8 +62,8 @@ func (c *Compaction) InputBytes() uint64 {
 // trivialMoveSlack is how far (relative) a table's filter may be from its
 // new level's bits per key and still be moved without a rewrite: enough to
 // absorb the rounding of a filter to whole 512-bit blocks in a table of a few
-// thousand keys, not enough to let Optimal's per-level sizing drift (its
-// adjacent levels differ by several bits per key).
+// thousand keys, not enough to let OptimalAllocation's per-level sizing
+// drift (its adjacent levels differ by several bits per key).
 const trivialMoveSlack = 0.1
 
 // IsTrivialMove reports whether the compaction can be done by moving its one
@@ -71,9 +71,9 @@ const trivialMoveSlack = 0.1
 // reading or writing it: it has a single input, nothing of OutputLevel
 // overlaps it, and its filter is within 10% of OutputLevel's bits per key
 // (so a move never drags a filter sized for one level into another —
-// under Optimal that leaves most moves to a rewrite). A move keeps the
-// table's shadowed versions and tombstones; that is the price of not
-// rewriting it, paid later when the key range is compacted again.
+// under OptimalAllocation that leaves most moves to a rewrite). A move
+// keeps the table's shadowed versions and tombstones; that is the price of
+// not rewriting it, paid later when the key range is compacted again.
 func (c *Compaction) IsTrivialMove() bool {
 	if len(c.Inputs[0]) != 1 || len(c.Inputs[1]) != 0 {
 		return false

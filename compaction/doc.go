@@ -28,19 +28,23 @@
 //
 // The DB calls Pick (or PickManual) with its current version; runs the
 // compaction with Run, passing an Env that opens the input tables
-// (*sstable.Iterator is an Iterator) and creates the output files, and the
-// sequence numbers of its live snapshots; and installs Compaction.Edit of
-// the outputs with one manifest edit. For every table it builds, flushes
-// included, it asks BitsPerKeyForLevel for the filter size.
+// (*sstable.Iterator is an iterator.Iterator) and creates the output
+// files, and the sequence numbers of its live snapshots; and installs
+// Compaction.Edit of the outputs with one manifest edit. For every table
+// it builds, flushes included, it asks BitsPerKeyForLevel for the filter
+// size.
 //
 // # Merging
 //
 // Run merges the inputs in internal-key order (user key ascending, newest
-// version first) and decides for each version of a user key whether it
-// stays. The read points are the live snapshots s_1 < … < s_k and the
-// latest read; a read at S sees the newest version with seqnum ≤ S. The
-// snapshots cut the seqnums into stripes (s_{i−1}, s_i], plus (s_k, ∞).
-// Walking a key's versions newest to oldest:
+// version first) with the merging and level iterators of the DB's reads
+// (package internal/iterator), which hide nothing, and decides for each
+// version of a user key whether it stays: the keep rule below, in Run, is
+// what drops shadowed versions and tombstones. The read points are the
+// live snapshots s_1 < … < s_k and the latest read; a read at S sees the
+// newest version with seqnum ≤ S. The snapshots cut the seqnums into
+// stripes (s_{i−1}, s_i], plus (s_k, ∞). Walking a key's versions newest
+// to oldest:
 //
 //   - A version is kept iff it is the first (newest) of its stripe. Every
 //     read point that sees some version of a stripe sees its newest, so the
@@ -75,12 +79,13 @@
 // # Filters across levels
 //
 // Every table's filter is built with the bits per key of the level it is
-// written to (BitsPerKeyForLevel, from the tree's projected shape). Under
-// Uniform that is Options.BitsPerKey everywhere: each of the L runs a
-// lookup probes has false-positive rate p, and an absent key costs about
-// L·p wasted block reads. Under Optimal (Monkey: Dayan, Athanassoulis and
-// Idreos, SIGMOD 2017) each run's rate is proportional to its size, within
-// the same total memory:
+// written to (BitsPerKeyForLevel, from the tree's projected shape and the
+// FilterAllocation). Under UniformAllocation that is Options.BitsPerKey
+// everywhere: each of the L runs a lookup probes has false-positive rate p,
+// and an absent key costs about L·p wasted block reads. Under
+// OptimalAllocation (Monkey: Dayan, Athanassoulis and Idreos, SIGMOD 2017)
+// each run's rate is proportional to its size, within the same total
+// memory:
 //
 //	b_i = avg + (Σ_j (n_j/N)·ln n_j − ln n_i) / (ln 2)²
 //
@@ -88,7 +93,8 @@
 // levels get many bits per key and the largest slightly fewer than the
 // average; with T = 10 the expected wasted reads drop to about the largest
 // level's rate, a constant. The filter block describes itself, so tables
-// built under different shapes or policies mix freely.
-// ExpectedFalsePositiveReads is the metric: Σ over the probed runs of their
-// false-positive rates.
+// built under different shapes or allocations mix freely. The allocations
+// are judged (in this package's tests) by that metric, the expected wasted
+// reads of a lookup for an absent key: Σ over the runs it probes of their
+// filters' false-positive rates.
 package compaction

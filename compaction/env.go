@@ -3,38 +3,20 @@ package compaction
 import (
 	"io"
 
-	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/iterator"
 	"github.com/bloomkv/bloomkv/internal/manifest"
-	"github.com/bloomkv/bloomkv/sstable"
 )
-
-// A table iterator is what Run reads.
-var _ Iterator = (*sstable.Iterator)(nil)
-
-// Iterator is a forward iterator over a table's entries in internal-key
-// order, every version and tombstone included: what Run reads its inputs
-// through. *sstable.Iterator implements it.
-//
-// First and Next report whether the iterator is at an entry; when one
-// reports false, Error says whether that was the end or a failure. Key and
-// Value may alias buffers valid only until the iterator moves.
-type Iterator interface {
-	First() bool
-	Next() bool
-	Key() base.InternalKey
-	Value() []byte
-	Error() error
-	Close() error
-}
 
 // Env connects Run to the DB's files: the DB opens the input tables, and
 // creates, numbers, syncs and, on failure, removes the output files. Run
 // only streams entries between them.
 type Env struct {
-	// Open returns an iterator over every entry of an input table. Run
+	// Open returns an iterator over every entry of an input table, every
+	// version and tombstone included (*sstable.Iterator is one). Run
 	// opens the tables of L0 together and those of a deeper level one at
-	// a time, and closes each when done with it.
-	Open func(f *manifest.FileMetadata) (Iterator, error)
+	// a time, through an iterator.LevelIter, and closes each when done
+	// with it. It walks them forward only: First, then Next.
+	Open func(f *manifest.FileMetadata) (iterator.Iterator, error)
 	// Create creates the file of a new output table, with a new file
 	// number.
 	Create func() (*Output, error)

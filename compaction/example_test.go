@@ -8,6 +8,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/compaction"
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/iterator"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/sstable"
 )
@@ -35,12 +36,21 @@ func Example() {
 		v.Levels[0] = append(v.Levels[0], flush(num, base.SeqNum(10*num), num == 4))
 	}
 
-	c := compaction.Pick(v, nil)
+	// A DB resolves these from its bloomkv.Options (here its defaults);
+	// the package takes them complete.
+	opts := &compaction.Options{
+		L0CompactionTrigger: 4,
+		BaseLevelSize:       16 << 20,
+		LevelMultiplier:     10,
+		TargetFileSize:      2 << 20,
+		BitsPerKey:          10,
+	}
+	c := compaction.Pick(v, opts)
 	fmt.Println(c)
 
 	nextNum := uint64(5)
 	env := compaction.Env{
-		Open: func(f *manifest.FileMetadata) (compaction.Iterator, error) {
+		Open: func(f *manifest.FileMetadata) (iterator.Iterator, error) {
 			r, err := sstable.Open(bytes.NewReader(files[f.FileNum].Bytes()), int64(files[f.FileNum].Len()), sstable.ReaderOptions{FileNum: f.FileNum})
 			if err != nil {
 				return nil, err
@@ -54,7 +64,7 @@ func Example() {
 			return &compaction.Output{FileNum: num, W: files[num], Finish: func() error { return nil }}, nil
 		},
 	}
-	outputs, stats, err := compaction.Run(context.Background(), c, env, nil, nil)
+	outputs, stats, err := compaction.Run(context.Background(), c, env, nil, opts)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package compaction
 
 import (
 	"math"
-	"sync"
 
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/internal/manifest"
@@ -27,13 +26,13 @@ func roundBits(b float64) float64 { return math.Round(b/bitsGrid) / (1 / bitsGri
 // tree of shape s with an average of avg bits per key (0 for no filters).
 // Levels with no data get 0.
 //
-// Uniform gives every level avg.
+// UniformAllocation gives every level avg.
 //
-// Optimal follows Monkey (Dayan, Athanassoulis and Idreos, SIGMOD 2017). The
+// OptimalAllocation follows Monkey (Dayan, Athanassoulis and Idreos, SIGMOD 2017). The
 // expected number of wasted block reads of a lookup for an absent key is the
 // sum over the runs it probes of their false-positive rates. With n_i keys
 // in run i at b_i bits per key, p_i ≈ e^(−b_i·(ln 2)²); minimize Σ_i p_i
-// subject to the memory of Uniform, Σ_i n_i·b_i = N·avg (N = Σ_i n_i). The
+// subject to the memory of UniformAllocation, Σ_i n_i·b_i = N·avg (N = Σ_i n_i). The
 // Lagrangian condition ∂/∂b_i: −(ln 2)²·p_i + λ·n_i = 0 gives
 //
 //	p_i = (λ/(ln 2)²)·n_i      — each run's rate proportional to its size,
@@ -59,13 +58,13 @@ func roundBits(b float64) float64 { return math.Round(b/bitsGrid) / (1 / bitsGri
 // move of memory between two levels lowers the expected reads, computed
 // with the blocked filters' rates, by as much as 1% (0.2% at best; see
 // TestOptimalNearBlockedOptimum), so the closed form stands.
-func BitsPerKeyForLevels(s Shape, avg float64, policy FilterPolicy) [manifest.NumLevels]float64 {
+func BitsPerKeyForLevels(s Shape, avg float64, alloc FilterAllocation) [manifest.NumLevels]float64 {
 	var bits [manifest.NumLevels]float64
 	if !(avg > 0) {
 		return bits
 	}
 	avg = clampBits(avg)
-	if policy != Optimal {
+	if alloc != OptimalAllocation {
 		for level := range bits {
 			if s.runs(level) > 0 {
 				bits[level] = avg
@@ -120,66 +119,20 @@ func BitsPerKeyForLevels(s Shape, avg float64, policy FilterPolicy) [manifest.Nu
 // clampBits clamps bits per key to what a table's filter can have.
 func clampBits(b float64) float64 { return min(max(b, 1), bloom.MaxBitsPerKey) }
 
-// ExpectedFalsePositiveReads returns the expected number of data blocks a
-// lookup for an absent key reads in vain in a tree of shape s whose levels'
-// filters have bits (0: no filter, every probe reads): the sum over the
-// runs it probes — every L0 table, one table of each deeper level with
-// data — of their false-positive rates, each from
-// bloom.BlockedFalsePositiveRate, the tables' filter. It is the metric the
-// filter policies are judged by.
-func ExpectedFalsePositiveReads(s Shape, bits [manifest.NumLevels]float64) float64 {
-	var sum float64
-	for level := range bits {
-		sum += float64(s.runs(level)) * falsePositiveRate(bits[level])
-	}
-	return sum
-}
-
-// FilterMemory returns the filter memory of a tree of shape s whose levels'
-// filters have bits: Σ Sizes[i]·bits[i], in bits when the sizes are in keys.
-func FilterMemory(s Shape, bits [manifest.NumLevels]float64) float64 {
-	var m float64
-	for level := range bits {
-		if s.runs(level) > 0 {
-			m += s.Sizes[level] * bits[level]
-		}
-	}
-	return m
-}
-
-// falsePositiveRate is the false-positive rate of a table's blocked filter
-// at bits per key b, with the probe count the writer uses; 1 without one.
-func falsePositiveRate(b float64) float64 {
-	if !(b > 0) {
-		return 1
-	}
-	if p, ok := fprMemo.Load(b); ok {
-		return p.(float64)
-	}
-	p := bloom.BlockedFalsePositiveRate(b, bloom.BlockedProbes(b))
-	fprMemo.Store(b, p)
-	return p
-}
-
-// fprMemo remembers falsePositiveRate: the sum behind it costs a fraction of
-// a millisecond, and allocations take few distinct values (bitsGrid).
-var fprMemo sync.Map
-
 // BitsPerKeyForLevel returns the bits per key of the filter of a table
-// written to level in v: Options.BitsPerKey under Uniform, the level's
-// share of BitsPerKeyForLevels over ProjectedShape under Optimal, 0 when
-// filters are disabled. The DB calls it for every table it builds —
-// flushes (level 0) and compaction outputs (Pick and PickManual call it for
-// Compaction.BitsPerKey) — and writes it into the table's filter, whose
-// header carries the parameters: tables built at different times, with
-// different shapes or policies, mix freely.
+// written to level in v: Options.BitsPerKey under UniformAllocation, the
+// level's share of BitsPerKeyForLevels over ProjectedShape under
+// OptimalAllocation, 0 when filters are disabled. The DB calls it for every
+// table it builds — flushes (level 0) and compaction outputs (Pick and
+// PickManual call it for Compaction.BitsPerKey) — and writes it into the
+// table's filter, whose header carries the parameters: tables built at
+// different times, with different shapes or allocations, mix freely.
 func BitsPerKeyForLevel(v *manifest.Version, level int, opts *Options) float64 {
-	o := opts.resolved()
-	if o.BitsPerKey == 0 {
+	if opts.BitsPerKey == 0 {
 		return 0
 	}
-	if o.FilterPolicy != Optimal {
-		return clampBits(o.BitsPerKey)
+	if opts.FilterAllocation != OptimalAllocation {
+		return clampBits(opts.BitsPerKey)
 	}
-	return BitsPerKeyForLevels(ProjectedShape(v, level, &o), o.BitsPerKey, Optimal)[level]
+	return BitsPerKeyForLevels(ProjectedShape(v, level, opts), opts.BitsPerKey, OptimalAllocation)[level]
 }

@@ -30,8 +30,8 @@ func TestOptimalHalvesUniformPredicted(t *testing.T) {
 	for levels := 4; levels <= 6; levels++ {
 		for _, l0 := range []int{0, 4} {
 			s := tenfold(levels, 1e6, l0)
-			uni := BitsPerKeyForLevels(s, 10, Uniform)
-			opt := BitsPerKeyForLevels(s, 10, Optimal)
+			uni := BitsPerKeyForLevels(s, 10, UniformAllocation)
+			opt := BitsPerKeyForLevels(s, 10, OptimalAllocation)
 			mu, mo := FilterMemory(s, uni), FilterMemory(s, opt)
 			eu, eo := ExpectedFalsePositiveReads(s, uni), ExpectedFalsePositiveReads(s, opt)
 			t.Logf("L1-L%d, %d L0 tables: uniform %.4f, optimal %.4f false-positive reads (ratio %.2f), memory ratio %.4f, optimal bits/key %v",
@@ -56,9 +56,9 @@ func TestOptimalHalvesUniformPredicted(t *testing.T) {
 }
 
 // TestOptimalHalvesUniformMeasured builds the tables of a T = 10 tree with
-// four levels and two L0 tables under each policy, and counts the filter
+// four levels and two L0 tables under each allocation, and counts the filter
 // positives of lookups for absent keys: every one is a data block read in
-// vain. The tables of the two policies have filters of different sizes;
+// vain. The tables of the two allocations have filters of different sizes;
 // the reader needs no options to use them.
 func TestOptimalHalvesUniformMeasured(t *testing.T) {
 	const probes = 20_000
@@ -66,8 +66,8 @@ func TestOptimalHalvesUniformMeasured(t *testing.T) {
 	// block, more bits per key than asked for: keep L0's tables above.)
 	s := tenfold(4, 100, 2)
 	var measured, memory [2]float64
-	for i, policy := range []FilterPolicy{Uniform, Optimal} {
-		bits := BitsPerKeyForLevels(s, 10, policy)
+	for i, alloc := range []FilterAllocation{UniformAllocation, OptimalAllocation} {
+		bits := BitsPerKeyForLevels(s, 10, alloc)
 		key := 0
 		var perLevel [manifest.NumLevels]float64
 		for level := range manifest.NumLevels {
@@ -91,7 +91,7 @@ func TestOptimalHalvesUniformMeasured(t *testing.T) {
 			measured[i] += rate
 		}
 		t.Logf("%v: bits/key %v, measured false-positive reads per level %.5f, sum %.5f (predicted %.5f), filter bytes %.0f",
-			policy, bits, perLevel, measured[i], ExpectedFalsePositiveReads(s, bits), memory[i])
+			alloc, bits, perLevel, measured[i], ExpectedFalsePositiveReads(s, bits), memory[i])
 	}
 	if math.Abs(memory[1]/memory[0]-1) > 0.02 {
 		t.Errorf("optimal filters take %.0f bytes, uniform %.0f: not within 2%%", memory[1], memory[0])
@@ -133,7 +133,7 @@ func buildKeysTable(t *testing.T, next *int, n int, bits float64) (*sstable.Read
 // smaller, never lowers the expected false-positive reads by 1%.
 func TestOptimalNearBlockedOptimum(t *testing.T) {
 	s := tenfold(4, 1e6, 0)
-	opt := BitsPerKeyForLevels(s, 10, Optimal)
+	opt := BitsPerKeyForLevels(s, 10, OptimalAllocation)
 	best := ExpectedFalsePositiveReads(s, opt)
 	for i := 1; i <= 4; i++ {
 		for j := 1; j <= 4; j++ {
@@ -157,24 +157,24 @@ func TestOptimalNearBlockedOptimum(t *testing.T) {
 
 func TestBitsPerKeyForLevelsEdges(t *testing.T) {
 	s := tenfold(3, 1000, 2)
-	if got := BitsPerKeyForLevels(s, 0, Optimal); got != [manifest.NumLevels]float64{} {
+	if got := BitsPerKeyForLevels(s, 0, OptimalAllocation); got != [manifest.NumLevels]float64{} {
 		t.Errorf("no filters: %v", got)
 	}
-	if got := BitsPerKeyForLevels(Shape{}, 10, Optimal); got != [manifest.NumLevels]float64{} {
+	if got := BitsPerKeyForLevels(Shape{}, 10, OptimalAllocation); got != [manifest.NumLevels]float64{} {
 		t.Errorf("empty tree: %v", got)
 	}
-	for _, policy := range []FilterPolicy{Uniform, Optimal} {
-		// One run gets the average, whatever the policy.
+	for _, alloc := range []FilterAllocation{UniformAllocation, OptimalAllocation} {
+		// One run gets the average, whatever the allocation.
 		one := Shape{Sizes: [manifest.NumLevels]float64{3: 500}}
-		if got := BitsPerKeyForLevels(one, 7.3, policy); got != [manifest.NumLevels]float64{3: 7.3} {
-			t.Errorf("%v, one level: %v", policy, got)
+		if got := BitsPerKeyForLevels(one, 7.3, alloc); got != [manifest.NumLevels]float64{3: 7.3} {
+			t.Errorf("%v, one level: %v", alloc, got)
 		}
 		// The extremes of the range leave nothing to move.
 		for _, avg := range []float64{1, 64} {
-			got := BitsPerKeyForLevels(s, avg, policy)
+			got := BitsPerKeyForLevels(s, avg, alloc)
 			for level := range 4 {
 				if got[level] != avg {
-					t.Errorf("%v at %v bits/key: L%d gets %v", policy, avg, level, got[level])
+					t.Errorf("%v at %v bits/key: L%d gets %v", alloc, avg, level, got[level])
 				}
 			}
 		}
@@ -191,7 +191,7 @@ func TestBitsPerKeyForLevelsEdges(t *testing.T) {
 		}
 		s.L0Tables = rng.IntN(10)
 		avg := 1 + rng.Float64()*20
-		got := BitsPerKeyForLevels(s, avg, Optimal)
+		got := BitsPerKeyForLevels(s, avg, OptimalAllocation)
 		var total float64
 		for level, size := range s.Sizes {
 			if size > 0 && (got[level] < 1 || got[level] > 64) || size == 0 && got[level] != 0 {
@@ -208,7 +208,7 @@ func TestBitsPerKeyForLevelsEdges(t *testing.T) {
 }
 
 func TestProjectedShape(t *testing.T) {
-	opts := &Options{BaseLevelSize: 1000, L0CompactionTrigger: 4}
+	opts := with(defaultOptions(), func(o *Options) { o.BaseLevelSize = 1000 })
 	// A new DB: L0 at its trigger, tables of a quarter of L1's target.
 	if got := ProjectedShape(&manifest.Version{}, 0, opts); got != (Shape{Sizes: [manifest.NumLevels]float64{1000}, L0Tables: 4}) {
 		t.Errorf("empty version: %+v", got)
@@ -239,10 +239,10 @@ func TestBitsPerKeyForLevel(t *testing.T) {
 		3: {meta(3, "a", "z", 0, 0, 1600000)},
 		4: {meta(4, "a", "z", 0, 0, 16000000)},
 	})
-	base := Options{BaseLevelSize: 16000, L0CompactionTrigger: 4}
+	base := *with(defaultOptions(), func(o *Options) { o.BaseLevelSize = 16000 })
 	uniform, optimal, none := base, base, base
-	optimal.FilterPolicy = Optimal
-	none.DisableFilters = true
+	optimal.FilterAllocation = OptimalAllocation
+	none.BitsPerKey = 0 // the DB's DisableFilters
 	var bits [manifest.NumLevels]float64
 	for level := range manifest.NumLevels {
 		if got := BitsPerKeyForLevel(v, level, &uniform); got != 10 {

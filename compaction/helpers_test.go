@@ -8,7 +8,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/iterator"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/sstable"
 )
@@ -146,7 +148,7 @@ func (s *tableStore) entries(num uint64) []entry {
 
 func (s *tableStore) env() Env {
 	return Env{
-		Open: func(f *manifest.FileMetadata) (Iterator, error) {
+		Open: func(f *manifest.FileMetadata) (iterator.Iterator, error) {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			if f.FileNum == s.failOpen {
@@ -214,3 +216,58 @@ func (it *trackedIter) Close() error {
 	}
 	return it.Iterator.Close()
 }
+
+// CurrentShape returns the shape of v as it is, in bytes.
+func CurrentShape(v *manifest.Version) Shape {
+	var s Shape
+	for level := range s.Sizes {
+		s.Sizes[level] = float64(v.LevelSize(level))
+	}
+	s.L0Tables = v.NumFiles(0)
+	return s
+}
+
+// ExpectedFalsePositiveReads returns the expected number of data blocks a
+// lookup for an absent key reads in vain in a tree of shape s whose levels'
+// filters have bits (0: no filter, every probe reads): the sum over the
+// runs it probes — every L0 table, one table of each deeper level with
+// data — of their false-positive rates, each from
+// bloom.BlockedFalsePositiveRate, the tables' filter. It is the metric this
+// package's tests judge the filter allocations by.
+func ExpectedFalsePositiveReads(s Shape, bits [manifest.NumLevels]float64) float64 {
+	var sum float64
+	for level := range bits {
+		sum += float64(s.runs(level)) * falsePositiveRate(bits[level])
+	}
+	return sum
+}
+
+// FilterMemory returns the filter memory of a tree of shape s whose levels'
+// filters have bits: Σ Sizes[i]·bits[i], in bits when the sizes are in keys.
+func FilterMemory(s Shape, bits [manifest.NumLevels]float64) float64 {
+	var m float64
+	for level := range bits {
+		if s.runs(level) > 0 {
+			m += s.Sizes[level] * bits[level]
+		}
+	}
+	return m
+}
+
+// falsePositiveRate is the false-positive rate of a table's blocked filter
+// at bits per key b, with the probe count the writer uses; 1 without one.
+func falsePositiveRate(b float64) float64 {
+	if !(b > 0) {
+		return 1
+	}
+	if p, ok := fprMemo.Load(b); ok {
+		return p.(float64)
+	}
+	p := bloom.BlockedFalsePositiveRate(b, bloom.BlockedProbes(b))
+	fprMemo.Store(b, p)
+	return p
+}
+
+// fprMemo remembers falsePositiveRate: the sum behind it costs a fraction of
+// a millisecond, and allocations take few distinct values (bitsGrid).
+var fprMemo sync.Map

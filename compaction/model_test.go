@@ -48,7 +48,7 @@ func writes(rng *rand.Rand, keys []string, n int, seq *base.SeqNum) []entry {
 
 // sortedRun writes entries (sorted) as tables of a level, cut at random
 // user-key boundaries, with random filter sizes: tables of one level built
-// at different times under different shapes and policies.
+// at different times under different shapes and allocations.
 func sortedRun(rng *rand.Rand, s *tableStore, es []entry, num *uint64) []*manifest.FileMetadata {
 	var files []*manifest.FileMetadata
 	start := 0
@@ -179,10 +179,10 @@ func TestRunModel(t *testing.T) {
 	for iter := range 300 {
 		s := newTableStore(t)
 		sc := randomScenario(rng, s)
-		opts := &Options{
-			TargetFileSize: uint64(256 + rng.IntN(2048)),
-			TableOptions:   sstableOpts(rng),
-		}
+		opts := with(defaultOptions(), func(o *Options) {
+			o.TargetFileSize = uint64(256 + rng.IntN(2048))
+			o.TableOptions = sstableOpts(rng)
+		})
 		outputs, stats, err := Run(context.Background(), sc.c, s.env(), sc.snapshots, opts)
 		if err != nil {
 			t.Fatalf("iteration %d: %v: %v", iter, sc.c, err)

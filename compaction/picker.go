@@ -17,11 +17,10 @@ const lastLevel = manifest.NumLevels - 1
 // (Options.LevelTargetSize). The last level scores 0: it has nowhere to go.
 // A level whose score is at least 1 needs compacting.
 func Scores(v *manifest.Version, opts *Options) [manifest.NumLevels]float64 {
-	o := opts.resolved()
 	var s [manifest.NumLevels]float64
-	s[0] = float64(v.NumFiles(0)) / float64(o.L0CompactionTrigger)
+	s[0] = float64(v.NumFiles(0)) / float64(opts.L0CompactionTrigger)
 	for level := 1; level < lastLevel; level++ {
-		s[level] = float64(v.LevelSize(level)) / float64(o.LevelTargetSize(level))
+		s[level] = float64(v.LevelSize(level)) / float64(opts.LevelTargetSize(level))
 	}
 	return s
 }
@@ -42,8 +41,7 @@ func Scores(v *manifest.Version, opts *Options) [manifest.NumLevels]float64 {
 // The DB runs one compaction at a time; flushes that add L0 tables while it
 // runs do not invalidate it (their versions are newer than all its inputs).
 func Pick(v *manifest.Version, opts *Options) *Compaction {
-	o := opts.resolved()
-	scores := Scores(v, &o)
+	scores := Scores(v, opts)
 	best := -1
 	for level := range lastLevel {
 		if scores[level] >= 1 && (best < 0 || scores[level] > scores[best]) {
@@ -59,7 +57,7 @@ func Pick(v *manifest.Version, opts *Options) *Compaction {
 	} else {
 		inputs = []*manifest.FileMetadata{leastOverlapping(v, best)}
 	}
-	c := newCompaction(v, best, inputs, &o)
+	c := newCompaction(v, best, inputs, opts)
 	c.Score = scores[best]
 	return c
 }
@@ -121,7 +119,6 @@ func PickManual(v *manifest.Version, lo, hi []byte, opts *Options) *Compaction {
 	if deepest == 0 {
 		deepest = 1 // L0 is not one run: merge it into L1
 	}
-	o := opts.resolved()
 	for level := 0; level < deepest; level++ {
 		var inputs []*manifest.FileMetadata
 		if level == 0 {
@@ -132,7 +129,7 @@ func PickManual(v *manifest.Version, lo, hi []byte, opts *Options) *Compaction {
 		if len(inputs) == 0 {
 			continue
 		}
-		c := newCompaction(v, level, inputs, &o)
+		c := newCompaction(v, level, inputs, opts)
 		c.Manual = true
 		return c
 	}

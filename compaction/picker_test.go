@@ -11,7 +11,7 @@ import (
 
 // pickerOpts make level targets small round numbers: L1 1 KiB, L2 10 KiB,
 // L3 100 KiB, …
-var pickerOpts = &Options{L0CompactionTrigger: 4, BaseLevelSize: 1024, LevelMultiplier: 10}
+var pickerOpts = with(defaultOptions(), func(o *Options) { o.BaseLevelSize = 1024 })
 
 type levels = [manifest.NumLevels][]*manifest.FileMetadata
 
@@ -191,11 +191,10 @@ func TestScoresAndTargets(t *testing.T) {
 			t.Errorf("LevelTargetSize(%d) = %d, want %d", level, got, target)
 		}
 	}
-	var defaults *Options
-	if got := defaults.LevelTargetSize(3); got != 1600<<20 {
+	if got := defaultOptions().LevelTargetSize(3); got != 1600<<20 {
 		t.Errorf("default L3 target %d, want 1600 MiB", got)
 	}
-	huge := &Options{BaseLevelSize: 1 << 60, LevelMultiplier: 1000}
+	huge := with(defaultOptions(), func(o *Options) { o.BaseLevelSize, o.LevelMultiplier = 1<<60, 1000 })
 	if got := huge.LevelTargetSize(6); got != math.MaxUint64 {
 		t.Errorf("LevelTargetSize saturates at %d, want MaxUint64", got)
 	}
@@ -204,6 +203,7 @@ func TestScoresAndTargets(t *testing.T) {
 func TestTrivialMoveNeedsAMatchingFilter(t *testing.T) {
 	f := meta(1, "a", "c", 1, 1, 2048)
 	v := checkedVersion(t, levels{1: {f}})
+	noFilters := *with(pickerOpts, func(o *Options) { o.BitsPerKey = 0 }) // the DB's DisableFilters
 	for _, tc := range []struct {
 		bits   float64
 		opts   Options
@@ -213,8 +213,8 @@ func TestTrivialMoveNeedsAMatchingFilter(t *testing.T) {
 		{10.9, *pickerOpts, true}, // a filter rounded up to whole blocks
 		{14, *pickerOpts, false},  // sized for a shallower level
 		{0, *pickerOpts, false},
-		{0, Options{BaseLevelSize: 1024, DisableFilters: true}, true},
-		{10, Options{BaseLevelSize: 1024, DisableFilters: true}, false},
+		{0, noFilters, true},
+		{10, noFilters, false},
 	} {
 		f.FilterBitsPerKey = tc.bits
 		c := Pick(v, &tc.opts)
@@ -301,12 +301,12 @@ func TestPickManualRanges(t *testing.T) {
 			t.Errorf("%s: PickManual = %v, want L0 inputs %v", tc.name, c, tc.want)
 		}
 	}
-	if c := PickManual(&manifest.Version{}, nil, nil, nil); c != nil {
+	if c := PickManual(&manifest.Version{}, nil, nil, pickerOpts); c != nil {
 		t.Errorf("empty version: %v", c)
 	}
 	// The empty key is a key: hi = []byte{} bounds the range to it.
 	ve := checkedVersion(t, levels{0: {meta(2, "", "", 5, 5, 10)}, 1: {meta(1, "", "a", 1, 1, 10)}})
-	if c := PickManual(ve, nil, []byte{}, nil); c == nil || !slices.Equal(fileNums(c.Inputs[1]), []uint64{1}) {
+	if c := PickManual(ve, nil, []byte{}, pickerOpts); c == nil || !slices.Equal(fileNums(c.Inputs[1]), []uint64{1}) {
 		t.Errorf("range of the empty key: %v", c)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/iterator"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/sstable"
 )
@@ -35,14 +36,13 @@ const cancelCheckInterval = 1024
 // base.ErrCorruption) — it aborts every output it created and returns no
 // tables, and the version is left as it was.
 func Run(ctx context.Context, c *Compaction, env Env, snapshots []base.SeqNum, opts *Options) ([]*manifest.FileMetadata, Stats, error) {
-	o := opts.resolved()
 	r := &runner{
 		c:          c,
 		lastStripe: -1,
 		env:        env,
 		stripes:    newStripes(snapshots),
-		target:     o.TargetFileSize,
-		wopts:      o.TableOptions,
+		target:     opts.TargetFileSize,
+		wopts:      opts.TableOptions,
 	}
 	r.wopts.BitsPerKey = c.BitsPerKey
 	r.stats.InputTables = c.NumInputs()
@@ -128,9 +128,11 @@ func (r *runner) merge(ctx context.Context) (err error) {
 }
 
 // inputIter returns the merge of the inputs: each L0 table on its own (they
-// overlap), each deeper level's tables concatenated (they do not).
-func (r *runner) inputIter() (*mergingIter, error) {
-	var children []Iterator
+// overlap), each deeper level's tables concatenated by a level iterator
+// (they do not), which opens them one at a time. It is the DB's read-path
+// merge; Run walks it forward only.
+func (r *runner) inputIter() (*iterator.MergingIter, error) {
+	var children []iterator.Iterator
 	for i, files := range r.c.Inputs {
 		level := r.c.Level
 		if i == 1 {
@@ -140,7 +142,8 @@ func (r *runner) inputIter() (*mergingIter, error) {
 			continue
 		}
 		if level > 0 {
-			children = append(children, newLevelIter(files, r.env.Open))
+			open := func(j int) (iterator.Iterator, error) { return r.env.Open(files[j]) }
+			children = append(children, iterator.NewLevelIter(files, open, nil, nil))
 			continue
 		}
 		for _, f := range files {
@@ -154,7 +157,7 @@ func (r *runner) inputIter() (*mergingIter, error) {
 			children = append(children, it)
 		}
 	}
-	return newMergingIter(children), nil
+	return iterator.NewMergingIter(children...), nil
 }
 
 // add applies the keep rule to the next entry of the merge.

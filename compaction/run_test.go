@@ -32,7 +32,7 @@ func runOne(t *testing.T, tables [][]entry, bottommost bool, snapshots []base.Se
 		sortEntries(es)
 		c.Inputs[0] = append(c.Inputs[0], s.build(uint64(i+1), es, 10))
 	}
-	outputs, stats, err := Run(context.Background(), c, s.env(), snapshots, nil)
+	outputs, stats, err := Run(context.Background(), c, s.env(), snapshots, defaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestRunSplitsOnUserKeys(t *testing.T) {
 	sortEntries(in)
 	s := newTableStore(t)
 	c := &Compaction{Level: 1, OutputLevel: 2, Inputs: [2][]*manifest.FileMetadata{{s.build(1, in, 10)}}, BitsPerKey: 10}
-	outputs, _, err := Run(context.Background(), c, s.env(), snaps, &Options{TargetFileSize: 1024})
+	outputs, _, err := Run(context.Background(), c, s.env(), snaps, with(defaultOptions(), func(o *Options) { o.TargetFileSize = 1024 }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestRunFailures(t *testing.T) {
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			outputs, _, err := Run(ctx, c, s.env(), nil, &Options{TargetFileSize: 2048})
+			outputs, _, err := Run(ctx, c, s.env(), nil, with(defaultOptions(), func(o *Options) { o.TargetFileSize = 2048 }))
 			if !errors.Is(err, tc.wantErr) || outputs != nil {
 				t.Fatalf("Run = %d outputs, %v; want none, %v", len(outputs), err, tc.wantErr)
 			}

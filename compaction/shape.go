@@ -31,16 +31,6 @@ func (s *Shape) runs(level int) int {
 // runSize returns the size of one run of level.
 func (s *Shape) runSize(level int) float64 { return s.Sizes[level] / float64(s.runs(level)) }
 
-// CurrentShape returns the shape of v as it is, in bytes.
-func CurrentShape(v *manifest.Version) Shape {
-	var s Shape
-	for level := range s.Sizes {
-		s.Sizes[level] = float64(v.LevelSize(level))
-	}
-	s.L0Tables = v.NumFiles(0)
-	return s
-}
-
 // ProjectedShape returns the shape the filter allocation plans for when a
 // table is written to level in v: the tree a little ahead of where it is,
 // so that tables built while it grows do not get filters sized for a
@@ -57,11 +47,10 @@ func CurrentShape(v *manifest.Version) Shape {
 //     of the data, it is growing, and it will soon outgrow the level above.
 //   - Levels below it are empty, and are not probed.
 func ProjectedShape(v *manifest.Version, level int, opts *Options) Shape {
-	o := opts.resolved()
 	var s Shape
-	trigger := o.L0CompactionTrigger
+	trigger := opts.L0CompactionTrigger
 	s.L0Tables = max(v.NumFiles(0), trigger)
-	perTable := float64(o.BaseLevelSize) / float64(trigger)
+	perTable := float64(opts.BaseLevelSize) / float64(trigger)
 	if n := v.NumFiles(0); n > 0 {
 		perTable = max(perTable, float64(v.LevelSize(0))/float64(n))
 	}
@@ -76,7 +65,7 @@ func ProjectedShape(v *manifest.Version, level int, opts *Options) Shape {
 	for l := 1; l <= deepest; l++ {
 		size := float64(v.LevelSize(l))
 		if l < deepest {
-			s.Sizes[l] = max(size, float64(o.LevelTargetSize(l)))
+			s.Sizes[l] = max(size, float64(opts.LevelTargetSize(l)))
 		} else {
 			s.Sizes[l] = max(size, s.Sizes[l-1])
 		}

@@ -7,10 +7,12 @@
 //
 // The table holds every version it is given: a Set, a Delete (tombstone) and
 // older versions of the same key all stay until the flush. Get answers one
-// user key at one sequence number. Iterators yield all versions; hiding the
-// versions a reader must not see (newer than its sequence number, shadowed,
-// deleted) is the job of the DB's merging iterator, which has to do it for
-// SSTables anyway.
+// user key at one sequence number. Iterators yield all versions, and so
+// does the merging iterator the DB puts above them (internal/iterator);
+// hiding the versions a reader must not see (newer than its sequence
+// number, shadowed, deleted) is the job of the DB's Iterator on top of the
+// merge, which has to do it for SSTables anyway. (Compactions drop the
+// versions no reader can see any longer: compaction.Run.)
 //
 // INVARIANT: no two entries have the same internal key (user key, seqnum,
 // kind). The commit pipeline hands out every sequence number once, and Add
@@ -68,5 +70,5 @@
 // strictly increasing (Next) or decreasing (Prev) order, never a partial
 // entry. Entries added after it was created may or may not appear; since
 // their sequence numbers are above any snapshot the iterator's reader holds,
-// the merging iterator drops them either way.
+// the DB's Iterator skips them either way.
 package memtable

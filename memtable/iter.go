@@ -138,8 +138,8 @@ func (it *Iter) Value() []byte { return it.buf[it.pos].value() }
 func (it *Iter) Error() error { return nil }
 
 // Close releases the iterator's buffer and unpositions it. It returns nil:
-// the error is there so an Iter fits the DB's internal iterator interface,
-// whose SSTable iterators can fail.
+// the error is there so an Iter fits the DB's internal iterator interface
+// (internal/iterator), whose SSTable iterators can fail.
 func (it *Iter) Close() error {
 	it.buf, it.state = nil, unpositioned
 	return nil

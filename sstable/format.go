@@ -12,20 +12,33 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// Compression names how a block's contents are compressed. Its values are
-// part of the format: they are the first byte of every block trailer.
+// Compression chooses how a table's data blocks are compressed: the option
+// of a Writer, and of a DB (bloomkv.Compression is this type). Its values
+// are not the format: a block trailer's first byte is a
+// compressionIndicator, translated at the edges (writeBlock, readBlock,
+// the properties' codec). The two are kept apart so that the zero value
+// can mean "the default" for every layer that takes the option, without
+// renumbering the bytes already on disk.
 type Compression uint8
 
 // The compressions. A block that does not shrink by at least an eighth is
 // stored uncompressed whatever the option says, so readers skip the work.
 const (
-	NoCompression     Compression = 0
-	SnappyCompression Compression = 1
-	ZstdCompression   Compression = 2
+	// DefaultCompression leaves the choice to the layer that takes the
+	// option: a Writer stores blocks uncompressed, a DB's Options resolve
+	// it to SnappyCompression first.
+	DefaultCompression Compression = iota
+	NoCompression
+	SnappyCompression
+	ZstdCompression
 )
 
+// String returns the compression's name as the tools print it and the
+// command line takes it: "none", "snappy", "zstd" ("default" unresolved).
 func (c Compression) String() string {
 	switch c {
+	case DefaultCompression:
+		return "default"
 	case NoCompression:
 		return "none"
 	case SnappyCompression:
@@ -34,6 +47,46 @@ func (c Compression) String() string {
 		return "zstd"
 	}
 	return fmt.Sprintf("compression(%d)", uint8(c))
+}
+
+// indicator returns the trailer byte of a block stored with c (which is
+// resolved: not DefaultCompression, not unknown; those store none).
+func (c Compression) indicator() compressionIndicator {
+	switch c {
+	case SnappyCompression:
+		return snappyIndicator
+	case ZstdCompression:
+		return zstdIndicator
+	}
+	return noCompressionIndicator
+}
+
+// compressionIndicator is how a block is stored, as the format writes it:
+// the first byte of every block trailer (0 none, 1 snappy, 2 zstd; see the
+// package doc), and the value of the bloomkv.compression property.
+type compressionIndicator uint8
+
+// The indicators. Their values are part of the format.
+const (
+	noCompressionIndicator compressionIndicator = 0
+	snappyIndicator        compressionIndicator = 1
+	zstdIndicator          compressionIndicator = 2
+)
+
+// compression returns the Compression whose blocks are stored as i. A byte
+// this version does not know, a newer writer's, maps past ZstdCompression
+// (to i+1, as every indicator maps to the Compression one above it), so
+// that it prints as unknown rather than as a compression it is not.
+func (i compressionIndicator) compression() Compression {
+	switch i {
+	case noCompressionIndicator:
+		return NoCompression
+	case snappyIndicator:
+		return SnappyCompression
+	case zstdIndicator:
+		return ZstdCompression
+	}
+	return Compression(min(int(i)+1, 0xff))
 }
 
 // Sizes of the fixed parts of the format.
@@ -53,41 +106,46 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // blockChecksum covers a block's stored bytes and its compression type, so
 // a flipped type byte is caught as surely as a flipped content byte.
-func blockChecksum(stored []byte, c Compression) uint32 {
+func blockChecksum(stored []byte, c compressionIndicator) uint32 {
 	return crc32.Update(crc32.Checksum(stored, castagnoli), castagnoli, []byte{byte(c)})
 }
 
-// handle locates a block's stored bytes (the trailer follows them).
-type handle struct {
-	offset, length uint64
+// BlockHandle locates a block in a table: its offset and the length of its
+// stored bytes, the 5-byte trailer (which follows them) excluded.
+type BlockHandle struct {
+	Offset, Length uint64
 }
 
-func (h handle) appendVarint(dst []byte) []byte {
-	return binary.AppendUvarint(binary.AppendUvarint(dst, h.offset), h.length)
+// appendVarint appends h as an index entry's value holds it: the offset and
+// the length as uvarints.
+func (h BlockHandle) appendVarint(dst []byte) []byte {
+	return binary.AppendUvarint(binary.AppendUvarint(dst, h.Offset), h.Length)
 }
 
-func decodeHandle(p []byte) (handle, bool) {
+// decodeHandle decodes an index entry's value, which must be exactly a
+// handle as appendVarint writes it.
+func decodeHandle(p []byte) (BlockHandle, bool) {
 	off, n := binary.Uvarint(p)
 	if n <= 0 {
-		return handle{}, false
+		return BlockHandle{}, false
 	}
 	length, m := binary.Uvarint(p[n:])
 	if m <= 0 || n+m != len(p) {
-		return handle{}, false
+		return BlockHandle{}, false
 	}
-	return handle{off, length}, true
+	return BlockHandle{off, length}, true
 }
 
 // footer is the fixed-size end of every table.
 type footer struct {
-	filter, index, properties handle // filter.length == 0: no filter
+	filter, index, properties BlockHandle // filter.Length == 0: no filter
 }
 
 func (f footer) encode() []byte {
 	b := make([]byte, 0, footerLen)
-	for _, h := range []handle{f.filter, f.index, f.properties} {
-		b = binary.LittleEndian.AppendUint64(b, h.offset)
-		b = binary.LittleEndian.AppendUint64(b, h.length)
+	for _, h := range []BlockHandle{f.filter, f.index, f.properties} {
+		b = binary.LittleEndian.AppendUint64(b, h.Offset)
+		b = binary.LittleEndian.AppendUint64(b, h.Length)
 	}
 	b = binary.LittleEndian.AppendUint32(b, formatVersion)
 	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
@@ -106,9 +164,9 @@ func decodeFooter(b []byte) (footer, string) {
 		return footer{}, fmt.Sprintf("format version %d, this reader reads %d", v, formatVersion)
 	}
 	var f footer
-	for i, h := range []*handle{&f.filter, &f.index, &f.properties} {
-		h.offset = binary.LittleEndian.Uint64(b[16*i:])
-		h.length = binary.LittleEndian.Uint64(b[16*i+8:])
+	for i, h := range []*BlockHandle{&f.filter, &f.index, &f.properties} {
+		h.Offset = binary.LittleEndian.Uint64(b[16*i:])
+		h.Length = binary.LittleEndian.Uint64(b[16*i+8:])
 	}
 	return f, ""
 }
@@ -130,34 +188,34 @@ var (
 	})
 )
 
-// compress returns the bytes to store for raw and the compression they are
-// stored with; it falls back to none when compression saves under 1/8.
-func compress(c Compression, raw, scratch []byte) ([]byte, Compression) {
+// compress returns the bytes to store for raw and how they are stored; it
+// falls back to none when compression saves under 1/8.
+func compress(c compressionIndicator, raw, scratch []byte) ([]byte, compressionIndicator) {
 	var out []byte
 	switch c {
-	case SnappyCompression:
+	case snappyIndicator:
 		// s2's plain snappy encoder: the same format as snappy.Encode's
 		// "better" one, and faster. On `bloomkv bench`'s values it made a
 		// 2M-key fill 29% faster for 1.5% more bytes on disk.
 		out = s2.EncodeSnappy(scratch[:cap(scratch)], raw)
-	case ZstdCompression:
+	case zstdIndicator:
 		out = zstdEncoder().EncodeAll(raw, scratch[:0])
 	default:
-		return raw, NoCompression
+		return raw, noCompressionIndicator
 	}
 	if len(out) > len(raw)-len(raw)/8 {
-		return raw, NoCompression
+		return raw, noCompressionIndicator
 	}
 	return out, c
 }
 
 // decompress returns a block's contents from its stored bytes, in dst's
 // memory when it is large enough.
-func decompress(c Compression, stored, dst []byte) ([]byte, error) {
+func decompress(c compressionIndicator, stored, dst []byte) ([]byte, error) {
 	switch c {
-	case NoCompression:
+	case noCompressionIndicator:
 		return stored, nil
-	case SnappyCompression:
+	case snappyIndicator:
 		n, err := snappy.DecodedLen(stored)
 		if err != nil {
 			return nil, err
@@ -166,7 +224,7 @@ func decompress(c Compression, stored, dst []byte) ([]byte, error) {
 			return nil, fmt.Errorf("snappy block claims %d bytes", n)
 		}
 		return snappy.Decode(slices.Grow(dst[:0], n)[:n], stored)
-	case ZstdCompression:
+	case zstdIndicator:
 		return zstdDecoder().DecodeAll(stored, dst[:0])
 	}
 	return nil, fmt.Errorf("unknown compression type %d", c)

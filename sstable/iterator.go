@@ -47,7 +47,7 @@ func (it *Iterator) loadBlock(i int) bool {
 	if err == nil {
 		it.handle = b
 		if err = it.data.init(b.Bytes(), base.CompareEncoded); err != nil {
-			err = it.r.corrupt(int64(it.r.indexHandle(i).offset), "data block: %v", err)
+			err = it.r.corrupt(int64(it.r.indexHandle(i).Offset), "data block: %v", err)
 		}
 	}
 	it.err = err
@@ -58,7 +58,7 @@ func (it *Iterator) loadBlock(i int) bool {
 // reports whether the iterator is at an entry.
 func (it *Iterator) settle(ok bool) bool {
 	if !ok && it.data.err != nil && it.err == nil {
-		it.err = it.r.corrupt(int64(it.r.indexHandle(it.block).offset), "data block: %v", it.data.err)
+		it.err = it.r.corrupt(int64(it.r.indexHandle(it.block).Offset), "data block: %v", it.data.err)
 	}
 	return ok && it.err == nil
 }

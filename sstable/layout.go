@@ -6,12 +6,6 @@ import (
 	"github.com/bloomkv/bloomkv/internal/base"
 )
 
-// BlockHandle locates a block in a table: its offset and the length of its
-// stored bytes, the 5-byte trailer excluded.
-type BlockHandle struct {
-	Offset, Length uint64
-}
-
 // BlockInfo describes one stored block: where it is, how it is compressed,
 // and its size before and after.
 type BlockInfo struct {
@@ -51,9 +45,9 @@ func (r *Reader) Layout() (Layout, error) {
 		return l, r.corrupt(l.FooterOffset, "%s", reason)
 	}
 	l.FormatVersion = binary.LittleEndian.Uint32(buf[48:])
-	info := func(h handle, what string) (BlockInfo, error) {
-		b := BlockInfo{BlockHandle: BlockHandle{h.offset, h.length}}
-		if h.length == 0 && what == "filter" {
+	info := func(h BlockHandle, what string) (BlockInfo, error) {
+		b := BlockInfo{BlockHandle: h}
+		if h.Length == 0 && what == "filter" {
 			return b, nil
 		}
 		raw, err := r.readBlock(h, what)
@@ -61,10 +55,10 @@ func (r *Reader) Layout() (Layout, error) {
 			return b, err
 		}
 		var t [1]byte
-		if _, err := r.file.ReadAt(t[:], int64(h.offset+h.length)); err != nil {
-			return b, r.readError(int64(h.offset+h.length), err)
+		if _, err := r.file.ReadAt(t[:], int64(h.Offset+h.Length)); err != nil {
+			return b, r.readError(int64(h.Offset+h.Length), err)
 		}
-		b.Compression, b.RawLength = Compression(t[0]), uint64(len(raw))
+		b.Compression, b.RawLength = compressionIndicator(t[0]).compression(), uint64(len(raw))
 		return b, nil
 	}
 	var err error

@@ -100,12 +100,12 @@ var propertyCodecs = func() []propertyCodec {
 		},
 		{
 			name:   "bloomkv.compression",
-			encode: func(p *Properties) []byte { return []byte{byte(p.Compression)} },
+			encode: func(p *Properties) []byte { return []byte{byte(p.Compression.indicator())} },
 			decode: func(p *Properties, v []byte) bool {
 				if len(v) != 1 {
 					return false
 				}
-				p.Compression = Compression(v[0])
+				p.Compression = compressionIndicator(v[0]).compression()
 				return true
 			},
 		},

@@ -122,12 +122,12 @@ func (r *Reader) indexKey(i int) []byte {
 }
 
 // indexHandle returns the handle of data block i.
-func (r *Reader) indexHandle(i int) handle {
+func (r *Reader) indexHandle(i int) BlockHandle {
 	var off uint64
 	if i > 0 {
 		off = r.index.ends[i-1].block
 	}
-	return handle{offset: off, length: r.index.ends[i].block - off - blockTrailerLen}
+	return BlockHandle{Offset: off, Length: r.index.ends[i].block - off - blockTrailerLen}
 }
 
 // searchIndex returns the first data block whose last key is ≥ target, an
@@ -170,7 +170,7 @@ func (r *Reader) open() error {
 		return err
 	}
 	if r.props, err = decodeProperties(propsBlock); err != nil {
-		return r.corrupt(int64(f.properties.offset), "properties block: %v", err)
+		return r.corrupt(int64(f.properties.Offset), "properties block: %v", err)
 	}
 	indexBlock, err := r.readBlock(f.index, "index")
 	if err != nil {
@@ -179,14 +179,14 @@ func (r *Reader) open() error {
 	if r.index, err = r.decodeIndex(indexBlock, f); err != nil {
 		return err
 	}
-	if f.filter.length > 0 {
+	if f.filter.Length > 0 {
 		filterBlock, err := r.readBlock(f.filter, "filter")
 		if err != nil {
 			return err
 		}
 		r.filter = new(bloom.Blocked)
 		if err := r.filter.UnmarshalBinaryInto(filterBlock, r.pinWords); err != nil {
-			return r.corrupt(int64(f.filter.offset), "filter block: %v", err)
+			return r.corrupt(int64(f.filter.Offset), "filter block: %v", err)
 		}
 	}
 	return nil
@@ -220,13 +220,13 @@ func (r *Reader) pinWords(n int) []uint64 {
 // them and their key bytes; a second copies them into an index of exactly
 // that size.
 func (r *Reader) decodeIndex(block []byte, f footer) (blockIndex, error) {
-	dataEnd := f.index.offset
-	if f.filter.length > 0 {
-		dataEnd = f.filter.offset
+	dataEnd := f.index.Offset
+	if f.filter.Length > 0 {
+		dataEnd = f.filter.Offset
 	}
 	var it blockIter
 	if err := it.init(block, base.CompareEncoded); err != nil {
-		return blockIndex{}, r.corrupt(int64(f.index.offset), "index block: %v", err)
+		return blockIndex{}, r.corrupt(int64(f.index.Offset), "index block: %v", err)
 	}
 	var (
 		n        int    // entries so far
@@ -236,38 +236,38 @@ func (r *Reader) decodeIndex(block []byte, f footer) (blockIndex, error) {
 	)
 	for ok := it.first(); ok; ok = it.nextEntry() {
 		h, ok := decodeHandle(it.value)
-		if !ok || h.offset != next || h.length > dataEnd-min(dataEnd, h.offset+blockTrailerLen) || len(it.key) < base.TrailerLen {
-			return blockIndex{}, r.corrupt(int64(f.index.offset), "index entry %d is malformed", n)
+		if !ok || h.Offset != next || h.Length > dataEnd-min(dataEnd, h.Offset+blockTrailerLen) || len(it.key) < base.TrailerLen {
+			return blockIndex{}, r.corrupt(int64(f.index.Offset), "index entry %d is malformed", n)
 		}
 		if n > 0 && base.CompareEncoded(prev, it.key) >= 0 {
-			return blockIndex{}, r.corrupt(int64(f.index.offset), "index keys out of order at entry %d", n)
+			return blockIndex{}, r.corrupt(int64(f.index.Offset), "index keys out of order at entry %d", n)
 		}
-		next = h.offset + h.length + blockTrailerLen
+		next = h.Offset + h.Length + blockTrailerLen
 		prev = append(prev[:0], it.key...)
 		keyBytes += uint64(len(it.key))
 		n++
 	}
 	if it.err != nil {
-		return blockIndex{}, r.corrupt(int64(f.index.offset), "index block: %v", it.err)
+		return blockIndex{}, r.corrupt(int64(f.index.Offset), "index block: %v", it.err)
 	}
 	if next != dataEnd {
-		return blockIndex{}, r.corrupt(int64(f.index.offset), "index covers %d bytes of data, the file %d", next, dataEnd)
+		return blockIndex{}, r.corrupt(int64(f.index.Offset), "index covers %d bytes of data, the file %d", next, dataEnd)
 	}
 	if keyBytes > math.MaxUint32 {
-		return blockIndex{}, r.corrupt(int64(f.index.offset), "index keys take %d bytes, more than 4 GiB", keyBytes)
+		return blockIndex{}, r.corrupt(int64(f.index.Offset), "index keys take %d bytes, more than 4 GiB", keyBytes)
 	}
 	// The second pass decodes the same bytes, which the first has checked.
 	x := blockIndex{keys: r.pin(int(keyBytes))[:0], ends: r.pinEnds(n)}
 	for ok := it.first(); ok; ok = it.nextEntry() {
 		h, _ := decodeHandle(it.value)
 		x.keys = append(x.keys, it.key...)
-		x.ends = append(x.ends, indexEnd{key: uint32(len(x.keys)), block: h.offset + h.length + blockTrailerLen})
+		x.ends = append(x.ends, indexEnd{key: uint32(len(x.keys)), block: h.Offset + h.Length + blockTrailerLen})
 	}
 	return x, nil
 }
 
 // readBlock reads, verifies and decompresses the block at h.
-func (r *Reader) readBlock(h handle, what string) ([]byte, error) {
+func (r *Reader) readBlock(h BlockHandle, what string) ([]byte, error) {
 	return r.readBlockInto(h, what, nil)
 }
 
@@ -289,29 +289,29 @@ const maxPooledBuffer = 256 << 10
 
 // readBlockInto is readBlock reading into bufs, when not nil; the block
 // returned then aliases bufs and is valid until their next use.
-func (r *Reader) readBlockInto(h handle, what string, bufs *blockBuffers) ([]byte, error) {
-	if h.offset > uint64(r.size) || h.length > uint64(r.size)-h.offset || uint64(r.size)-h.offset-h.length < blockTrailerLen+footerLen {
-		return nil, r.corrupt(int64(min(h.offset, uint64(r.size))), "%s block [%d, +%d) runs past the end of the data", what, h.offset, h.length)
+func (r *Reader) readBlockInto(h BlockHandle, what string, bufs *blockBuffers) ([]byte, error) {
+	if h.Offset > uint64(r.size) || h.Length > uint64(r.size)-h.Offset || uint64(r.size)-h.Offset-h.Length < blockTrailerLen+footerLen {
+		return nil, r.corrupt(int64(min(h.Offset, uint64(r.size))), "%s block [%d, +%d) runs past the end of the data", what, h.Offset, h.Length)
 	}
 	var buf, decoded []byte
 	if bufs == nil {
-		buf = make([]byte, h.length+blockTrailerLen)
+		buf = make([]byte, h.Length+blockTrailerLen)
 	} else {
-		bufs.stored = slices.Grow(bufs.stored[:0], int(h.length+blockTrailerLen))[:h.length+blockTrailerLen]
+		bufs.stored = slices.Grow(bufs.stored[:0], int(h.Length+blockTrailerLen))[:h.Length+blockTrailerLen]
 		buf, decoded = bufs.stored, bufs.decoded
 	}
-	if _, err := r.file.ReadAt(buf, int64(h.offset)); err != nil {
-		return nil, r.readError(int64(h.offset), err)
+	if _, err := r.file.ReadAt(buf, int64(h.Offset)); err != nil {
+		return nil, r.readError(int64(h.Offset), err)
 	}
-	stored, c := buf[:h.length], Compression(buf[h.length])
-	if got, want := blockChecksum(stored, c), binary.LittleEndian.Uint32(buf[h.length+1:]); got != want {
-		return nil, r.corrupt(int64(h.offset), "%s block checksum %#08x, want %#08x", what, got, want)
+	stored, c := buf[:h.Length], compressionIndicator(buf[h.Length])
+	if got, want := blockChecksum(stored, c), binary.LittleEndian.Uint32(buf[h.Length+1:]); got != want {
+		return nil, r.corrupt(int64(h.Offset), "%s block checksum %#08x, want %#08x", what, got, want)
 	}
 	contents, err := decompress(c, stored, decoded)
 	if err != nil {
-		return nil, r.corrupt(int64(h.offset), "%s block: %v", what, err)
+		return nil, r.corrupt(int64(h.Offset), "%s block: %v", what, err)
 	}
-	if bufs != nil && c != NoCompression {
+	if bufs != nil && c != noCompressionIndicator {
 		bufs.decoded = contents
 	}
 	return contents, nil
@@ -399,18 +399,18 @@ func (r *Reader) Get(k LookupKey, stats *LookupStats) (value []byte, kind base.K
 	defer block.Release()
 	var it blockIter
 	if err := it.init(block.Bytes(), base.CompareEncoded); err != nil {
-		return nil, 0, false, r.corrupt(int64(r.indexHandle(i).offset), "data block: %v", err)
+		return nil, 0, false, r.corrupt(int64(r.indexHandle(i).Offset), "data block: %v", err)
 	}
 	if !it.seekGE(seek) {
 		if it.err != nil {
-			return nil, 0, false, r.corrupt(int64(r.indexHandle(i).offset), "data block: %v", it.err)
+			return nil, 0, false, r.corrupt(int64(r.indexHandle(i).Offset), "data block: %v", it.err)
 		}
 		stats.KeyPresent, err = r.hasNewer(k.UserKey, i, &it)
 		return nil, 0, false, err
 	}
 	ik, ok := base.DecodeInternalKey(it.key)
 	if !ok {
-		return nil, 0, false, r.corrupt(int64(r.indexHandle(i).offset), "data block: key shorter than a trailer")
+		return nil, 0, false, r.corrupt(int64(r.indexHandle(i).Offset), "data block: key shorter than a trailer")
 	}
 	if !bytes.Equal(ik.UserKey, k.UserKey) {
 		stats.KeyPresent, err = r.hasNewer(k.UserKey, i, &it)
@@ -442,13 +442,13 @@ func (r *Reader) hasNewer(userKey []byte, i int, it *blockIter) (bool, error) {
 	}
 	if it == nil || !it.seekGE(first) {
 		if it != nil && it.err != nil {
-			return false, r.corrupt(int64(r.indexHandle(i).offset), "data block: %v", it.err)
+			return false, r.corrupt(int64(r.indexHandle(i).Offset), "data block: %v", it.err)
 		}
 		return false, nil
 	}
 	ik, ok := base.DecodeInternalKey(it.key)
 	if !ok {
-		return false, r.corrupt(int64(r.indexHandle(i).offset), "data block: key shorter than a trailer")
+		return false, r.corrupt(int64(r.indexHandle(i).Offset), "data block: key shorter than a trailer")
 	}
 	return bytes.Equal(ik.UserKey, userKey), nil
 }
@@ -464,7 +464,7 @@ func (r *Reader) dataBlock(i int, stats *LookupStats) (cache.Handle, error) {
 // next use of bufs, and its Handle's Release does nothing.
 func (r *Reader) dataBlockInto(i int, stats *LookupStats, bufs *blockBuffers) (cache.Handle, error) {
 	h := r.indexHandle(i)
-	key := cache.Key{FileNum: r.opts.FileNum, Offset: h.offset}
+	key := cache.Key{FileNum: r.opts.FileNum, Offset: h.Offset}
 	if bufs == nil && r.opts.Cache != nil {
 		if b, ok := r.opts.Cache.Get(key); ok {
 			stats.BlocksCached++
@@ -478,7 +478,7 @@ func (r *Reader) dataBlockInto(i int, stats *LookupStats, bufs *blockBuffers) (c
 	b, err := r.readBlockInto(h, "data", bufs)
 	if err == nil {
 		stats.BlocksRead++
-		stats.BytesRead += int64(h.length + blockTrailerLen)
+		stats.BytesRead += int64(h.Length + blockTrailerLen)
 	}
 	if !borrowed {
 		return cache.Uncached(b), err

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"sync"
 
 	"github.com/bloomkv/bloomkv/bloom"
@@ -15,7 +14,9 @@ import (
 )
 
 // WriterOptions configure a table. The zero value is usable: 4 KiB blocks,
-// restart interval 16, no compression, no filter.
+// restart interval 16, no compression, no filter. A DB hands its writers
+// options it has already resolved and checked (bloomkv.Options); NewWriter
+// checks them again only because the package is usable on its own.
 type WriterOptions struct {
 	// BlockSize is the target size of a data block before compression; a
 	// block is cut after the entry that reaches it. Default 4096.
@@ -24,7 +25,8 @@ type WriterOptions struct {
 	// fewer means faster seeks in a block, more means better prefix
 	// compression. Default 16.
 	RestartInterval int
-	// Compression compresses each data block independently.
+	// Compression compresses each data block independently. Default
+	// (DefaultCompression) none.
 	Compression Compression
 	// BitsPerKey sizes the table's filter; 0 writes no filter.
 	BitsPerKey float64
@@ -36,6 +38,9 @@ func (o WriterOptions) withDefaults() WriterOptions {
 	}
 	if o.RestartInterval <= 0 {
 		o.RestartInterval = 16
+	}
+	if o.Compression == DefaultCompression {
+		o.Compression = NoCompression
 	}
 	return o
 }
@@ -92,7 +97,9 @@ func (w *Writer) recycle() {
 // buffer but does not sync or close w.
 func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 	opts = opts.withDefaults()
-	if opts.BitsPerKey != 0 && (math.IsNaN(opts.BitsPerKey) || opts.BitsPerKey < 1 || opts.BitsPerKey > bloom.MaxBitsPerKey) {
+	// The filter's own rule, asked now rather than at Finish, after the
+	// whole table is written.
+	if opts.BitsPerKey != 0 && bloom.CheckBitsPerKey(opts.BitsPerKey) != nil {
 		return nil, fmt.Errorf("sstable: BitsPerKey = %v: must be 0 (no filter) or in [1, %d]", opts.BitsPerKey, bloom.MaxBitsPerKey)
 	}
 	if opts.Compression > ZstdCompression {
@@ -158,20 +165,20 @@ func (w *Writer) flushDataBlock() {
 	h := w.writeBlock(w.data.finish(), w.opts.Compression)
 	w.index.add(w.lastKey, h.appendVarint(nil))
 	w.props.DataBlocks++
-	w.props.DataBytes += h.length + blockTrailerLen
+	w.props.DataBytes += h.Length + blockTrailerLen
 	w.data.reset()
 }
 
 // writeBlock compresses and writes one block and its trailer.
-func (w *Writer) writeBlock(raw []byte, c Compression) handle {
-	stored, c := compress(c, raw, w.scratch)
-	if c != NoCompression {
+func (w *Writer) writeBlock(raw []byte, c Compression) BlockHandle {
+	stored, ind := compress(c.indicator(), raw, w.scratch)
+	if ind != noCompressionIndicator {
 		w.scratch = stored
 	}
-	h := handle{offset: w.offset, length: uint64(len(stored))}
+	h := BlockHandle{Offset: w.offset, Length: uint64(len(stored))}
 	var trailer [blockTrailerLen]byte
-	trailer[0] = byte(c)
-	binary.LittleEndian.PutUint32(trailer[1:], blockChecksum(stored, c))
+	trailer[0] = byte(ind)
+	binary.LittleEndian.PutUint32(trailer[1:], blockChecksum(stored, ind))
 	w.write(stored)
 	w.write(trailer[:])
 	return h
@@ -218,13 +225,13 @@ func (w *Writer) Finish() (Properties, error) {
 		}
 		encoded, _ := filter.MarshalBinary()
 		f.filter = w.writeBlock(encoded, NoCompression)
-		w.props.FilterBytes = f.filter.length
+		w.props.FilterBytes = f.filter.Length
 		w.props.FilterKeys = filter.Keys()
 		w.props.FilterBitsPer = filter.BitsPerKey()
 		w.props.FilterProbes = uint64(filter.Probes())
 	}
 	f.index = w.writeBlock(w.index.finish(), NoCompression)
-	w.props.IndexBytes = f.index.length
+	w.props.IndexBytes = f.index.Length
 	f.properties = w.writeBlock(encodeProperties(&w.props), NoCompression)
 	w.write(f.encode())
 	if w.err == nil {

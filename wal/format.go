@@ -37,12 +37,10 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 // maskDelta is LevelDB's constant; keeping it keeps the format LevelDB's.
 const maskDelta = 0xa282ead8
 
+// maskCRC is LevelDB's mask of a stored checksum, rotated right by 15 bits
+// plus maskDelta: LevelDB stores CRCs masked because a CRC of data that
+// itself holds unmasked CRCs is weak.
 func maskCRC(c uint32) uint32 { return (c>>15 | c<<17) + maskDelta }
-
-func unmaskCRC(m uint32) uint32 {
-	c := m - maskDelta
-	return c>>17 | c<<15
-}
 
 // chunkCRC is the stored checksum of the chunk whose type byte starts
 // typeAndPayload; type and payload are adjacent in a chunk, so one call

@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-// readNotALog reads log to its end and returns the end, the torn tail and
-// NotALog.
-func readNotALog(t *testing.T, log []byte) (err error, torn, notALog bool) {
+// readNotALog reads log to its end and returns the torn tail, NotALog and
+// the end (the error Next stopped with).
+func readNotALog(t *testing.T, log []byte) (torn, notALog bool, err error) {
 	t.Helper()
 	rd := NewReader(bytes.NewReader(log), logFile)
 	for {
@@ -23,7 +23,7 @@ func readNotALog(t *testing.T, log []byte) (err error, torn, notALog bool) {
 		}
 	}
 	_, torn = rd.TornTail()
-	return err, torn, rd.NotALog()
+	return torn, rd.NotALog(), err
 }
 
 // TestNotALog pins which files without an intact chunk NotALog calls not a
@@ -71,7 +71,7 @@ func TestNotALog(t *testing.T) {
 		{"valid log, last record cut", three.log[:len(three.log)-10], true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err, torn, notALog := readNotALog(t, tc.log)
+			torn, notALog, err := readNotALog(t, tc.log)
 			if err != io.EOF || torn != tc.torn || notALog != tc.notALog {
 				t.Fatalf("end %v, torn %v, NotALog %v; want io.EOF, torn %v, NotALog %v", err, torn, notALog, tc.torn, tc.notALog)
 			}
@@ -104,7 +104,7 @@ func TestNotALogRandomFiles(t *testing.T) {
 			want = false
 			plausible++
 		}
-		err, torn, notALog := readNotALog(t, log)
+		torn, notALog, err := readNotALog(t, log)
 		if err != io.EOF || torn != (size > 0) || notALog != want {
 			t.Fatalf("file %d of %d bytes: end %v, torn %v, NotALog %v; want io.EOF, torn %v, NotALog %v",
 				i, size, err, torn, notALog, size > 0, want)

@@ -186,6 +186,12 @@ func sized(seed uint64, sizes ...int) [][]byte {
 // leaves exactly k bytes in the block.
 func leaving(k int) int { return BlockSize - HeaderSize - k }
 
+// unmaskCRC inverts maskCRC.
+func unmaskCRC(m uint32) uint32 {
+	c := m - maskDelta
+	return c>>17 | c<<15
+}
+
 func TestCRC32C(t *testing.T) {
 	// The check value of CRC-32C (iSCSI), from RFC 3720: it pins the
 	// polynomial, which the IEEE table would get wrong.

@@ -153,8 +153,3 @@ func (w *Writer) Sync() error {
 func (w *Writer) Size() int64 {
 	return w.blockOff + int64(w.pos)
 }
-
-// Err returns the error that stopped the Writer, or nil.
-func (w *Writer) Err() error {
-	return w.err
-}

@@ -71,8 +71,8 @@ func TestWriterStickyError(t *testing.T) {
 			if err2 := w.Sync(); err2 != err {
 				t.Fatalf("Sync after the failure: %v, want %v", err2, err)
 			}
-			if w.Err() != err {
-				t.Fatalf("Err() = %v, want %v", w.Err(), err)
+			if w.err != err {
+				t.Fatalf("the writer's sticky error is %v, want %v", w.err, err)
 			}
 			if tc.file.Len() != before || w.Size() != size || tc.file.syncs != 0 {
 				t.Fatal("the writer touched the destination after failing")

@@ -14,6 +14,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	bitsandblooms "github.com/bits-and-blooms/bloom/v3"
@@ -161,10 +162,6 @@ func RunCPU(b *testing.B, bench func(*testing.B)) float64 {
 	return float64(end-start) / float64(b.N)
 }
 
-// sink receives each timed loop's count of positive answers, so that the
-// compiler cannot drop the lookups whose answers nothing else uses.
-var sink int
-
 type blocked struct {
 	f          *bloom.Blocked
 	n          int
@@ -191,7 +188,7 @@ func (b *blocked) LookupBenchmark(keys []Key) func(*testing.B) {
 				j = 0
 			}
 		}
-		sink = positives
+		runtime.KeepAlive(positives) // so the compiler cannot drop the lookups
 	}
 }
 
@@ -241,7 +238,7 @@ func (c *classic) LookupBenchmark(keys []Key) func(*testing.B) {
 				j = 0
 			}
 		}
-		sink = positives
+		runtime.KeepAlive(positives) // so the compiler cannot drop the lookups
 	}
 }
 
@@ -294,7 +291,7 @@ func (c *bitsAndBlooms) LookupBenchmark(keys []Key) func(*testing.B) {
 				j = 0
 			}
 		}
-		sink = positives
+		runtime.KeepAlive(positives) // so the compiler cannot drop the lookups
 	}
 }
 

@@ -24,7 +24,7 @@ type benchSettings struct {
 	MissRatio      float64 `json:"miss_ratio"`
 	ScanLength     int     `json:"scan_length"`
 	BitsPerKey     float64 `json:"bits_per_key"`
-	Policy         string  `json:"policy"`
+	Allocation     string  `json:"allocation"`
 	Compression    string  `json:"compression"`
 	BlockCacheSize int64   `json:"block_cache_size"`
 	MemtableSize   int64   `json:"memtable_size"`
@@ -35,7 +35,7 @@ type benchSettings struct {
 func (s *benchSettings) String() string {
 	filters := "no filters"
 	if s.BitsPerKey > 0 {
-		filters = fmt.Sprintf("%g bits/key %s", s.BitsPerKey, s.Policy)
+		filters = fmt.Sprintf("%g bits/key %s", s.BitsPerKey, s.Allocation)
 	}
 	cache := humanize.Bytes(uint64(max(s.BlockCacheSize, 0)))
 	return fmt.Sprintf("%s keys of %d B, values of %d B, seed %d; %s, %s, block cache %s, memtable %s, L1 %s (×10 per level), tables %s",
@@ -44,11 +44,15 @@ func (s *benchSettings) String() string {
 }
 
 func newSettings(opts *bloomkv.Options, cfg *workload.Config) benchSettings {
+	bitsPerKey := opts.BitsPerKey
+	if opts.DisableFilters {
+		bitsPerKey = 0
+	}
 	return benchSettings{
 		Keys: cfg.Keys.N, KeySize: cfg.Keys.KeySize, ValueSize: cfg.Keys.ValueSize, Seed: cfg.Keys.Seed,
 		Reads: cfg.Reads, MissRatio: cfg.MissRatio, ScanLength: cfg.ScanLength,
-		BitsPerKey: map[bool]float64{true: 0, false: opts.BitsPerKey}[opts.DisableFilters],
-		Policy:     opts.FilterPolicy.String(), Compression: opts.Compression.String(),
+		BitsPerKey: bitsPerKey,
+		Allocation: opts.FilterAllocation.String(), Compression: opts.Compression.String(),
 		BlockCacheSize: opts.BlockCacheSize, MemtableSize: opts.MemtableSize,
 		BaseLevelSize: opts.BaseLevelSize, TargetFileSize: opts.TargetFileSize,
 	}

@@ -20,7 +20,7 @@ var sweepBits = []float64{0, 2, 4, 6, 8, 10, 12, 16, 20}
 // what Gets of missing and present keys cost.
 type sweepRow struct {
 	BitsPerKey   float64 `json:"bits_per_key"`
-	Policy       string  `json:"policy"` // Uniform, Optimal, or none
+	Allocation   string  `json:"allocation"` // uniform, optimal, or none
 	FilterMemory uint64  `json:"filter_memory_bytes"`
 	Levels       int     `json:"levels"` // non-empty levels, L0 included
 
@@ -52,33 +52,33 @@ type sweepReport struct {
 
 func runSweep(stdout io.Writer, f *benchFlags, dir string, base bloomkv.Options, cfg *workload.Config) error {
 	type config struct {
-		bits   float64
-		policy bloomkv.FilterPolicy
+		bits       float64
+		allocation bloomkv.FilterAllocation
 	}
 	var configs []config
 	for _, b := range sweepBits {
-		configs = append(configs, config{b, bloomkv.Uniform})
+		configs = append(configs, config{b, bloomkv.UniformAllocation})
 		if b > 0 {
-			configs = append(configs, config{b, bloomkv.Optimal})
+			configs = append(configs, config{b, bloomkv.OptimalAllocation})
 		}
 	}
 	settingsOpts := base
 	settingsOpts.BitsPerKey = 10
 	rep := &sweepReport{Settings: newSettings(&settingsOpts, cfg)}
-	rep.Settings.BitsPerKey, rep.Settings.Policy = 0, "sweep"
+	rep.Settings.BitsPerKey, rep.Settings.Allocation = 0, "sweep"
 	fmt.Fprintf(stdout, "bloomkv bench -sweep: %s\n", rep.Settings.String())
 	fmt.Fprintf(stdout, "each row: a fresh database (L0 compacted at 1 table, so L0 ends empty), fillrandom, then %s Gets of missing and of present keys\n\n", fmtCount(int64(cfg.Reads)))
 	for i, c := range configs {
 		opts := base
-		opts.BitsPerKey, opts.DisableFilters, opts.FilterPolicy = c.bits, c.bits == 0, c.policy
+		opts.BitsPerKey, opts.DisableFilters, opts.FilterAllocation = c.bits, c.bits == 0, c.allocation
 		// Every flush goes straight on into L1, so that each database ends
 		// with an empty L0: otherwise the one to three L0 tables a fill
 		// happens to leave would swamp the differences between rows.
 		opts.L0CompactionTrigger, opts.L0SlowdownTrigger, opts.L0StopTrigger = 1, 8, 12
-		label := fmt.Sprintf("%d/%d %g %s", i+1, len(configs), c.bits, c.policy)
+		label := fmt.Sprintf("%d/%d %g %s", i+1, len(configs), c.bits, c.allocation)
 		row, err := sweepOne(filepath.Join(dir, strconv.Itoa(i)), &opts, cfg, label)
 		if err != nil {
-			return fmt.Errorf("bits/key %g %s: %w", c.bits, c.policy, err)
+			return fmt.Errorf("bits/key %g %s: %w", c.bits, c.allocation, err)
 		}
 		rep.Rows = append(rep.Rows, *row)
 	}
@@ -112,9 +112,9 @@ func sweepOne(dir string, opts *bloomkv.Options, cfg *workload.Config, label str
 		return nil, err
 	}
 	m := s.DB.Metrics()
-	row := &sweepRow{BitsPerKey: opts.BitsPerKey, Policy: opts.FilterPolicy.String(), FilterMemory: m.FilterMemory}
+	row := &sweepRow{BitsPerKey: opts.BitsPerKey, Allocation: opts.FilterAllocation.String(), FilterMemory: m.FilterMemory}
 	if opts.DisableFilters {
-		row.BitsPerKey, row.Policy = 0, "none"
+		row.BitsPerKey, row.Allocation = 0, "none"
 	}
 	var predicted, checks float64
 	for i, l := range m.Levels {
@@ -152,7 +152,7 @@ func sweepOne(dir string, opts *bloomkv.Options, cfg *workload.Config, label str
 
 func (r *sweepReport) print(w io.Writer) {
 	t := newTable(w)
-	fmt.Fprintln(t, "bits/key\tpolicy\tfilter memory\tlevels\t"+
+	fmt.Fprintln(t, "bits/key\tallocation\tfilter memory\tlevels\t"+
 		"tables/miss\tfilter neg/miss\tblocks/miss\tfrom file/miss\tFPR\tpredicted\tbound\t"+
 		"blocks/hit\tp50 hit\tp50 miss\tp99 miss\t")
 	for _, row := range r.Rows {
@@ -161,7 +161,7 @@ func (r *sweepReport) print(w io.Writer) {
 			rates = fmt.Sprintf("%s\t%s\t%s\t", fmtRate(row.MeasuredFPR), fmtRate(row.PredictedFPR), fmtRate(row.BoundFPR))
 		}
 		fmt.Fprintf(t, "%g\t%s\t%s\t%d\t%.3f\t%.3f\t%.4f\t%.4f\t%s%.3f\t%s\t%s\t%s\t\n",
-			row.BitsPerKey, row.Policy, humanize.Bytes(row.FilterMemory), row.Levels,
+			row.BitsPerKey, row.Allocation, humanize.Bytes(row.FilterMemory), row.Levels,
 			row.MissingTables, row.MissingFilterNegatives, row.MissingBlocks, row.MissingBlocksFromFile, rates,
 			row.PresentBlocks, fmtMicros(row.P50PresentMicros), fmtMicros(row.P50MissingMicros), fmtMicros(row.P99MissingMicros))
 	}
@@ -176,12 +176,12 @@ func (r *sweepReport) write(dir string) error {
 	if err := writeJSON(filepath.Join(dir, "sweep.json"), r); err != nil {
 		return err
 	}
-	rows := [][]string{{"bits_per_key", "policy", "filter_memory_bytes", "levels", "missing_tables_per_get",
+	rows := [][]string{{"bits_per_key", "allocation", "filter_memory_bytes", "levels", "missing_tables_per_get",
 		"missing_filter_negatives_per_get", "missing_blocks_per_get", "missing_blocks_from_file_per_get",
 		"missing_bytes_read_per_get", "measured_fpr", "predicted_fpr", "bound_fpr", "present_blocks_per_get",
 		"p50_present_us", "p99_present_us", "p50_missing_us", "p99_missing_us", "present_ops_per_sec", "missing_ops_per_sec"}}
 	for _, x := range r.Rows {
-		rows = append(rows, []string{ftoa(x.BitsPerKey), x.Policy, strconv.FormatUint(x.FilterMemory, 10), strconv.Itoa(x.Levels),
+		rows = append(rows, []string{ftoa(x.BitsPerKey), x.Allocation, strconv.FormatUint(x.FilterMemory, 10), strconv.Itoa(x.Levels),
 			ftoa(x.MissingTables), ftoa(x.MissingFilterNegatives), ftoa(x.MissingBlocks), ftoa(x.MissingBlocksFromFile),
 			ftoa(x.MissingBytesRead), ftoa(x.MeasuredFPR), ftoa(x.PredictedFPR), ftoa(x.BoundFPR), ftoa(x.PresentBlocks),
 			ftoa(x.P50PresentMicros), ftoa(x.P99PresentMicros), ftoa(x.P50MissingMicros), ftoa(x.P99MissingMicros),

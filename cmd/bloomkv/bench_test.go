@@ -128,8 +128,8 @@ func TestBenchSweep(t *testing.T) {
 	if len(rep.Rows) != 17 {
 		t.Fatalf("%d sweep rows, want 17:\n%s", len(rep.Rows), out)
 	}
-	none, ten := rep.Rows[0], rep.Rows[9] // 0 bits; 10 bits Uniform
-	if none.Policy != "none" || ten.BitsPerKey != 10 || ten.Policy != bloomkv.Uniform.String() {
+	none, ten := rep.Rows[0], rep.Rows[9] // 0 bits; 10 bits uniform
+	if none.Allocation != "none" || ten.BitsPerKey != 10 || ten.Allocation != bloomkv.UniformAllocation.String() {
 		t.Fatalf("rows out of order: %+v, %+v", none, ten)
 	}
 	if none.FilterMemory != 0 || none.MissingBlocks < 1 || ten.MissingBlocks >= none.MissingBlocks/4 {
@@ -150,7 +150,8 @@ func TestBenchUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"-workloads", "readrandom"},
 		{"-workloads", "nope"},
-		{"-policy", "best"},
+		{"-policy", "best"}, // the former name of -allocation
+		{"-allocation", "best"},
 		{"-bits-per-key", "0.5"},
 		{"-cache-size", "3 parsecs"},
 		{"-miss-ratio", "2"},

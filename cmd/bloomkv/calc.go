@@ -4,12 +4,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/bloomkv/bloomkv/internal/humanize"
 	"io"
 	"math"
 	"text/tabwriter"
 
 	"github.com/bloomkv/bloomkv/bloom"
+	"github.com/bloomkv/bloomkv/internal/humanize"
 )
 
 // runCalc sizes a classic and a blocked filter for n items, either at a
@@ -84,8 +84,10 @@ func calcByBits(n int, c float64) ([]calcRow, error) {
 	if n < 1 {
 		return nil, &bloom.ArgumentError{Arg: "n", Value: n, Reason: "must be at least 1"}
 	}
-	if math.IsNaN(c) || c < 1 || c > bloom.MaxBitsPerKey {
-		return nil, &bloom.ArgumentError{Arg: "bits-per-key", Value: c, Reason: fmt.Sprintf("must be in [1, %d]", bloom.MaxBitsPerKey)}
+	if ae := (*bloom.ArgumentError)(nil); errors.As(bloom.CheckBitsPerKey(c), &ae) {
+		renamed := *ae
+		renamed.Arg = "bits-per-key" // the filter's rule, under the flag's name
+		return nil, &renamed
 	}
 	m := uint64(math.Ceil(float64(n) * c))
 	if m > bloom.MaxBits {

@@ -180,7 +180,7 @@ func (r *sweepReport) writeCharts(dir string) error {
 	var fprU, fprO, pred, bound, readsU, readsO, readsOff, hitU, missU, hitO, missO [][2]float64
 	var off *sweepRow
 	for i := range r.Rows {
-		if r.Rows[i].Policy == "none" {
+		if r.Rows[i].Allocation == "none" {
 			off = &r.Rows[i]
 		}
 	}
@@ -188,15 +188,15 @@ func (r *sweepReport) writeCharts(dir string) error {
 	for _, x := range r.Rows {
 		kib := float64(x.FilterMemory) / 1024
 		maxMem = math.Max(maxMem, kib)
-		switch x.Policy {
-		case bloomkv.Uniform.String():
+		switch x.Allocation {
+		case bloomkv.UniformAllocation.String():
 			fprU = append(fprU, [2]float64{x.BitsPerKey, x.MeasuredFPR})
 			pred = append(pred, [2]float64{x.BitsPerKey, predictedFPR(x.BitsPerKey)})
 			bound = append(bound, [2]float64{x.BitsPerKey, x.BoundFPR})
 			readsU = append(readsU, [2]float64{kib, x.MissingBlocks})
 			hitU = append(hitU, [2]float64{x.BitsPerKey, x.P50PresentMicros})
 			missU = append(missU, [2]float64{x.BitsPerKey, x.P50MissingMicros})
-		case bloomkv.Optimal.String():
+		case bloomkv.OptimalAllocation.String():
 			fprO = append(fprO, [2]float64{x.BitsPerKey, x.MeasuredFPR})
 			readsO = append(readsO, [2]float64{kib, x.MissingBlocks})
 			hitO = append(hitO, [2]float64{x.BitsPerKey, x.P50PresentMicros})
@@ -205,7 +205,7 @@ func (r *sweepReport) writeCharts(dir string) error {
 	}
 	if off != nil {
 		readsOff = [][2]float64{{0, off.MissingBlocks}, {maxMem, off.MissingBlocks}}
-		// Without filters, both policies are the same database.
+		// Without filters, both allocations are the same database.
 		hitU = append([][2]float64{{0, off.P50PresentMicros}}, hitU...)
 		missU = append([][2]float64{{0, off.P50MissingMicros}}, missU...)
 		hitO = append([][2]float64{{0, off.P50PresentMicros}}, hitO...)

@@ -13,8 +13,8 @@
 // sorted run: tables ordered by key, no user key in two tables, so a read
 // looks at most at one table per level, found by binary search. The DB's
 // read path does that search over its own open tables (package bloomkv);
-// Version.FindFile is the same search over a Version's metadata, used by
-// this package's tests.
+// Version.Overlapping is the range form, over a Version's metadata, that
+// compaction uses.
 //
 // INVARIANT: L0 is ordered by LargestSeqNum descending, ties by FileNum
 // descending.

@@ -90,21 +90,6 @@ func (v *Version) Overlapping(level int, lo, hi []byte) []*FileMetadata {
 	return files[i:j:j]
 }
 
-// FindFile returns the one table of level (1 or deeper) whose key range
-// contains userKey, or nil if none does. It panics for L0, where several
-// tables may contain the key: the read path walks L0 in order instead.
-func (v *Version) FindFile(level int, userKey []byte) *FileMetadata {
-	if level == 0 {
-		panic("manifest: FindFile on L0, whose tables overlap")
-	}
-	files := v.Levels[level]
-	i := sort.Search(len(files), func(i int) bool { return bytes.Compare(files[i].Largest.UserKey, userKey) >= 0 })
-	if i < len(files) && bytes.Compare(files[i].Smallest.UserKey, userKey) <= 0 {
-		return files[i]
-	}
-	return nil
-}
-
 // String lists the version's tables level by level, for tests and tools.
 func (v *Version) String() string {
 	var sb strings.Builder
@@ -140,7 +125,8 @@ func l0Less(a, b *FileMetadata) int {
 // CheckInvariants verifies the ordering invariants of every level (see the
 // package doc), each table's Validate, and that no file number appears
 // twice. Builder.Finish makes the same checks of the levels it changes; this
-// is for tests and a DB's paranoid checks.
+// checks a whole version, for the tests of this package, of compaction and
+// of the DB.
 func (v *Version) CheckInvariants() error {
 	seen := make(map[uint64]int)
 	for level, files := range v.Levels {
@@ -187,7 +173,8 @@ func checkLevel(level int, files []*FileMetadata) error {
 	}
 	for i := 1; i < len(files); i++ {
 		// Strict on user keys: versions of one user key in two tables of
-		// a level would make FindFile's single table the wrong answer.
+		// a level would make the one table a point read's binary search
+		// finds the wrong answer.
 		if bytes.Compare(files[i-1].Largest.UserKey, files[i].Smallest.UserKey) >= 0 {
 			return fmt.Errorf("manifest: L%d tables overlap or are out of order: %s before %s", level, files[i-1], files[i])
 		}

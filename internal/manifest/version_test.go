@@ -62,7 +62,7 @@ func randLevel(rng *rand.Rand, firstNum uint64) []*FileMetadata {
 	return out
 }
 
-func TestOverlappingAndFindFile(t *testing.T) {
+func TestOverlapping(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	for iter := range 200 {
 		v := &Version{}
@@ -102,29 +102,8 @@ func TestOverlappingAndFindFile(t *testing.T) {
 					t.Fatalf("iter %d: Overlapping(L%d, %q, %q) = %v, want %v", iter, level, lo, hi, got, want)
 				}
 			}
-			var want *FileMetadata
-			for _, f := range v.Levels[1] {
-				if f.ContainsUserKey(lo) {
-					want = f
-				}
-			}
-			if got := v.FindFile(1, lo); got != want {
-				t.Fatalf("iter %d: FindFile(L1, %q) = %v, want %v", iter, lo, got, want)
-			}
-			if got := v.FindFile(2, lo); got != nil {
-				t.Fatalf("FindFile on an empty level = %v", got)
-			}
 		}
 	}
-}
-
-func TestFindFileL0Panics(t *testing.T) {
-	defer func() {
-		if recover() == nil {
-			t.Fatal("FindFile(0, ...) did not panic")
-		}
-	}()
-	(&Version{}).FindFile(0, []byte("a"))
 }
 
 func TestVersionAccessors(t *testing.T) {

@@ -42,6 +42,3 @@ func Free(b Buffer) {
 		munmap(b.Bytes)
 	}
 }
-
-// OffHeap reports whether b is outside the Go heap.
-func (b Buffer) OffHeap() bool { return b.mapped }

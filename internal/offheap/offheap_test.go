@@ -24,8 +24,8 @@ func TestAllocFree(t *testing.T) {
 				t.Fatalf("Alloc(%d): byte %d reads %d after writing %d", n, i, c, byte(i))
 			}
 		}
-		if want := runtime.GOOS != "windows" && runtime.GOOS != "plan9" && runtime.GOOS != "js" && runtime.GOOS != "wasip1"; b.OffHeap() != want {
-			t.Errorf("Alloc(%d).OffHeap() = %v on %s", n, b.OffHeap(), runtime.GOOS)
+		if want := runtime.GOOS != "windows" && runtime.GOOS != "plan9" && runtime.GOOS != "js" && runtime.GOOS != "wasip1"; b.mapped != want {
+			t.Errorf("Alloc(%d) mapped = %v on %s", n, b.mapped, runtime.GOOS)
 		}
 		Free(b)
 	}
@@ -35,7 +35,7 @@ func TestAllocFree(t *testing.T) {
 // TestNotOnHeap checks the point of the package: memory from Alloc does not
 // count in the Go heap.
 func TestNotOnHeap(t *testing.T) {
-	if !Alloc(1).OffHeap() {
+	if !Alloc(1).mapped {
 		t.Skip("no mmap on " + runtime.GOOS)
 	}
 	const n = 64 << 20

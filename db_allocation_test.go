@@ -8,9 +8,10 @@ import (
 	"github.com/bloomkv/bloomkv/internal/vfs"
 )
 
-// TestOptimalFilterPolicy measures Monkey against Uniform in a real tree:
-// the same keys, written the same way, into a tree of at least four levels
-// below L0 with T = 10 and 10 bits per key on average. The judge is the
+// TestOptimalFilterAllocation measures Monkey (OptimalAllocation) against
+// UniformAllocation in a real tree: the same keys, written the same way,
+// into a tree of at least four levels below L0 with T = 10 and 10 bits per
+// key on average. The judge is the
 // expected false-positive block reads of a lookup for an absent key — the
 // sum over levels of each level's measured false-positive rate, L0 per
 // table — at equal total filter memory (within 2%). Optimal must need at
@@ -19,7 +20,7 @@ import (
 // Optimal sizes each table for the shape the tree is growing into, so its
 // memory lands near, not on, the budget; Uniform is then measured at
 // Optimal's memory (see uniformAtMemory), and the comparison is made there.
-func TestOptimalFilterPolicy(t *testing.T) {
+func TestOptimalFilterAllocation(t *testing.T) {
 	// Four levels below L0 at T = 10 take 400,000 keys, too slow under
 	// -race; there the test runs a shallower tree and only checks that
 	// Optimal beats Uniform, and `make test` runs it again at full size.
@@ -32,14 +33,14 @@ func TestOptimalFilterPolicy(t *testing.T) {
 		filterBytes uint64
 		levels      int
 	}
-	run := func(policy FilterPolicy, bitsPerKey float64) result {
+	run := func(alloc FilterAllocation, bitsPerKey float64) result {
 		db, err := Open("/db", &Options{
-			FS: vfs.NewMem(), FilterPolicy: policy, BitsPerKey: bitsPerKey, LevelMultiplier: 10,
+			FS: vfs.NewMem(), FilterAllocation: alloc, BitsPerKey: bitsPerKey, LevelMultiplier: 10,
 			MemtableSize: 64 << 10, BaseLevelSize: 8 << 10, TargetFileSize: 2 << 10, BlockSize: 1024,
 			// L0 drains after every flush, so both trees end with the same
-			// (empty) L0 and compare only the levels the policy shapes;
+			// (empty) L0 and compare only the levels the allocation shapes;
 			// writes wait from the third L0 table, so that L0 never piles
-			// up and the shapes depend on the policy, not on timing.
+			// up and the shapes depend on the allocation, not on timing.
 			L0CompactionTrigger: 1, L0SlowdownTrigger: 2, L0StopTrigger: 3,
 		})
 		if err != nil {
@@ -76,13 +77,13 @@ func TestOptimalFilterPolicy(t *testing.T) {
 		}
 		r.filterBytes = m.FilterMemory
 		t.Logf("%v at %.2f bits/key: %d levels below L0, %.4f false-positive reads per absent lookup, %d filter bytes\n%s",
-			policy, bitsPerKey, r.levels, r.wastedReads, r.filterBytes, m)
+			alloc, bitsPerKey, r.levels, r.wastedReads, r.filterBytes, m)
 		return r
 	}
-	optimal := run(Optimal, 10)
+	optimal := run(OptimalAllocation, 10)
 	target := float64(optimal.filterBytes)
 	uniformReads, uniformBytes := uniformAtMemory(t, target, func(bitsPerKey float64) (float64, float64, int) {
-		r := run(Uniform, bitsPerKey)
+		r := run(UniformAllocation, bitsPerKey)
 		return float64(r.filterBytes), r.wastedReads, r.levels
 	}, full)
 	if full && optimal.levels < 4 {

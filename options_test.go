@@ -1,0 +1,145 @@
+package bloomkv
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/bloomkv/bloomkv/compaction"
+	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/sstable"
+)
+
+// TestOptionsDefaults checks what withDefaults resolves unset options to,
+// and that the compaction package is handed the same values.
+func TestOptionsDefaults(t *testing.T) {
+	var nilOpts *Options
+	for _, o := range []*Options{nilOpts, {}} {
+		got, err := o.withDefaults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.MemtableSize != 4<<20 || got.MaxImmutableMemtables != 1 || got.BlockSize != 4<<10 ||
+			got.Compression != SnappyCompression || got.BlockCacheSize != 8<<20 {
+			t.Errorf("defaults: memtable %d, immutable %d, block %d, %v, cache %d",
+				got.MemtableSize, got.MaxImmutableMemtables, got.BlockSize, got.Compression, got.BlockCacheSize)
+		}
+		if got.L0CompactionTrigger != 4 || got.L0SlowdownTrigger != 20 || got.L0StopTrigger != 36 ||
+			got.BaseLevelSize != 16<<20 || got.LevelMultiplier != 10 || got.TargetFileSize != 2<<20 ||
+			got.BitsPerKey != 10 || got.FilterAllocation != UniformAllocation {
+			t.Errorf("defaults %+v", got)
+		}
+		want := compaction.Options{
+			L0CompactionTrigger: 4, BaseLevelSize: 16 << 20, LevelMultiplier: 10, TargetFileSize: 2 << 20,
+			BitsPerKey: 10, FilterAllocation: UniformAllocation,
+			TableOptions: sstable.WriterOptions{BlockSize: 4 << 10, Compression: SnappyCompression},
+		}
+		if got.compaction != want {
+			t.Errorf("compaction options %+v, want %+v", got.compaction, want)
+		}
+		if l3 := got.compaction.LevelTargetSize(3); l3 != 1600<<20 {
+			t.Errorf("default L3 target %d, want 1600 MiB", l3)
+		}
+	}
+	// The L0 thresholds follow a changed trigger.
+	got, err := (&Options{L0CompactionTrigger: 10}).withDefaults()
+	if err != nil || got.L0SlowdownTrigger != 50 || got.L0StopTrigger != 90 || got.compaction.L0CompactionTrigger != 10 {
+		t.Errorf("trigger 10: %+v, %v", got, err)
+	}
+	got, _ = (&Options{DisableFilters: true, BitsPerKey: 12}).withDefaults()
+	if got.BitsPerKey != 0 || got.compaction.BitsPerKey != 0 {
+		t.Errorf("DisableFilters leaves %v bits/key (%v for compactions)", got.BitsPerKey, got.compaction.BitsPerKey)
+	}
+	got, _ = (&Options{FilterAllocation: OptimalAllocation, Compression: NoCompression, BlockSize: 512}).withDefaults()
+	if got.compaction.FilterAllocation != OptimalAllocation || got.compaction.TableOptions != (sstable.WriterOptions{BlockSize: 512, Compression: NoCompression}) {
+		t.Errorf("compaction options %+v do not carry the DB's", got.compaction)
+	}
+}
+
+// TestOptionsValidation checks that each option out of range is refused
+// with an *ArgumentError naming it, and that the edges of each range are
+// accepted.
+func TestOptionsValidation(t *testing.T) {
+	for _, tc := range []struct {
+		opts Options
+		arg  string
+	}{
+		{Options{L0CompactionTrigger: 4, L0SlowdownTrigger: 3}, "opts.L0SlowdownTrigger"},
+		{Options{L0SlowdownTrigger: 10, L0StopTrigger: 9}, "opts.L0StopTrigger"},
+		{Options{BaseLevelSize: 1000}, "opts.BaseLevelSize"},
+		{Options{LevelMultiplier: 1}, "opts.LevelMultiplier"},
+		{Options{LevelMultiplier: 1001}, "opts.LevelMultiplier"},
+		{Options{TargetFileSize: 100}, "opts.TargetFileSize"},
+		{Options{BitsPerKey: 0.5}, "opts.BitsPerKey"},
+		{Options{BitsPerKey: -1}, "opts.BitsPerKey"},
+		{Options{BitsPerKey: 65}, "opts.BitsPerKey"},
+		{Options{BitsPerKey: math.NaN()}, "opts.BitsPerKey"},
+		{Options{FilterAllocation: 2}, "opts.FilterAllocation"},
+		{Options{Compression: 9}, "opts.Compression"},
+	} {
+		_, err := tc.opts.withDefaults()
+		var ae *ArgumentError
+		if !errors.As(err, &ae) || ae.Arg != tc.arg {
+			t.Errorf("%+v: error %v, want an *ArgumentError for %s", tc.opts, err, tc.arg)
+		}
+	}
+	for _, o := range []Options{
+		{BaseLevelSize: 1024, TargetFileSize: 1024, LevelMultiplier: 2, BitsPerKey: 1},
+		{L0CompactionTrigger: 1, L0SlowdownTrigger: 1, L0StopTrigger: 1, BitsPerKey: 64, FilterAllocation: OptimalAllocation},
+		{DisableFilters: true, BitsPerKey: -3},
+		{LevelMultiplier: 1000},
+	} {
+		if _, err := o.withDefaults(); err != nil {
+			t.Errorf("%+v: %v", o, err)
+		}
+	}
+}
+
+// TestCompressionValues checks that the DB's compressions are the tables'
+// own and keep the numbering the DB's enum always had: zero the default.
+func TestCompressionValues(t *testing.T) {
+	for _, tc := range []struct {
+		c    Compression
+		want uint8
+		name string
+	}{
+		{DefaultCompression, 0, "default"},
+		{NoCompression, 1, "none"},
+		{SnappyCompression, 2, "snappy"},
+		{ZstdCompression, 3, "zstd"},
+	} {
+		if uint8(tc.c) != tc.want || tc.c.String() != tc.name {
+			t.Errorf("%v = %d, want %d (%s)", tc.c, uint8(tc.c), tc.want, tc.name)
+		}
+	}
+	var tableOpts sstable.WriterOptions
+	tableOpts.Compression = ZstdCompression // one type: no conversion
+	if tableOpts.Compression != sstable.ZstdCompression {
+		t.Error("Compression is not sstable.Compression")
+	}
+}
+
+// TestMetricsBlockCache checks that Metrics.BlockCache reports the block
+// cache: its capacity, what a lookup put in it, a miss and then a hit.
+func TestMetricsBlockCache(t *testing.T) {
+	d, err := Open("db", &Options{FS: vfs.NewMem(), BlockCacheSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.Put([]byte("k"), []byte("v"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := d.Get([]byte("k")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := d.Metrics().BlockCache
+	if c.Capacity <= 0 || c.Capacity > 1<<20 || c.Blocks < 1 || c.Bytes <= 0 || c.Misses < 1 || c.Hits < 1 {
+		t.Errorf("BlockCache = %+v after two Gets of a flushed key", c)
+	}
+}

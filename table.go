@@ -1,0 +1,80 @@
+package bloomkv
+
+import (
+	"fmt"
+
+	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/sstable"
+)
+
+// table is an open table: its reader, with the filter and index in memory
+// for the table's life, and the file the reader reads data blocks from,
+// whose handle the DB's table cache closes and reopens as it needs to.
+//
+// INVARIANT: file is the io.ReaderAt reader was opened on, and is closed by
+// close alone, after which neither is used.
+type table struct {
+	meta   *manifest.FileMetadata
+	file   *tableFile
+	reader *sstable.Reader
+}
+
+// openTableLocked opens the table meta describes and adds it to d.mu.tables.
+func (d *DB) openTableLocked(meta *manifest.FileMetadata) error {
+	if _, ok := d.mu.tables[meta.FileNum]; ok {
+		return nil
+	}
+	t, err := d.openTable(meta)
+	if err != nil {
+		return err
+	}
+	d.mu.tables[meta.FileNum] = t
+	return nil
+}
+
+// openTable opens the table meta describes through the table cache. The file's first open
+// makes the same calls, in the same order, as the handle of its own it
+// used to keep: Open, Stat, then sstable.Open's reads.
+func (d *DB) openTable(meta *manifest.FileMetadata) (*table, error) {
+	path := manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeTable, meta.FileNum)
+	tf := d.tableCache.newFile(path)
+	// Tables are deleted only once no version lists them: a missing one is
+	// damage, not an I/O error to retry (acquire reports it so).
+	h, err := tf.acquire()
+	if err != nil {
+		tf.close()
+		return nil, err
+	}
+	info, err := h.file.Stat()
+	h.unref()
+	if err == nil && uint64(info.Size()) != meta.Size {
+		err = fmt.Errorf("%w: %s is %d bytes, the manifest says %d", ErrCorruption, path, info.Size(), meta.Size)
+	}
+	var r *sstable.Reader
+	if err == nil {
+		r, err = sstable.Open(tf, info.Size(), sstable.ReaderOptions{FileName: path, FileNum: meta.FileNum, Cache: d.cache, Memory: &d.tableMemory})
+	}
+	if err != nil {
+		tf.close()
+		return nil, err
+	}
+	return &table{meta: meta, file: tf, reader: r}, nil
+}
+
+// close returns the memory the table's reader pinned and closes its file
+// for good: the handle the table cache holds, if any, now, or when the
+// read using it returns.
+func (t *table) close() error {
+	t.reader.Close()
+	return t.file.close()
+}
+
+// tableInfo describes the table meta records, at level; a zero TableInfo
+// for nil.
+func tableInfo(level int, meta *manifest.FileMetadata) TableInfo {
+	if meta == nil {
+		return TableInfo{}
+	}
+	return TableInfo{FileNum: meta.FileNum, Level: level, Size: meta.Size,
+		Smallest: meta.Smallest.UserKey, Largest: meta.Largest.UserKey}
+}
