@@ -223,7 +223,10 @@ func (d *DB) Resume() error {
 	if d.mu.walErr == nil && d.mu.flushRetry.err == nil {
 		return d.writeErrLocked()
 	}
-	d.mu.resume = true
+	// Only a WAL failure needs resume. It stays set until the WAL is
+	// retired, so that a step of retiring it that fails is retried after
+	// the backoff, as for a full disk.
+	d.mu.resume = d.mu.walErr != nil
 	d.mu.flushRetry.at = time.Time{}
 	d.mu.cond.Broadcast()
 	failures := d.mu.flushRetry.total

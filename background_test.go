@@ -501,3 +501,62 @@ func flipByte(t *testing.T, mem *vfs.MemFS, name string, off int64) {
 	b[off] ^= 0xff
 	writeFile(t, mem, name, string(b))
 }
+
+// TestResumeAfterFlushFailure checks that Resume retries a failing flush at
+// once, and that it does not leave later WAL failures to recover by
+// themselves: a WAL failure other than a full disk still waits for its own
+// Resume.
+func TestResumeAfterFlushFailure(t *testing.T) {
+	var mu sync.Mutex
+	fail := "" // the suffix of the file whose next sync fails
+	inj := vfs.NewInjecting(vfs.NewMem(), func(op vfs.Op) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if fail != "" && op.Kind == vfs.OpSync && strings.HasSuffix(op.Name, fail) {
+			fail = ""
+			return true
+		}
+		return false
+	})
+	arm := func(suffix string) {
+		mu.Lock()
+		fail = suffix
+		mu.Unlock()
+	}
+	d, err := Open("db", &Options{FS: inj})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	w := newBGWorkload()
+	if err := w.write(d, 0, 0, 50); err != nil {
+		t.Fatal(err)
+	}
+	arm(".sst")
+	if err := d.Flush(); !errors.Is(err, vfs.ErrInjected) {
+		t.Fatalf("Flush with a failing table sync: %v; want the injected error", err)
+	}
+	if err := d.Resume(); err != nil {
+		t.Fatalf("Resume after a failed flush: %v", err)
+	}
+	if m := d.Metrics(); m.ImmutableMemtables != 0 {
+		t.Fatalf("after Resume, %d memtables wait for their flush", m.ImmutableMemtables)
+	}
+	arm(".log")
+	if err := w.write(d, 1, 0, 50); !errors.Is(err, vfs.ErrInjected) {
+		t.Fatalf("a write whose WAL sync fails: %v", err)
+	}
+	time.Sleep(50 * time.Millisecond) // past the first backoff
+	if err := d.Put([]byte("x"), []byte("y"), nil); !errors.Is(err, vfs.ErrInjected) {
+		t.Fatalf("a write after a WAL failure, with no Resume: %v; want the WAL's error", err)
+	}
+	if err := d.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.write(d, 2, 0, 50); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.check(d); err != nil {
+		t.Fatal(err)
+	}
+}
