@@ -475,15 +475,22 @@ func (w *crashWorkload) pileUp(d *DB, live kvModel) error {
 }
 
 func (w *crashWorkload) verifyPending() error {
-	w.mu.Lock()
-	pending := w.pending
-	w.pending = nil
-	w.mu.Unlock()
-	for _, cp := range pending {
-		if err := w.verify(cp); err != nil {
+	return verifyCrashPoints(&w.mu, &w.pending, w.verify, &w.stats.crashes)
+}
+
+// verifyCrashPoints takes the crash points *pending holds (under mu) and
+// checks each with verify, counting them in *verified; it returns the first
+// failure, naming the crash point.
+func verifyCrashPoints(mu *sync.Mutex, pending *[]crashPoint, verify func(crashPoint) error, verified *int) error {
+	mu.Lock()
+	points := *pending
+	*pending = nil
+	mu.Unlock()
+	for _, cp := range points {
+		if err := verify(cp); err != nil {
 			return fmt.Errorf("crash %s, after %d writes (%d durable):\n%w", cp.where, cp.hi, cp.lo, err)
 		}
-		w.stats.crashes++
+		*verified++
 	}
 	return nil
 }

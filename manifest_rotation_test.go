@@ -477,17 +477,7 @@ func b2i(b bool) int {
 }
 
 func (w *rotationCrash) verifyPending() error {
-	w.mu.Lock()
-	pending := w.pending
-	w.pending = nil
-	w.mu.Unlock()
-	for _, cp := range pending {
-		if err := w.verify(cp); err != nil {
-			return fmt.Errorf("crash %s, after %d writes (%d durable): %w", cp.where, cp.hi, cp.lo, err)
-		}
-		w.stats.crashes++
-	}
-	return nil
+	return verifyCrashPoints(&w.mu, &w.pending, w.verify, &w.stats.crashes)
 }
 
 // verify opens what a crash left: Open succeeds, the DB holds a prefix of
