@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // bgWorkload is the deterministic workload of the background-failure

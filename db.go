@@ -55,9 +55,9 @@ import (
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/cache"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/memtable"
 	"github.com/bloomkv/bloomkv/internal/offheap"
-	"github.com/bloomkv/bloomkv/internal/vfs"
-	"github.com/bloomkv/bloomkv/memtable"
+	"github.com/bloomkv/bloomkv/vfs"
 	"github.com/bloomkv/bloomkv/wal"
 )
 

@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/bloomkv/bloomkv/compaction"
-	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/internal/compaction"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // waitForCompactions waits until the picker has nothing left to do.

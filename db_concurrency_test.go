@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // concWorld is the key universe of TestDBConcurrent: each writer owns its

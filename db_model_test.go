@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // modelSteps is the number of random operations TestDBModel makes per seed.

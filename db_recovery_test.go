@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/manifest"
-	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // TestDBRecoveryReopen writes in rounds, closing and reopening the DB after

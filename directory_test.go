@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/manifest"
-	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // dirContents returns every file below dir, by path relative to dir, with

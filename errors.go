@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/bloomkv/bloomkv/internal/base"
-	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // The sentinel errors of the package; test for them with errors.Is.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // eventRecorder keeps every event an EventListener receives, as lines.

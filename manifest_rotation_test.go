@@ -21,7 +21,7 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/manifest"
-	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 var (

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 var (

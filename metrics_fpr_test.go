@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/base"
-	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // explainAt is Explain at sequence number seq (a snapshot's), which the

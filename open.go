@@ -8,13 +8,13 @@ import (
 	iofs "io/fs"
 	"slices"
 
-	"github.com/bloomkv/bloomkv/compaction"
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/batchrepr"
 	"github.com/bloomkv/bloomkv/internal/cache"
+	"github.com/bloomkv/bloomkv/internal/compaction"
 	"github.com/bloomkv/bloomkv/internal/manifest"
-	"github.com/bloomkv/bloomkv/internal/vfs"
-	"github.com/bloomkv/bloomkv/memtable"
+	"github.com/bloomkv/bloomkv/internal/memtable"
+	"github.com/bloomkv/bloomkv/vfs"
 	"github.com/bloomkv/bloomkv/wal"
 )
 

@@ -4,9 +4,9 @@ import (
 	"log/slog"
 
 	"github.com/bloomkv/bloomkv/bloom"
-	"github.com/bloomkv/bloomkv/compaction"
-	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/internal/compaction"
 	"github.com/bloomkv/bloomkv/sstable"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // Limits on what one write may carry. They keep every record, block and

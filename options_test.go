@@ -5,9 +5,9 @@ import (
 	"math"
 	"testing"
 
-	"github.com/bloomkv/bloomkv/compaction"
-	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/internal/compaction"
 	"github.com/bloomkv/bloomkv/sstable"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // TestOptionsDefaults checks what withDefaults resolves unset options to,

@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"github.com/bloomkv/bloomkv/internal/base"
-	"github.com/bloomkv/bloomkv/memtable"
+	"github.com/bloomkv/bloomkv/internal/memtable"
 )
 
 // readState is what one read looks at: the memtables and the version as

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/bloomkv/bloomkv/internal/base"
-	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // The table cache: a DB's open tables keep their filters and indexes in

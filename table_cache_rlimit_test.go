@@ -24,7 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 var fileLimitTables = flag.Int("tablecache.tables", 0,

@@ -7,8 +7,8 @@ import (
 
 	"github.com/bloomkv/bloomkv/internal/batchrepr"
 	"github.com/bloomkv/bloomkv/internal/manifest"
-	"github.com/bloomkv/bloomkv/internal/vfs"
-	"github.com/bloomkv/bloomkv/memtable"
+	"github.com/bloomkv/bloomkv/internal/memtable"
+	"github.com/bloomkv/bloomkv/vfs"
 	"github.com/bloomkv/bloomkv/wal"
 )
 

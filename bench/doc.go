@@ -60,6 +60,14 @@
 // peak RSS from getrusage when it exits, so that no engine's memory counts
 // against another's.
 //
+// cmd/sstcopy shows package sstable used from outside the store's module,
+// with exported types only. It reads a table, writes its
+// entries to a new one with other settings (what an ingest tool does), and
+// checks the copy entry by entry:
+//
+//	go run ./cmd/sstcopy -demo /tmp/t      # writes a source table there first
+//	go run ./cmd/sstcopy -compression zstd -bits-per-key 16 SRC.sst DST.sst
+//
 // These stores need Go 1.24 (badger/v4 declares go 1.24.0), so this module's
 // go directive is 1.24.0 (the store's own module says go 1.24).
 //

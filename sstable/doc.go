@@ -57,7 +57,7 @@
 // reads of the file. Otherwise it binary-searches the pinned index and reads
 // exactly one data block, from the shared block cache when it is there.
 //
-// A block from the cache is held through a cache.Handle, released when the
+// A block from the cache is held through a CacheHandle, released when the
 // reader is done with it: Get copies the value out and releases the block
 // before it returns; an Iterator holds its current block until it moves to
 // another or closes, so Key and Value are valid until then. A block read on
@@ -67,7 +67,7 @@
 // INVARIANT: every byte of a table is covered by a checksum (a block's
 // trailer or the footer's), and every length is checked against the file
 // before it is used, so a damaged or truncated table yields an error
-// wrapping base.ErrCorruption that names the file and offset — never a wrong
+// wrapping ErrCorruption that names the file and offset — never a wrong
 // value, never a panic.
 //
 // INVARIANT: the index entry of data block i is the last key of block i, so

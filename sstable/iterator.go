@@ -2,7 +2,6 @@ package sstable
 
 import (
 	"github.com/bloomkv/bloomkv/internal/base"
-	"github.com/bloomkv/bloomkv/internal/cache"
 )
 
 // Iterator walks a table's entries in internal-key order: every version of
@@ -16,7 +15,7 @@ type Iterator struct {
 	r      *Reader
 	bufs   *blockBuffers // a scan iterator's reused buffers; nil: the cache
 	block  int           // index of the current data block
-	handle cache.Handle  // on the current data block, released when it moves off it
+	handle CacheHandle   // on the current data block, released when it moves off it
 	data   blockIter
 	stats  LookupStats
 	err    error
@@ -39,7 +38,7 @@ func (it *Iterator) loadBlock(i int) bool {
 	it.block = i
 	it.data.valid = false
 	it.handle.Release()
-	it.handle = cache.Handle{}
+	it.handle = CacheHandle{}
 	if i < 0 || i >= it.r.numBlocks() {
 		return false
 	}
@@ -126,7 +125,7 @@ func (it *Iterator) Valid() bool { return it.err == nil && it.data.valid }
 
 // Key returns the current entry's key. It aliases the iterator's buffer:
 // valid until the iterator moves.
-func (it *Iterator) Key() base.InternalKey {
+func (it *Iterator) Key() InternalKey {
 	k, _ := base.DecodeInternalKey(it.data.key)
 	return k
 }

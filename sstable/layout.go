@@ -15,7 +15,7 @@ type BlockInfo struct {
 	// the file, before the trailer.
 	RawLength uint64
 	// LastKey is, for a data block, its last key, the one the index holds.
-	LastKey base.InternalKey
+	LastKey InternalKey
 }
 
 // Layout is where a table's parts lie, as Reader.Layout reads them: the
@@ -33,7 +33,7 @@ type Layout struct {
 // Layout reads the table's footer and the trailer of every block, and
 // decodes the data blocks to learn their raw sizes. Unlike Get it reads the
 // whole table, bypassing the block cache; a damaged block returns an error
-// wrapping base.ErrCorruption, as Open does.
+// wrapping ErrCorruption, as Open does.
 func (r *Reader) Layout() (Layout, error) {
 	l := Layout{FileSize: r.size, FooterOffset: r.size - footerLen}
 	buf := make([]byte, footerLen)

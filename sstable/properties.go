@@ -27,10 +27,10 @@ type Properties struct {
 	FilterBitsPer  float64
 	FilterProbes   uint64
 	Compression    Compression // the writer's option; blocks may be stored uncompressed
-	SmallestSeqNum base.SeqNum
-	LargestSeqNum  base.SeqNum
-	Smallest       base.InternalKey // the first key of the table
-	Largest        base.InternalKey // the last key of the table
+	SmallestSeqNum SeqNum
+	LargestSeqNum  SeqNum
+	Smallest       InternalKey // the first key of the table
+	Largest        InternalKey // the last key of the table
 }
 
 // propertyCodec names a property and says how to encode and decode it.
@@ -52,7 +52,7 @@ func uintProperty(name string, field func(p *Properties) *uint64) propertyCodec 
 	}
 }
 
-func keyProperty(name string, field func(p *Properties) *base.InternalKey) propertyCodec {
+func keyProperty(name string, field func(p *Properties) *InternalKey) propertyCodec {
 	return propertyCodec{
 		name:   name,
 		encode: func(p *Properties) []byte { return field(p).Append(nil) },
@@ -67,7 +67,7 @@ func keyProperty(name string, field func(p *Properties) *base.InternalKey) prope
 // propertyCodecs lists every property in name order, the order they are
 // stored in.
 var propertyCodecs = func() []propertyCodec {
-	seq := func(f func(p *Properties) *base.SeqNum) func(p *Properties) *uint64 {
+	seq := func(f func(p *Properties) *SeqNum) func(p *Properties) *uint64 {
 		return func(p *Properties) *uint64 { return (*uint64)(f(p)) }
 	}
 	codecs := []propertyCodec{
@@ -81,10 +81,10 @@ var propertyCodecs = func() []propertyCodec {
 		uintProperty("bloomkv.filter.bytes", func(p *Properties) *uint64 { return &p.FilterBytes }),
 		uintProperty("bloomkv.filter.keys", func(p *Properties) *uint64 { return &p.FilterKeys }),
 		uintProperty("bloomkv.filter.probes", func(p *Properties) *uint64 { return &p.FilterProbes }),
-		uintProperty("bloomkv.seqnum.smallest", seq(func(p *Properties) *base.SeqNum { return &p.SmallestSeqNum })),
-		uintProperty("bloomkv.seqnum.largest", seq(func(p *Properties) *base.SeqNum { return &p.LargestSeqNum })),
-		keyProperty("bloomkv.key.smallest", func(p *Properties) *base.InternalKey { return &p.Smallest }),
-		keyProperty("bloomkv.key.largest", func(p *Properties) *base.InternalKey { return &p.Largest }),
+		uintProperty("bloomkv.seqnum.smallest", seq(func(p *Properties) *SeqNum { return &p.SmallestSeqNum })),
+		uintProperty("bloomkv.seqnum.largest", seq(func(p *Properties) *SeqNum { return &p.LargestSeqNum })),
+		keyProperty("bloomkv.key.smallest", func(p *Properties) *InternalKey { return &p.Smallest }),
+		keyProperty("bloomkv.key.largest", func(p *Properties) *InternalKey { return &p.Largest }),
 		{
 			name: "bloomkv.filter.bits.per.key",
 			encode: func(p *Properties) []byte {

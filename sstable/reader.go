@@ -17,14 +17,15 @@ import (
 )
 
 // BlockCache is the seam to the shared block cache: decoded data blocks by
-// (file number, offset). *cache.Cache implements it; nil caches nothing.
+// (file number, offset). The DB's block cache implements it; nil caches
+// nothing.
 //
 // Get returns a Handle on the block cached under k, if any. Insert caches a
 // copy of block (the caller reuses block afterwards) and returns a Handle
 // on the copy. A block's bytes stay valid until its Handle is released.
 type BlockCache interface {
-	Get(k cache.Key) (cache.Handle, bool)
-	Insert(k cache.Key, block []byte) cache.Handle
+	Get(k CacheKey) (CacheHandle, bool)
+	Insert(k CacheKey, block []byte) CacheHandle
 }
 
 // ReaderOptions say where a table comes from.
@@ -140,7 +141,7 @@ func (r *Reader) searchIndex(target []byte) int {
 }
 
 // Open opens the table of the given size in file. A damaged or truncated
-// table returns an error wrapping base.ErrCorruption that names the file and
+// table returns an error wrapping ErrCorruption that names the file and
 // the offset of the damaged part.
 func Open(file io.ReaderAt, size int64, opts ReaderOptions) (*Reader, error) {
 	r := &Reader{file: file, size: size, opts: opts}
@@ -341,11 +342,11 @@ func (r *Reader) Filter() *bloom.Blocked { return r.filter }
 type LookupKey struct {
 	UserKey []byte
 	Hash    uint64 // bloom.Hash(UserKey)
-	Seq     base.SeqNum
+	Seq     SeqNum
 }
 
 // MakeLookupKey prepares a lookup of userKey as of sequence number seq.
-func MakeLookupKey(userKey []byte, seq base.SeqNum) LookupKey {
+func MakeLookupKey(userKey []byte, seq SeqNum) LookupKey {
 	return LookupKey{UserKey: userKey, Hash: bloom.Hash(userKey), Seq: seq}
 }
 
@@ -375,7 +376,7 @@ type LookupStats struct {
 // without reading the file. Otherwise it reads at most one data block, and
 // sets stats.KeyPresent from that block and the in-memory index without
 // further reads. stats may be nil.
-func (r *Reader) Get(k LookupKey, stats *LookupStats) (value []byte, kind base.Kind, found bool, err error) {
+func (r *Reader) Get(k LookupKey, stats *LookupStats) (value []byte, kind Kind, found bool, err error) {
 	if stats == nil {
 		stats = new(LookupStats)
 	}
@@ -455,16 +456,16 @@ func (r *Reader) hasNewer(userKey []byte, i int, it *blockIter) (bool, error) {
 
 // dataBlock returns data block i from the cache or the file. The caller
 // releases the Handle when done with the block.
-func (r *Reader) dataBlock(i int, stats *LookupStats) (cache.Handle, error) {
+func (r *Reader) dataBlock(i int, stats *LookupStats) (CacheHandle, error) {
 	return r.dataBlockInto(i, stats, nil)
 }
 
 // dataBlockInto is dataBlock; with bufs it bypasses the block cache and
 // reads into bufs (see NewScanIterator): the block is then valid until the
 // next use of bufs, and its Handle's Release does nothing.
-func (r *Reader) dataBlockInto(i int, stats *LookupStats, bufs *blockBuffers) (cache.Handle, error) {
+func (r *Reader) dataBlockInto(i int, stats *LookupStats, bufs *blockBuffers) (CacheHandle, error) {
 	h := r.indexHandle(i)
-	key := cache.Key{FileNum: r.opts.FileNum, Offset: h.Offset}
+	key := CacheKey{FileNum: r.opts.FileNum, Offset: h.Offset}
 	if bufs == nil && r.opts.Cache != nil {
 		if b, ok := r.opts.Cache.Get(key); ok {
 			stats.BlocksCached++
@@ -483,7 +484,7 @@ func (r *Reader) dataBlockInto(i int, stats *LookupStats, bufs *blockBuffers) (c
 	if !borrowed {
 		return cache.Uncached(b), err
 	}
-	var block cache.Handle
+	var block CacheHandle
 	switch {
 	case err != nil:
 	case r.opts.Cache != nil:

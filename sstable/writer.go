@@ -119,7 +119,7 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 }
 
 // Add appends an entry. key must sort after every key added before.
-func (w *Writer) Add(key base.InternalKey, value []byte) error {
+func (w *Writer) Add(key InternalKey, value []byte) error {
 	if w.err != nil {
 		return w.err
 	}
@@ -134,7 +134,7 @@ func (w *Writer) Add(key base.InternalKey, value []byte) error {
 		}
 	} else {
 		w.hashes = append(w.hashes, bloom.Hash(key.UserKey))
-		w.props.Smallest = base.InternalKey{UserKey: bytes.Clone(key.UserKey), Trailer: key.Trailer}
+		w.props.Smallest = InternalKey{UserKey: bytes.Clone(key.UserKey), Trailer: key.Trailer}
 	}
 	w.data.add(w.keyBuf, value)
 	w.lastKey = append(w.lastKey[:0], w.keyBuf...)
@@ -211,7 +211,7 @@ func (w *Writer) Finish() (Properties, error) {
 	w.flushDataBlock()
 	if w.props.Entries > 0 {
 		last, _ := base.DecodeInternalKey(w.lastKey)
-		w.props.Largest = base.InternalKey{UserKey: bytes.Clone(last.UserKey), Trailer: last.Trailer}
+		w.props.Largest = InternalKey{UserKey: bytes.Clone(last.UserKey), Trailer: last.Trailer}
 	} else {
 		w.props.SmallestSeqNum = 0
 	}

@@ -2,7 +2,7 @@ package iterator
 
 import (
 	"github.com/bloomkv/bloomkv/internal/base"
-	"github.com/bloomkv/bloomkv/memtable"
+	"github.com/bloomkv/bloomkv/internal/memtable"
 	"github.com/bloomkv/bloomkv/sstable"
 )
 

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // TestCreateFailures fails each operation of Create in turn, for a new

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 const dir = "/db"

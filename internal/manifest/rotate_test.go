@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // rotationSetup creates a manifest (number 1) on fs and appends n generated

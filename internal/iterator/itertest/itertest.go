@@ -22,7 +22,7 @@ import (
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/iterator"
 	"github.com/bloomkv/bloomkv/internal/manifest"
-	"github.com/bloomkv/bloomkv/memtable"
+	"github.com/bloomkv/bloomkv/internal/memtable"
 	"github.com/bloomkv/bloomkv/sstable"
 )
 

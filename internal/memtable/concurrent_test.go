@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/base"
-	"github.com/bloomkv/bloomkv/memtable"
+	"github.com/bloomkv/bloomkv/internal/memtable"
 )
 
 // history is a write sequence fixed before the test starts, so readers can

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/base"
-	"github.com/bloomkv/bloomkv/memtable"
+	"github.com/bloomkv/bloomkv/internal/memtable"
 )
 
 // version is the oracle's record of one Add.

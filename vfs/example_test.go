@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/bloomkv/bloomkv/internal/vfs"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // A crash forgets what was not made durable: the file's data needs

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/bloomkv/bloomkv/internal/base"
-	"github.com/bloomkv/bloomkv/memtable"
+	"github.com/bloomkv/bloomkv/internal/memtable"
 )
 
 func Example() {

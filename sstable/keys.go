@@ -1,0 +1,50 @@
+package sstable
+
+import (
+	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/cache"
+)
+
+// The types a table's API speaks in, named here so that code outside this
+// module — an ingest tool, a table inspector — can write and read tables
+// with this package alone. Each is the engine's own type under another
+// name, not a copy: values pass between them unchanged.
+
+// InternalKey is a key as a table stores it: a user key and its trailer, a
+// sequence number and a kind. Tables are sorted by user key ascending, then
+// sequence number descending: the newest version of a key comes first.
+type InternalKey = base.InternalKey
+
+// SeqNum is a write's sequence number; a read at S sees the newest version
+// at or below S.
+type SeqNum = base.SeqNum
+
+// SeqNumMax is the largest sequence number: a read at it sees the newest
+// version of every key.
+const SeqNumMax = base.SeqNumMax
+
+// Kind says what a version is: a value (KindSet) or a tombstone
+// (KindDelete).
+type Kind = base.Kind
+
+// The kinds a table holds.
+const (
+	KindDelete = base.KindDelete
+	KindSet    = base.KindSet
+)
+
+// MakeInternalKey returns the internal key of userKey at seq, of kind.
+func MakeInternalKey(userKey []byte, seq SeqNum, kind Kind) InternalKey {
+	return base.MakeInternalKey(userKey, seq, kind)
+}
+
+// ErrCorruption is wrapped by every error that reports a damaged table; the
+// error names the file and the offset.
+var ErrCorruption = base.ErrCorruption
+
+// CacheKey and CacheHandle are what a BlockCache stores blocks under and
+// hands them out through.
+type (
+	CacheKey    = cache.Key
+	CacheHandle = cache.Handle
+)
