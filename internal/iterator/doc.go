@@ -15,16 +15,15 @@
 // # Who hides versions
 //
 // Nothing in this package hides or drops an entry: every version of every
-// key comes out, tombstones and versions newer than any reader included,
-// in base.CompareInternal order. Deciding what a reader sees is the job of
-// the layer above: the DB's Iterator (iterator.go in package bloomkv) skips
+// key comes out, tombstones and versions newer than any reader included, in
+// base.CompareInternal order. Deciding what a reader sees is the job of the
+// layer above: the DB's Iterator (iterator.go in package bloomkv) skips
 // versions newer than its read sequence number and, of each user key, shows
 // the newest visible version if it is a Set and nothing if it is a
-// tombstone; compaction.Run's
-// keep rule drops the versions no read point can see and, at the bottom of
-// the tree, the tombstones that hide nothing. Keeping the merge ignorant of
-// versions is what lets one merge serve both, and keeps its inner loop a
-// heap operation and nothing else.
+// tombstone; compaction.Run's keep rule drops the versions no read point can
+// see and, at the bottom of the tree, the tombstones that hide nothing.
+// Keeping the merge ignorant of versions is what lets one merge serve both,
+// and keeps its inner loop a heap operation and nothing else.
 //
 // # Where the interface lives
 //
