@@ -169,6 +169,11 @@ func (d *DB) Flush() error {
 	if err := d.enterWriter(); err != nil {
 		return err
 	}
+	// Failures are counted from before the rotation: the flush it starts
+	// may fail before this call waits for it.
+	d.mu.Lock()
+	failures := d.mu.flushRetry.total
+	d.mu.Unlock()
 	err := d.commit.commit(&commitRequest{flush: true}, d.applyGroup)
 	d.exitWriter()
 	if err != nil {
@@ -176,7 +181,6 @@ func (d *DB) Flush() error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	failures := d.mu.flushRetry.total
 	for len(d.mu.imm) > 0 && d.mu.bgErr == nil && !d.mu.closed && d.mu.flushRetry.total == failures {
 		d.mu.cond.Wait()
 	}
