@@ -390,7 +390,7 @@ func (r *Reader) Get(k LookupKey, stats *LookupStats) (value []byte, kind Kind, 
 	seek := base.MakeInternalKey(k.UserKey, k.Seq, base.KindMax).Append(nil)
 	i := r.searchIndex(seek)
 	if i == r.numBlocks() {
-		stats.KeyPresent, err = r.hasNewer(k.UserKey, i, nil)
+		stats.KeyPresent, err = r.hasNewer(k.UserKey, seek, i, nil)
 		return nil, 0, false, err
 	}
 	block, err := r.dataBlock(i, stats)
@@ -406,7 +406,7 @@ func (r *Reader) Get(k LookupKey, stats *LookupStats) (value []byte, kind Kind, 
 		if it.err != nil {
 			return nil, 0, false, r.corrupt(int64(r.indexHandle(i).Offset), "data block: %v", it.err)
 		}
-		stats.KeyPresent, err = r.hasNewer(k.UserKey, i, &it)
+		stats.KeyPresent, err = r.hasNewer(k.UserKey, seek, i, &it)
 		return nil, 0, false, err
 	}
 	ik, ok := base.DecodeInternalKey(it.key)
@@ -414,7 +414,7 @@ func (r *Reader) Get(k LookupKey, stats *LookupStats) (value []byte, kind Kind, 
 		return nil, 0, false, r.corrupt(int64(r.indexHandle(i).Offset), "data block: key shorter than a trailer")
 	}
 	if !bytes.Equal(ik.UserKey, k.UserKey) {
-		stats.KeyPresent, err = r.hasNewer(k.UserKey, i, &it)
+		stats.KeyPresent, err = r.hasNewer(k.UserKey, seek, i, &it)
 		return nil, 0, false, err
 	}
 	stats.KeyPresent = true
@@ -435,10 +435,12 @@ func (r *Reader) Get(k LookupKey, stats *LookupStats) (value []byte, kind Kind, 
 //     numBlocks) has decoded already: present if the first entry there at
 //     or after (userKey, SeqNumMax) has userKey.
 //
-// So it reads nothing from the file.
-func (r *Reader) hasNewer(userKey []byte, i int, it *blockIter) (bool, error) {
-	first := base.MakeInternalKey(userKey, base.SeqNumMax, base.KindMax).Append(nil)
-	if r.searchIndex(first) < i {
+// So it reads nothing from the file, and allocates nothing: it rewrites
+// the Get's encoded seek key, no longer needed, into the first key in place
+// (the two differ only in their trailers).
+func (r *Reader) hasNewer(userKey, seek []byte, i int, it *blockIter) (bool, error) {
+	first := base.MakeInternalKey(userKey, base.SeqNumMax, base.KindMax).Append(seek[:0])
+	if i > 0 && r.searchIndex(first) < i {
 		return true, nil
 	}
 	if it == nil || !it.seekGE(first) {
