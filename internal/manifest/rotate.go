@@ -73,27 +73,42 @@ func (l *Log) Rotate(fileNum, nextFileNumber uint64) (*Log, error) {
 		return nil, ErrLogClosed
 	case l.err != nil:
 		return nil, l.err
-	case fileNum < l.state.NextFileNumber:
-		return nil, l.deferRotation(fmt.Errorf("manifest: rotating to %s, a number below the next file number %d, which may be in use",
-			MakeFilename(FileTypeManifest, fileNum), l.state.NextFileNumber))
+	}
+	next, renamed, err := l.rewrite(fileNum, nextFileNumber, 0, "rotating")
+	if err != nil && !renamed {
+		return nil, l.deferRotation(err)
+	}
+	return next, err
+}
+
+// rewrite is what Rotate and Replace share: it writes MANIFEST-<fileNum>
+// holding l's state, with NextFileNumber raised to nextFileNumber and
+// LastSeqNum to lastSeq, and makes CURRENT name it (Create). On success it
+// closes l — every edit of l is durable in the new manifest, so a failed
+// Close loses nothing. A failure after the rename over CURRENT breaks l
+// for good (ambiguous: CURRENT may name either manifest); renamed reports
+// it. what names the operation in errors.
+func (l *Log) rewrite(fileNum, nextFileNumber uint64, lastSeq base.SeqNum, what string) (next *Log, renamed bool, err error) {
+	if fileNum < l.state.NextFileNumber {
+		return nil, false, fmt.Errorf("manifest: %s to %s, a number below the next file number %d, which may be in use",
+			what, MakeFilename(FileTypeManifest, fileNum), l.state.NextFileNumber)
 	}
 	snap := l.state.SnapshotEdit()
 	snap.NextFileNumber = max(snap.NextFileNumber, nextFileNumber)
-	next, renamed, err := create(l.fs, l.dir, fileNum, snap)
+	snap.LastSeqNum = max(snap.LastSeqNum, lastSeq)
+	next, renamed, err = create(l.fs, l.dir, fileNum, snap)
 	if err != nil {
-		err = fmt.Errorf("manifest: rotating %s to %s: %w",
-			MakeFilename(FileTypeManifest, l.fileNum), MakeFilename(FileTypeManifest, fileNum), err)
+		err = fmt.Errorf("manifest: %s %s to %s: %w",
+			what, MakeFilename(FileTypeManifest, l.fileNum), MakeFilename(FileTypeManifest, fileNum), err)
 		if renamed {
-			l.err = fmt.Errorf("%w (CURRENT may name either manifest: no further edit is safe)", err)
 			l.ambiguous = true
-			return nil, l.err
+			l.err = fmt.Errorf("%w (CURRENT may name either manifest: no further edit is safe)", err)
+			return nil, true, l.err
 		}
-		return nil, l.deferRotation(err)
+		return nil, false, err
 	}
-	// Every edit of l is durable and l is obsolete: a failed Close loses
-	// nothing.
 	_ = l.Close()
-	return next, nil
+	return next, false, nil
 }
 
 // deferRotation makes RotationDue false until l grows by another
@@ -126,25 +141,12 @@ func (l *Log) Replace(fileNum, nextFileNumber uint64, lastSeq base.SeqNum) (*Log
 		return nil, errors.New("manifest: Replace of a Log that is not broken")
 	case l.ambiguous:
 		return nil, l.err
-	case fileNum < l.state.NextFileNumber:
-		return nil, fmt.Errorf("manifest: replacing with %s, a number below the next file number %d, which may be in use",
-			MakeFilename(FileTypeManifest, fileNum), l.state.NextFileNumber)
 	}
-	snap := l.state.SnapshotEdit()
-	snap.NextFileNumber = max(snap.NextFileNumber, nextFileNumber)
-	snap.LastSeqNum = max(snap.LastSeqNum, lastSeq)
-	next, renamed, err := create(l.fs, l.dir, fileNum, snap)
+	broken := l.err
+	next, _, err := l.rewrite(fileNum, nextFileNumber, lastSeq, "replacing the broken")
 	if err != nil {
-		err = fmt.Errorf("manifest: replacing %s, broken by %v, with %s: %w",
-			MakeFilename(FileTypeManifest, l.fileNum), l.err, MakeFilename(FileTypeManifest, fileNum), err)
-		if renamed {
-			l.ambiguous = true
-			l.err = fmt.Errorf("%w (CURRENT may name either manifest: no further edit is safe)", err)
-			return nil, l.err
-		}
-		return nil, err
+		return nil, fmt.Errorf("%w (broken by: %v)", err, broken)
 	}
-	_ = l.Close()
 	return next, nil
 }
 

@@ -360,3 +360,57 @@ func TestRotateCrash(t *testing.T) {
 		}
 	}
 }
+
+// TestReplace breaks a manifest with a failed append and replaces it: the
+// new manifest holds exactly the edits whose Append returned nil (the model),
+// not the failed one, with the raised counters; CURRENT names it and Recover
+// finds it; the new Log takes appends. Replace refuses a healthy Log and a
+// closed one.
+func TestReplace(t *testing.T) {
+	mem := newMemDir(t)
+	armed := false
+	inj := vfs.NewInjecting(mem, func(op vfs.Op) bool { return armed && op.Kind == vfs.OpSync })
+	l, g := rotationSetup(t, inj, 23, 8)
+	num := l.State().NextFileNumber + 10
+	if _, err := l.Replace(num, num+1, 0); err == nil {
+		t.Fatal("Replace of a healthy log succeeded")
+	}
+	want := l.State()
+	before := g.m.clone()
+	armed = true
+	if _, err := l.Append(g.next()); !errors.Is(err, vfs.ErrInjected) {
+		t.Fatalf("Append with a failing sync: %v", err)
+	}
+	armed = false
+	g.m = before // the failed edit is not in the model
+	if !l.Replaceable() {
+		t.Fatal("a log broken by a failed Append is not replaceable")
+	}
+	l2, err := l.Replace(num, num+1, want.LastSeqNum+5)
+	if err != nil {
+		t.Fatalf("Replace: %v", err)
+	}
+	if _, err := l.Append(g.next()); !errors.Is(err, ErrLogClosed) {
+		t.Errorf("Append to the replaced log: %v; want ErrLogClosed", err)
+	}
+	// The replacement raises the counters it is given: so must the model.
+	g.m.nextNum, g.m.lastSeq = num+1, want.LastSeqNum+5
+	if err := g.m.check(l2.State()); err != nil {
+		t.Errorf("the replacement's state: %v", err)
+	}
+	appendEdits(t, l2, g, 3)
+	l2.Close()
+	rec, err := Recover(mem, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.ManifestFileNum != num {
+		t.Errorf("CURRENT names %06d; want the replacement %06d", rec.ManifestFileNum, num)
+	}
+	if err := g.m.check(rec.State); err != nil {
+		t.Errorf("recovered state: %v", err)
+	}
+	if _, err := l2.Replace(num+5, num+6, 0); !errors.Is(err, ErrLogClosed) {
+		t.Errorf("Replace of a closed log: %v; want ErrLogClosed", err)
+	}
+}
