@@ -166,25 +166,27 @@ func (e *events) enabled(level slog.Level) bool {
 	return e.log.Enabled(context.Background(), level)
 }
 
+// call calls f with info, unless f is nil: an EventListener field left
+// unset.
+func call[T any](f func(T), info T) {
+	if f != nil {
+		f(info)
+	}
+}
+
 func (e *events) backgroundError(info BackgroundErrorInfo) {
 	e.log.Error("bloomkv: background error", "op", info.Op, "err", info.Err,
 		"retry_in", info.RetryIn, "writes_stopped", info.WritesStopped)
-	if e.l.BackgroundError != nil {
-		e.l.BackgroundError(info)
-	}
+	call(e.l.BackgroundError, info)
 }
 
 func (e *events) recovered(info RecoveryInfo) {
 	e.log.Info("bloomkv: recovered from a background error", "op", info.Op, "err", info.Err)
-	if e.l.Recovered != nil {
-		e.l.Recovered(info)
-	}
+	call(e.l.Recovered, info)
 }
 
 func (e *events) flushBegin(info FlushInfo) {
-	if e.l.FlushBegin != nil {
-		e.l.FlushBegin(info)
-	}
+	call(e.l.FlushBegin, info)
 }
 
 func (e *events) flushEnd(info FlushInfo) {
@@ -192,15 +194,11 @@ func (e *events) flushEnd(info FlushInfo) {
 		e.log.Info("bloomkv: flushed", "job", info.JobID, "table", info.Output.FileNum,
 			"bytes", info.Output.Size, "duration", info.Duration, "err", info.Err)
 	}
-	if e.l.FlushEnd != nil {
-		e.l.FlushEnd(info)
-	}
+	call(e.l.FlushEnd, info)
 }
 
 func (e *events) compactionBegin(info CompactionInfo) {
-	if e.l.CompactionBegin != nil {
-		e.l.CompactionBegin(info)
-	}
+	call(e.l.CompactionBegin, info)
 }
 
 func (e *events) compactionEnd(info CompactionInfo) {
@@ -209,16 +207,12 @@ func (e *events) compactionEnd(info CompactionInfo) {
 			"inputs", len(info.Inputs), "outputs", len(info.Outputs), "trivial_move", info.TrivialMove,
 			"duration", info.Duration, "err", info.Err)
 	}
-	if e.l.CompactionEnd != nil {
-		e.l.CompactionEnd(info)
-	}
+	call(e.l.CompactionEnd, info)
 }
 
 func (e *events) writeStallBegin(info WriteStallBeginInfo) {
 	e.log.Warn("bloomkv: write stall", "reason", info.Reason)
-	if e.l.WriteStallBegin != nil {
-		e.l.WriteStallBegin(info)
-	}
+	call(e.l.WriteStallBegin, info)
 }
 
 func (e *events) writeStallEnd() {
@@ -232,43 +226,33 @@ func (e *events) tableCreated(info TableCreateInfo) {
 	if e.enabled(slog.LevelDebug) {
 		e.log.Debug("bloomkv: table created", "job", info.JobID, "reason", info.Reason, "path", info.Path)
 	}
-	if e.l.TableCreated != nil {
-		e.l.TableCreated(info)
-	}
+	call(e.l.TableCreated, info)
 }
 
 func (e *events) tableDeleted(info TableDeleteInfo) {
 	if e.enabled(slog.LevelDebug) {
 		e.log.Debug("bloomkv: table deleted", "job", info.JobID, "path", info.Path, "err", info.Err)
 	}
-	if e.l.TableDeleted != nil {
-		e.l.TableDeleted(info)
-	}
+	call(e.l.TableDeleted, info)
 }
 
 func (e *events) walCreated(info WALCreateInfo) {
 	if e.enabled(slog.LevelDebug) {
 		e.log.Debug("bloomkv: WAL created", "path", info.Path)
 	}
-	if e.l.WALCreated != nil {
-		e.l.WALCreated(info)
-	}
+	call(e.l.WALCreated, info)
 }
 
 func (e *events) walDeleted(info WALDeleteInfo) {
 	if e.enabled(slog.LevelDebug) {
 		e.log.Debug("bloomkv: WAL deleted", "path", info.Path, "err", info.Err)
 	}
-	if e.l.WALDeleted != nil {
-		e.l.WALDeleted(info)
-	}
+	call(e.l.WALDeleted, info)
 }
 
 func (e *events) manifestCreated(info ManifestCreateInfo) {
 	if e.enabled(slog.LevelInfo) {
 		e.log.Info("bloomkv: manifest created", "path", info.Path)
 	}
-	if e.l.ManifestCreated != nil {
-		e.l.ManifestCreated(info)
-	}
+	call(e.l.ManifestCreated, info)
 }
