@@ -168,37 +168,24 @@ func (s *TraceStep) FalsePositive() bool {
 	return s.Kind == TableStep && s.Filter == FilterMaybe && !s.KeyInTable && s.Err == nil
 }
 
-// The trace hooks of lookup. Each is a nil check, inlined, for Get; the
-// work is in the add methods, for Explain.
+// Trace is lookup's tracer: the methods below are the lookupTracer hooks.
 
 func (t *Trace) memtable(i int, found bool, kind base.Kind) {
-	if t != nil {
-		t.addMemtable(i, found, kind)
-	}
-}
-
-func (t *Trace) outOfRange(level int, tb *table) {
-	if t != nil {
-		t.addTable(level, tb, nil, false, 0, nil)
-	}
-}
-
-func (t *Trace) table(level int, tb *table, stats *sstable.LookupStats, found bool, kind base.Kind, err error) {
-	if t != nil {
-		t.addTable(level, tb, stats, found, kind, err)
-	}
-}
-
-func (t *Trace) noTable(level, tables int) {
-	if t != nil {
-		t.Steps = append(t.Steps, TraceStep{Kind: LevelStep, Level: level, Tables: tables})
-	}
-}
-
-func (t *Trace) addMemtable(i int, found bool, kind base.Kind) {
 	s := TraceStep{Kind: MemtableStep, Memtable: i, Found: found, Deleted: found && kind == base.KindDelete}
 	t.Steps = append(t.Steps, s)
 	t.settle(&s)
+}
+
+func (t *Trace) outOfRange(level int, tb *table) {
+	t.addTable(level, tb, nil, false, 0, nil)
+}
+
+func (t *Trace) table(level int, tb *table, stats sstable.LookupStats, found bool, kind base.Kind, err error) {
+	t.addTable(level, tb, &stats, found, kind, err)
+}
+
+func (t *Trace) noTable(level, tables int) {
+	t.Steps = append(t.Steps, TraceStep{Kind: LevelStep, Level: level, Tables: tables})
 }
 
 // addTable records a table step; a nil stats means the range check failed.

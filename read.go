@@ -36,22 +36,26 @@ func (d *DB) get(key []byte, seq base.SeqNum) ([]byte, error) {
 // sstable.Reader.Get, skips most tables that do not hold the key without a
 // read.
 //
-// Get and Explain share it: with a nil tr (Get) the trace calls are no-ops
-// that cost a nil check and allocate nothing; Explain passes a Trace that
-// records every place consulted, so that the explanation is this code's
-// own account of what it did.
-func (d *DB) lookup(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]byte, error) {
+// Get and Explain share it: Get passes a nil tr, so each trace hook costs
+// a nil check and nothing else; Explain passes its Trace, which records
+// every place consulted, so that the explanation is this code's own
+// account of what it did.
+func (d *DB) lookup(rs *readState, key []byte, seq base.SeqNum, tr lookupTracer) ([]byte, error) {
 	d.counters.gets.Add(1)
 
 	value, kind, _, found := rs.mem.Get(key, seq)
-	tr.memtable(0, found, kind)
+	if tr != nil {
+		tr.memtable(0, found, kind)
+	}
 	if found {
 		d.counters.memtableHits.Add(1)
 		return answer(bytes.Clone(value), kind)
 	}
 	for i, mem := range rs.imm {
 		value, kind, _, found := mem.Get(key, seq)
-		tr.memtable(i+1, found, kind)
+		if tr != nil {
+			tr.memtable(i+1, found, kind)
+		}
 		if found {
 			d.counters.memtableHits.Add(1)
 			return answer(bytes.Clone(value), kind)
@@ -74,7 +78,7 @@ func (d *DB) lookup(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]by
 			if value, done, err := try(0, t); done || err != nil {
 				return value, err
 			}
-		} else {
+		} else if tr != nil {
 			tr.outOfRange(0, t)
 		}
 	}
@@ -84,7 +88,7 @@ func (d *DB) lookup(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]by
 			if value, done, err := try(level, t); done || err != nil {
 				return value, err
 			}
-		} else if n := len(rs.version.tables[level]); n > 0 {
+		} else if n := len(rs.version.tables[level]); n > 0 && tr != nil {
 			tr.noTable(level, n)
 		}
 	}
@@ -93,12 +97,29 @@ func (d *DB) lookup(rs *readState, key []byte, seq base.SeqNum, tr *Trace) ([]by
 
 // getFromTable looks key up in one table and counts what that cost; tr,
 // if not nil, records it.
-func (d *DB) getFromTable(level int, t *table, lk sstable.LookupKey, tr *Trace) ([]byte, base.Kind, bool, error) {
+func (d *DB) getFromTable(level int, t *table, lk sstable.LookupKey, tr lookupTracer) ([]byte, base.Kind, bool, error) {
 	var stats sstable.LookupStats
 	value, kind, found, err := t.reader.Get(lk, &stats)
 	d.counters.levels[level].record(&stats)
-	tr.table(level, t, &stats, found, kind, err)
+	if tr != nil {
+		tr.table(level, t, stats, found, kind, err) // stats by value: a pointer through an interface would move it to the heap for every Get
+	}
 	return value, kind, found, err
+}
+
+// lookupTracer records what lookup consulted, step by step. Explain's
+// Trace is the one implementation; read.go knows only these hooks, so the
+// read path does not depend on how an explanation is kept or printed.
+type lookupTracer interface {
+	// memtable: memtable i (0 the mutable one, then the immutable ones,
+	// newest first) was searched.
+	memtable(i int, found bool, kind base.Kind)
+	// outOfRange: an L0 table's key range rules the key out.
+	outOfRange(level int, t *table)
+	// table: a table was searched, at the cost stats says.
+	table(level int, t *table, stats sstable.LookupStats, found bool, kind base.Kind, err error)
+	// noTable: none of the level's tables holds the key's range.
+	noTable(level, tables int)
 }
 
 // answer turns the version found into Get's result: the value, which must

@@ -43,7 +43,7 @@
 // # Stores
 //
 // Package bench/peers runs the workloads of `bloomkv bench` (package
-// github.com/bloomkv/bloomkv/workload: same keys, values, seeds) against
+// github.com/bloomkv/bloomkv/internal/workload: same keys, values, seeds) against
 // bloomkv, github.com/cockroachdb/pebble/v2, github.com/syndtr/goleveldb
 // and github.com/dgraph-io/badger/v4, configured alike (10 bits/key
 // filters on every level, the same block cache, snappy, the same memtable,

@@ -19,6 +19,10 @@ type InternalKey = base.InternalKey
 // at or below S.
 type SeqNum = base.SeqNum
 
+// Trailer is an internal key's sequence number and kind packed in one
+// uint64 (InternalKey.Trailer).
+type Trailer = base.Trailer
+
 // SeqNumMax is the largest sequence number: a read at it sees the newest
 // version of every key.
 const SeqNumMax = base.SeqNumMax

@@ -1,5 +1,5 @@
 // Package peers runs bloomkv's workloads (package
-// github.com/bloomkv/bloomkv/workload: the same keys, values, seeds and
+// github.com/bloomkv/bloomkv/internal/workload: the same keys, values, seeds and
 // operations as `bloomkv bench`) against bloomkv and three peer stores in
 // one process, each configured as alike as their options allow:
 //
@@ -74,7 +74,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/bloomkv/bloomkv/workload"
+	"github.com/bloomkv/bloomkv/internal/workload"
 )
 
 // Settings are what every engine is given.

@@ -3,7 +3,7 @@ package peers
 import (
 	"testing"
 
-	"github.com/bloomkv/bloomkv/workload"
+	"github.com/bloomkv/bloomkv/internal/workload"
 )
 
 // TestEnginesSmoke runs every workload on every engine on a tiny data set:

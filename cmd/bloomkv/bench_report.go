@@ -11,7 +11,7 @@ import (
 
 	"github.com/bloomkv/bloomkv"
 	"github.com/bloomkv/bloomkv/internal/humanize"
-	"github.com/bloomkv/bloomkv/workload"
+	"github.com/bloomkv/bloomkv/internal/workload"
 )
 
 // benchSettings are a run's settings, as reported.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/bloomkv/bloomkv"
 	"github.com/bloomkv/bloomkv/internal/humanize"
-	"github.com/bloomkv/bloomkv/workload"
+	"github.com/bloomkv/bloomkv/internal/workload"
 )
 
 // sweepBits are the bits per key the sweep tries; 0 is no filter.

@@ -1,5 +1,5 @@
 // Command peers runs bloomkv's db_bench-style workloads (package
-// github.com/bloomkv/bloomkv/workload, the same keys, values and seeds as
+// github.com/bloomkv/bloomkv/internal/workload, the same keys, values and seeds as
 // `bloomkv bench`) against bloomkv, pebble, goleveldb and badger, one
 // engine after the other on a fresh database each, and prints each engine's
 // ops/s per workload and its ratio to bloomkv's (above 1: faster than
@@ -41,7 +41,7 @@ import (
 	"time"
 
 	"github.com/bloomkv/bloomkv/bench/peers"
-	"github.com/bloomkv/bloomkv/workload"
+	"github.com/bloomkv/bloomkv/internal/workload"
 )
 
 const notEqual = `Settings that could not be made equal (see go doc ./peers):

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/bench/peers"
-	"github.com/bloomkv/bloomkv/workload"
+	"github.com/bloomkv/bloomkv/internal/workload"
 )
 
 // TestMain lets this test binary act as the command's child process: the

@@ -3,11 +3,13 @@
 // module, in the style of LevelDB's db_bench, so that every engine measured
 // sees the same operations in the same order.
 //
-// It is an ordinary (not internal) package of the main module so that the
-// bench module, a separate Go module that brings in the peer stores, can
-// import it: the workloads, key generator, seeds and latency histogram are
-// written once and shared, and only the adapters differ. It depends on the
-// root package only for the bloomkv adapter (Bloomkv).
+// It is internal to the project's own tools, not part of the store's API:
+// cmd/bloomkv and the bench module (a separate Go module that brings in
+// the peer stores) import it — Go's internal rule goes by import path, and
+// both live under github.com/bloomkv/bloomkv — so that the workloads, key
+// generator, seeds and latency histogram are written once and shared, and
+// only the adapters differ. It depends on the root package only for the
+// bloomkv adapter (Bloomkv).
 //
 // # Keys and values
 //
