@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv"
-	"github.com/bloomkv/bloomkv/workload"
+	"github.com/bloomkv/bloomkv/internal/workload"
 )
 
 // BenchmarkFillRandom times NoSync Puts of 16-byte keys in random order
