@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/sstable"
 	"github.com/bloomkv/bloomkv/vfs"
 	"github.com/bloomkv/bloomkv/wal"
 )
@@ -47,7 +48,11 @@ type corruptDB struct {
 func buildCorruptDB(t *testing.T) *corruptDB {
 	c := &corruptDB{dir: "/db", model: kvModel{}}
 	mem := vfs.NewMem()
-	c.opts = Options{FS: mem, MemtableSize: 64 << 10, BaseLevelSize: 64 << 10, TargetFileSize: 24 << 10, BlockSize: 512, BlockCacheSize: -1}
+	// Bloom filters in L0 and L1, fuse filters below, all holding key
+	// prefixes too: the damage reaches every kind of filter block.
+	c.opts = Options{FS: mem, MemtableSize: 64 << 10, BaseLevelSize: 64 << 10, TargetFileSize: 24 << 10, BlockSize: 512, BlockCacheSize: -1,
+		LevelFilters: []FilterSpec{Bloom(10), Bloom(10), Fuse(4)},
+		Prefix:       &PrefixExtractor{Name: "key000", Split: func(k []byte) int { return min(len(k), 6) }}}
 	d, err := Open(c.dir, &c.opts)
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +88,17 @@ func buildCorruptDB(t *testing.T) *corruptDB {
 		t.Fatal(err)
 	}
 	write(40, Sync) // the WAL
+	families := map[sstable.FilterFamily]int{}
+	d.mu.Lock()
+	for _, tables := range d.mu.current.tables {
+		for _, tb := range tables {
+			families[tb.reader.Properties().FilterFamily]++
+		}
+	}
+	d.mu.Unlock()
+	if families[sstable.BloomFamily] == 0 || families[sstable.FuseFamily] == 0 {
+		t.Fatalf("tables by filter family %v: want both families", families)
+	}
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}

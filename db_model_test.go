@@ -168,8 +168,10 @@ func (r *modelRun) step() error {
 		return nil
 	case x < 735:
 		return r.get()
-	case x < 785:
+	case x < 770:
 		return r.iterate()
+	case x < 785:
+		return r.prefixIterate()
 	case x < 815:
 		return r.newSnapshot()
 	case x < 840:
@@ -349,6 +351,38 @@ func (r *modelRun) iterate() error {
 	rd, m, name := r.reader()
 	r.note("%s iterator", name)
 	if err := checkIter(r.rng, rd, m, r.ks, 10+r.rng.IntN(30)); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// prefixIterate checks prefix seeks, and the moves of an iterator in
+// prefix mode, against the model's keys with the prefix, under the
+// options' extractor; without one, that a prefix seek fails with an
+// *ArgumentError for opts.Prefix.
+func (r *modelRun) prefixIterate() error {
+	rd, m, name := r.reader()
+	ext := r.opts.Prefix
+	if ext == nil {
+		r.note("%s.SeekPrefixGE without a prefix extractor", name)
+		it, err := rd.NewIter(nil)
+		if err != nil {
+			return fmt.Errorf("%s: NewIter: %w", name, err)
+		}
+		ok := it.SeekPrefixGE(r.ks.pick(r.rng))
+		if ae := (*ArgumentError)(nil); ok || !errors.As(it.Close(), &ae) || ae.Arg != "opts.Prefix" {
+			return fmt.Errorf("%s: SeekPrefixGE without Options.Prefix: returned %v, Close %v; want an *ArgumentError for opts.Prefix", name, ok, it.Error())
+		}
+		return nil
+	}
+	r.note("%s prefix iterator (%s)", name, ext.Name)
+	probe := func() []byte {
+		if r.rng.IntN(3) == 0 {
+			return bytes.Clone(ext.Prefix(r.ks.pick(r.rng))) // a prefix alone
+		}
+		return r.ks.probe(r.rng)
+	}
+	if err := checkPrefixMoves(r.rng, rd, ext, m, probe, 10+r.rng.IntN(30)); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
@@ -572,6 +606,10 @@ func (r *modelRun) checkMetrics() error {
 		if l.FilterNegatives+l.FilterPositives != l.FilterChecks {
 			errs = append(errs, fmt.Sprintf("L%d: FilterNegatives %d + FilterPositives %d != FilterChecks %d",
 				i, l.FilterNegatives, l.FilterPositives, l.FilterChecks))
+		}
+		if l.PrefixFilterNegatives+l.PrefixSought != l.PrefixProbes {
+			errs = append(errs, fmt.Sprintf("L%d: PrefixFilterNegatives %d + PrefixSought %d != PrefixProbes %d",
+				i, l.PrefixFilterNegatives, l.PrefixSought, l.PrefixProbes))
 		}
 		if l.TruePositives > l.FilterPositives {
 			errs = append(errs, fmt.Sprintf("L%d: TruePositives %d > FilterPositives %d", i, l.TruePositives, l.FilterPositives))

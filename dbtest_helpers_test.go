@@ -491,6 +491,12 @@ func describeOptions(o Options) string {
 	if o.DisableFilters {
 		filters = "DisableFilters"
 	}
+	if len(o.LevelFilters) > 0 {
+		filters += fmt.Sprintf(" LevelFilters:%v", o.LevelFilters)
+	}
+	if o.Prefix != nil {
+		filters += " Prefix:" + o.Prefix.Name
+	}
 	return fmt.Sprintf("{MemtableSize:%d MaxImmutableMemtables:%d BlockSize:%d Compression:%v %s FilterAllocation:%v BlockCacheSize:%d L0CompactionTrigger:%d BaseLevelSize:%d TargetFileSize:%d MaxOpenFiles:%d MaxManifestFileSize:%d}",
 		o.MemtableSize, o.MaxImmutableMemtables, o.BlockSize, o.Compression, filters, o.FilterAllocation, o.BlockCacheSize,
 		o.L0CompactionTrigger, o.BaseLevelSize, o.TargetFileSize, o.MaxOpenFiles, o.MaxManifestFileSize)
@@ -531,6 +537,19 @@ func randOptions(rng *rand.Rand) Options {
 	}
 	if rng.IntN(2) == 0 {
 		o.MaxManifestFileSize = int64(1<<10 + rng.IntN(16<<10))
+	}
+	// Where there are filters: prefixes in them half the time, under one
+	// of the extractors the prefix checks know, and a filter family per
+	// level now and then.
+	if !o.DisableFilters {
+		if rng.IntN(2) == 0 {
+			o.Prefix = testExtractors[rng.IntN(len(testExtractors))]
+		}
+		if rng.IntN(4) == 0 {
+			for range 1 + rng.IntN(4) {
+				o.LevelFilters = append(o.LevelFilters, []FilterSpec{Bloom(10), Fuse(8), Fuse(16)}[rng.IntN(3)])
+			}
+		}
 	}
 	return o
 }

@@ -41,10 +41,17 @@ func (d *DB) Explain(key []byte) (*Trace, error) {
 	return t, err
 }
 
-// Trace is the account of one point lookup that DB.Explain returns.
+// Trace is the account of one point lookup that DB.Explain returns, or of
+// one prefix seek that DB.ExplainPrefix returns.
 type Trace struct {
-	// Key is the key looked up.
+	// Key is the key looked up, or a prefix seek's key.
 	Key []byte
+	// Prefix is a prefix seek's prefix (Key's, under Options.Prefix),
+	// never nil then; nil for a point lookup.
+	Prefix []byte
+	// Keys counts the keys a prefix seek found, from Key to the prefix's
+	// end.
+	Keys int
 	// SeqNum is the sequence number the read saw: it looked for the newest
 	// version written at or before it.
 	SeqNum uint64
@@ -52,7 +59,7 @@ type Trace struct {
 	Steps []TraceStep
 	// Found reports that a version of Key was found, and Deleted that it is
 	// a tombstone, so that the key has no value. Value is the value
-	// otherwise.
+	// otherwise. A prefix seek sets Found alone, if it found a key.
 	Found, Deleted bool
 	Value          []byte
 	// Source names where the version was found, as Step.Place does:
@@ -91,6 +98,11 @@ const (
 	// a data block were consulted. If the table then held no version of
 	// the key at all, that was a false positive.
 	FilterMaybe
+	// FilterNoPrefixes: a prefix seek's table whose filter holds no
+	// prefixes of the seek's extractor (the table was written without
+	// Options.Prefix, or under an extractor of another Name), so the table
+	// had to be sought.
+	FilterNoPrefixes
 )
 
 // String returns the verdict as Trace.String prints it.
@@ -104,11 +116,13 @@ func (v FilterVerdict) String() string {
 		return "absent"
 	case FilterMaybe:
 		return "maybe"
+	case FilterNoPrefixes:
+		return "no prefixes"
 	}
 	return fmt.Sprintf("FilterVerdict(%d)", uint8(v))
 }
 
-// TraceStep is one place a lookup consulted.
+// TraceStep is one place a lookup or a prefix seek consulted.
 type TraceStep struct {
 	Kind StepKind
 	// Memtable numbers a MemtableStep's memtable: 0 is the mutable one,
@@ -122,11 +136,16 @@ type TraceStep struct {
 	// keys, inclusively.
 	FileNum           uint64
 	Smallest, Largest []byte
-	// InRange reports that the table's key range holds the key; only then
-	// is the table consulted further.
+	// InRange reports that the table's key range holds the key (a prefix
+	// seek's: overlaps the prefix's keys); only then is the table
+	// consulted further.
 	InRange bool
-	// Filter is the table's filter's verdict.
+	// Filter is the table's filter's verdict, on the key or the prefix.
 	Filter FilterVerdict
+	// Sought reports that a prefix seek searched the memtable, or opened
+	// and sought the table; a table it skipped has Sought false. A point
+	// lookup's steps leave it false.
+	Sought bool
 	// BlocksFromCache and BlocksFromFile count the data blocks the step
 	// read from the block cache and from the file, and BytesRead the bytes
 	// read from the file. The index is pinned in memory: it costs no read.
@@ -164,8 +183,12 @@ func (s *TraceStep) Place() string {
 // and a data block was read for nothing. A table holding only versions
 // newer than the read's is no false positive (see KeyInTable), as in
 // Metrics' TruePositives.
+//
+// It is a point lookup's notion: a prefix seek's steps (Sought) do not
+// report it, since the seek does not learn which of the tables it sought
+// held keys of the prefix.
 func (s *TraceStep) FalsePositive() bool {
-	return s.Kind == TableStep && s.Filter == FilterMaybe && !s.KeyInTable && s.Err == nil
+	return s.Kind == TableStep && s.Filter == FilterMaybe && !s.KeyInTable && s.Err == nil && !s.Sought
 }
 
 // Trace is lookup's tracer: the methods below are the lookupTracer hooks.
@@ -186,6 +209,25 @@ func (t *Trace) table(level int, tb *table, stats sstable.LookupStats, found boo
 
 func (t *Trace) noTable(level, tables int) {
 	t.Steps = append(t.Steps, TraceStep{Kind: LevelStep, Level: level, Tables: tables})
+}
+
+// The prefixTracer hooks: a prefix seek's steps.
+
+func (t *Trace) prefixMemtable(i int) {
+	t.Steps = append(t.Steps, TraceStep{Kind: MemtableStep, Memtable: i, Sought: true})
+}
+
+func (t *Trace) prefixTable(level int, tb *table, inRange bool, verdict FilterVerdict) {
+	t.Steps = append(t.Steps, TraceStep{
+		Kind:     TableStep,
+		Level:    level,
+		FileNum:  tb.meta.FileNum,
+		Smallest: bytes.Clone(tb.meta.Smallest.UserKey),
+		Largest:  bytes.Clone(tb.meta.Largest.UserKey),
+		InRange:  inRange,
+		Filter:   verdict,
+		Sought:   inRange && verdict != FilterAbsent,
+	})
 }
 
 // addTable records a table step; a nil stats means the range check failed.
@@ -230,7 +272,8 @@ type TraceTotals struct {
 	FilterNegatives   int   // tables skipped by their filters: reads avoided
 	FilterPositives   int   // tables whose filters said "maybe"
 	FalsePositives    int   // of those, the ones holding no version of the key
-	UnfilteredTables  int   // tables without a filter that were read
+	UnfilteredTables  int   // tables without a filter (a prefix seek's: without one for its prefixes) that were read
+	TablesSought      int   // tables a prefix seek opened and sought
 	BlocksFromCache   int   // data blocks found in the block cache
 	BlocksFromFile    int   // data blocks read from files
 	BytesRead         int64 // bytes read from files
@@ -255,8 +298,11 @@ func (t *Trace) Totals() TraceTotals {
 			if s.FalsePositive() {
 				n.FalsePositives++
 			}
-		case s.Filter == NoFilter:
+		case s.Filter == NoFilter || s.Filter == FilterNoPrefixes:
 			n.UnfilteredTables++
+		}
+		if s.Kind == TableStep && s.Sought {
+			n.TablesSought++
 		}
 		n.BlocksFromCache += s.BlocksFromCache
 		n.BlocksFromFile += s.BlocksFromFile
@@ -267,16 +313,11 @@ func (t *Trace) Totals() TraceTotals {
 
 // Summary is the lookup in one line, e.g. "2 tables out of range, 3
 // tables skipped by their filters, 1 block read (1.21 KiB), found in
-// L2/000123.sst".
+// L2/000123.sst"; for a prefix seek, e.g. "1 table out of range, 5 tables
+// skipped by their filters, 1 table sought, 3 keys found".
 func (t *Trace) Summary() string {
 	n := t.Totals()
 	var parts []string
-	plural := func(k int, one, many string) string {
-		if k == 1 {
-			return "1 " + one
-		}
-		return strconv.Itoa(k) + " " + many
-	}
 	if n.TablesOutOfRange > 0 {
 		parts = append(parts, plural(n.TablesOutOfRange, "table", "tables")+" out of range")
 	}
@@ -286,6 +327,9 @@ func (t *Trace) Summary() string {
 			by = " skipped by its filter"
 		}
 		parts = append(parts, plural(n.FilterNegatives, "table", "tables")+by)
+	}
+	if t.Prefix != nil {
+		return strings.Join(append(parts, t.prefixSummary(n)...), ", ")
 	}
 	if n.FalsePositives > 0 {
 		parts = append(parts, plural(n.FalsePositives, "filter false positive", "filter false positives"))
@@ -313,6 +357,31 @@ func (t *Trace) Summary() string {
 	return strings.Join(parts, ", ")
 }
 
+// prefixSummary is the end of a prefix seek's Summary: what it sought and
+// found.
+func (t *Trace) prefixSummary(n TraceTotals) []string {
+	sought := "no table sought"
+	if n.TablesSought > 0 {
+		sought = plural(n.TablesSought, "table", "tables") + " sought"
+	}
+	if n.UnfilteredTables > 0 {
+		sought += fmt.Sprintf(" (%d without a filter of the prefix)", n.UnfilteredTables)
+	}
+	found := "no key with the prefix"
+	if t.Keys > 0 {
+		found = plural(t.Keys, "key", "keys") + " found"
+	}
+	return []string{sought, found}
+}
+
+// plural renders k things: "1 table", "3 tables".
+func plural(k int, one, many string) string {
+	if k == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(k) + " " + many
+}
+
 // String renders the trace as a table, a step a line, then the summary.
 // The index column says where the table's index came from ("memory": it
 // is pinned when the table opens), the data block column whether the block
@@ -324,7 +393,15 @@ func (t *Trace) Summary() string {
 //	2  L0/000007.sst  "key001" .. "key199"  yes       absent                       skipped
 //	3  L0/000005.sst  "key000" .. "key198"  yes       maybe   memory  file, 679 B  found
 //	summary: 1 table skipped by its filter, 1 block read (679 B), found in L0/000005.sst
+//
+// A prefix seek's trace (DB.ExplainPrefix) has no index and data block
+// columns, the seek's reads being those of an iterator, which counts no
+// blocks per table; its filter column is each filter's verdict on the
+// prefix, and its result column says what was sought and what skipped.
 func (t *Trace) String() string {
+	if t.Prefix != nil {
+		return t.prefixString()
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "lookup %q at seqnum %d\n", t.Key, t.SeqNum)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
@@ -382,4 +459,39 @@ func (s *TraceStep) result() string {
 		return "skipped"
 	}
 	return "skipped"
+}
+
+// prefixString is String for a prefix seek's trace.
+func (t *Trace) prefixString() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "prefix seek %q (prefix %q) at seqnum %d\n", t.Key, t.Prefix, t.SeqNum)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tplace\tkey range\tin range\tprefix filter\tresult")
+	for i := range t.Steps {
+		s := &t.Steps[i]
+		var keyRange, inRange, filter string
+		switch s.Kind {
+		case TableStep:
+			keyRange = fmt.Sprintf("%q .. %q", s.Smallest, s.Largest)
+			inRange = "no"
+			if s.InRange {
+				inRange = "yes"
+				filter = s.Filter.String()
+			}
+		case LevelStep:
+			keyRange = fmt.Sprintf("none of its %d tables", s.Tables)
+			if s.Tables == 1 {
+				keyRange = "not its 1 table"
+			}
+			inRange = "no"
+		}
+		result := "skipped"
+		if s.Sought {
+			result = "sought"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", i+1, s.Place(), keyRange, inRange, filter, result)
+	}
+	tw.Flush()
+	fmt.Fprintf(&b, "summary: %s\n", t.Summary())
+	return b.String()
 }

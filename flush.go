@@ -50,12 +50,12 @@ func (d *DB) flushOldestLocked() error {
 	imm := d.mu.imm[0]
 	num := d.mu.nextFileNum
 	d.mu.nextFileNum++
-	bitsPerKey := compaction.BitsPerKeyForLevel(d.mu.current.Version, 0, &d.opts.compaction)
+	filter := compaction.FilterForLevel(d.mu.current.Version, 0, &d.opts.compaction)
 	job := d.newJobID()
 	d.events.flushBegin(FlushInfo{JobID: job})
 	start := time.Now()
 	d.mu.Unlock()
-	meta, err := d.writeTable(job, "flush", num, imm.mem, bitsPerKey)
+	meta, err := d.writeTable(job, "flush", num, imm.mem, filter)
 	d.mu.Lock()
 	info := FlushInfo{JobID: job, Output: tableInfo(0, meta)}
 	if err == nil {
@@ -84,11 +84,11 @@ func (d *DB) flushOldestLocked() error {
 	return err
 }
 
-// writeTable writes mem's entries to the table numbered num with filters of
-// bitsPerKey, syncs it and its directory entry, and returns its metadata;
+// writeTable writes mem's entries to the table numbered num with the filter
+// filter, syncs it and its directory entry, and returns its metadata;
 // nil for an empty memtable. On failure it removes the file. job and reason
 // are for the TableCreated event.
-func (d *DB) writeTable(job int, reason string, num uint64, mem *memtable.Memtable, bitsPerKey float64) (*manifest.FileMetadata, error) {
+func (d *DB) writeTable(job int, reason string, num uint64, mem *memtable.Memtable, filter sstable.FilterSpec) (*manifest.FileMetadata, error) {
 	if mem.Empty() {
 		return nil, nil
 	}
@@ -104,7 +104,7 @@ func (d *DB) writeTable(job int, reason string, num uint64, mem *memtable.Memtab
 		return nil, fmt.Errorf("bloomkv: flush to %s: %w", path, err)
 	}
 	opts := d.opts.compaction.TableOptions
-	opts.BitsPerKey = bitsPerKey
+	opts.Filter = filter
 	w, err := sstable.NewWriter(f, opts)
 	if err != nil {
 		return fail(err)
@@ -133,13 +133,5 @@ func (d *DB) writeTable(job int, reason string, num uint64, mem *memtable.Memtab
 	if err := d.fs.SyncDir(d.dirname); err != nil {
 		return fail(err)
 	}
-	return &manifest.FileMetadata{
-		FileNum:          num,
-		Size:             uint64(info.Size()),
-		Smallest:         props.Smallest,
-		Largest:          props.Largest,
-		SmallestSeqNum:   props.SmallestSeqNum,
-		LargestSeqNum:    props.LargestSeqNum,
-		FilterBitsPerKey: props.FilterBitsPer,
-	}, nil
+	return compaction.TableMetadata(num, uint64(info.Size()), &props), nil
 }

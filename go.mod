@@ -3,6 +3,7 @@ module github.com/bloomkv/bloomkv
 go 1.24
 
 require (
+	github.com/FastFilter/xorfilter v0.4.2-0.20260120015552-4e5a4d9df65a
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/google/btree v1.1.3
 	github.com/klauspost/compress v1.18.2

@@ -25,8 +25,9 @@ type IterOptions struct {
 // writes that came later. At each position it shows a key and its value;
 // deleted keys and overwritten values are never shown.
 //
-// An Iterator is unpositioned when created: call First, Last, SeekGE or
-// SeekLT. Every moving method returns what Valid would return afterwards.
+// An Iterator is unpositioned when created: call First, Last, SeekGE,
+// SeekLT or SeekPrefixGE. Every moving method returns what Valid would
+// return afterwards.
 // Next after a backward move ran off the start moves to the first key, and
 // Prev after a forward move ran off the end moves to the last key; Next and
 // Prev are otherwise false when the iterator is not at a key.
@@ -39,6 +40,10 @@ type IterOptions struct {
 //	if err := it.Close(); err != nil {
 //		return err // the scan may have stopped early
 //	}
+//
+// SeekPrefixGE puts the iterator in prefix mode, where it shows only the
+// keys of one prefix (Options.Prefix) and reads only the tables whose
+// filters may hold it, until the next First, Last, SeekGE or SeekLT.
 //
 // A failure (for example a damaged table) stops the iterator: it is not
 // valid from then on, and Error and Close return the failure. Running off
@@ -55,10 +60,26 @@ type IterOptions struct {
 // user key only the newest visible version is shown, if it is a Set; a
 // tombstone hides the key and every older version of it.
 type Iterator struct {
-	inner        iterator.Iterator // every version of every key; owned
-	seq          base.SeqNum       // versions with a larger seqnum are invisible
-	lower, upper []byte
-	onClose      func() error
+	inner   iterator.Iterator // every version of every key; owned
+	seq     base.SeqNum       // versions with a larger seqnum are invisible
+	onClose func() error
+
+	// lower and upper are the bounds the moves keep to: userLower and
+	// userUpper, the IterOptions' bounds, narrowed to the prefix's range
+	// in prefix mode (inPrefix; see SeekPrefixGE), whose state ps holds.
+	// ps is nil without Options.Prefix.
+	lower, upper         []byte
+	userLower, userUpper []byte
+	inPrefix             bool
+	ps                   *prefixSeek
+	// In prefix mode, stopped reports that the last move ran off the
+	// prefix at an entry (past the prefix or a bound), whose user key
+	// stopKey holds: a move back starts from it, since under the
+	// extractor's contract the prefix's keys are the run of keys next to
+	// it, while the range [prefix, end of prefix) may hold keys of other
+	// prefixes after them.
+	stopped bool
+	stopKey []byte
 
 	// INVARIANT (direction): when pos is posAt and dir is forward, inner is
 	// at the entry shown: the newest visible version of Key, a Set. When
@@ -102,17 +123,27 @@ const (
 // owns inner: Close closes it and then calls onClose, if not nil, by which
 // the DB releases what the iterator pinned.
 func newIterator(inner iterator.Iterator, seq base.SeqNum, opts IterOptions, onClose func() error) *Iterator {
-	return &Iterator{
-		inner:   inner,
-		seq:     seq,
-		lower:   bytes.Clone(opts.LowerBound),
-		upper:   bytes.Clone(opts.UpperBound),
-		onClose: onClose,
+	it := &Iterator{
+		inner:     inner,
+		seq:       seq,
+		userLower: bytes.Clone(opts.LowerBound),
+		userUpper: bytes.Clone(opts.UpperBound),
+		onClose:   onClose,
 	}
+	it.lower, it.upper = it.userLower, it.userUpper
+	return it
 }
 
-// First moves to the first key, the smallest ≥ the lower bound.
+// First moves to the first key, the smallest ≥ the lower bound. It ends
+// prefix mode.
 func (it *Iterator) First() bool {
+	it.leavePrefix()
+	return it.first()
+}
+
+// first is First within the current bounds: in prefix mode, the prefix's
+// first key.
+func (it *Iterator) first() bool {
 	if it.err != nil {
 		return false
 	}
@@ -122,8 +153,16 @@ func (it *Iterator) First() bool {
 	return it.findNext(it.inner.First(), false)
 }
 
-// Last moves to the last key, the largest < the upper bound.
+// Last moves to the last key, the largest < the upper bound. It ends
+// prefix mode.
 func (it *Iterator) Last() bool {
+	it.leavePrefix()
+	return it.last()
+}
+
+// last is Last within the current bounds: in prefix mode, the prefix's
+// last key.
+func (it *Iterator) last() bool {
 	if it.err != nil {
 		return false
 	}
@@ -133,24 +172,26 @@ func (it *Iterator) Last() bool {
 	return it.findPrev(it.inner.Last())
 }
 
-// SeekGE moves to the first key ≥ key (and ≥ the lower bound). key is not
-// retained.
+// SeekGE moves to the first key ≥ key (and ≥ the lower bound). It ends
+// prefix mode. key is not retained.
 func (it *Iterator) SeekGE(key []byte) bool {
 	if it.err != nil {
 		return false
 	}
+	it.leavePrefix()
 	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
 		key = it.lower
 	}
 	return it.findNext(it.inner.SeekGE(key), false)
 }
 
-// SeekLT moves to the last key < key (and < the upper bound). key is not
-// retained.
+// SeekLT moves to the last key < key (and < the upper bound). It ends
+// prefix mode. key is not retained.
 func (it *Iterator) SeekLT(key []byte) bool {
 	if it.err != nil {
 		return false
 	}
+	it.leavePrefix()
 	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
 		key = it.upper
 	}
@@ -164,7 +205,17 @@ func (it *Iterator) Next() bool {
 	}
 	switch it.pos {
 	case posBefore:
-		return it.First()
+		if it.inPrefix && it.stopped {
+			// Back into the prefix from the entry that ended the
+			// backward move: the keys after it.
+			it.key = append(it.key[:0], it.stopKey...)
+			seek := it.stopKey
+			if it.lower != nil && bytes.Compare(seek, it.lower) < 0 {
+				seek = it.lower
+			}
+			return it.findNext(it.inner.SeekGE(seek), true)
+		}
+		return it.first()
 	case posAt:
 	default:
 		return false
@@ -188,7 +239,16 @@ func (it *Iterator) Prev() bool {
 	}
 	switch it.pos {
 	case posAfter:
-		return it.Last()
+		if it.inPrefix && it.stopped {
+			// Back into the prefix from the entry that ended the forward
+			// move: the keys before it.
+			seek := it.stopKey
+			if it.upper != nil && bytes.Compare(seek, it.upper) > 0 {
+				seek = it.upper
+			}
+			return it.findPrev(it.inner.SeekLT(seek))
+		}
+		return it.last()
 	case posAt:
 	default:
 		return false
@@ -204,16 +264,23 @@ func (it *Iterator) Prev() bool {
 
 // findNext moves forward from inner's position (ok: inner is at an entry)
 // to the first entry that shows a key: the newest visible version of a user
-// key, if it is a Set, below the upper bound. With skipping, the versions of
+// key, if it is a Set, below the upper bound; in prefix mode the first
+// entry without the prefix ends the move too. With skipping, the versions of
 // user key it.key are passed over: it is the key shown last.
 func (it *Iterator) findNext(ok, skipping bool) bool {
 	it.dir = forward
 	for ; ok; ok = it.inner.Next() {
 		k := it.inner.Key()
-		if it.upper != nil && bytes.Compare(k.UserKey, it.upper) >= 0 {
+		// Passing over it.key comes before the bound and prefix checks:
+		// it is within the bounds, or, when Next comes back into the
+		// prefix, the key outside it where a backward move stopped.
+		if skipping && bytes.Compare(k.UserKey, it.key) <= 0 {
+			continue
+		}
+		if it.upper != nil && bytes.Compare(k.UserKey, it.upper) >= 0 || it.outsidePrefix(k.UserKey) {
 			break
 		}
-		if k.SeqNum() > it.seq || skipping && bytes.Compare(k.UserKey, it.key) <= 0 {
+		if k.SeqNum() > it.seq {
 			continue
 		}
 		if k.Kind() != base.KindSet {
@@ -229,15 +296,17 @@ func (it *Iterator) findNext(ok, skipping bool) bool {
 }
 
 // findPrev moves backward from inner's position (ok: inner is at an entry)
-// to the preceding key shown, keeping the last visible version met of the
-// user key being passed until the user key changes: that version is the
-// newest. It leaves inner as the direction invariant says.
+// to the preceding key shown — at or above the lower bound; in prefix mode
+// the first entry without the prefix ends the move too — keeping the last
+// visible version met of the user key being passed until the user key
+// changes: that version is the newest. It leaves inner as the direction
+// invariant says.
 func (it *Iterator) findPrev(ok bool) bool {
 	it.dir = backward
 	found := false // it.key and it.value hold a visible Set of the key being passed
 	for ; ok; ok = it.inner.Prev() {
 		k := it.inner.Key()
-		if it.lower != nil && bytes.Compare(k.UserKey, it.lower) < 0 {
+		if it.lower != nil && bytes.Compare(k.UserKey, it.lower) < 0 || it.outsidePrefix(k.UserKey) {
 			break
 		}
 		if k.SeqNum() > it.seq {
@@ -266,6 +335,12 @@ func (it *Iterator) findPrev(ok bool) bool {
 // past a bound (ok), or on inner's error.
 func (it *Iterator) stop(ok bool, pos iterPos) bool {
 	it.pos = pos
+	// In prefix mode, remember the entry the move stopped at (past a
+	// bound, or outside the prefix): the prefix's keys lie on this side of
+	// it, where a move back starts.
+	if it.stopped = ok && it.inPrefix; it.stopped {
+		it.stopKey = append(it.stopKey[:0], it.inner.Key().UserKey...)
+	}
 	if !ok {
 		if err := it.inner.Error(); err != nil {
 			it.err, it.pos = err, posNone
@@ -406,7 +481,9 @@ func (d *DB) Scan(lower, upper []byte, fn func(key, value []byte) error) error {
 // newIter builds the iterator stack over the read state: one child per
 // memtable and L0 table, one level iterator per deeper level, each over
 // the version's metadata of the level and opening its open tables, index
-// for index, only when the iterator reaches them.
+// for index, only when the iterator reaches them. Under Options.Prefix it
+// keeps, for SeekPrefixGE, a view of the stack that can leave tables out
+// (prefixSeek).
 func (d *DB) newIter(seq base.SeqNum, opts *IterOptions) (*Iterator, error) {
 	var o IterOptions
 	if opts != nil {
@@ -425,20 +502,31 @@ func (d *DB) newIter(seq base.SeqNum, opts *IterOptions) (*Iterator, error) {
 	for _, m := range rs.imm {
 		children = append(children, m.NewIter())
 	}
+	memtables := len(children)
 	for _, t := range v.tables[0] {
 		children = append(children, t.reader.NewIterator())
 	}
+	var levels []prefixLevel // under Options.Prefix only
 	for level := 1; level < len(v.tables); level++ {
 		tables := v.tables[level]
 		if len(tables) == 0 {
 			continue
 		}
 		open := func(i int) (iterator.Iterator, error) { return tables[i].reader.NewIterator(), nil }
-		children = append(children, iterator.NewLevelIter(v.Levels[level], open, o.LowerBound, o.UpperBound))
+		li := iterator.NewLevelIter(v.Levels[level], open, o.LowerBound, o.UpperBound)
+		children = append(children, li)
+		if d.opts.Prefix != nil {
+			levels = append(levels, prefixLevel{level: level, tables: tables, iter: li})
+		}
 	}
 	release := func() error {
 		d.releaseReadState(rs)
 		return nil
 	}
-	return newIterator(iterator.NewMergingIter(children...), seq, o, release), nil
+	merging := iterator.NewMergingIter(children...)
+	it := newIterator(merging, seq, o, release)
+	if d.opts.Prefix != nil {
+		it.ps = newPrefixSeek(d, merging, memtables, v.tables[0], levels)
+	}
+	return it, nil
 }

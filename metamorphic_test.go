@@ -55,8 +55,19 @@ type metaOp struct {
 }
 
 type metaMove struct {
-	op  byte // 'F' First, 'L' Last, 'G' SeekGE, 'T' SeekLT, 'N' Next, 'P' Prev
+	op  byte // 'F' First, 'L' Last, 'G' SeekGE, 'T' SeekLT, 'X' SeekPrefixGE, 'N' Next, 'P' Prev
 	key []byte
+}
+
+// metaPrefix returns the prefix extractor of history seed: the configs
+// with Options.Prefix use it (the transcript of a prefix seek depends on
+// Split), the others show the same prefix mode made of plain moves
+// (metaPrefixIter), and the model reads prefixes with it.
+func metaPrefix(seed uint64) *PrefixExtractor {
+	if n := int(seed % 7); n > 0 {
+		return fixedPrefix(fmt.Sprintf("meta.fixed%d", n), n)
+	}
+	return slashPrefix("meta.slash")
 }
 
 func genHistory(seed uint64, n int) []metaOp {
@@ -81,8 +92,8 @@ func genHistory(seed uint64, n int) []metaOp {
 		case r < 900:
 			op.kind, op.bounds, op.snap = mIter, randBounds(rng, ks), rng.IntN(4)-1
 			for range 1 + rng.IntN(30) {
-				m := metaMove{op: "FLGTNNNPP"[rng.IntN(9)]}
-				if m.op == 'G' || m.op == 'T' {
+				m := metaMove{op: "FLGTXXNNNPP"[rng.IntN(11)]}
+				if m.op == 'G' || m.op == 'T' || m.op == 'X' {
 					m.key = ks.probe(rng)
 				}
 				op.moves = append(op.moves, m)
@@ -129,6 +140,14 @@ func metaConfig(seed uint64, c int) Options {
 	o.TargetFileSize = uint64(1<<10 + rng.IntN(64<<10))
 	o.L0CompactionTrigger = 1 + rng.IntN(4)
 	o.LevelMultiplier = 2 + rng.IntN(9)
+	// randOptions chose whether there are prefix filters; the history
+	// chooses the extractor, as the transcript depends on it.
+	if o.Prefix != nil {
+		o.Prefix = metaPrefix(seed)
+	}
+	if o.DisableFilters {
+		o.Prefix, o.LevelFilters = nil, nil // no filter to hold them
+	}
 	return o
 }
 
@@ -143,6 +162,7 @@ type metaRunner struct {
 	db    *DB
 	dir   string
 	opts  Options
+	ext   *PrefixExtractor // the history's (metaPrefix)
 	model kvModel
 	snaps []*Snapshot
 	snapM []kvModel
@@ -227,22 +247,24 @@ func (r *metaRunner) step(i int, op metaOp) error {
 		r.printf("%d %s.NewIter[%q, %q)", i, name, lo, hi)
 		if r.db == nil {
 			keys, values := m.sorted(lo, hi)
-			o := &iterOracle{keys: keys, values: values}
+			po := newPrefixOracle(r.ext, m, op.bounds)
 			for _, mv := range op.moves {
 				var ok bool
 				switch mv.op {
 				case 'F':
-					ok = o.first()
+					ok = po.leave().first()
 				case 'L':
-					ok = o.last()
+					ok = po.leave().last()
 				case 'G':
-					ok = o.seekGE(mv.key)
+					ok = po.leave().seekGE(mv.key)
 				case 'T':
-					ok = o.seekLT(mv.key)
+					ok = po.leave().seekLT(mv.key)
+				case 'X':
+					ok = po.seekPrefixGE(mv.key)
 				case 'N':
-					ok = o.next()
+					ok = po.cur.next()
 				case 'P':
-					ok = o.prev()
+					ok = po.cur.prev()
 				case 'S':
 					var sb strings.Builder
 					for j := range keys {
@@ -254,10 +276,10 @@ func (r *metaRunner) step(i int, op metaOp) error {
 						fmt.Fprintf(&sb, "%q=%q ", keys[j], values[j])
 					}
 					r.printf("  rscan %s", sb.String())
-					o.state = oracleBefore // the backward scan ran off the start
+					po.leave().state = oracleBefore // the backward scan ran off the start
 					continue
 				}
-				if ok {
+				if o := po.cur; ok {
 					r.printf("  %c%q -> %q=%q", mv.op, mv.key, o.keys[o.i], o.values[o.i])
 				} else {
 					r.printf("  %c%q -> invalid", mv.op, mv.key)
@@ -265,12 +287,22 @@ func (r *metaRunner) step(i int, op metaOp) error {
 			}
 			break
 		}
-		it, err := rd.NewIter(op.bounds)
+		main, err := rd.NewIter(op.bounds)
 		if err != nil {
 			return err
 		}
+		// Without Options.Prefix, prefix mode is made of plain moves.
+		var emu *metaPrefixIter
+		if r.opts.Prefix == nil {
+			emu = &metaPrefixIter{r: rd, ext: r.ext, bounds: op.bounds}
+		}
+		it := main // the iterator shown: emu.it in emulated prefix mode
 		for _, mv := range op.moves {
 			var ok bool
+			switch mv.op {
+			case 'F', 'L', 'G', 'T', 'S':
+				it = main
+			}
 			switch mv.op {
 			case 'F':
 				ok = it.First()
@@ -280,10 +312,23 @@ func (r *metaRunner) step(i int, op metaOp) error {
 				ok = it.SeekGE(mv.key)
 			case 'T':
 				ok = it.SeekLT(mv.key)
+			case 'X':
+				if emu == nil {
+					ok = it.SeekPrefixGE(mv.key)
+					break
+				}
+				if ok, err = emu.seekPrefixGE(mv.key); err != nil {
+					return err
+				}
+				it = emu.it
 			case 'N':
-				ok = it.Next()
+				if ok = it.Next(); it == emu.current() {
+					ok = emu.pass(ok, it.Next)
+				}
 			case 'P':
-				ok = it.Prev()
+				if ok = it.Prev(); it == emu.current() {
+					ok = emu.pass(ok, it.Prev)
+				}
 			case 'S':
 				var sb strings.Builder
 				for ok := it.First(); ok; ok = it.Next() {
@@ -307,7 +352,10 @@ func (r *metaRunner) step(i int, op metaOp) error {
 				r.printf("  %c%q -> invalid", mv.op, mv.key)
 			}
 		}
-		if err := it.Close(); err != nil {
+		if err := main.Close(); err != nil {
+			r.printf("  Close error %v", err)
+		}
+		if err := emu.close(); err != nil {
 			r.printf("  Close error %v", err)
 		}
 	case mNewSnap:
@@ -373,14 +421,14 @@ func TestMetamorphic(t *testing.T) {
 	var flushes, compactions uint64 // since each run's last reopen
 	for _, seed := range seeds {
 		h := genHistory(seed, ops)
-		model := &metaRunner{model: kvModel{}}
+		model := &metaRunner{model: kvModel{}, ext: metaPrefix(seed)}
 		if err := model.run(h); err != nil {
 			t.Fatalf("seed %d: the model: %v", seed, err)
 		}
 		for c := 0; c <= *metaConfigs; c++ {
 			o := metaConfig(seed, c)
 			o.FS = vfs.NewMem()
-			r := &metaRunner{dir: "/meta", opts: o, model: kvModel{}}
+			r := &metaRunner{dir: "/meta", opts: o, model: kvModel{}, ext: metaPrefix(seed)}
 			d, err := Open(r.dir, &r.opts)
 			if err != nil {
 				t.Fatalf("seed %d config %d %s: Open: %v", seed, c, describeMetaConfig(o), err)
@@ -408,6 +456,69 @@ func TestMetamorphic(t *testing.T) {
 	}
 	t.Logf("%d histories of %d ops × %d configurations (+ the model): %d runs, %d transcript lines compared, ≥ %d flushes and %d compactions, in %v",
 		len(seeds), ops, *metaConfigs+1, runs, lines, flushes, compactions, time.Since(start).Round(time.Millisecond))
+}
+
+// metaPrefixIter is prefix mode made of plain moves, for a DB without
+// Options.Prefix, to show what SeekPrefixGE would: an iterator of its own
+// for each prefix seek, bounded to the prefix's range within the
+// iterator's bounds, whose moves pass over the keys without the prefix.
+// It relies on nothing but that a key starts with its prefix.
+type metaPrefixIter struct {
+	r      dbReader
+	ext    *PrefixExtractor
+	bounds *IterOptions
+	it     *Iterator // of the last prefix seek; nil before the first
+	prefix []byte
+}
+
+// seekPrefixGE is SeekPrefixGE(key).
+func (e *metaPrefixIter) seekPrefixGE(key []byte) (bool, error) {
+	if err := e.close(); err != nil {
+		return false, err
+	}
+	e.prefix = bytes.Clone(e.ext.Prefix(key))
+	o := IterOptions{LowerBound: e.prefix, UpperBound: appendPrefixEnd(nil, e.prefix)}
+	if b := e.bounds; b != nil {
+		if b.LowerBound != nil && bytes.Compare(b.LowerBound, o.LowerBound) > 0 {
+			o.LowerBound = b.LowerBound
+		}
+		if b.UpperBound != nil && (o.UpperBound == nil || bytes.Compare(b.UpperBound, o.UpperBound) < 0) {
+			o.UpperBound = b.UpperBound
+		}
+	}
+	it, err := e.r.NewIter(&o)
+	if err != nil {
+		return false, err
+	}
+	e.it = it
+	return e.pass(it.SeekGE(key), it.Next), nil
+}
+
+// pass makes more moves with move while the iterator is at a key without
+// the prefix; ok is what the last move returned.
+func (e *metaPrefixIter) pass(ok bool, move func() bool) bool {
+	for ok && !bytes.Equal(e.ext.Prefix(e.it.Key()), e.prefix) {
+		ok = move()
+	}
+	return ok
+}
+
+// current returns the iterator of the last prefix seek, or nil.
+func (e *metaPrefixIter) current() *Iterator {
+	if e == nil {
+		return nil
+	}
+	return e.it
+}
+
+// close closes the current iterator, if any, and returns its error.
+func (e *metaPrefixIter) close() error {
+	if e == nil || e.it == nil {
+		return nil
+	}
+	err := e.it.Close()
+	e.it = nil
+	return err
 }
 
 func firstDiff(a, b []string) (int, bool) {

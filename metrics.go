@@ -14,7 +14,8 @@ import (
 	"github.com/bloomkv/bloomkv/sstable"
 )
 
-// LevelMetrics are one level's tables and what point lookups did there.
+// LevelMetrics are one level's tables and what point lookups and prefix
+// seeks did there.
 type LevelMetrics struct {
 	Tables           int
 	Bytes            uint64
@@ -40,6 +41,21 @@ type LevelMetrics struct {
 	// BytesRead counts bytes lookups read from the level's files.
 	BytesRead uint64
 
+	// PrefixProbes counts the tables prefix seeks (Iterator.SeekPrefixGE)
+	// had to consider, those whose key range overlaps the prefix's keys:
+	// each such L0 table once per seek, decided when it starts, and a
+	// deeper level's tables each time a move of the seek's iterator
+	// reaches them. Each is skipped or sought.
+	PrefixProbes uint64
+	// PrefixFilterNegatives counts prefix probes whose filter ruled the
+	// prefix out: tables neither opened nor sought.
+	PrefixFilterNegatives uint64
+	// PrefixSought counts the other prefix probes: tables opened and
+	// sought, because their filter said "maybe" for the prefix, or cannot
+	// answer for prefixes (no filter, or one written without
+	// Options.Prefix or under an extractor of another Name).
+	PrefixSought uint64
+
 	// CompactionBytesRead counts bytes of the level's tables compactions
 	// read; CompactionBytesWritten bytes of tables flushes (L0) and
 	// compactions wrote into the level.
@@ -59,6 +75,9 @@ func (l LevelMetrics) Plus(o LevelMetrics) LevelMetrics {
 	l.BlocksFromFile += o.BlocksFromFile
 	l.BlocksFromCache += o.BlocksFromCache
 	l.BytesRead += o.BytesRead
+	l.PrefixProbes += o.PrefixProbes
+	l.PrefixFilterNegatives += o.PrefixFilterNegatives
+	l.PrefixSought += o.PrefixSought
 	l.CompactionBytesRead += o.CompactionBytesRead
 	l.CompactionBytesWritten += o.CompactionBytesWritten
 	return l
@@ -84,6 +103,7 @@ type Metrics struct {
 
 	Gets         uint64 // Get calls
 	MemtableHits uint64 // Gets answered by a memtable
+	PrefixSeeks  uint64 // Iterator.SeekPrefixGE calls (see LevelMetrics.PrefixProbes)
 	Writes       uint64 // sets and deletes committed
 	Batches      uint64 // batches committed (a Put is a batch of one)
 
@@ -151,6 +171,18 @@ func (m Metrics) WriteAmplification() float64 {
 type levelCounters struct {
 	probes, filterChecks, filterNegatives, filterPositives, truePositives atomic.Uint64
 	blocksFromFile, blocksFromCache, bytesRead                            atomic.Uint64
+	prefixProbes, prefixNegatives, prefixSought                           atomic.Uint64
+}
+
+// recordPrefix adds a prefix seek's decision on one table: sought, or
+// skipped by its filter.
+func (c *levelCounters) recordPrefix(sought bool) {
+	c.prefixProbes.Add(1)
+	if sought {
+		c.prefixSought.Add(1)
+	} else {
+		c.prefixNegatives.Add(1)
+	}
 }
 
 // record adds one table lookup's outcome. A filter's "maybe" is a true
@@ -189,12 +221,16 @@ func (c *levelCounters) load(l *LevelMetrics) {
 	l.BlocksFromFile = c.blocksFromFile.Load()
 	l.BlocksFromCache = c.blocksFromCache.Load()
 	l.BytesRead = c.bytesRead.Load()
+	l.PrefixProbes = c.prefixProbes.Load()
+	l.PrefixFilterNegatives = c.prefixNegatives.Load()
+	l.PrefixSought = c.prefixSought.Load()
 }
 
 // dbCounters are the DB-wide live counters.
 type dbCounters struct {
 	levels                              [manifest.NumLevels]levelCounters
 	gets, memtableHits, writes, batches atomic.Uint64
+	prefixSeeks                         atomic.Uint64
 	walBytes, walSyncs, flushes         atomic.Uint64
 	stalls, stallNanos, obsoletePurged  atomic.Uint64
 	backgroundErrors                    atomic.Uint64
@@ -211,27 +247,30 @@ type compactionCounters struct {
 func (m Metrics) String() string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "level\ttables\tsize\tbits/key\tprobes\tfilter no\tfilter maybe\ttrue pos\tFPR\tblocks file\tblocks cache\tread\tcompact in\tcompact out\t")
+	fmt.Fprintln(tw, "level\ttables\tsize\tbits/key\tprobes\tfilter no\tfilter maybe\ttrue pos\tFPR\tprefix no\tprefix sought\tblocks file\tblocks cache\tread\tcompact in\tcompact out\t")
 	var total LevelMetrics
 	for i, l := range m.Levels {
-		if l.Tables == 0 && l.TableProbes == 0 {
+		if l.Tables == 0 && l.TableProbes == 0 && l.PrefixProbes == 0 {
 			continue
 		}
-		fmt.Fprintf(tw, "L%d\t%d\t%s\t%.1f\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t%s\t%s\t\n", i, l.Tables, humanize.Bytes(l.Bytes),
+		fmt.Fprintf(tw, "L%d\t%d\t%s\t%.1f\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", i, l.Tables, humanize.Bytes(l.Bytes),
 			l.FilterBitsPerKey, l.TableProbes, l.FilterNegatives, l.FilterPositives, l.TruePositives,
-			percent(l.FalsePositiveRate()), l.BlocksFromFile, l.BlocksFromCache, humanize.Bytes(l.BytesRead),
+			percent(l.FalsePositiveRate()), l.PrefixFilterNegatives, l.PrefixSought,
+			l.BlocksFromFile, l.BlocksFromCache, humanize.Bytes(l.BytesRead),
 			humanize.Bytes(l.CompactionBytesRead), humanize.Bytes(l.CompactionBytesWritten))
 		total = total.Plus(l)
 	}
-	fmt.Fprintf(tw, "total\t%d\t%s\t\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%s\t%s\t%s\t\n", total.Tables, humanize.Bytes(total.Bytes),
+	fmt.Fprintf(tw, "total\t%d\t%s\t\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", total.Tables, humanize.Bytes(total.Bytes),
 		total.TableProbes, total.FilterNegatives, total.FilterPositives, total.TruePositives,
-		percent(total.FalsePositiveRate()), total.BlocksFromFile, total.BlocksFromCache, humanize.Bytes(total.BytesRead),
+		percent(total.FalsePositiveRate()), total.PrefixFilterNegatives, total.PrefixSought,
+		total.BlocksFromFile, total.BlocksFromCache, humanize.Bytes(total.BytesRead),
 		humanize.Bytes(total.CompactionBytesRead), humanize.Bytes(total.CompactionBytesWritten))
 	tw.Flush()
 
 	b.WriteString("\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "gets\t%d\tmemtable hits\t%d\n", m.Gets, m.MemtableHits)
+	fmt.Fprintf(tw, "prefix seeks\t%d\ttables skipped/sought\t%d/%d\n", m.PrefixSeeks, total.PrefixFilterNegatives, total.PrefixSought)
 	fmt.Fprintf(tw, "writes\t%d\tbatches\t%d\n", m.Writes, m.Batches)
 	fmt.Fprintf(tw, "WAL\t%s\tsyncs\t%d\n", humanize.Bytes(m.WALBytes), m.WALSyncs)
 	fmt.Fprintf(tw, "memtable\t%s\timmutable\t%d\n", humanize.Bytes(uint64(m.MemtableBytes)), m.ImmutableMemtables)
@@ -280,6 +319,7 @@ func (d *DB) Metrics() Metrics {
 		c.levels[i].load(&m.Levels[i])
 	}
 	m.Gets, m.MemtableHits = c.gets.Load(), c.memtableHits.Load()
+	m.PrefixSeeks = c.prefixSeeks.Load()
 	m.Writes, m.Batches = c.writes.Load(), c.batches.Load()
 	m.WALBytes, m.WALSyncs = c.walBytes.Load(), c.walSyncs.Load()
 	m.Flushes = c.flushes.Load()

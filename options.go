@@ -1,10 +1,13 @@
 package bloomkv
 
 import (
+	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/internal/compaction"
+	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/sstable"
 	"github.com/bloomkv/bloomkv/vfs"
 )
@@ -82,8 +85,10 @@ type Options struct {
 	// Compression compresses table data blocks. Default snappy.
 	Compression Compression
 
-	// BitsPerKey sizes each table's Bloom filter: about 1% false positives
-	// at the default of 10. See DisableFilters for none.
+	// BitsPerKey is the filter memory, in bits per key on average over the
+	// tree, that FilterAllocation spreads over the levels: under the
+	// default UniformAllocation each table's Bloom filter, about 1% false
+	// positives at the default of 10. See DisableFilters for none.
 	BitsPerKey float64
 
 	// DisableFilters writes tables without filters, so that every lookup
@@ -98,14 +103,34 @@ type Options struct {
 	// length).
 	BlockCacheSize int64
 
-	// FilterAllocation spreads the filter memory (BitsPerKey on average)
-	// over the levels: UniformAllocation, the same bits per key in every
-	// table, or OptimalAllocation (Monkey), a false-positive rate
+	// FilterAllocation chooses each level's filter within the memory of
+	// BitsPerKey: UniformAllocation, the same Bloom filter in every table;
+	// OptimalAllocation (Monkey), Bloom filters with a false-positive rate
 	// proportional to each level's size, which at equal memory cuts the
 	// wasted reads of a lookup for an absent key from about one per level
-	// to about one in total times the largest level's rate. Default
-	// UniformAllocation.
+	// to about one in total times the largest level's rate; and the
+	// allocations that also choose the filter family per level (see
+	// FilterAllocation's constants). Default UniformAllocation.
 	FilterAllocation FilterAllocation
+
+	// LevelFilters, if not empty, fixes the filter of each level instead
+	// of FilterAllocation: LevelFilters[i] for level i, and the last entry
+	// for every level below. BitsPerKey is then unused. E.g.
+	// []FilterSpec{Fuse(16), Fuse(16), Fuse(12), Fuse(8)}. At most seven
+	// entries (L0–L6), each valid (FilterSpec.Check); the zero FilterSpec
+	// builds a level without filters (refused with Prefix, which needs
+	// them). DisableFilters wins over it: no table gets a filter, and the
+	// resolved options drop LevelFilters, so that a baseline run needs
+	// only DisableFilters set.
+	LevelFilters []FilterSpec
+
+	// Prefix, if not nil, makes every table's filter answer for key
+	// prefixes as well as whole keys (Pebble's Comparer.Split, RocksDB's
+	// prefix_extractor), so that Iterator.SeekPrefixGE skips every table
+	// whose filter rules the prefix out. Tables written under another
+	// extractor (another Name), or none, are read by such seeks. It needs
+	// filters: with DisableFilters it is refused.
+	Prefix *PrefixExtractor
 
 	// MaxManifestFileSize is the size in bytes at which the manifest, the
 	// log of every flush and compaction, is rotated: after an edit that
@@ -174,10 +199,35 @@ type Options struct {
 }
 
 // FilterAllocation chooses how filter memory is spread over the levels
-// (Options.FilterAllocation). It says how many bits each level's filters
-// get, not which filter is built: the filter family, which LevelDB and
-// Pebble call the filter policy, would be an option of its own.
+// (Options.FilterAllocation): how many bits each level's filters get, and,
+// for the allocations that say so, which family (the filter algorithm,
+// which LevelDB and Pebble call the filter policy) each level builds.
 type FilterAllocation = compaction.FilterAllocation
+
+// FilterSpec is a table filter: its family and the family's parameter
+// (Options.LevelFilters).
+type FilterSpec = sstable.FilterSpec
+
+// FilterFamily is a filter's algorithm: Bloom or binary fuse.
+type FilterFamily = sstable.FilterFamily
+
+// The filter families.
+const (
+	BloomFamily = sstable.BloomFamily
+	FuseFamily  = sstable.FuseFamily
+)
+
+// Bloom returns the spec of a cache-line-blocked Bloom filter of bitsPerKey
+// bits per key, in [1, 64]: about 1% false positives at 10.
+func Bloom(bitsPerKey float64) FilterSpec { return sstable.Bloom(bitsPerKey) }
+
+// Fuse returns the spec of a binary fuse filter with fingerprints of bits
+// bits, in [1, 16]: a false-positive rate of 2^-bits at about 1.125·bits
+// bits per key in large tables (fuse8: 0.39% at 9 bits per key).
+func Fuse(bits int) FilterSpec { return sstable.Fuse(bits) }
+
+// PrefixExtractor says what a key's prefix is (Options.Prefix).
+type PrefixExtractor = sstable.PrefixExtractor
 
 // The filter allocations.
 const (
@@ -186,6 +236,17 @@ const (
 	// OptimalAllocation gives each level a false-positive rate
 	// proportional to its size (Monkey), within the same memory.
 	OptimalAllocation = compaction.OptimalAllocation
+	// BestAllocation chooses each level's family and parameter (none,
+	// Bloom, or fuse) to minimize the expected false-positive reads of an
+	// absent-key lookup, Σ over the runs of their false-positive rates,
+	// within BitsPerKey's memory, from each family's real rate and its
+	// cost in tables of the level's size: Monkey generalized to a choice
+	// of family, solved by Lagrangian relaxation over the candidates.
+	BestAllocation = compaction.BestAllocation
+	// ProgressiveAllocation is Pebble's progressive policy, for
+	// comparison: fuse filters of 16/16/16/12/10/8/4 fingerprint bits in
+	// L0–L6, a rate of 2^-bits per level, ignoring BitsPerKey's budget.
+	ProgressiveAllocation = compaction.ProgressiveAllocation
 )
 
 // Defaults and limits of the options withDefaults resolves. Those of
@@ -308,8 +369,37 @@ func (o *Options) withDefaults() (Options, error) {
 	case opts.TargetFileSize < minLevelSize:
 		return opts, argError("opts.TargetFileSize", "%d: must be at least %d", opts.TargetFileSize, minLevelSize)
 	}
-	if opts.FilterAllocation > OptimalAllocation {
+	if opts.FilterAllocation > ProgressiveAllocation {
 		return opts, argError("opts.FilterAllocation", "%d: unknown allocation", uint8(opts.FilterAllocation))
+	}
+	if len(opts.LevelFilters) > manifest.NumLevels {
+		return opts, argError("opts.LevelFilters", "%d entries: at most one per level, %d", len(opts.LevelFilters), manifest.NumLevels)
+	}
+	for i, spec := range opts.LevelFilters {
+		if err := spec.Check(); err != nil {
+			return opts, argError(fmt.Sprintf("opts.LevelFilters[%d]", i), "%v", err)
+		}
+		if spec.Family == sstable.NoFilter && opts.Prefix != nil && !opts.DisableFilters {
+			return opts, argError(fmt.Sprintf("opts.LevelFilters[%d]", i), "no filter, but opts.Prefix needs one in every table")
+		}
+	}
+	if opts.DisableFilters {
+		opts.LevelFilters = nil // DisableFilters wins: see LevelFilters
+	}
+	opts.LevelFilters = slices.Clone(opts.LevelFilters) // the DB's own, like Prefix
+	// Prefixes live in the tables' filters, and a prefix seek trusts a
+	// table's filter by the extractor's Name: both must exist.
+	switch p := opts.Prefix; {
+	case p == nil:
+	case p.Name == "":
+		return opts, argError("opts.Prefix", "the extractor has no Name (tables record it, and prefix seeks trust only theirs)")
+	case p.Split == nil:
+		return opts, argError("opts.Prefix", "the extractor %q has no Split", p.Name)
+	case opts.DisableFilters:
+		return opts, argError("opts.Prefix", "set with DisableFilters: there is no filter to hold the prefixes")
+	default:
+		c := *p // the DB's own: a later change to the caller's changes nothing
+		opts.Prefix = &c
 	}
 	opts.compaction = opts.compactionOptions()
 	return opts, nil
@@ -326,10 +416,25 @@ func (o *Options) compactionOptions() compaction.Options {
 		TargetFileSize:      o.TargetFileSize,
 		BitsPerKey:          o.BitsPerKey, // 0 under DisableFilters
 		FilterAllocation:    o.FilterAllocation,
-		// The table writers' BitsPerKey is per level: see
-		// compaction.BitsPerKeyForLevel.
-		TableOptions: sstable.WriterOptions{BlockSize: o.BlockSize, Compression: o.Compression},
+		LevelFilters:        levelFilters(o.LevelFilters),
+		// The table writers' Filter is per level: see
+		// compaction.FilterForLevel.
+		TableOptions: sstable.WriterOptions{BlockSize: o.BlockSize, Compression: o.Compression, Prefix: o.Prefix},
 	}
+}
+
+// levelFilters returns Options.LevelFilters as the compaction package
+// takes them, one entry per level (the last given for the levels below
+// it), in memory of their own; nil for none.
+func levelFilters(specs []FilterSpec) *[manifest.NumLevels]FilterSpec {
+	if len(specs) == 0 {
+		return nil
+	}
+	var all [manifest.NumLevels]FilterSpec
+	for level := range all {
+		all[level] = specs[min(level, len(specs)-1)]
+	}
+	return &all
 }
 
 // WriteOptions configure one write. A nil *WriteOptions means Sync: true.

@@ -74,7 +74,7 @@ func TestOptionsValidation(t *testing.T) {
 		{Options{BitsPerKey: -1}, "opts.BitsPerKey"},
 		{Options{BitsPerKey: 65}, "opts.BitsPerKey"},
 		{Options{BitsPerKey: math.NaN()}, "opts.BitsPerKey"},
-		{Options{FilterAllocation: 2}, "opts.FilterAllocation"},
+		{Options{FilterAllocation: ProgressiveAllocation + 1}, "opts.FilterAllocation"},
 		{Options{Compression: 9}, "opts.Compression"},
 	} {
 		_, err := tc.opts.withDefaults()

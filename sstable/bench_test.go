@@ -2,6 +2,7 @@ package sstable
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -45,7 +46,7 @@ func BenchmarkWrite(b *testing.B) {
 			b.SetBytes(rawBytes(entries))
 			var size int
 			for range b.N {
-				size = len(buildTable(b, entries, WriterOptions{Compression: c, BitsPerKey: 10}))
+				size = len(buildTable(b, entries, WriterOptions{Compression: c, Filter: Bloom(10)}))
 			}
 			b.ReportMetric(float64(rawBytes(entries))/float64(size), "ratio")
 		})
@@ -57,7 +58,7 @@ func BenchmarkWrite(b *testing.B) {
 func BenchmarkGet(b *testing.B) {
 	entries := benchEntries()
 	for _, c := range compressions {
-		data := buildTable(b, entries, WriterOptions{Compression: c, BitsPerKey: 10})
+		data := buildTable(b, entries, WriterOptions{Compression: c, Filter: Bloom(10)})
 		r := openTable(b, data, cache.New(64<<20))
 		for _, e := range entries {
 			r.Get(MakeLookupKey(e.key.UserKey, base.SeqNumMax), nil) // warm
@@ -90,6 +91,40 @@ func BenchmarkIterate(b *testing.B) {
 				it := r.NewIterator()
 				for ok := it.First(); ok; ok = it.Next() {
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkGetFilter is BenchmarkGet's lookups in uncompressed tables of
+// each filter family, so that the families' costs compare in one run: an
+// absent key is answered by the filter alone, a present one by the filter
+// and a cached block.
+func BenchmarkGetFilter(b *testing.B) {
+	entries := benchEntries()
+	for _, spec := range []FilterSpec{Bloom(10), Fuse(8), Fuse(12), Fuse(16)} {
+		r := openTable(b, buildTable(b, entries, WriterOptions{Filter: spec}), cache.New(64<<20))
+		if got := r.Properties().FilterFamily; got != spec.Family {
+			b.Fatalf("%v: built %v", spec, got)
+		}
+		for _, e := range entries {
+			r.Get(MakeLookupKey(e.key.UserKey, base.SeqNumMax), nil) // warm
+		}
+		name := fmt.Sprintf("%v%g", spec.Family, spec.Bits) // bloom10, fuse8
+		b.Run(name+"/present", func(b *testing.B) {
+			for i := range b.N {
+				e := entries[i%len(entries)]
+				if _, _, found, _ := r.Get(MakeLookupKey(e.key.UserKey, base.SeqNumMax), nil); !found {
+					b.Fatal("lost a key")
+				}
+			}
+		})
+		b.Run(name+"/absent", func(b *testing.B) {
+			k := make([]byte, 0, 64)
+			for i := range b.N {
+				k = append(k[:0], entries[i%len(entries)].key.UserKey...)
+				k[15] = '0' // digits never appear in the keys
+				r.Get(MakeLookupKey(k, base.SeqNumMax), nil)
 			}
 		})
 	}

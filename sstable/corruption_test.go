@@ -76,7 +76,7 @@ func checkCorruption(t *testing.T, err error, what string) {
 func TestEveryByteFlipDetected(t *testing.T) {
 	entries := randomEntries(rand.New(rand.NewPCG(9, 9)), 60, 8, 16)
 	for _, c := range compressions {
-		data := buildTable(t, entries, WriterOptions{BlockSize: 200, Compression: c, BitsPerKey: 10})
+		data := buildTable(t, entries, WriterOptions{BlockSize: 200, Compression: c, Filter: Bloom(10)})
 		if err := readAll(t, data, entries, "intact"); err != nil {
 			t.Fatal(err)
 		}
@@ -88,12 +88,56 @@ func TestEveryByteFlipDetected(t *testing.T) {
 	}
 }
 
+// familyTables are tables with each family's filter block, a fuse one
+// holding prefixes too: a thousand keys, so that no fuse filter falls back
+// to Bloom (checked).
+func familyTables(t *testing.T) map[string][]byte {
+	entries := distinctEntries(1000)
+	tables := map[string][]byte{}
+	for _, opts := range []WriterOptions{
+		{BlockSize: 512, Filter: Bloom(10)},
+		{BlockSize: 512, Filter: Fuse(8)},
+		{BlockSize: 512, Filter: Fuse(12), Prefix: slashPrefix},
+	} {
+		data := buildTable(t, entries, opts)
+		r := openTable(t, data, nil)
+		if got := r.Properties().FilterFamily; got != opts.Filter.Family {
+			t.Fatalf("%v: the table's filter is %v", opts.Filter, got)
+		}
+		tables[opts.Filter.String()] = data
+	}
+	return tables
+}
+
+// TestEveryFilterByteFlipDetected damages each byte of each family's
+// filter block and its trailer: Open must fail with a corruption error,
+// never decode a wrong filter (whose negatives would be wrong).
+func TestEveryFilterByteFlipDetected(t *testing.T) {
+	for name, data := range familyTables(t) {
+		r := openTable(t, data, nil)
+		l, err := r.Layout()
+		if err != nil {
+			t.Fatal(err)
+		}
+		start, end := l.Filter.Offset, l.Filter.Offset+l.Filter.Length+blockTrailerLen
+		for i := start; i < end; i++ {
+			damaged := bytes.Clone(data)
+			damaged[i] ^= 0x5a
+			_, err := Open(bytes.NewReader(damaged), int64(len(damaged)), ReaderOptions{FileName: "000001.sst"})
+			checkCorruption(t, err, name+" filter flip of byte "+itoa(int(i)))
+		}
+	}
+}
+
 func TestEveryTruncationDetected(t *testing.T) {
 	entries := randomEntries(rand.New(rand.NewPCG(10, 10)), 60, 8, 16)
-	data := buildTable(t, entries, WriterOptions{BlockSize: 200, BitsPerKey: 10})
-	for n := range len(data) {
-		_, err := Open(bytes.NewReader(data[:n]), int64(n), ReaderOptions{FileName: "000001.sst"})
-		checkCorruption(t, err, "truncated to "+itoa(n))
+	tables := familyTables(t)
+	tables["random entries"] = buildTable(t, entries, WriterOptions{BlockSize: 200, Filter: Bloom(10)})
+	for name, data := range tables {
+		for n := range len(data) {
+			_, err := Open(bytes.NewReader(data[:n]), int64(n), ReaderOptions{FileName: "000001.sst"})
+			checkCorruption(t, err, name+" truncated to "+itoa(n))
+		}
 	}
 }
 
@@ -102,7 +146,7 @@ func TestEveryTruncationDetected(t *testing.T) {
 func TestRandomBitFlipsLargeTable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 11))
 	entries := randomEntries(rng, 8000, 16, 100)
-	data := buildTable(t, entries, WriterOptions{Compression: SnappyCompression, BitsPerKey: 10})
+	data := buildTable(t, entries, WriterOptions{Compression: SnappyCompression, Filter: Bloom(10)})
 	flips := 10_000
 	if testing.Short() {
 		flips = 500

@@ -1,7 +1,7 @@
 // Package sstable writes and reads bloomkv's sorted string tables: immutable
-// files of internal keys and values in key order, each carrying a Bloom
-// filter over its user keys so that a lookup for an absent key usually costs
-// no read of the file at all.
+// files of internal keys and values in key order, each carrying a filter
+// over its user keys so that a lookup for an absent key usually costs no
+// read of the file at all.
 //
 // # File layout
 //
@@ -9,7 +9,7 @@
 //	| data block 0 | trailer |  entries in internal-key order, ~BlockSize each,
 //	| data block 1 | trailer |  each compressed on its own (none/snappy/zstd)
 //	| ...                    |
-//	| filter block | trailer |  a bloom.Blocked filter, serialized (optional)
+//	| filter block | trailer |  the filter, serialized by its family (optional)
 //	| index block  | trailer |  one entry per data block: its last key → handle
 //	| properties   | trailer |  name → value entries (see Properties)
 //	| footer (64 bytes)      |
@@ -45,6 +45,30 @@
 //	    52     4  CRC-32C of bytes 0–51
 //	    56     8  magic "bloomSST"
 //
+// # Filters
+//
+// A table's filter is of one family (FilterFamily), recorded in the
+// properties (bloomkv.filter.family; a table written before families
+// were recorded has none, and holds a Bloom filter), and the reader picks
+// the decoder by it, so tables of different families mix in one DB:
+//
+//	family  filter        format                 parameter (FilterSpec.Bits)
+//	bloom   bloom.Blocked bloom's ("BLMF")       bits per key, [1, 64]
+//	fuse    fuse.Filter   package fuse's ("FUSF") fingerprint bits, [1, 16]
+//
+// A family is one file (filter_bloom.go, filter_fuse.go): a filterCodec
+// that builds, decodes and prices its filters, and its entry in
+// filterCodecs. Both serialized formats carry their own header and
+// checksums, inside the block's own. A fuse filter costs more per key in
+// small tables, and its construction can fail: where a Bloom filter of the
+// same false-positive rate would be smaller, or fuse cannot be built, the
+// writer builds that Bloom filter and records the family it built.
+//
+// With WriterOptions.Prefix the filter also holds the hash of each key's
+// prefix (PrefixExtractor), and the properties the extractor's name
+// (bloomkv.filter.prefix), so that a seek within one prefix skips a table
+// whose filter rules the prefix out (Reader.MayContainPrefix).
+//
 // # Reading
 //
 // Open reads the footer, then the properties, index and filter blocks, checks
@@ -75,5 +99,6 @@
 // contiguous from offset 0.
 //
 // INVARIANT: the filter holds the hash of every distinct user key in the
-// table, so a filter negative is never wrong.
+// table (and of every distinct prefix under its recorded extractor), so a
+// filter negative is never wrong.
 package sstable

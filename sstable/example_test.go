@@ -13,7 +13,7 @@ import (
 // one is answered by the filter without reading a data block.
 func Example() {
 	var file bytes.Buffer
-	w, _ := sstable.NewWriter(&file, sstable.WriterOptions{BitsPerKey: 10, Compression: sstable.SnappyCompression})
+	w, _ := sstable.NewWriter(&file, sstable.WriterOptions{Filter: sstable.Bloom(10), Compression: sstable.SnappyCompression})
 	for i, fruit := range []string{"apple", "banana", "cherry"} {
 		w.Add(base.MakeInternalKey([]byte(fruit), base.SeqNum(i+1), base.KindSet), []byte("ripe "+fruit))
 	}

@@ -45,8 +45,9 @@ func FuzzBlockDecoder(f *testing.F) {
 func FuzzTableReader(f *testing.F) {
 	entries := randomEntries(rand.New(rand.NewPCG(12, 12)), 20, 6, 8)
 	for _, c := range compressions {
-		f.Add(buildTable(f, entries, WriterOptions{BlockSize: 64, Compression: c, BitsPerKey: 10}))
+		f.Add(buildTable(f, entries, WriterOptions{BlockSize: 64, Compression: c, Filter: Bloom(10)}))
 	}
+	f.Add(buildTable(f, distinctEntries(1000), WriterOptions{BlockSize: 512, Filter: Fuse(8), Prefix: slashPrefix}))
 	f.Add(buildTable(f, nil, WriterOptions{}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := Open(bytes.NewReader(data), int64(len(data)), ReaderOptions{FileName: "fuzz.sst"})

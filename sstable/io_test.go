@@ -19,7 +19,7 @@ func TestReadsPerLookup(t *testing.T) {
 	mem := vfs.NewMem()
 	f, err := mem.Create("000007.sst")
 	must(t, err)
-	w, err := NewWriter(f, WriterOptions{BitsPerKey: 10, Compression: SnappyCompression})
+	w, err := NewWriter(f, WriterOptions{Filter: Bloom(10), Compression: SnappyCompression})
 	must(t, err)
 	for _, e := range entries {
 		must(t, w.Add(e.key, e.value))

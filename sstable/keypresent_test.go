@@ -33,10 +33,10 @@ func TestGetKeyPresent(t *testing.T) {
 		entries []entry
 		opts    WriterOptions
 	}{
-		{"random, filter", random, WriterOptions{BlockSize: 64, BitsPerKey: 10}},
+		{"random, filter", random, WriterOptions{BlockSize: 64, Filter: Bloom(10)}},
 		{"random, no filter", random, WriterOptions{BlockSize: 64}},
-		{"random, default blocks", random, WriterOptions{BitsPerKey: 10}},
-		{"versions over blocks", spread, WriterOptions{BlockSize: 128, BitsPerKey: 10}},
+		{"random, default blocks", random, WriterOptions{Filter: Bloom(10)}},
+		{"versions over blocks", spread, WriterOptions{BlockSize: 128, Filter: Bloom(10)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := openTable(t, buildTable(t, tc.entries, tc.opts), nil)

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bloomkv/bloomkv/bloom"
+	"github.com/bloomkv/bloomkv/fuse"
 	"github.com/bloomkv/bloomkv/internal/base"
 )
 
@@ -22,11 +24,14 @@ type Properties struct {
 	DataBlocks     uint64
 	DataBytes      uint64 // stored bytes of the data blocks, trailers included
 	IndexBytes     uint64
-	FilterBytes    uint64 // 0 when the table has no filter
-	FilterKeys     uint64 // distinct user keys in the filter
-	FilterBitsPer  float64
-	FilterProbes   uint64
-	Compression    Compression // the writer's option; blocks may be stored uncompressed
+	FilterFamily   FilterFamily // NoFilter when the table has none
+	FilterBytes    uint64       // 0 when the table has no filter
+	FilterKeys     uint64       // distinct hashes in the filter: user keys, and prefixes under FilterPrefix
+	FilterBitsPer  float64      // the filter's bits per key, as its BitsPerKey says
+	FilterProbes   uint64       // a Bloom filter's probes per key
+	FilterFPBits   uint64       // a fuse filter's fingerprint bits
+	FilterPrefix   string       // the PrefixExtractor's Name, if the filter holds prefixes
+	Compression    Compression  // the writer's option; blocks may be stored uncompressed
 	SmallestSeqNum SeqNum
 	LargestSeqNum  SeqNum
 	Smallest       InternalKey // the first key of the table
@@ -48,6 +53,17 @@ func uintProperty(name string, field func(p *Properties) *uint64) propertyCodec 
 			x, n := binary.Uvarint(v)
 			*field(p) = x
 			return n == len(v) && n > 0
+		},
+	}
+}
+
+func stringProperty(name string, field func(p *Properties) *string) propertyCodec {
+	return propertyCodec{
+		name:   name,
+		encode: func(p *Properties) []byte { return []byte(*field(p)) },
+		decode: func(p *Properties, v []byte) bool {
+			*field(p) = string(v)
+			return true
 		},
 	}
 }
@@ -81,6 +97,21 @@ var propertyCodecs = func() []propertyCodec {
 		uintProperty("bloomkv.filter.bytes", func(p *Properties) *uint64 { return &p.FilterBytes }),
 		uintProperty("bloomkv.filter.keys", func(p *Properties) *uint64 { return &p.FilterKeys }),
 		uintProperty("bloomkv.filter.probes", func(p *Properties) *uint64 { return &p.FilterProbes }),
+		uintProperty("bloomkv.filter.fingerprint.bits", func(p *Properties) *uint64 { return &p.FilterFPBits }),
+		stringProperty("bloomkv.filter.prefix", func(p *Properties) *string { return &p.FilterPrefix }),
+		{
+			// Absent from tables written before families were recorded:
+			// decodeProperties then says Bloom for a table with a filter.
+			name:   "bloomkv.filter.family",
+			encode: func(p *Properties) []byte { return []byte{byte(p.FilterFamily)} },
+			decode: func(p *Properties, v []byte) bool {
+				if len(v) != 1 {
+					return false
+				}
+				p.FilterFamily = FilterFamily(v[0])
+				return true
+			},
+		},
 		uintProperty("bloomkv.seqnum.smallest", seq(func(p *Properties) *SeqNum { return &p.SmallestSeqNum })),
 		uintProperty("bloomkv.seqnum.largest", seq(func(p *Properties) *SeqNum { return &p.LargestSeqNum })),
 		keyProperty("bloomkv.key.smallest", func(p *Properties) *InternalKey { return &p.Smallest }),
@@ -135,12 +166,32 @@ func decodeProperties(block []byte) (Properties, error) {
 	for _, c := range propertyCodecs {
 		byName[c.name] = c
 	}
+	family := false
 	for ok := it.first(); ok; ok = it.nextEntry() {
 		if c, known := byName[string(it.key)]; known && !c.decode(&p, it.value) {
 			return p, fmt.Errorf("%w: property %s", errBlock, c.name)
 		}
+		family = family || string(it.key) == "bloomkv.filter.family"
+	}
+	if !family && p.FilterBytes > 0 {
+		p.FilterFamily = BloomFamily
 	}
 	return p, it.err
+}
+
+// setFilter records the filter a writer built: family, its stored length,
+// and what it says of itself.
+func (p *Properties) setFilter(family FilterFamily, f Filter, length uint64) {
+	p.FilterFamily = family
+	p.FilterBytes = length
+	p.FilterKeys = f.Keys()
+	p.FilterBitsPer = f.BitsPerKey()
+	switch f := f.(type) {
+	case *bloom.Blocked:
+		p.FilterProbes = uint64(f.Probes())
+	case *fuse.Filter:
+		p.FilterFPBits = uint64(f.Bits())
+	}
 }
 
 // String renders the properties one per line, for tools.
@@ -151,7 +202,17 @@ func (p Properties) String() string {
 	fmt.Fprintf(&b, "data: %d blocks, %d bytes, %v\n", p.DataBlocks, p.DataBytes, p.Compression)
 	fmt.Fprintf(&b, "index: %d bytes\n", p.IndexBytes)
 	if p.FilterBytes > 0 {
-		fmt.Fprintf(&b, "filter: %d bytes, %d keys, %.2f bits/key, %d probes\n", p.FilterBytes, p.FilterKeys, p.FilterBitsPer, p.FilterProbes)
+		fmt.Fprintf(&b, "filter: %v, %d bytes, %d keys, %.2f bits/key", p.FilterFamily, p.FilterBytes, p.FilterKeys, p.FilterBitsPer)
+		switch p.FilterFamily {
+		case BloomFamily:
+			fmt.Fprintf(&b, ", %d probes", p.FilterProbes)
+		case FuseFamily:
+			fmt.Fprintf(&b, ", %d-bit fingerprints", p.FilterFPBits)
+		}
+		if p.FilterPrefix != "" {
+			fmt.Fprintf(&b, ", prefixes by %q", p.FilterPrefix)
+		}
+		fmt.Fprintln(&b)
 	} else {
 		fmt.Fprintln(&b, "filter: none")
 	}

@@ -61,7 +61,7 @@ type Reader struct {
 	size   int64
 	opts   ReaderOptions
 	index  blockIndex
-	filter *bloom.Blocked // nil: the table has no filter
+	filter Filter // nil: the table has no filter
 	props  Properties
 	pinned [][]byte // from opts.Memory, for Close
 }
@@ -185,9 +185,12 @@ func (r *Reader) open() error {
 		if err != nil {
 			return err
 		}
-		r.filter = new(bloom.Blocked)
-		if err := r.filter.UnmarshalBinaryInto(filterBlock, r.pinWords); err != nil {
-			return r.corrupt(int64(f.filter.Offset), "filter block: %v", err)
+		c := codecOf(r.props.FilterFamily)
+		if c == nil {
+			return r.corrupt(int64(f.properties.Offset), "properties block: unknown filter family %d", uint8(r.props.FilterFamily))
+		}
+		if r.filter, err = c.decode(filterBlock, r.pinWords); err != nil {
+			return r.corrupt(int64(f.filter.Offset), "%s filter block: %v", c.name(), err)
 		}
 	}
 	return nil
@@ -334,8 +337,9 @@ func (r *Reader) readError(offset int64, err error) error {
 // Properties returns the table's properties.
 func (r *Reader) Properties() Properties { return r.props }
 
-// Filter returns the table's filter, or nil if it has none.
-func (r *Reader) Filter() *bloom.Blocked { return r.filter }
+// Filter returns the table's filter, or nil if it has none: a
+// *bloom.Blocked or a *fuse.Filter, as Properties().FilterFamily says.
+func (r *Reader) Filter() Filter { return r.filter }
 
 // LookupKey is a point lookup, prepared once for every table it visits: the
 // user key, its filter hash, and the sequence number the read sees.

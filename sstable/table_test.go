@@ -24,7 +24,7 @@ func TestRoundTrip(t *testing.T) {
 	entries := randomEntries(rand.New(rand.NewPCG(1, 2)), n, 64<<10, 16<<10)
 	for _, c := range compressions {
 		t.Run(c.String(), func(t *testing.T) {
-			data := buildTable(t, entries, WriterOptions{Compression: c, BitsPerKey: 10})
+			data := buildTable(t, entries, WriterOptions{Compression: c, Filter: Bloom(10)})
 			r := openTable(t, data, cache.New(8<<20))
 			p := r.Properties()
 			if p.Entries != uint64(len(entries)) || !bytes.Equal(p.Smallest.UserKey, entries[0].key.UserKey) || p.Largest.Trailer != entries[len(entries)-1].key.Trailer {
@@ -65,7 +65,7 @@ func TestRoundTrip(t *testing.T) {
 func TestGetVisibility(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	entries := randomEntries(rng, 3000, 6, 20)
-	r := openTable(t, buildTable(t, entries, WriterOptions{BlockSize: 256, BitsPerKey: 10}), nil)
+	r := openTable(t, buildTable(t, entries, WriterOptions{BlockSize: 256, Filter: Bloom(10)}), nil)
 	maxSeq := base.SeqNum(len(entries) + 2)
 	for q := range 20_000 {
 		var uk []byte
@@ -140,7 +140,7 @@ func TestIteratorSeeks(t *testing.T) {
 }
 
 func TestEmptyTable(t *testing.T) {
-	r := openTable(t, buildTable(t, nil, WriterOptions{BitsPerKey: 10}), nil)
+	r := openTable(t, buildTable(t, nil, WriterOptions{Filter: Bloom(10)}), nil)
 	if _, _, found, err := r.Get(MakeLookupKey([]byte("a"), base.SeqNumMax), nil); found || err != nil {
 		t.Fatalf("Get in an empty table: %v, %v", found, err)
 	}
@@ -162,7 +162,7 @@ func TestWriterErrors(t *testing.T) {
 			t.Fatalf("Add(%v) after b#5: %v, want ErrKeyOrder", k, err)
 		}
 	}
-	for _, opts := range []WriterOptions{{BitsPerKey: 0.5}, {BitsPerKey: 65}, {Compression: 9}} {
+	for _, opts := range []WriterOptions{{Filter: Bloom(0.5)}, {Filter: Bloom(65)}, {Compression: 9}} {
 		if _, err := NewWriter(&bytes.Buffer{}, opts); err == nil {
 			t.Fatalf("NewWriter(%+v) accepted", opts)
 		}

@@ -28,8 +28,13 @@ type WriterOptions struct {
 	// Compression compresses each data block independently. Default
 	// (DefaultCompression) none.
 	Compression Compression
-	// BitsPerKey sizes the table's filter; 0 writes no filter.
-	BitsPerKey float64
+	// Filter is the table's filter: family and parameter (Bloom(10),
+	// Fuse(8), ...). The zero value writes no filter.
+	Filter FilterSpec
+	// Prefix, if not nil, puts the prefix of every key (Prefix.Split) in
+	// the filter beside the whole key, so that a prefix seek can skip the
+	// table (Reader.MayContainPrefix). Needs a filter.
+	Prefix *PrefixExtractor
 }
 
 func (o WriterOptions) withDefaults() WriterOptions {
@@ -61,8 +66,9 @@ type Writer struct {
 	data    blockWriter
 	index   blockWriter
 	props   Properties
-	hashes  []uint64 // of distinct user keys, for the filter
+	hashes  []uint64 // of distinct user keys and their distinct prefixes, for the filter
 	lastKey []byte   // encoded internal key of the last entry
+	prefix  []byte   // the last key's prefix, under opts.Prefix
 	keyBuf  []byte
 	scratch []byte
 	err     error
@@ -99,8 +105,14 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 	opts = opts.withDefaults()
 	// The filter's own rule, asked now rather than at Finish, after the
 	// whole table is written.
-	if opts.BitsPerKey != 0 && bloom.CheckBitsPerKey(opts.BitsPerKey) != nil {
-		return nil, fmt.Errorf("sstable: BitsPerKey = %v: must be 0 (no filter) or in [1, %d]", opts.BitsPerKey, bloom.MaxBitsPerKey)
+	if err := opts.Filter.Check(); err != nil {
+		return nil, fmt.Errorf("sstable: Filter = %v: %w", opts.Filter, err)
+	}
+	if err := opts.Prefix.check(); err != nil {
+		return nil, fmt.Errorf("sstable: Prefix: %w", err)
+	}
+	if opts.Prefix != nil && opts.Filter.Family == NoFilter {
+		return nil, errors.New("sstable: Prefix needs a Filter")
 	}
 	if opts.Compression > ZstdCompression {
 		return nil, fmt.Errorf("sstable: Compression = %v: unknown", opts.Compression)
@@ -130,10 +142,10 @@ func (w *Writer) Add(key InternalKey, value []byte) error {
 			return fmt.Errorf("%w: %v after %v", ErrKeyOrder, key, prev)
 		}
 		if prev, _ := base.DecodeInternalKey(w.lastKey); !bytes.Equal(prev.UserKey, key.UserKey) {
-			w.hashes = append(w.hashes, bloom.Hash(key.UserKey))
+			w.addHashes(key.UserKey, false)
 		}
 	} else {
-		w.hashes = append(w.hashes, bloom.Hash(key.UserKey))
+		w.addHashes(key.UserKey, true)
 		w.props.Smallest = InternalKey{UserKey: bytes.Clone(key.UserKey), Trailer: key.Trailer}
 	}
 	w.data.add(w.keyBuf, value)
@@ -153,6 +165,21 @@ func (w *Writer) Add(key InternalKey, value []byte) error {
 		w.flushDataBlock()
 	}
 	return w.err
+}
+
+// addHashes adds a new user key to the filter's hashes, and its prefix if
+// that differs from the last key's (keys come in order, so equal prefixes
+// are adjacent).
+func (w *Writer) addHashes(userKey []byte, first bool) {
+	w.hashes = append(w.hashes, bloom.Hash(userKey))
+	if w.opts.Prefix == nil {
+		return
+	}
+	prefix := userKey[:w.opts.Prefix.split(userKey)]
+	if first || !bytes.Equal(prefix, w.prefix) {
+		w.hashes = append(w.hashes, bloom.Hash(prefix))
+		w.prefix = append(w.prefix[:0], prefix...)
+	}
 }
 
 // flushDataBlock writes the pending data block and indexes it under its
@@ -217,18 +244,17 @@ func (w *Writer) Finish() (Properties, error) {
 	}
 
 	var f footer
-	if w.opts.BitsPerKey > 0 {
-		filter, err := bloom.BuildBlocked(w.hashes, w.opts.BitsPerKey)
+	if w.opts.Filter.Family != NoFilter && len(w.hashes) > 0 {
+		family, encoded, filter, err := buildFilter(w.opts.Filter, w.hashes)
 		if err != nil {
 			w.err = fmt.Errorf("sstable: filter: %w", err)
 			return Properties{}, w.err
 		}
-		encoded, _ := filter.MarshalBinary()
 		f.filter = w.writeBlock(encoded, NoCompression)
-		w.props.FilterBytes = f.filter.Length
-		w.props.FilterKeys = filter.Keys()
-		w.props.FilterBitsPer = filter.BitsPerKey()
-		w.props.FilterProbes = uint64(filter.Probes())
+		w.props.setFilter(family, filter, f.filter.Length)
+		if w.opts.Prefix != nil {
+			w.props.FilterPrefix = w.opts.Prefix.Name
+		}
 	}
 	f.index = w.writeBlock(w.index.finish(), NoCompression)
 	w.props.IndexBytes = f.index.Length

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	iofs "io/fs"
@@ -15,9 +16,12 @@ import (
 
 	"github.com/bloomkv/bloomkv"
 	"github.com/bloomkv/bloomkv/bloom"
+	"github.com/bloomkv/bloomkv/internal/compaction"
 	"github.com/bloomkv/bloomkv/internal/humanize"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/workload"
+	"github.com/bloomkv/bloomkv/sstable"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // The bench command: db_bench-style workloads (package workload) against a
@@ -25,7 +29,8 @@ import (
 // taken from the DB's Metrics before and after it.
 //
 //	bloomkv bench [-n keys] [-reads n] [-workloads list] [-bits-per-key c]
-//	              [-allocation uniform|optimal] [-sweep] [-out DIR] …
+//	              [-allocation uniform|optimal|best|progressive]
+//	              [-filter family:param | -levels list] [-sweep] [-out DIR] …
 //
 // The defaults are sized so that the run takes well under a minute on two
 // cores and the tree has several levels, with a block cache much smaller
@@ -43,34 +48,64 @@ kept, and refused if it holds anything) and prints, for each workload,
 ops/s and p50/p99 latency, and for each read workload its read amplification
 per Get: tables considered, filter negatives (block reads avoided), data
 blocks read from the file and from the block cache, bytes read. Then, per
-level, the measured false-positive rate beside the one predicted at the
-level's bits per key, and the filter memory.
+level, its filters' family (from the manifest), the measured false-positive
+rate beside the one its filters' formula predicts, and the filter memory.
 
 Workloads (-workloads, run in order on one database): fillseq, fillrandom,
 readrandom (present keys), readmissing (absent keys inside the key range:
 only filters can reject them), readmixed (-miss-ratio of absent keys), scan
 (-scan-length entries from a random key). Keys are 16-byte decimal numbers
 (present even, missing odd), values 100 bytes; all random choices come from
--seed.
+-seed. The prefix workloads write the keys in groups of -prefix-keys that
+share a prefix ("0000000000000/00" …), and open the database with a prefix
+extractor, so that every table's filter holds its prefixes: fillprefix,
+seekprefix (Iterator.SeekPrefixGE of a present prefix, reading its keys)
+and seekprefixmissing (of an absent prefix: each table in its key range
+is read unless its filter rules the prefix out).
 
--sweep runs instead, for bits per key 0 (no filter), 2, 4, 6, 8, 10, 12, 16
-and 20 under both Uniform and Optimal allocation, fillrandom of -sweep-n keys
-then readmissing and readrandom on a fresh database each (L0 compacted at
+Filters: -bits-per-key c under -allocation uniform (Bloom, c in every
+table), optimal (Monkey: Bloom, c on average, more in the small levels),
+best (each level's family and parameter — none, Bloom or fuse — for the
+fewest false-positive reads within c's memory) or progressive (Pebble's
+fuse widths, 16/16/16/12/10/8/4 bits in L0–L6, whatever c); or -filter
+family:param, one filter for every level (bloom:10, fuse:8, none), or
+-levels, one per level from L0, the last for every level below
+(fuse:16,fuse:16,fuse:12,fuse:8).
+
+-sweep runs instead a fresh database per filter setting (L0 compacted at
 one table, so that every database ends with the same levels and no L0),
-and prints the block reads per missing-key Get against the filter memory.
+each filled by fillrandom of -sweep-n keys then read by readmissing and
+readrandom: for each -sweep-bits budget (0 is no filter) under uniform,
+optimal and best; each -sweep-fuse width on every level; and Pebble's
+progressive widths, emulated with LevelFilters, shifted to spend at most
+each budget (-sweep-offsets). It prints the data blocks read per
+missing-key Get against the filter memory, measured and predicted, and
+compares the policies at the memory of uniform at 10 bits per key. Then
+the prefix workloads on two databases, with and without prefix filters;
+and, without a database, each filter family (bloom:10, fuse:8, fuse:16)
+in tables of each -sweep-sizes keys, written as the DB writes them: its
+measured false-positive rate against the expected one, with the binomial
+interval of -sweep-probes absent keys, the bits per key a table spends,
+and the time to build and query it beside a Bloom filter's in the same
+run. -sweep-policies chooses the databases (none: only the filter
+measurements).
 
 -out DIR writes the results as CSV and JSON (bench.csv/json, or sweep.csv/
-json), and with -sweep three SVG charts: fpr.svg (measured and predicted
-false-positive rate against bits per key, with the information-theoretic
-bound), reads.svg (data blocks read per missing-key Get against filter
-memory, Uniform vs Optimal vs no filter) and latency.svg (Get latency of
-present and absent keys against bits per key).
+json, families.csv, costs.csv and prefix.csv), and with -sweep SVG charts:
+fpr.svg (measured and predicted false-positive rate against bits per key,
+with the information-theoretic bound), reads.svg (data blocks read per
+missing-key Get against filter memory, per policy, and without filters),
+latency.svg (Get latency of present and absent keys against bits per key),
+fpr-size.svg (each family's false-positive rate against the expected one,
+by table size) and bits-size.svg (the bits per key a table spends, by
+table size).
 
 Defaults: 2,000,000 keys, 200,000 Gets per read workload, a 1 MiB memtable,
 L1 of 2 MiB growing ×10 per level (L1–L3 in use), 1 MiB tables, a 1 MiB
 block cache (small beside the ~175 MB of tables, so block reads show),
 snappy, 10 bits per key in uniform allocation: about 20 seconds on two
-cores. The sweep: 17 databases of 300,000 keys, about a minute. A progress line is shown on standard error when it is a
+cores. The sweep: 39 databases of 300,000 keys and the filter measurements,
+about 3½ minutes. A progress line is shown on standard error when it is a
 terminal.
 
 Flags:
@@ -82,6 +117,10 @@ type benchFlags struct {
 	seed                                                         uint64
 	missRatio, bitsPerKey                                        float64
 	workloads, allocation, compression, dir, out                 string
+	filter, levels                                               string
+	sweepBits, sweepPolicies, sweepFuse, sweepOffsets            string
+	sweepSizes                                                   string
+	sweepProbes, prefixKeys                                      int
 	cacheSize, memtableSize, baseLevelSize, targetFileSize       sizeFlag
 	sweep                                                        bool
 }
@@ -99,7 +138,10 @@ func runBench(args []string, stdout io.Writer) error {
 	fs.Float64Var(&f.missRatio, "miss-ratio", 0.5, "readmixed: share of Gets of missing keys, in [0, 1]")
 	fs.IntVar(&f.scanLength, "scan-length", 100, "scan: entries read per scan")
 	fs.Float64Var(&f.bitsPerKey, "bits-per-key", 10, "filter memory per key (0: no filters)")
-	fs.StringVar(&f.allocation, "allocation", "uniform", "filter allocation over the levels: uniform or optimal")
+	fs.StringVar(&f.allocation, "allocation", "uniform", "filter allocation over the levels: uniform, optimal (Monkey), best (family and parameter per level) or progressive (Pebble's fuse widths)")
+	fs.StringVar(&f.filter, "filter", "", "every level's filter, `family:param`: bloom:BITS_PER_KEY, fuse:FINGERPRINT_BITS or none (instead of -bits-per-key and -allocation)")
+	fs.StringVar(&f.levels, "levels", "", "each level's filter from L0, the last for every level below, e.g. fuse:16,fuse:16,fuse:12,fuse:8 (Options.LevelFilters)")
+	fs.IntVar(&f.prefixKeys, "prefix-keys", workload.DefaultPrefixKeys, "prefix workloads: keys per prefix")
 	// -policy was the flag's name before the option was renamed
 	// FilterAllocation (a filter policy is the filter algorithm elsewhere);
 	// scripts that pass it keep working.
@@ -110,9 +152,16 @@ func runBench(args []string, stdout io.Writer) error {
 	fs.Var(&f.baseLevelSize, "base-level-size", "target size of L1 (each deeper level ×10)")
 	fs.Var(&f.targetFileSize, "target-file-size", "size at which compaction cuts a table")
 	fs.StringVar(&f.dir, "dir", "", "database directory, new or empty: one that holds anything is refused (default: a temporary one, removed after)")
-	fs.BoolVar(&f.sweep, "sweep", false, "run the bits-per-key × allocation sweep instead of the workloads")
+	fs.BoolVar(&f.sweep, "sweep", false, "run the filter sweep (budgets × policies, prefix seeks, families by table size) instead of the workloads")
 	fs.IntVar(&f.sweepN, "sweep-n", 300_000, "sweep: keys per database")
 	fs.IntVar(&f.sweepReads, "sweep-reads", 100_000, "sweep: Gets of present and of missing keys per database")
+	fs.StringVar(&f.sweepBits, "sweep-bits", "0,2,4,6,8,10,12,16,20", "sweep: the bits-per-key budgets of the uniform, optimal and best databases (0: no filter)")
+	fs.StringVar(&f.sweepPolicies, "sweep-policies", "uniform,optimal,fuse,progressive,best,prefix",
+		"sweep: the databases to run: uniform (Bloom), optimal (Monkey Bloom), fuse (the same fuse filter on every level), progressive (Pebble's, emulated), best, prefix (the prefix workloads); none: only the filter measurements")
+	fs.StringVar(&f.sweepFuse, "sweep-fuse", "6,8,12,16", "sweep: the fingerprint widths of the fuse databases")
+	fs.StringVar(&f.sweepOffsets, "sweep-offsets", "auto", "sweep: the offsets of Pebble's widths of the progressive databases; auto: those that spend at most each -sweep-bits budget")
+	fs.StringVar(&f.sweepSizes, "sweep-sizes", "100,1000,10000,100000,1000000", "sweep: the table sizes, in keys, of the filter measurements (none: skip them)")
+	fs.IntVar(&f.sweepProbes, "sweep-probes", 2_000_000, "sweep: absent keys asked of each filter at each table size")
 	fs.StringVar(&f.out, "out", "", "directory to write CSV, JSON and (with -sweep) SVG charts into")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), benchUsage)
@@ -140,11 +189,23 @@ func runBench(args []string, stdout io.Writer) error {
 		return usageError{fmt.Errorf("-bits-per-key %v is outside [1, %d] (0 for no filters)", f.bitsPerKey, bloom.MaxBitsPerKey)}
 	}
 	if !f.sweep && !ws[0].IsFill() {
-		return usageError{errors.New("-workloads must begin with a fill (fillseq or fillrandom): the database starts empty")}
+		return usageError{errors.New("-workloads must begin with a fill (fillseq, fillrandom or fillprefix): the database starts empty")}
 	}
 	allocation, err := parseAllocation(f.allocation)
 	if err != nil {
 		return usageError{err}
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	levelFilters, err := f.levelFilters(set)
+	if err != nil {
+		return usageError{err}
+	}
+	if f.sweep && levelFilters != nil {
+		return usageError{errors.New("-filter and -levels choose one database's filters; the sweep chooses its own")}
+	}
+	if f.prefixKeys < 1 {
+		return usageError{errors.New("-prefix-keys must be at least 1")}
 	}
 	compression, err := parseCompression(f.compression)
 	if err != nil {
@@ -179,14 +240,101 @@ func runBench(args []string, stdout io.Writer) error {
 	if f.cacheSize == 0 {
 		base.BlockCacheSize = -1
 	}
-	cfg := &workload.Config{Keys: keys, Reads: f.reads, MissRatio: f.missRatio, ScanLength: f.scanLength}
+	cfg := &workload.Config{Keys: keys, Reads: f.reads, MissRatio: f.missRatio, ScanLength: f.scanLength, PrefixKeys: f.prefixKeys}
 	if f.sweep {
+		plan, err := f.sweepPlan()
+		if err != nil {
+			return usageError{err}
+		}
 		cfg.Reads = f.sweepReads
-		return runSweep(stdout, &f, dir, base, cfg)
+		return runSweep(stdout, &f, plan, dir, base, cfg)
 	}
 	opts := base
 	opts.BitsPerKey, opts.DisableFilters, opts.FilterAllocation = f.bitsPerKey, f.bitsPerKey == 0, allocation
+	if levelFilters != nil {
+		opts.BitsPerKey, opts.DisableFilters, opts.LevelFilters = 0, allFiltersOff(levelFilters), levelFilters
+	}
+	for _, w := range ws {
+		if w == workload.FillPrefix || w.IsPrefixSeek() {
+			if opts.DisableFilters {
+				return usageError{errors.New("the prefix workloads need filters, which hold the prefixes: not -bits-per-key 0 or -filter none")}
+			}
+			opts.Prefix = workload.PrefixExtractor()
+			break
+		}
+	}
 	return runWorkloads(stdout, &f, dir, &opts, cfg, ws)
+}
+
+// levelFilters returns the LevelFilters of -filter or -levels, nil if
+// neither is given; set holds the flags given.
+func (f *benchFlags) levelFilters(set map[string]bool) ([]bloomkv.FilterSpec, error) {
+	list, name := f.levels, "-levels"
+	switch {
+	case set["filter"] && set["levels"]:
+		return nil, errors.New("-filter and -levels both choose the filters: give one")
+	case set["filter"]:
+		list, name = f.filter, "-filter"
+	case !set["levels"]:
+		return nil, nil
+	}
+	for _, other := range []string{"bits-per-key", "allocation", "policy"} {
+		if set[other] {
+			return nil, fmt.Errorf("%s fixes each level's filter; -%s would be unused", name, other)
+		}
+	}
+	var specs []bloomkv.FilterSpec
+	for _, item := range strings.Split(list, ",") {
+		spec, err := parseFilterSpec(strings.TrimSpace(item))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		specs = append(specs, spec)
+	}
+	if name == "-filter" && len(specs) != 1 {
+		return nil, fmt.Errorf("-filter %q: one filter for every level (-levels takes one per level)", list)
+	}
+	if len(specs) > manifest.NumLevels {
+		return nil, fmt.Errorf("-levels: %d filters, more than the %d levels", len(specs), manifest.NumLevels)
+	}
+	return specs, nil
+}
+
+// allFiltersOff reports whether specs are all none: the DB then runs
+// without filters (DisableFilters), as -bits-per-key 0 does.
+func allFiltersOff(specs []bloomkv.FilterSpec) bool {
+	for _, s := range specs {
+		if s.Family != sstable.NoFilter {
+			return false
+		}
+	}
+	return true
+}
+
+// parseFilterSpec parses a filter as the bench's flags give it,
+// "family:param" — bloom:10 (bits per key), fuse:8 (fingerprint bits) —
+// or "none".
+func parseFilterSpec(s string) (bloomkv.FilterSpec, error) {
+	if s == "none" {
+		return bloomkv.FilterSpec{}, nil
+	}
+	name, param, ok := strings.Cut(s, ":")
+	if !ok {
+		return bloomkv.FilterSpec{}, fmt.Errorf("filter %q: want family:param, e.g. bloom:10 or fuse:8, or none", s)
+	}
+	family, err := sstable.ParseFilterFamily(name)
+	if err != nil || family == sstable.NoFilter {
+		return bloomkv.FilterSpec{}, fmt.Errorf("filter %q: unknown family %q (want bloom or fuse)", s, name)
+	}
+	bits, err := strconv.ParseFloat(param, 64)
+	if err != nil {
+		return bloomkv.FilterSpec{}, fmt.Errorf("filter %q: parameter %q is not a number", s, param)
+	}
+	spec := bloomkv.FilterSpec{Family: family, Bits: bits}
+	if err := spec.Check(); err != nil {
+		return bloomkv.FilterSpec{}, fmt.Errorf("filter %q: %w", s, err)
+	}
+	return spec, nil
 }
 
 // benchDir returns dir, or a new temporary directory and its removal.
@@ -236,8 +384,12 @@ func parseAllocation(s string) (bloomkv.FilterAllocation, error) {
 		return bloomkv.UniformAllocation, nil
 	case "optimal", "monkey":
 		return bloomkv.OptimalAllocation, nil
+	case "best":
+		return bloomkv.BestAllocation, nil
+	case "progressive", "pebble":
+		return bloomkv.ProgressiveAllocation, nil
 	}
-	return 0, fmt.Errorf("-allocation %q: want uniform or optimal", s)
+	return 0, fmt.Errorf("-allocation %q: want uniform, optimal, best or progressive", s)
 }
 
 func parseCompression(s string) (bloomkv.Compression, error) {
@@ -258,6 +410,9 @@ type phase struct {
 	gets       uint64
 	levels     [manifest.NumLevels]bloomkv.LevelMetrics // deltas of the lookup counters
 	settleTime time.Duration                            // fills: flush and compaction after the fill
+
+	prefixSeeks            uint64 // Metrics.PrefixSeeks' delta
+	cacheHits, cacheMisses uint64 // the block cache's
 }
 
 // sum returns the phase's lookup counters over all levels.
@@ -287,6 +442,10 @@ func delta(a, b bloomkv.LevelMetrics) bloomkv.LevelMetrics {
 		BlocksFromFile:  a.BlocksFromFile - b.BlocksFromFile,
 		BlocksFromCache: a.BlocksFromCache - b.BlocksFromCache,
 		BytesRead:       a.BytesRead - b.BytesRead,
+
+		PrefixProbes:          a.PrefixProbes - b.PrefixProbes,
+		PrefixFilterNegatives: a.PrefixFilterNegatives - b.PrefixFilterNegatives,
+		PrefixSought:          a.PrefixSought - b.PrefixSought,
 	}
 }
 
@@ -301,7 +460,8 @@ func runPhase(s *workload.Bloomkv, cfg *workload.Config, w workload.Workload, la
 		return nil, err
 	}
 	after := s.DB.Metrics()
-	p := &phase{res: res, gets: after.Gets - before.Gets}
+	p := &phase{res: res, gets: after.Gets - before.Gets, prefixSeeks: after.PrefixSeeks - before.PrefixSeeks,
+		cacheHits: after.BlockCache.Hits - before.BlockCache.Hits, cacheMisses: after.BlockCache.Misses - before.BlockCache.Misses}
 	for i := range p.levels {
 		p.levels[i] = delta(after.Levels[i], before.Levels[i])
 	}
@@ -333,7 +493,11 @@ func runWorkloads(stdout io.Writer, f *benchFlags, dir string, opts *bloomkv.Opt
 		phases = append(phases, p)
 	}
 	m := s.DB.Metrics()
-	rep := newBenchReport(opts, cfg, phases, m)
+	info, _, err := treeInfo(dir, opts, cfg.Keys.N)
+	if err != nil {
+		return err
+	}
+	rep := newBenchReport(opts, cfg, phases, m, info)
 	rep.print(stdout)
 	if f.out != "" {
 		if err := rep.write(f.out); err != nil {
@@ -342,6 +506,60 @@ func runWorkloads(stdout io.Writer, f *benchFlags, dir string, opts *bloomkv.Opt
 		fmt.Fprintf(stdout, "\nwrote %s and %s\n", filepath.Join(f.out, "bench.csv"), filepath.Join(f.out, "bench.json"))
 	}
 	return s.Close()
+}
+
+// levelInfo is what the manifest says of one level's filters.
+type levelInfo struct {
+	filters     string  // levelFilters' summary without the bits: "bloom", "fuse 8-bit", "2 fuse 8-bit + 1 bloom"
+	expectedFPR float64 // of its tables' filters, weighted by their sizes (tables without one left out); 1 without filters
+}
+
+// treeInfo reads the manifest of the database in dir — it may be open: the
+// manifest is only read — and returns each level's filters and the tree's
+// shape for the filter allocation (Sizes in bytes).
+func treeInfo(dir string, opts *bloomkv.Options, keys int) ([manifest.NumLevels]levelInfo, compaction.Shape, error) {
+	var info [manifest.NumLevels]levelInfo
+	var shape compaction.Shape
+	rec, err := manifest.Recover(vfs.Default, dir)
+	if err != nil {
+		return info, shape, err
+	}
+	v := rec.Version
+	if v == nil {
+		v = &manifest.Version{}
+	}
+	var total float64
+	for level, files := range v.Levels {
+		info[level].expectedFPR = 1
+		if len(files) == 0 {
+			continue
+		}
+		info[level].filters, _ = levelKinds(files)
+		var rate, size float64
+		for _, m := range files {
+			if spec := tableSpec(m); spec.Family != sstable.NoFilter {
+				rate += float64(m.Size) * spec.ExpectedFalsePositiveRate()
+				size += float64(m.Size)
+			}
+		}
+		if size > 0 {
+			info[level].expectedFPR = rate / size
+		}
+		shape.Sizes[level] = float64(v.LevelSize(level))
+		total += shape.Sizes[level]
+	}
+	shape.L0Tables = v.NumFiles(0)
+	shape.TableSize = float64(opts.TargetFileSize)
+	if keys > 0 {
+		shape.EntrySize = total / float64(keys)
+	}
+	return info, shape, nil
+}
+
+// tableSpec is the filter spec of a table from its manifest record.
+func tableSpec(m *manifest.FileMetadata) sstable.FilterSpec {
+	family, param := m.Filter()
+	return sstable.FilterSpec{Family: sstable.FilterFamily(family), Bits: param}
 }
 
 // predictedFPR is the expected false-positive rate of a blocked filter at

@@ -8,9 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/bloomkv/bloomkv"
 	"github.com/bloomkv/bloomkv/internal/humanize"
+	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/workload"
 )
 
@@ -25,6 +27,8 @@ type benchSettings struct {
 	ScanLength     int     `json:"scan_length"`
 	BitsPerKey     float64 `json:"bits_per_key"`
 	Allocation     string  `json:"allocation"`
+	Filters        string  `json:"filters,omitempty"` // LevelFilters, from L0: "fuse:16,fuse:12"
+	Prefix         string  `json:"prefix,omitempty"`  // the prefix extractor's Name
 	Compression    string  `json:"compression"`
 	BlockCacheSize int64   `json:"block_cache_size"`
 	MemtableSize   int64   `json:"memtable_size"`
@@ -34,8 +38,14 @@ type benchSettings struct {
 
 func (s *benchSettings) String() string {
 	filters := "no filters"
-	if s.BitsPerKey > 0 {
+	switch {
+	case s.Filters != "":
+		filters = "filters " + s.Filters + " from L0"
+	case s.BitsPerKey > 0:
 		filters = fmt.Sprintf("%g bits/key %s", s.BitsPerKey, s.Allocation)
+	}
+	if s.Prefix != "" {
+		filters += fmt.Sprintf(" with prefixes (%s)", s.Prefix)
 	}
 	cache := humanize.Bytes(uint64(max(s.BlockCacheSize, 0)))
 	return fmt.Sprintf("%s keys of %d B, values of %d B, seed %d; %s, %s, block cache %s, memtable %s, L1 %s (×10 per level), tables %s",
@@ -48,7 +58,16 @@ func newSettings(opts *bloomkv.Options, cfg *workload.Config) benchSettings {
 	if opts.DisableFilters {
 		bitsPerKey = 0
 	}
+	var filters []string
+	for _, spec := range opts.LevelFilters {
+		filters = append(filters, specName(spec))
+	}
+	prefix := ""
+	if opts.Prefix != nil {
+		prefix = opts.Prefix.Name
+	}
 	return benchSettings{
+		Filters: strings.Join(filters, ","), Prefix: prefix,
 		Keys: cfg.Keys.N, KeySize: cfg.Keys.KeySize, ValueSize: cfg.Keys.ValueSize, Seed: cfg.Keys.Seed,
 		Reads: cfg.Reads, MissRatio: cfg.MissRatio, ScanLength: cfg.ScanLength,
 		BitsPerKey: bitsPerKey,
@@ -76,6 +95,15 @@ type workloadRow struct {
 	BlocksFromFilePerGet  float64 `json:"blocks_from_file_per_get"`
 	BlocksFromCachePerGet float64 `json:"blocks_from_cache_per_get"`
 	BytesReadPerGet       float64 `json:"bytes_read_per_get"`
+
+	// Per prefix seek (prefix seek workloads only): tables whose key range
+	// held the prefix, those its filter ruled out and those sought, and
+	// data blocks read from the file and the cache (the block cache's
+	// misses and hits; BlocksFromFilePerGet and BlocksFromCachePerGet hold
+	// the same).
+	PrefixSeeks            uint64  `json:"prefix_seeks,omitempty"`
+	PrefixNegativesPerSeek float64 `json:"prefix_filter_negatives_per_seek,omitempty"`
+	SoughtPerSeek          float64 `json:"tables_sought_per_seek,omitempty"`
 }
 
 // levelRow is one level's shape and filter rates.
@@ -83,8 +111,9 @@ type levelRow struct {
 	Level        int                `json:"level"`
 	Tables       int                `json:"tables"`
 	Bytes        uint64             `json:"bytes"`
+	Filters      string             `json:"filters"` // the tables' families: "bloom", "fuse 8-bit", "2 fuse 8-bit + 1 bloom"
 	BitsPerKey   float64            `json:"bits_per_key"`
-	PredictedFPR float64            `json:"predicted_fpr"`
+	PredictedFPR float64            `json:"predicted_fpr"` // the tables' filters' rates, weighted by their sizes
 	MeasuredFPR  map[string]float64 `json:"measured_fpr"`  // by read workload
 	AbsentChecks map[string]uint64  `json:"absent_checks"` // filter checks of keys the table lacked
 }
@@ -97,7 +126,7 @@ type benchReport struct {
 	reads        []string      // the read workloads, in order
 }
 
-func newBenchReport(opts *bloomkv.Options, cfg *workload.Config, phases []*phase, m bloomkv.Metrics) *benchReport {
+func newBenchReport(opts *bloomkv.Options, cfg *workload.Config, phases []*phase, m bloomkv.Metrics, info [manifest.NumLevels]levelInfo) *benchReport {
 	r := &benchReport{Settings: newSettings(opts, cfg), FilterMemory: m.FilterMemory}
 	for _, p := range phases {
 		res := p.res
@@ -117,14 +146,25 @@ func newBenchReport(opts *bloomkv.Options, cfg *workload.Config, phases []*phase
 			row.BytesReadPerGet = p.perGet(s.BytesRead)
 			r.reads = append(r.reads, row.Workload)
 		}
+		if res.Workload.IsPrefixSeek() && p.prefixSeeks > 0 {
+			s, per := p.sum(), func(x uint64) float64 { return float64(x) / float64(p.prefixSeeks) }
+			row.PrefixSeeks = p.prefixSeeks
+			row.TablesPerGet = per(s.PrefixProbes)
+			row.PrefixNegativesPerSeek, row.FilterNegativesPerGet = per(s.PrefixFilterNegatives), per(s.PrefixFilterNegatives)
+			row.SoughtPerSeek = per(s.PrefixSought)
+			row.BlocksFromFilePerGet, row.BlocksFromCachePerGet = per(p.cacheMisses), per(p.cacheHits)
+			if res.Workload == workload.SeekPrefixMissing {
+				row.FalsePositivesPerGet = row.SoughtPerSeek // every table sought lacks the prefix
+			}
+		}
 		r.Workloads = append(r.Workloads, row)
 	}
 	for i, l := range m.Levels {
 		if l.Tables == 0 {
 			continue
 		}
-		lr := levelRow{Level: i, Tables: l.Tables, Bytes: l.Bytes, BitsPerKey: l.FilterBitsPerKey,
-			PredictedFPR: predictedFPR(l.FilterBitsPerKey), MeasuredFPR: map[string]float64{}, AbsentChecks: map[string]uint64{}}
+		lr := levelRow{Level: i, Tables: l.Tables, Bytes: l.Bytes, Filters: info[i].filters, BitsPerKey: l.FilterBitsPerKey,
+			PredictedFPR: info[i].expectedFPR, MeasuredFPR: map[string]float64{}, AbsentChecks: map[string]uint64{}}
 		for _, p := range phases {
 			if !p.res.Workload.IsGet() {
 				continue
@@ -155,6 +195,15 @@ func (r *benchReport) print(w io.Writer) {
 	for _, row := range r.Workloads {
 		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t", row.Workload, fmtCount(int64(row.Ops)), fmtCount(int64(row.OpsPerSec)),
 			fmtMicros(row.P50Micros), fmtMicros(row.P99Micros))
+		if row.PrefixSeeks > 0 {
+			fp := "-"
+			if row.Workload == string(workload.SeekPrefixMissing) {
+				fp = fmt.Sprintf("%.4f", row.FalsePositivesPerGet)
+			}
+			fmt.Fprintf(t, "%.3f\t%.3f\t%s\t%.3f\t%.3f\t-\t\n", row.TablesPerGet, row.FilterNegativesPerGet, fp,
+				row.BlocksFromFilePerGet, row.BlocksFromCachePerGet)
+			continue
+		}
 		if row.Gets == 0 {
 			fmt.Fprintln(t, "-\t-\t-\t-\t-\t-\t")
 			continue
@@ -171,7 +220,7 @@ func (r *benchReport) print(w io.Writer) {
 
 	fmt.Fprintln(w)
 	t = newTable(w)
-	fmt.Fprint(t, "level\ttables\tsize\tbits/key\tpredicted FPR\t")
+	fmt.Fprint(t, "level\ttables\tsize\tfilter\tbits/key\tpredicted FPR\t")
 	for _, name := range r.reads {
 		fmt.Fprintf(t, "FPR %s\t", name)
 	}
@@ -181,7 +230,7 @@ func (r *benchReport) print(w io.Writer) {
 		if l.BitsPerKey > 0 {
 			pred = fmtRate(l.PredictedFPR)
 		}
-		fmt.Fprintf(t, "L%d\t%d\t%s\t%.2f\t%s\t", l.Level, l.Tables, humanize.Bytes(l.Bytes), l.BitsPerKey, pred)
+		fmt.Fprintf(t, "L%d\t%d\t%s\t%s\t%.2f\t%s\t", l.Level, l.Tables, humanize.Bytes(l.Bytes), l.Filters, l.BitsPerKey, pred)
 		for _, name := range r.reads {
 			if l.BitsPerKey == 0 || l.AbsentChecks[name] == 0 {
 				fmt.Fprint(t, "-\t")
@@ -197,7 +246,14 @@ func (r *benchReport) print(w io.Writer) {
 	fmt.Fprintln(w, "per Get: tables whose key range held the key; filter negatives (each a block read avoided);")
 	fmt.Fprintln(w, "false positives; data blocks read from the file and from the block cache; bytes read from files.")
 	fmt.Fprintln(w, "FPR: false positives / filter checks of keys the table lacked (checks in parentheses);")
-	fmt.Fprintln(w, "predicted: the blocked filter's expected rate at the level's mean bits per key.")
+	fmt.Fprintln(w, "predicted: the expected rate of the level's filters (their family's formula), weighted by table size.")
+	for _, row := range r.Workloads {
+		if row.PrefixSeeks > 0 {
+			fmt.Fprintln(w, "prefix seeks (per seek): tables whose key range held the prefix; filter negatives (tables skipped);")
+			fmt.Fprintln(w, "false pos (missing prefixes): tables sought in vain; blocks: the block cache's misses and hits.")
+			break
+		}
+	}
 }
 
 // write writes bench.json and bench.csv into dir.

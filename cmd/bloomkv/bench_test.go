@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +14,9 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv"
+	"github.com/bloomkv/bloomkv/bloom"
+	"github.com/bloomkv/bloomkv/fuse"
+	"github.com/bloomkv/bloomkv/sstable"
 )
 
 // tinyBench are flags for a bench run of a few thousand keys in a tree with
@@ -111,12 +115,18 @@ func TestBenchOut(t *testing.T) {
 	}
 }
 
+// tinySweep are the sweep flags of TestBenchSweep: small databases, two
+// budgets and one of every other policy, and the filter measurements at
+// two table sizes.
+var tinySweep = []string{"-sweep", "-sweep-n", "2000", "-sweep-reads", "500", "-sweep-bits", "0,4,10",
+	"-sweep-fuse", "8", "-sweep-sizes", "100,1000", "-sweep-probes", "200000"}
+
 func TestBenchSweep(t *testing.T) {
 	if testing.Short() {
-		t.Skip("17 databases")
+		t.Skip("a dozen databases")
 	}
 	dir := t.TempDir()
-	out := runBenchCmd(t, append(tinyBench, "-sweep", "-sweep-n", "2000", "-sweep-reads", "500", "-out", dir)...)
+	out := runBenchCmd(t, append(append(tinyBench, tinySweep...), "-out", dir)...)
 	var rep sweepReport
 	b, err := os.ReadFile(filepath.Join(dir, "sweep.json"))
 	if err != nil {
@@ -125,17 +135,82 @@ func TestBenchSweep(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Rows) != 17 {
-		t.Fatalf("%d sweep rows, want 17:\n%s", len(rep.Rows), out)
+
+	// The databases: the budgets under uniform and optimal, then best,
+	// the fuse width, and the progressive offsets the budgets ask for.
+	var got []string
+	for _, r := range rep.Rows {
+		got = append(got, fmt.Sprintf("%s %g", r.Policy, r.Param))
 	}
-	none, ten := rep.Rows[0], rep.Rows[9] // 0 bits; 10 bits uniform
+	want := []string{"none 0", "uniform 4", "optimal 4", "uniform 10", "optimal 10", "best 4", "best 10", "fuse 8"}
+	if len(got) < len(want)+1 || strings.Join(got[:len(want)], ",") != strings.Join(want, ",") {
+		t.Fatalf("sweep databases %q, want %q then the progressive ones:\n%s", got, want, out)
+	}
+	for _, r := range rep.Rows[len(want):] {
+		if r.Policy != policyProgressive {
+			t.Errorf("database %s %g after the progressive ones", r.Policy, r.Param)
+		}
+	}
+	none, ten := rep.Rows[0], rep.Rows[3]
 	if none.Allocation != "none" || ten.BitsPerKey != 10 || ten.Allocation != bloomkv.UniformAllocation.String() {
 		t.Fatalf("rows out of order: %+v, %+v", none, ten)
 	}
 	if none.FilterMemory != 0 || none.MissingBlocks < 1 || ten.MissingBlocks >= none.MissingBlocks/4 {
 		t.Errorf("blocks per missing Get: %v without filters, %v at 10 bits", none.MissingBlocks, ten.MissingBlocks)
 	}
-	for _, name := range []string{"sweep.csv", "fpr.svg", "reads.svg", "latency.svg"} {
+	for _, r := range rep.Rows {
+		if r.Filters == "" || !strings.HasPrefix(r.Filters, "L") {
+			t.Errorf("%s %g: no per-level filters: %q", r.Policy, r.Param, r.Filters)
+		}
+		if r.Policy != policyNone && (r.FilterMemory == 0 && r.Policy != policyBest || r.FillOpsPerSec <= 0 || r.FillSettledPerSec <= 0) {
+			t.Errorf("%s %g: memory %d, fill %v/s, settled %v/s", r.Policy, r.Param, r.FilterMemory, r.FillOpsPerSec, r.FillSettledPerSec)
+		}
+	}
+	if tg := rep.Targets; tg == nil || tg.Memory != ten.FilterMemory || tg.Uniform != ten.MissingBlocks || math.IsNaN(float64(tg.BestFillVsBloom)) {
+		t.Errorf("targets %+v, want them at the memory of uniform 10 bits/key", tg)
+	}
+	if !strings.Contains(out, "at the memory of Uniform Bloom at 10 bits/key") {
+		t.Errorf("no targets in:\n%s", out)
+	}
+
+	// The prefix workloads: with prefix filters a missing prefix's seek
+	// skips nearly every table in its range, without it seeks every one.
+	if len(rep.Prefix) != 2 || !rep.Prefix[0].PrefixFilters || rep.Prefix[1].PrefixFilters {
+		t.Fatalf("prefix rows %+v", rep.Prefix)
+	}
+	with, without := rep.Prefix[0], rep.Prefix[1]
+	if with.Seeks != 500 || with.TablesPerSeek < 1 || with.SoughtPerSeek > with.TablesPerSeek/10 || with.BlocksPerSeek > 0.1 {
+		t.Errorf("with prefix filters: %+v", with)
+	}
+	if without.TablesPerSeek < 1 || without.SoughtPerSeek != without.TablesPerSeek || without.BlocksPerSeek < 1 {
+		t.Errorf("without prefix filters: %+v", without)
+	}
+
+	// The filter measurements: every family at every size, within the
+	// binomial interval of its expected rate; fuse's exactly 2^-w.
+	if len(rep.Families) != 6 {
+		t.Fatalf("%d family rows, want 6", len(rep.Families))
+	}
+	for _, r := range rep.Families {
+		checkBinomial(t, r)
+		switch {
+		case r.Filter == "fuse:8" && r.Keys == 1000 && (r.Built != "fuse" || r.ExpectedFPR != 1.0/256):
+			t.Errorf("fuse:8 at 1000 keys: built %s, expected %v; want fuse, 1/256", r.Built, r.ExpectedFPR)
+		case r.Filter == "fuse:16" && r.Keys == 1000 && (r.Built != "fuse" || r.ExpectedFPR != 1.0/65536):
+			t.Errorf("fuse:16 at 1000 keys: built %s, expected %v; want fuse, 1/65536", r.Built, r.ExpectedFPR)
+		case r.Filter == "fuse:8" && r.Keys == 100 && r.Built != "bloom":
+			t.Errorf("fuse:8 at 100 keys: built %s; want the Bloom stand-in, smaller there", r.Built)
+		case r.Filter == "bloom:10" && r.Tables != 1000 && r.Keys == 100:
+			t.Errorf("bloom:10 at 100 keys: %d tables, want 1000", r.Tables)
+		}
+		if r.BitsPerKey != r.PlannedBits {
+			t.Errorf("%s at %d keys: %.3f bits/key spent, %.3f planned", r.Filter, r.Keys, r.BitsPerKey, r.PlannedBits)
+		}
+	}
+	if len(rep.Costs) != 6 || rep.Costs[0].BuildVsBaseline != 1 || rep.Costs[0].LookupVsBase != 1 || rep.Costs[1].BuildNsPerKey <= 0 {
+		t.Errorf("costs %+v", rep.Costs)
+	}
+	for _, name := range []string{"sweep.csv", "families.csv", "costs.csv", "prefix.csv", "fpr.svg", "reads.svg", "latency.svg", "fpr-size.svg", "bits-size.svg"} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
@@ -144,14 +219,166 @@ func TestBenchSweep(t *testing.T) {
 			t.Errorf("%s is not a chart: %.200s", name, b)
 		}
 	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "reads.svg")); !bytes.Contains(b, []byte("Best allocation")) || !bytes.Contains(b, []byte("Progressive")) {
+		t.Error("reads.svg lacks the best and progressive curves")
+	}
+}
+
+// checkBinomial checks a family row's false positives against its
+// expected rate with the normal approximation of the binomial, at 4.5
+// standard deviations and a count of 3 (for rates so small that a few
+// false positives are expected), independently of binomialInterval.
+func checkBinomial(t *testing.T, r familyRow) {
+	t.Helper()
+	m, p := float64(r.Probes), r.ExpectedFPR
+	tol := 4.5*math.Sqrt(m*p*(1-p)) + 3
+	if d := math.Abs(float64(r.FalsePos) - m*p); d > tol || !r.Within {
+		t.Errorf("%s at %d keys: %d false positives in %d probes, expected %.1f ± %.1f (within %v: [%v, %v])",
+			r.Filter, r.Keys, r.FalsePos, r.Probes, m*p, tol, r.Within, r.IntervalLow, r.IntervalHigh)
+	}
+}
+
+// TestFamilyRates measures the filter families directly, at sizes where
+// each builds its own filter and where fuse falls back to Bloom, and
+// checks every rate against its expectation with the binomial: fixed
+// seeds, so the outcome is always the same.
+func TestFamilyRates(t *testing.T) {
+	rows, err := measureFamilies([]sstable.FilterSpec{sstable.Bloom(10), sstable.Fuse(8), sstable.Fuse(12)}, []int{100, 2000}, 100_000, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		checkBinomial(t, r)
+		if r.Probes != 100_000 {
+			t.Errorf("%s at %d keys: %d probes, want 100,000", r.Filter, r.Keys, r.Probes)
+		}
+	}
+}
+
+func TestBinomialInterval(t *testing.T) {
+	for _, tc := range []struct {
+		m      int64
+		p, a   float64
+		lo, hi int64
+	}{
+		{1000, 0.5, 0.05, 469, 531},         // the exact 2.5% and 97.5% quantiles
+		{200_000, 1.0 / 65536, 1e-4, 0, 12}, // mean 3: the lower tail is empty
+		{10, 0, 0.01, 0, 0},
+		{10, 1, 0.01, 10, 10},
+	} {
+		if lo, hi := binomialInterval(tc.m, tc.p, tc.a); lo != tc.lo || hi != tc.hi {
+			t.Errorf("binomialInterval(%d, %g, %g) = [%d, %d], want [%d, %d]", tc.m, tc.p, tc.a, lo, hi, tc.lo, tc.hi)
+		}
+	}
+}
+
+// TestExpectedFPR checks the Bloom rate over the exact load of a table's
+// blocks against bloom's Poisson formula: the same for many blocks, lower
+// for few.
+func TestExpectedFPR(t *testing.T) {
+	build := func(n int) *bloom.Blocked {
+		hashes := make([]uint64, n)
+		for i := range hashes {
+			hashes[i] = uint64(i) * 0x9e3779b97f4a7c15
+		}
+		f, err := bloom.BuildBlocked(hashes, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	small, large := build(100), build(200_000)
+	if e, f := expectedFPR(small), small.ExpectedFalsePositiveRate(); !(e < f*0.95) || math.Abs(e-0.00796) > 0.00002 {
+		t.Errorf("100 keys in 2 blocks: exact %v, Poisson %v; want about 0.796%%, below Poisson", e, f)
+	}
+	if e, f := expectedFPR(large), large.ExpectedFalsePositiveRate(); math.Abs(e-f)/f > 0.002 {
+		t.Errorf("200,000 keys: exact %v, Poisson %v; want equal within 0.2%%", e, f)
+	}
+	fuse8, err := fuse.Build([]uint64{1, 2, 3, 4, 5}, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := expectedFPR(fuse8); e != 1.0/256 {
+		t.Errorf("fuse 8-bit: %v, want 1/256", e)
+	}
+}
+
+// TestBenchFilterFlags runs the bench with each kind of filter flag and
+// checks the report names the filter of each level.
+func TestBenchFilterFlags(t *testing.T) {
+	// Tables of about 1,800 keys: big enough for fuse filters.
+	big := []string{"-n", "6000", "-reads", "1000", "-memtable-size", "256KiB", "-base-level-size", "256KiB",
+		"-target-file-size", "256KiB", "-cache-size", "16KiB", "-workloads", "fillrandom,readmissing"}
+	for _, tc := range []struct {
+		args     []string
+		settings string // in the settings line
+		level    string // a level's filter column
+	}{
+		{[]string{"-filter", "fuse:8"}, "filters fuse:8 from L0", "fuse 8-bit"},
+		{[]string{"-filter", "bloom:12"}, "filters bloom:12 from L0", "bloom"},
+		{[]string{"-levels", "fuse:16,fuse:12"}, "filters fuse:16,fuse:12 from L0", "fuse 12-bit"},
+		{[]string{"-allocation", "best"}, "10 bits/key best", ""},
+		{[]string{"-allocation", "progressive"}, "10 bits/key progressive", "fuse 16-bit"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			out := runBenchCmd(t, append(big, tc.args...)...)
+			if !strings.Contains(out, tc.settings) {
+				t.Errorf("no %q in the settings:\n%s", tc.settings, out)
+			}
+			header := benchRow(t, out, "level")
+			if strings.Join(header[:5], " ") != "level tables size filter bits/key" {
+				t.Errorf("level header %q", header)
+			}
+			if tc.level != "" && !strings.Contains(out, "  "+tc.level+"  ") {
+				t.Errorf("no level with %q filters:\n%s", tc.level, out)
+			}
+		})
+	}
+}
+
+// TestBenchPrefixWorkloads runs the prefix workloads in the bench: a seek
+// of a missing prefix skips the tables its prefix filter rules out.
+func TestBenchPrefixWorkloads(t *testing.T) {
+	out := runBenchCmd(t, append(tinyBench, "-workloads", "fillprefix,seekprefix,seekprefixmissing")...)
+	if !strings.Contains(out, "with prefixes (workload.prefix-to-slash)") {
+		t.Errorf("no prefix extractor in the settings:\n%s", out)
+	}
+	present, missing := benchRow(t, out, "seekprefix"), benchRow(t, out, "seekprefixmissing")
+	if tables, skipped := field(t, missing, 5), field(t, missing, 6); tables < 1 || skipped < 0.9*tables {
+		t.Errorf("seekprefixmissing: %v tables per seek, %v skipped; want nearly all skipped:\n%s", tables, skipped, out)
+	}
+	if fp := field(t, missing, 7); fp > 0.1 {
+		t.Errorf("seekprefixmissing: %v tables sought in vain per seek:\n%s", fp, out)
+	}
+	if blocks := field(t, present, 8) + field(t, present, 9); blocks < 1 {
+		t.Errorf("seekprefix: %v blocks per seek, want at least one:\n%s", blocks, out)
+	}
 }
 
 func TestBenchUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"-workloads", "readrandom"},
 		{"-workloads", "nope"},
-		{"-policy", "best"}, // the former name of -allocation
-		{"-allocation", "best"},
+		{"-policy", "nope"}, // the former name of -allocation
+		{"-allocation", "nope"},
+		{"-filter", "bloom"},
+		{"-filter", "xor:8"},
+		{"-filter", "fuse:17"},
+		{"-filter", "fuse:7.5"},
+		{"-filter", "bloom:0.5"},
+		{"-filter", "fuse:8,fuse:8"}, // one filter; -levels takes a list
+		{"-filter", "fuse:8", "-levels", "fuse:8"},
+		{"-filter", "fuse:8", "-bits-per-key", "12"},
+		{"-levels", "fuse:8", "-allocation", "best"},
+		{"-levels", "fuse:16,fuse:16,fuse:16,fuse:12,fuse:10,fuse:8,fuse:4,fuse:4"}, // more than the levels
+		{"-filter", "none", "-workloads", "fillprefix,seekprefix"},
+		{"-sweep", "-filter", "fuse:8"},
+		{"-sweep", "-sweep-policies", "uniform,nope"},
+		{"-sweep", "-sweep-bits", "0.5"},
+		{"-sweep", "-sweep-fuse", "17"},
+		{"-sweep", "-sweep-sizes", "0"},
+		{"-sweep", "-sweep-probes", "0"},
+		{"-prefix-keys", "0"},
 		{"-bits-per-key", "0.5"},
 		{"-cache-size", "3 parsecs"},
 		{"-miss-ratio", "2"},

@@ -10,11 +10,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/bloomkv/bloomkv/bloom"
+	"github.com/bloomkv/bloomkv/fuse"
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/batchrepr"
 	"github.com/bloomkv/bloomkv/internal/humanize"
@@ -133,20 +136,7 @@ func inspectTable(w *bufio.Writer, f *os.File, size int64, name string, verbose 
 	}
 
 	fmt.Fprintln(w, "\nfilter:")
-	if fl := r.Filter(); fl == nil {
-		fmt.Fprintln(w, "  none: every lookup in the key range reads a data block")
-	} else {
-		fill := fl.FillRatio()
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "  size\t%d bits (%d blocks of 512), %d bytes\n", fl.Bits(), fl.Bits()/512, fl.SizeBytes())
-		fmt.Fprintf(tw, "  keys\t%d\n", fl.Keys())
-		fmt.Fprintf(tw, "  bits/key\t%.2f\n", fl.BitsPerKey())
-		fmt.Fprintf(tw, "  probes\t%d\n", fl.Probes())
-		fmt.Fprintf(tw, "  fill ratio\t%.4f\n", fill)
-		fmt.Fprintf(tw, "  FPR estimated\t%.4f%% (fill ratio^probes)\n", 100*math.Pow(fill, float64(fl.Probes())))
-		fmt.Fprintf(tw, "  FPR expected\t%.4f%% (blocked-filter formula at these bits/key and probes)\n", 100*fl.ExpectedFalsePositiveRate())
-		tw.Flush()
-	}
+	describeFilter(w, r.Filter(), p)
 	fmt.Fprintf(w, "\nkey range: %s .. %s\n", formatInternalKey(p.Smallest), formatInternalKey(p.Largest))
 
 	if verbose {
@@ -165,6 +155,61 @@ func inspectTable(w *bufio.Writer, f *os.File, size int64, name string, verbose 
 		}
 	}
 	return nil
+}
+
+// inspectProbes is how many random hashes inspect asks a table's filter
+// about to measure its false-positive rate: each is a key the table
+// almost surely lacks (a table of n keys holds one with probability
+// n/2^64), so every "maybe" is a false positive.
+const inspectProbes = 100_000
+
+// describeFilter prints a table's filter: its family, its size and
+// parameters, and its false-positive rate — expected from its family's
+// formula, and measured on inspectProbes random hashes (a fixed seed, so
+// the output is the same each time).
+func describeFilter(w io.Writer, fl sstable.Filter, p sstable.Properties) {
+	if fl == nil {
+		fmt.Fprintln(w, "  none: every lookup in the key range reads a data block")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  family\t%v\n", p.FilterFamily)
+	switch f := fl.(type) {
+	case *bloom.Blocked:
+		fill := f.FillRatio()
+		fmt.Fprintf(tw, "  size\t%d bits (%d blocks of 512), %d bytes\n", f.Bits(), f.Bits()/512, f.SizeBytes())
+		fmt.Fprintf(tw, "  keys\t%d\n", f.Keys())
+		fmt.Fprintf(tw, "  bits/key\t%.2f\n", f.BitsPerKey())
+		fmt.Fprintf(tw, "  probes\t%d\n", f.Probes())
+		fmt.Fprintf(tw, "  fill ratio\t%.4f\n", fill)
+		fmt.Fprintf(tw, "  FPR estimated\t%.4f%% (fill ratio^probes)\n", 100*math.Pow(fill, float64(f.Probes())))
+		fmt.Fprintf(tw, "  FPR expected\t%.4f%% (blocked-filter formula at these bits/key and probes)\n", 100*f.ExpectedFalsePositiveRate())
+	case *fuse.Filter:
+		fmt.Fprintf(tw, "  width\t%d-bit fingerprints\n", f.Bits())
+		fmt.Fprintf(tw, "  slots\t%d (%.3f per key)\n", f.Slots(), float64(f.Slots())/float64(max(f.Keys(), 1)))
+		keys := float64(max(f.Keys(), 1))
+		fmt.Fprintf(tw, "  size\t%d bytes of slots, %d serialized (header and checksums)\n", f.SizeBytes(), p.FilterBytes)
+		fmt.Fprintf(tw, "  keys\t%d\n", f.Keys())
+		fmt.Fprintf(tw, "  bits/key\t%.2f serialized, %.2f of slots\n", 8*float64(p.FilterBytes)/keys, 8*float64(f.SizeBytes())/keys)
+		fmt.Fprintf(tw, "  FPR expected\t%.4f%% (2^-%d)\n", 100*f.ExpectedFalsePositiveRate(), f.Bits())
+	default:
+		fmt.Fprintf(tw, "  size\t%d bytes\n", fl.SizeBytes())
+		fmt.Fprintf(tw, "  keys\t%d\n", fl.Keys())
+		fmt.Fprintf(tw, "  bits/key\t%.2f\n", fl.BitsPerKey())
+		fmt.Fprintf(tw, "  FPR expected\t%.4f%%\n", 100*fl.ExpectedFalsePositiveRate())
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	hits := 0
+	for range inspectProbes {
+		if fl.MayContainHash(rng.Uint64()) {
+			hits++
+		}
+	}
+	fmt.Fprintf(tw, "  FPR measured\t%.4f%% (%d of %s random hashes)\n", 100*float64(hits)/inspectProbes, hits, fmtCount(inspectProbes))
+	if p.FilterPrefix != "" {
+		fmt.Fprintf(tw, "  prefixes\tby extractor %q: the filter holds each key's prefix too\n", p.FilterPrefix)
+	}
+	tw.Flush()
 }
 
 // formatInternalKey renders an internal key as "key#seq,KIND", the key as
@@ -272,9 +317,9 @@ func inspectManifest(w *bufio.Writer, f *os.File, size int64, name string, verbo
 			}
 			for _, nf := range e.NewFiles {
 				m := nf.Meta
-				fmt.Fprintf(w, "  + L%d %s  %s .. %s  seqnums %d-%d  %d bytes  %.1f bits/key\n", nf.Level,
+				fmt.Fprintf(w, "  + L%d %s  %s .. %s  seqnums %d-%d  %d bytes  %s\n", nf.Level,
 					manifest.MakeFilename(manifest.FileTypeTable, m.FileNum), formatInternalKey(m.Smallest),
-					formatInternalKey(m.Largest), m.SmallestSeqNum, m.LargestSeqNum, m.Size, m.FilterBitsPerKey)
+					formatInternalKey(m.Largest), m.SmallestSeqNum, m.LargestSeqNum, m.Size, tableFilter(m))
 			}
 		}
 		next, err := state.Apply(&e)

@@ -1,28 +1,39 @@
-// Command bloomkv is the bloomkv tool: it sizes Bloom filters, and reads and
-// writes a database from the command line.
+// Command bloomkv is the bloomkv tool: it sizes Bloom and binary fuse
+// filters, and reads and writes a database from the command line.
 //
 //	bloomkv calc [-n items] [-p rate | -bits-per-key c]
+//	bloomkv calc -family fuse [-n items] [-p rate | -bits w]
 //	bloomkv put -db DIR [-hex] KEY VALUE
 //	bloomkv put -db DIR [-hex] -value-file F KEY
 //	bloomkv get -db DIR [-hex] KEY
 //	bloomkv del -db DIR [-hex] KEY
 //	bloomkv scan -db DIR [-hex] [-start K] [-end K] [-limit N] [-keys-only]
 //	bloomkv stats -db DIR
-//	bloomkv bench [-n keys] [-reads n] [-workloads list] [-bits-per-key c] [-sweep] [-out DIR] …
+//	bloomkv bench [-n keys] [-reads n] [-workloads list] [-bits-per-key c] [-allocation a]
+//	              [-filter family:param | -levels list] [-sweep] [-out DIR] …
 //	bloomkv explain -db DIR [-hex] KEY
 //	bloomkv tree -db DIR [-hex]
 //	bloomkv inspect [-v] [-type T] FILE
 //
 // calc prints, for the classic and the blocked filter of package bloom, the
 // bits, probes, bytes and expected false-positive rate, beside the
-// information-theoretic lower bound.
+// information-theoretic lower bound; with -family fuse, for a binary fuse
+// filter (package fuse) of w-bit fingerprints — -bits, or the narrowest
+// width with 2^-w ≤ p — its bytes, bits per item and rate 2^-w, a
+// comparison with the blocked Bloom filter of the same rate (which is
+// smaller, by how much), and what a table of n keys would spend (a table
+// falls back to that Bloom filter where it is smaller).
 //
 // bench runs db_bench-style workloads (package workload) on a fresh
 // database in a temporary directory and prints their throughput, latency
 // and read amplification per Get — tables considered, filter negatives,
 // data blocks read from the file and the cache — with the measured and
-// predicted false-positive rate of each level; -sweep runs the bits-per-key
-// × allocation sweep, and -out DIR writes CSV, JSON and SVG charts.
+// predicted false-positive rate and the filter family of each level;
+// -filter and -levels choose the filters (bloom:10, fuse:8, one per level),
+// -allocation how the memory is spread (uniform, optimal, best,
+// progressive); -sweep runs the bits-per-key × policy sweep, the prefix
+// workloads and the filter families' rates and costs by table size, and
+// -out DIR writes CSV, JSON and SVG charts.
 // 'bloomkv bench -h' lists its flags and defaults.
 //
 // # Database commands
@@ -59,11 +70,15 @@
 // whether the data block came from the block cache or the file and how many
 // bytes were read, then a one-line summary. The index of every table is
 // pinned in memory, so it costs no read. tree draws the levels and their
-// tables from the manifest (sizes, key ranges, filter bits per key); it
+// tables from the manifest (sizes, key ranges, each table's filter family,
+// parameter and bits per key, and each level's mix of families); it
 // only reads, and needs no lock. inspect prints what any one file of a DB
 // holds, by its name: a table (footer, block list with sizes and
-// compression ratios, properties, filter bits per key, probes, fill ratio
-// and false-positive rates, key range), a WAL (records, writes, torn tail),
+// compression ratios, properties, its filter's family, size and bits per
+// key — a Bloom filter's probes and fill ratio, a fuse filter's
+// fingerprint width and slots — its expected false-positive rate and the
+// rate measured on 100,000 random hashes, the prefix extractor its filter
+// holds prefixes under, if any; key range), a WAL (records, writes, torn tail),
 // a manifest (its version edits) or CURRENT; -v adds every entry. A damaged
 // file is reported, with the offset of the damage, and exits 1.
 //
@@ -91,7 +106,7 @@ type command struct {
 }
 
 var commands = []command{
-	{"calc", "size Bloom filters for n items at a false-positive rate or bits per key", runCalc},
+	{"calc", "size Bloom or fuse filters for n items at a false-positive rate or size", runCalc},
 	{"put", "set a key to a value", runPut},
 	{"get", "print a key's value (exit status 3 if it has none)", runGet},
 	{"del", "delete a key", runDel},

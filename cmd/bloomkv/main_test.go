@@ -23,6 +23,12 @@ func TestGolden(t *testing.T) {
 		{"calc-default", []string{"calc"}},
 		{"calc-p0.001", []string{"calc", "-n", "50000", "-p", "0.001"}},
 		{"calc-bits10", []string{"calc", "-n", "1000", "-bits-per-key", "10"}},
+		{"calc-bloom-explicit", []string{"calc", "-family", "bloom", "-n", "1000", "-bits-per-key", "10"}},
+		{"calc-fuse-default", []string{"calc", "-family", "fuse"}},
+		{"calc-fuse-p0.001", []string{"calc", "-family", "fuse", "-n", "50000", "-p", "0.001"}},
+		{"calc-fuse-bits8", []string{"calc", "-family", "fuse", "-n", "1000", "-bits", "8"}},
+		{"calc-fuse-bits16", []string{"calc", "-family", "fuse", "-n", "1000000", "-bits", "16"}},
+		{"calc-fuse-small", []string{"calc", "-family", "fuse", "-n", "100", "-bits", "8"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -53,6 +59,27 @@ func checkGolden(t *testing.T, name, got string) {
 	}
 }
 
+// TestFuseWidthFor checks the width calc derives from -p: the narrowest w
+// with 2^-w ≤ p, at and around the powers of two.
+func TestFuseWidthFor(t *testing.T) {
+	for _, tc := range []struct {
+		p    float64
+		want int
+	}{
+		{0.99, 1}, {0.5, 1}, {0.4999, 2}, {0.01, 7}, {1.0 / 128, 7}, {0.0078, 8},
+		{1.0 / 256, 8}, {0.001, 10}, {1.0 / 65536, 16},
+	} {
+		if got, err := fuseWidthFor(tc.p); err != nil || got != tc.want {
+			t.Errorf("fuseWidthFor(%g) = %d, %v; want %d", tc.p, got, err, tc.want)
+		}
+	}
+	for _, p := range []float64{0, 1, -1, 1.0/65536 - 1e-12} {
+		if w, err := fuseWidthFor(p); err == nil {
+			t.Errorf("fuseWidthFor(%g) = %d, want an error", p, w)
+		}
+	}
+}
+
 func TestErrors(t *testing.T) {
 	for _, tc := range []struct {
 		args     []string
@@ -68,6 +95,16 @@ func TestErrors(t *testing.T) {
 		{[]string{"calc", "-n", "x"}, 2, "invalid value"},
 		{[]string{"calc", "extra"}, 2, "unexpected arguments"},
 		{[]string{"calc", "-n", "9000000000000", "-p", "1e-9"}, 2, "maximum"},
+		{[]string{"calc", "-family", "xor"}, 2, `-family "xor"`},
+		{[]string{"calc", "-bits", "8"}, 2, "-bits is the fuse family's"},
+		{[]string{"calc", "-family", "fuse", "-bits-per-key", "10"}, 2, "-bits-per-key sizes a Bloom filter"},
+		{[]string{"calc", "-family", "fuse", "-n", "0"}, 2, "n = 0"},
+		{[]string{"calc", "-family", "fuse", "-p", "0"}, 2, "p = 0"},
+		{[]string{"calc", "-family", "fuse", "-p", "NaN"}, 2, "p = NaN"},
+		{[]string{"calc", "-family", "fuse", "-p", "1e-6"}, 2, "widest fingerprint"},
+		{[]string{"calc", "-family", "fuse", "-bits", "0"}, 2, "bits = 0"},
+		{[]string{"calc", "-family", "fuse", "-bits", "17"}, 2, "bits = 17"},
+		{[]string{"calc", "-family", "fuse", "-n", "9000000000000"}, 2, "2^31"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(tc.args, &stdout, &stderr)

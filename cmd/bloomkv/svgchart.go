@@ -1,16 +1,18 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/bloomkv/bloomkv"
 	"github.com/bloomkv/bloomkv/internal/humanize"
 )
 
@@ -27,7 +29,7 @@ type series struct {
 
 type chart struct {
 	title, xLabel, yLabel string
-	logY                  bool
+	logX, logY            bool
 	xFormat               func(float64) string
 	series                []series
 }
@@ -39,7 +41,13 @@ const (
 	chartFont                            = `font-family="Helvetica, Arial, sans-serif"`
 	colorUniform, colorOptimal, colorOff = "#1f77b4", "#d62728", "#7f7f7f"
 	colorPredicted, colorBound           = "#2ca02c", "#9467bd"
+	colorBest, colorProgressive          = "#ff7f0e", "#8c564b"
+	colorFuse8, colorFuse16              = "#17becf", "#e377c2"
 )
+
+// familyColors are the colors of the sweep's filter families, in the order
+// of sweepFamilies, and for any others.
+var familyColors = []string{colorUniform, colorFuse8, colorFuse16, colorOptimal, colorBest, colorProgressive}
 
 func (c *chart) write(path string) error {
 	f, err := os.Create(path)
@@ -55,7 +63,7 @@ func (c *chart) render(w io.Writer) {
 	ymin, ymax := math.Inf(1), math.Inf(-1)
 	for _, s := range c.series {
 		for _, p := range s.points {
-			if c.logY && p[1] <= 0 {
+			if !c.plots(p) {
 				continue
 			}
 			xmin, xmax = math.Min(xmin, p[0]), math.Max(xmax, p[0])
@@ -63,7 +71,7 @@ func (c *chart) render(w io.Writer) {
 		}
 	}
 	if xmin > xmax { // no points
-		xmin, xmax, ymin, ymax = 0, 1, 0.1, 1
+		xmin, xmax, ymin, ymax = 1, 10, 0.1, 1
 	}
 	var yticks []float64
 	if c.logY {
@@ -79,15 +87,31 @@ func (c *chart) render(w io.Writer) {
 		yticks = niceTicks(ymin, ymax)
 		ymax = yticks[len(yticks)-1]
 	}
-	xticks := niceTicks(xmin, xmax)
-	xmin, xmax = math.Min(xmin, xticks[0]), xticks[len(xticks)-1]
-	if xmax == xmin {
-		xmax = xmin + 1
+	var xticks []float64
+	if c.logX {
+		xmin, xmax = math.Pow(10, math.Floor(math.Log10(xmin))), math.Pow(10, math.Ceil(math.Log10(xmax)))
+		if xmin == xmax {
+			xmax *= 10
+		}
+		for x := xmin; x <= xmax*1.0001 && len(xticks) < 40; x *= 10 {
+			xticks = append(xticks, x)
+		}
+	} else {
+		xticks = niceTicks(xmin, xmax)
+		xmin, xmax = math.Min(xmin, xticks[0]), xticks[len(xticks)-1]
+		if xmax == xmin {
+			xmax = xmin + 1
+		}
 	}
 	if ymax == ymin {
 		ymax = ymin + 1
 	}
-	px := func(x float64) float64 { return marginL + (x-xmin)/(xmax-xmin)*plotW }
+	px := func(x float64) float64 {
+		if c.logX {
+			return marginL + (math.Log10(x)-math.Log10(xmin))/(math.Log10(xmax)-math.Log10(xmin))*plotW
+		}
+		return marginL + (x-xmin)/(xmax-xmin)*plotW
+	}
 	py := func(y float64) float64 {
 		if c.logY {
 			return marginT + plotH - (math.Log10(y)-math.Log10(ymin))/(math.Log10(ymax)-math.Log10(ymin))*plotH
@@ -123,7 +147,7 @@ func (c *chart) render(w io.Writer) {
 		}
 		var pts []string
 		for _, p := range s.points {
-			if c.logY && p[1] <= 0 {
+			if !c.plots(p) {
 				continue
 			}
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(p[0]), py(p[1])))
@@ -139,6 +163,17 @@ func (c *chart) render(w io.Writer) {
 		fmt.Fprintf(w, `<text x="%d" y="%d" dominant-baseline="middle">%s</text>`+"\n", marginL+plotW+42, ly, html.EscapeString(s.name))
 	}
 	fmt.Fprintln(w, "</svg>")
+}
+
+// plots reports whether point p can be drawn: finite, and positive on a
+// log axis.
+func (c *chart) plots(p [2]float64) bool {
+	for _, v := range p {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return !(c.logX && p[0] <= 0) && !(c.logY && p[1] <= 0)
 }
 
 func yTick(y float64, logY bool) string {
@@ -175,12 +210,43 @@ func niceTicks(lo, hi float64) []float64 {
 	return ticks
 }
 
-// writeCharts writes the sweep's three charts into dir.
+// chartNames are the charts writeCharts writes for r.
+func (r *sweepReport) chartNames() []string {
+	var names []string
+	if len(r.Rows) > 0 {
+		names = append(names, "fpr.svg", "reads.svg", "latency.svg")
+	}
+	if len(r.Families) > 0 {
+		names = append(names, "fpr-size.svg", "bits-size.svg")
+	}
+	return names
+}
+
+// writeCharts writes the sweep's charts into dir: those of its databases
+// (fpr.svg, reads.svg, latency.svg), and those of its filter measurements
+// (fpr-size.svg, bits-size.svg).
 func (r *sweepReport) writeCharts(dir string) error {
-	var fprU, fprO, pred, bound, readsU, readsO, readsOff, hitU, missU, hitO, missO [][2]float64
+	charts := map[string]*chart{}
+	if len(r.Rows) > 0 {
+		maps.Copy(charts, r.databaseCharts())
+	}
+	if len(r.Families) > 0 {
+		maps.Copy(charts, r.familyCharts())
+	}
+	for name, c := range charts {
+		if err := c.write(filepath.Join(dir, name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *sweepReport) databaseCharts() map[string]*chart {
+	var fprU, fprO, pred, bound, readsOff, hitU, missU, hitO, missO [][2]float64
+	reads := map[string][][2]float64{}
 	var off *sweepRow
 	for i := range r.Rows {
-		if r.Rows[i].Allocation == "none" {
+		if r.Rows[i].Policy == policyNone {
 			off = &r.Rows[i]
 		}
 	}
@@ -188,20 +254,24 @@ func (r *sweepReport) writeCharts(dir string) error {
 	for _, x := range r.Rows {
 		kib := float64(x.FilterMemory) / 1024
 		maxMem = math.Max(maxMem, kib)
-		switch x.Allocation {
-		case bloomkv.UniformAllocation.String():
+		if x.Policy != policyNone {
+			reads[x.Policy] = append(reads[x.Policy], [2]float64{kib, x.MissingBlocks})
+		}
+		switch x.Policy {
+		case policyUniform:
 			fprU = append(fprU, [2]float64{x.BitsPerKey, x.MeasuredFPR})
 			pred = append(pred, [2]float64{x.BitsPerKey, predictedFPR(x.BitsPerKey)})
 			bound = append(bound, [2]float64{x.BitsPerKey, x.BoundFPR})
-			readsU = append(readsU, [2]float64{kib, x.MissingBlocks})
 			hitU = append(hitU, [2]float64{x.BitsPerKey, x.P50PresentMicros})
 			missU = append(missU, [2]float64{x.BitsPerKey, x.P50MissingMicros})
-		case bloomkv.OptimalAllocation.String():
+		case policyOptimal:
 			fprO = append(fprO, [2]float64{x.BitsPerKey, x.MeasuredFPR})
-			readsO = append(readsO, [2]float64{kib, x.MissingBlocks})
 			hitO = append(hitO, [2]float64{x.BitsPerKey, x.P50PresentMicros})
 			missO = append(missO, [2]float64{x.BitsPerKey, x.P50MissingMicros})
 		}
+	}
+	for _, pts := range reads {
+		slices.SortFunc(pts, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
 	}
 	if off != nil {
 		readsOff = [][2]float64{{0, off.MissingBlocks}, {maxMem, off.MissingBlocks}}
@@ -212,7 +282,7 @@ func (r *sweepReport) writeCharts(dir string) error {
 		missO = append([][2]float64{{0, off.P50MissingMicros}}, missO...)
 	}
 	keys := fmtCount(int64(r.Settings.Keys))
-	charts := map[string]*chart{
+	return map[string]*chart{
 		"fpr.svg": {
 			title:  "False-positive rate against bits per key (" + keys + " keys)",
 			xLabel: "filter bits per key", yLabel: "false-positive rate (log)", logY: true,
@@ -228,8 +298,11 @@ func (r *sweepReport) writeCharts(dir string) error {
 			xLabel: "filter memory (KiB)", yLabel: "data blocks read per Get (log)", logY: true,
 			xFormat: func(x float64) string { return humanize.Bytes(uint64(x * 1024)) },
 			series: []series{
-				{name: "Uniform", points: readsU, color: colorUniform},
-				{name: "Optimal (Monkey)", points: readsO, color: colorOptimal},
+				{name: "Uniform Bloom", points: reads[policyUniform], color: colorUniform},
+				{name: "Optimal (Monkey) Bloom", points: reads[policyOptimal], color: colorOptimal},
+				{name: "Progressive fuse (Pebble)", points: reads[policyProgressive], color: colorProgressive},
+				{name: "Best allocation", points: reads[policyBest], color: colorBest},
+				{name: "Uniform fuse", points: reads[policyFuse], color: colorFuse8, dashed: true},
 				{name: "no filter", points: readsOff, color: colorOff, dashed: true},
 			},
 		},
@@ -244,10 +317,42 @@ func (r *sweepReport) writeCharts(dir string) error {
 			},
 		},
 	}
-	for name, c := range charts {
-		if err := c.write(filepath.Join(dir, name)); err != nil {
-			return err
+}
+
+// familyCharts are the charts of the filter measurements: each family's
+// measured rate against its expected one, and the bits per key a table
+// spends, by table size.
+func (r *sweepReport) familyCharts() map[string]*chart {
+	var names []string
+	fpr, expected, bits, planned := map[string][][2]float64{}, map[string][][2]float64{}, map[string][][2]float64{}, map[string][][2]float64{}
+	for _, x := range r.Families {
+		if _, ok := fpr[x.Filter]; !ok {
+			names = append(names, x.Filter)
 		}
+		n := float64(x.Keys)
+		fpr[x.Filter] = append(fpr[x.Filter], [2]float64{n, x.MeasuredFPR})
+		expected[x.Filter] = append(expected[x.Filter], [2]float64{n, x.ExpectedFPR})
+		bits[x.Filter] = append(bits[x.Filter], [2]float64{n, x.BitsPerKey})
+		planned[x.Filter] = append(planned[x.Filter], [2]float64{n, x.PlannedBits})
 	}
-	return nil
+	var fprSeries, bitsSeries []series
+	for i, name := range names {
+		color := familyColors[i%len(familyColors)]
+		fprSeries = append(fprSeries, series{name: name + " measured", points: fpr[name], color: color},
+			series{name: name + " expected", points: expected[name], color: color, dashed: true})
+		bitsSeries = append(bitsSeries, series{name: name, points: bits[name], color: color})
+	}
+	sizes := func(x float64) string { return fmtCount(int64(x)) }
+	return map[string]*chart{
+		"fpr-size.svg": {
+			title:  "False-positive rate by table size, per filter (fuse: 2^-w)",
+			xLabel: "keys per table (log)", yLabel: "false-positive rate (log)", logX: true, logY: true, xFormat: sizes,
+			series: fprSeries,
+		},
+		"bits-size.svg": {
+			title:  "Filter bits per key a table spends, by table size",
+			xLabel: "keys per table (log)", yLabel: "serialized filter bits per key", logX: true, xFormat: sizes,
+			series: bitsSeries,
+		},
+	}
 }

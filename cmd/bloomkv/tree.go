@@ -14,6 +14,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/internal/humanize"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/sstable"
 	"github.com/bloomkv/bloomkv/vfs"
 )
 
@@ -80,12 +81,12 @@ func runTree(args []string, stdout io.Writer) error {
 		if level == 0 {
 			order = "may overlap: a lookup tries each in range, newest first"
 		}
-		fmt.Fprintf(w, "L%d  %s, %s, filter %.1f bits/key  (%s)\n", level, count(len(files), "table"), humanize.Bytes(v.LevelSize(level)), bits, order)
+		fmt.Fprintf(w, "L%d  %s, %s, %s  (%s)\n", level, count(len(files), "table"), humanize.Bytes(v.LevelSize(level)), levelFilters(files, bits), order)
 		var b strings.Builder
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		for _, m := range files {
-			fmt.Fprintf(tw, "%s\t%s\t%s .. %s\tseqnums %d-%d\t%.1f bits/key\n", manifest.MakeFilename(manifest.FileTypeTable, m.FileNum),
-				humanize.Bytes(m.Size), f.format(m.Smallest.UserKey), f.format(m.Largest.UserKey), m.SmallestSeqNum, m.LargestSeqNum, m.FilterBitsPerKey)
+			fmt.Fprintf(tw, "%s\t%s\t%s .. %s\tseqnums %d-%d\t%s\n", manifest.MakeFilename(manifest.FileTypeTable, m.FileNum),
+				humanize.Bytes(m.Size), f.format(m.Smallest.UserKey), f.format(m.Largest.UserKey), m.SmallestSeqNum, m.LargestSeqNum, tableFilter(m))
 		}
 		tw.Flush()
 		lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
@@ -95,6 +96,67 @@ func runTree(args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(w, "total: %s, %s\n", count(tables, "table"), humanize.Bytes(bytes))
 	return nil
+}
+
+// tableFilter renders a table's filter from its manifest record: "bloom
+// 10.2 bits/key", "fuse 8-bit 9.3 bits/key" or "no filter".
+func tableFilter(m *manifest.FileMetadata) string {
+	family, param := m.Filter()
+	switch sstable.FilterFamily(family) {
+	case sstable.NoFilter:
+		return "no filter"
+	case sstable.BloomFamily:
+		return fmt.Sprintf("bloom %.1f bits/key", m.FilterBitsPerKey)
+	case sstable.FuseFamily:
+		return fmt.Sprintf("fuse %g-bit %.1f bits/key", param, m.FilterBitsPerKey)
+	}
+	return fmt.Sprintf("%v %g, %.1f bits/key", sstable.FilterFamily(family), param, m.FilterBitsPerKey)
+}
+
+// filterKind is a table's filter without its size: "bloom", "fuse 8-bit",
+// "none".
+func filterKind(m *manifest.FileMetadata) string {
+	family, param := m.Filter()
+	if sstable.FilterFamily(family) == sstable.FuseFamily {
+		return fmt.Sprintf("fuse %g-bit", param)
+	}
+	return sstable.FilterFamily(family).String()
+}
+
+// levelFilters summarizes the filters of a level's tables, whose mean bits
+// per key is bits: "filter bloom 10.2 bits/key", or for a level of mixed
+// families "filters 3 fuse 8-bit + 1 bloom, 9.6 bits/key".
+func levelFilters(files []*manifest.FileMetadata, bits float64) string {
+	kinds, mixed := levelKinds(files)
+	switch {
+	case kinds == "none":
+		return "no filters"
+	case mixed:
+		return fmt.Sprintf("filters %s, %.1f bits/key", kinds, bits)
+	}
+	return fmt.Sprintf("filter %s %.1f bits/key", kinds, bits)
+}
+
+// levelKinds names the filters of a level's tables: "bloom", "fuse
+// 8-bit", "none", or for mixed ones "3 fuse 8-bit + 1 bloom" (mixed true).
+func levelKinds(files []*manifest.FileMetadata) (kinds string, mixed bool) {
+	var names []string
+	counts := map[string]int{}
+	for _, m := range files {
+		k := filterKind(m)
+		if counts[k] == 0 {
+			names = append(names, k)
+		}
+		counts[k]++
+	}
+	if len(names) == 1 {
+		return names[0], false
+	}
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = fmt.Sprintf("%d %s", counts[k], k)
+	}
+	return strings.Join(parts, " + "), true
 }
 
 // drawBranches writes lines as the branches of a tree.

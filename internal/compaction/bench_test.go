@@ -36,7 +36,7 @@ func benchCompaction(b *testing.B, compression sstable.Compression) (*tableStore
 		sortEntries(out)
 		return out
 	}
-	c := &Compaction{Level: 0, OutputLevel: 1, BitsPerKey: 10, Bottommost: true}
+	c := &Compaction{Level: 0, OutputLevel: 1, Filter: sstable.Bloom(10), Bottommost: true}
 	l1 := gen(100_000)
 	for start, num := 0, uint64(1); start < len(l1); num++ {
 		end := min(start+17_000, len(l1)) // about 2 MiB of raw entries
@@ -64,7 +64,7 @@ func BenchmarkRun(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			s, c := benchCompaction(b, bc.compression)
-			c.BitsPerKey = bc.bitsPerKey
+			c.Filter = bloomSpec(bc.bitsPerKey)
 			env := s.env()
 			env.Create = func() (*Output, error) {
 				return &Output{FileNum: 1, W: io.Discard, Finish: func() error { return nil }}, nil

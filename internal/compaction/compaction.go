@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/sstable"
 )
 
 // Compaction is one unit of work the picker chose: tables to merge and the
@@ -35,9 +38,9 @@ type Compaction struct {
 	// older version in the compaction hides nothing at all and Run drops
 	// it.
 	Bottommost bool
-	// BitsPerKey is the filter size of the output tables (0: no filter),
-	// from the filter allocation and the tree's shape (BitsPerKeyForLevel).
-	BitsPerKey float64
+	// Filter is the filter of the output tables (the zero spec: none),
+	// from the filter allocation and the tree's shape (FilterForLevel).
+	Filter sstable.FilterSpec
 	// Score is the score of Level that made the picker choose it, ≥ 1; 0
 	// for a manual compaction.
 	Score float64
@@ -69,20 +72,43 @@ const trivialMoveSlack = 0.1
 // IsTrivialMove reports whether the compaction can be done by moving its one
 // input table to OutputLevel with an edit (Edit(c.Inputs[0])), without
 // reading or writing it: it has a single input, nothing of OutputLevel
-// overlaps it, and its filter is within 10% of OutputLevel's bits per key
-// (so a move never drags a filter sized for one level into another —
-// under OptimalAllocation that leaves most moves to a rewrite). A move
+// overlaps it, and its filter suits the filter OutputLevel's tables get
+// (filterSuits: the same family, for Bloom within 10% in bits per key, for
+// fuse the same width), so a move never drags a filter sized for one
+// level into another — under OptimalAllocation and BestAllocation that
+// leaves the moves between levels of different filters to a rewrite. A move
 // keeps the table's shadowed versions and tombstones; that is the price of
 // not rewriting it, paid later when the key range is compacted again.
 func (c *Compaction) IsTrivialMove() bool {
 	if len(c.Inputs[0]) != 1 || len(c.Inputs[1]) != 0 {
 		return false
 	}
-	have, want := c.Inputs[0][0].FilterBitsPerKey, c.BitsPerKey
-	if want == 0 || have == 0 {
-		return want == have
+	return filterSuits(c.Inputs[0][0], c.Filter)
+}
+
+// filterSuits reports whether table m's filter is close enough to want to
+// move the table where want is built: no filter for none; the same family,
+// and for Bloom bits per key within trivialMoveSlack, for fuse the same
+// fingerprint width. A fuse want is also met by the Bloom filter of the
+// same false-positive rate that the writer builds instead where a fuse
+// filter costs more (small tables) or cannot be built (FilterSpec.StandIn):
+// that
+// is what a rewrite of such a table would build again. (A large table
+// whose Bloom filter has that rate moves too, spending up to about a
+// fifth more bits per key than a fuse filter would, rather than being
+// rewritten for it.)
+func filterSuits(m *manifest.FileMetadata, want sstable.FilterSpec) bool {
+	family, param := m.Filter()
+	if want.Family == sstable.FuseFamily && sstable.FilterFamily(family) == sstable.BloomFamily {
+		want = want.StandIn()
 	}
-	return math.Abs(have-want) <= trivialMoveSlack*want
+	switch {
+	case sstable.FilterFamily(family) != want.Family:
+		return false
+	case want.Family == sstable.BloomFamily:
+		return math.Abs(param-want.Bits) <= trivialMoveSlack*want.Bits
+	}
+	return param == want.Bits
 }
 
 // Edit returns the version edit that installs the compaction's outputs: it
@@ -129,7 +155,7 @@ func (c *Compaction) String() string {
 	if c.Bottommost {
 		sb.WriteString(" bottommost")
 	}
-	fmt.Fprintf(&sb, " bits/key %g", c.BitsPerKey)
+	fmt.Fprintf(&sb, " filter %v", c.Filter)
 	return sb.String()
 }
 
@@ -149,4 +175,21 @@ func keyRange(files ...[]*manifest.FileMetadata) (lo, hi []byte) {
 		}
 	}
 	return lo, hi
+}
+
+// parallel calls f(0), …, f(n−1) on up to GOMAXPROCS goroutines, and
+// returns when all have returned.
+func parallel(n int, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	var wg sync.WaitGroup
+	wg.Add(workers)
+	for w := range workers {
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -31,8 +31,7 @@
 // (*sstable.Iterator is an iterator.Iterator) and creates the output
 // files, and the sequence numbers of its live snapshots; and installs
 // Compaction.Edit of the outputs with one manifest edit. For every table
-// it builds, flushes included, it asks BitsPerKeyForLevel for the filter
-// size.
+// it builds, flushes included, it asks FilterForLevel for the filter.
 //
 // # Merging
 //
@@ -78,11 +77,12 @@
 //
 // # Filters across levels
 //
-// Every table's filter is built with the bits per key of the level it is
-// written to (BitsPerKeyForLevel, from the tree's projected shape and the
-// FilterAllocation). Under UniformAllocation that is Options.BitsPerKey
-// everywhere: each of the L runs a lookup probes has false-positive rate p,
-// and an absent key costs about L·p wasted block reads. Under
+// Every table's filter is the one its level gets when it is written
+// (FilterForLevel, from the tree's projected shape and the
+// FilterAllocation, or fixed per level by Options.LevelFilters). Under
+// UniformAllocation that is a Bloom filter of Options.BitsPerKey
+// everywhere: each of the L runs a lookup probes has false-positive rate
+// p, and an absent key costs about L·p wasted block reads. Under
 // OptimalAllocation (Monkey: Dayan, Athanassoulis and Idreos, SIGMOD 2017)
 // each run's rate is proportional to its size, within the same total
 // memory:
@@ -92,9 +92,14 @@
 // (BitsPerKeyForLevels gives the derivation and the clamping), so small
 // levels get many bits per key and the largest slightly fewer than the
 // average; with T = 10 the expected wasted reads drop to about the largest
-// level's rate, a constant. The filter block describes itself, so tables
-// built under different shapes or allocations mix freely. The allocations
-// are judged (in this package's tests) by that metric, the expected wasted
-// reads of a lookup for an absent key: Σ over the runs it probes of their
-// filters' false-positive rates.
+// level's rate, a constant. BestAllocation solves the same problem with a
+// choice of family per level — none, Bloom or binary fuse — and each
+// family's real rate and cost in tables of the level's size, by
+// Lagrangian relaxation (FiltersForLevels); ProgressiveAllocation is
+// Pebble's fixed fuse widths, for comparison. The table records its
+// filter's family and parameters, so tables built under different shapes,
+// allocations or families mix freely. The allocations are judged by that
+// metric, the expected wasted reads of a lookup for an absent key: Σ over
+// the runs it probes of their filters' false-positive rates
+// (ExpectedFalsePositiveReads), at equal memory (FilterMemory).
 package compaction

@@ -20,7 +20,7 @@ func Example() {
 	files := map[uint64]*bytes.Buffer{}
 	flush := func(num uint64, seq base.SeqNum, deleteBanana bool) *manifest.FileMetadata {
 		files[num] = new(bytes.Buffer)
-		w, _ := sstable.NewWriter(files[num], sstable.WriterOptions{BitsPerKey: 10})
+		w, _ := sstable.NewWriter(files[num], sstable.WriterOptions{Filter: sstable.Bloom(10)})
 		w.Add(base.MakeInternalKey([]byte("apple"), seq, base.KindSet), []byte(fmt.Sprint("red ", seq)))
 		if deleteBanana {
 			w.Add(base.MakeInternalKey([]byte("banana"), seq+1, base.KindDelete), nil)
@@ -28,8 +28,7 @@ func Example() {
 			w.Add(base.MakeInternalKey([]byte("banana"), seq+1, base.KindSet), []byte("yellow"))
 		}
 		p, _ := w.Finish()
-		return &manifest.FileMetadata{FileNum: num, Size: uint64(files[num].Len()), Smallest: p.Smallest, Largest: p.Largest,
-			SmallestSeqNum: p.SmallestSeqNum, LargestSeqNum: p.LargestSeqNum, FilterBitsPerKey: p.FilterBitsPer}
+		return compaction.TableMetadata(num, uint64(files[num].Len()), &p)
 	}
 	v := &manifest.Version{}
 	for num := uint64(4); num >= 1; num-- { // L0 is newest first
@@ -75,7 +74,7 @@ func Example() {
 	edit := c.Edit(outputs)
 	fmt.Println(len(edit.DeletedFiles), "deleted from L0,", len(edit.NewFiles), "added to L1")
 	// Output:
-	// L0→L1 score 1.00 ["apple", "banana"] inputs 000004 000003 000002 000001 bottommost bits/key 10
+	// L0→L1 score 1.00 ["apple", "banana"] inputs 000004 000003 000002 000001 bottommost filter bloom 10 bits/key
 	// in 8, out 1, shadowed 6, tombstones dropped 1
 	// 5 "apple"#40,SET "apple"#40,SET
 	// 4 deleted from L0, 1 added to L1

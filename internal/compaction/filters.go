@@ -5,6 +5,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/sstable"
 )
 
 // ln2sq is (ln 2)², the exponent of a Bloom filter's false-positive rate per
@@ -119,20 +120,23 @@ func BitsPerKeyForLevels(s Shape, avg float64, alloc FilterAllocation) [manifest
 // clampBits clamps bits per key to what a table's filter can have.
 func clampBits(b float64) float64 { return min(max(b, 1), bloom.MaxBitsPerKey) }
 
-// BitsPerKeyForLevel returns the bits per key of the filter of a table
-// written to level in v: Options.BitsPerKey under UniformAllocation, the
-// level's share of BitsPerKeyForLevels over ProjectedShape under
-// OptimalAllocation, 0 when filters are disabled. The DB calls it for every
-// table it builds — flushes (level 0) and compaction outputs (Pick and
-// PickManual call it for Compaction.BitsPerKey) — and writes it into the
-// table's filter, whose header carries the parameters: tables built at
-// different times, with different shapes or allocations, mix freely.
-func BitsPerKeyForLevel(v *manifest.Version, level int, opts *Options) float64 {
-	if opts.BitsPerKey == 0 {
-		return 0
+// FilterForLevel returns the filter of a table written to level in v:
+// none when filters are disabled (BitsPerKey 0); Options.LevelFilters'
+// entry for the level if they are set; else the level's entry of
+// FiltersForLevels for ProjectedShape under FilterAllocation — a Bloom
+// filter of BitsPerKey under UniformAllocation, Monkey's under
+// OptimalAllocation, the family and parameter of BestAllocation, Pebble's
+// widths under ProgressiveAllocation. The DB calls it for every table it
+// builds — flushes (level 0) and compaction outputs (Pick and PickManual
+// call it for Compaction.Filter) — and the table records its filter's
+// family and parameters: tables built at different times, with different
+// shapes, allocations or families, mix freely.
+func FilterForLevel(v *manifest.Version, level int, opts *Options) sstable.FilterSpec {
+	switch {
+	case opts.BitsPerKey == 0:
+		return sstable.FilterSpec{}
+	case opts.LevelFilters != nil:
+		return opts.LevelFilters[level]
 	}
-	if opts.FilterAllocation != OptimalAllocation {
-		return clampBits(opts.BitsPerKey)
-	}
-	return BitsPerKeyForLevels(ProjectedShape(v, level, opts), opts.BitsPerKey, OptimalAllocation)[level]
+	return FiltersForLevels(ProjectedShape(v, level, opts), opts.BitsPerKey, opts.FilterAllocation, opts)[level]
 }

@@ -32,8 +32,8 @@ func TestOptimalHalvesUniformPredicted(t *testing.T) {
 			s := tenfold(levels, 1e6, l0)
 			uni := BitsPerKeyForLevels(s, 10, UniformAllocation)
 			opt := BitsPerKeyForLevels(s, 10, OptimalAllocation)
-			mu, mo := FilterMemory(s, uni), FilterMemory(s, opt)
-			eu, eo := ExpectedFalsePositiveReads(s, uni), ExpectedFalsePositiveReads(s, opt)
+			mu, mo := bloomMemory(s, uni), bloomMemory(s, opt)
+			eu, eo := bloomReads(s, uni), bloomReads(s, opt)
 			t.Logf("L1-L%d, %d L0 tables: uniform %.4f, optimal %.4f false-positive reads (ratio %.2f), memory ratio %.4f, optimal bits/key %v",
 				levels, l0, eu, eo, eo/eu, mo/mu, opt)
 			if math.Abs(mo/mu-1) > 0.02 {
@@ -91,7 +91,7 @@ func TestOptimalHalvesUniformMeasured(t *testing.T) {
 			measured[i] += rate
 		}
 		t.Logf("%v: bits/key %v, measured false-positive reads per level %.5f, sum %.5f (predicted %.5f), filter bytes %.0f",
-			alloc, bits, perLevel, measured[i], ExpectedFalsePositiveReads(s, bits), memory[i])
+			alloc, bits, perLevel, measured[i], bloomReads(s, bits), memory[i])
 	}
 	if math.Abs(memory[1]/memory[0]-1) > 0.02 {
 		t.Errorf("optimal filters take %.0f bytes, uniform %.0f: not within 2%%", memory[1], memory[0])
@@ -106,7 +106,7 @@ func TestOptimalHalvesUniformMeasured(t *testing.T) {
 func buildKeysTable(t *testing.T, next *int, n int, bits float64) (*sstable.Reader, sstable.Properties) {
 	t.Helper()
 	var buf bytes.Buffer
-	w, err := sstable.NewWriter(&buf, sstable.WriterOptions{BitsPerKey: bits})
+	w, err := sstable.NewWriter(&buf, sstable.WriterOptions{Filter: sstable.Bloom(bits)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func buildKeysTable(t *testing.T, next *int, n int, bits float64) (*sstable.Read
 func TestOptimalNearBlockedOptimum(t *testing.T) {
 	s := tenfold(4, 1e6, 0)
 	opt := BitsPerKeyForLevels(s, 10, OptimalAllocation)
-	best := ExpectedFalsePositiveReads(s, opt)
+	best := bloomReads(s, opt)
 	for i := 1; i <= 4; i++ {
 		for j := 1; j <= 4; j++ {
 			for _, delta := range []float64{0.5, 1, 2} {
@@ -147,7 +147,7 @@ func TestOptimalNearBlockedOptimum(t *testing.T) {
 				if moved[j] < 1 || moved[i] > 64 {
 					continue
 				}
-				if e := ExpectedFalsePositiveReads(s, moved); e < best*0.99 {
+				if e := bloomReads(s, moved); e < best*0.99 {
 					t.Errorf("moving %v bits/key of L%d from L%d: %.5f false-positive reads, the allocation's %.5f", delta, i, j, e, best)
 				}
 			}
@@ -201,7 +201,7 @@ func TestBitsPerKeyForLevelsEdges(t *testing.T) {
 		}
 		// Rounding to a tenth of a bit moves the memory by at most half
 		// of one per key.
-		if m := FilterMemory(s, got); math.Abs(m/total-avg) > bitsGrid/2+1e-9 {
+		if m := bloomMemory(s, got); math.Abs(m/total-avg) > bitsGrid/2+1e-9 {
 			t.Fatalf("shape %v, avg %v: %v spends %v bits/key", s, avg, got, m/total)
 		}
 	}
@@ -209,8 +209,11 @@ func TestBitsPerKeyForLevelsEdges(t *testing.T) {
 
 func TestProjectedShape(t *testing.T) {
 	opts := with(defaultOptions(), func(o *Options) { o.BaseLevelSize = 1000 })
+	// Tables below L0 are cut at TargetFileSize; the entries' size is the
+	// projection's estimate.
+	tables := Shape{TableSize: float64(opts.TargetFileSize), EntrySize: projectedEntrySize}
 	// A new DB: L0 at its trigger, tables of a quarter of L1's target.
-	if got := ProjectedShape(&manifest.Version{}, 0, opts); got != (Shape{Sizes: [manifest.NumLevels]float64{1000}, L0Tables: 4}) {
+	if got := ProjectedShape(&manifest.Version{}, 0, opts); got != (Shape{Sizes: [manifest.NumLevels]float64{1000}, L0Tables: 4, TableSize: tables.TableSize, EntrySize: tables.EntrySize}) {
 		t.Errorf("empty version: %+v", got)
 	}
 	v := checkedVersion(t, levels{
@@ -219,19 +222,19 @@ func TestProjectedShape(t *testing.T) {
 		2: {meta(2, "a", "z", 0, 0, 12000)},
 		3: {meta(3, "a", "z", 0, 0, 3000)},
 	})
-	want := Shape{Sizes: [manifest.NumLevels]float64{4 * 500, 1000, 12000, 12000}, L0Tables: 4}
+	want := Shape{Sizes: [manifest.NumLevels]float64{4 * 500, 1000, 12000, 12000}, L0Tables: 4, TableSize: tables.TableSize, EntrySize: tables.EntrySize}
 	if got := ProjectedShape(v, 1, opts); got != want {
 		t.Errorf("growing tree: %+v, want %+v", got, want)
 	}
 	// Writing below the deepest level: it is projected to grow as large
 	// as the one above, which is at its target.
-	want = Shape{Sizes: [manifest.NumLevels]float64{4 * 500, 1000, 12000, 100000, 100000}, L0Tables: 4}
+	want = Shape{Sizes: [manifest.NumLevels]float64{4 * 500, 1000, 12000, 100000, 100000}, L0Tables: 4, TableSize: tables.TableSize, EntrySize: tables.EntrySize}
 	if got := ProjectedShape(v, 4, opts); got != want {
 		t.Errorf("a new level: %+v, want %+v", got, want)
 	}
 }
 
-func TestBitsPerKeyForLevel(t *testing.T) {
+func TestFilterForLevel(t *testing.T) {
 	v := checkedVersion(t, levels{
 		0: {meta(9, "a", "z", 1, 9, 4000)},
 		1: {meta(1, "a", "z", 0, 0, 16000)},
@@ -245,13 +248,17 @@ func TestBitsPerKeyForLevel(t *testing.T) {
 	none.BitsPerKey = 0 // the DB's DisableFilters
 	var bits [manifest.NumLevels]float64
 	for level := range manifest.NumLevels {
-		if got := BitsPerKeyForLevel(v, level, &uniform); got != 10 {
-			t.Errorf("uniform L%d: %v bits/key", level, got)
+		if got := FilterForLevel(v, level, &uniform); got != sstable.Bloom(10) {
+			t.Errorf("uniform L%d: %v", level, got)
 		}
-		if got := BitsPerKeyForLevel(v, level, &none); got != 0 {
-			t.Errorf("no filters L%d: %v bits/key", level, got)
+		if got := FilterForLevel(v, level, &none); got != (sstable.FilterSpec{}) {
+			t.Errorf("no filters L%d: %v", level, got)
 		}
-		bits[level] = BitsPerKeyForLevel(v, level, &optimal)
+		spec := FilterForLevel(v, level, &optimal)
+		if spec.Family != sstable.BloomFamily {
+			t.Errorf("optimal L%d: %v, want a Bloom filter", level, spec)
+		}
+		bits[level] = spec.Bits
 	}
 	t.Logf("optimal bits/key by level: %v", bits)
 	for level := 1; level <= 4; level++ {
@@ -264,7 +271,7 @@ func TestBitsPerKeyForLevel(t *testing.T) {
 	}
 	// Compactions carry their output level's bits.
 	v.Levels[1] = append(v.Levels[1][:0:0], meta(1, "a", "z", 0, 0, 40000))
-	if c := Pick(v, &optimal); c == nil || c.OutputLevel != 2 || c.BitsPerKey != BitsPerKeyForLevel(v, 2, &optimal) {
-		t.Errorf("Pick = %v, want L1→L2 with %v bits/key", c, BitsPerKeyForLevel(v, 2, &optimal))
+	if c := Pick(v, &optimal); c == nil || c.OutputLevel != 2 || c.Filter != FilterForLevel(v, 2, &optimal) {
+		t.Errorf("Pick = %v, want L1→L2 with %v", c, FilterForLevel(v, 2, &optimal))
 	}
 }

@@ -70,7 +70,7 @@ type tableStore struct {
 	mu      sync.Mutex
 	tables  map[uint64][]byte
 	nextNum uint64
-	wopts   sstable.WriterOptions // for build; BitsPerKey is build's argument
+	wopts   sstable.WriterOptions // for build; Filter is build's argument
 
 	open     int // iterators open now
 	finished map[uint64]bool
@@ -96,7 +96,7 @@ func (s *tableStore) build(num uint64, entries []entry, bitsPerKey float64) *man
 	s.t.Helper()
 	var buf bytes.Buffer
 	wopts := s.wopts
-	wopts.BitsPerKey = bitsPerKey
+	wopts.Filter = bloomSpec(bitsPerKey)
 	w, err := sstable.NewWriter(&buf, wopts)
 	if err != nil {
 		s.t.Fatal(err)
@@ -111,12 +111,24 @@ func (s *tableStore) build(num uint64, entries []entry, bitsPerKey float64) *man
 		s.t.Fatal(err)
 	}
 	s.tables[num] = buf.Bytes()
-	return &manifest.FileMetadata{
-		FileNum: num, Size: uint64(buf.Len()),
-		Smallest: props.Smallest, Largest: props.Largest,
-		SmallestSeqNum: props.SmallestSeqNum, LargestSeqNum: props.LargestSeqNum,
-		FilterBitsPerKey: props.FilterBitsPer,
+	return TableMetadata(num, uint64(buf.Len()), &props)
+}
+
+// bloomSpec returns the spec of a Bloom filter of bits per key, none for 0.
+func bloomSpec(bits float64) sstable.FilterSpec {
+	if bits == 0 {
+		return sstable.FilterSpec{}
 	}
+	return sstable.Bloom(bits)
+}
+
+// bloomSpecs returns bloomSpec of each level's bits.
+func bloomSpecs(bits [manifest.NumLevels]float64) [manifest.NumLevels]sstable.FilterSpec {
+	var specs [manifest.NumLevels]sstable.FilterSpec
+	for level, b := range bits {
+		specs[level] = bloomSpec(b)
+	}
+	return specs
 }
 
 func (s *tableStore) reader(num uint64) (*sstable.Reader, error) {
@@ -227,14 +239,15 @@ func CurrentShape(v *manifest.Version) Shape {
 	return s
 }
 
-// ExpectedFalsePositiveReads returns the expected number of data blocks a
-// lookup for an absent key reads in vain in a tree of shape s whose levels'
+// bloomReads returns the expected number of data blocks a lookup for an
+// absent key reads in vain in a tree of shape s whose levels' Bloom
 // filters have bits (0: no filter, every probe reads): the sum over the
 // runs it probes — every L0 table, one table of each deeper level with
 // data — of their false-positive rates, each from
 // bloom.BlockedFalsePositiveRate, the tables' filter. It is the metric this
-// package's tests judge the filter allocations by.
-func ExpectedFalsePositiveReads(s Shape, bits [manifest.NumLevels]float64) float64 {
+// package's tests judge the Bloom allocations by, computed from package
+// bloom directly as an oracle for ExpectedFalsePositiveReads.
+func bloomReads(s Shape, bits [manifest.NumLevels]float64) float64 {
 	var sum float64
 	for level := range bits {
 		sum += float64(s.runs(level)) * falsePositiveRate(bits[level])
@@ -242,9 +255,11 @@ func ExpectedFalsePositiveReads(s Shape, bits [manifest.NumLevels]float64) float
 	return sum
 }
 
-// FilterMemory returns the filter memory of a tree of shape s whose levels'
-// filters have bits: Σ Sizes[i]·bits[i], in bits when the sizes are in keys.
-func FilterMemory(s Shape, bits [manifest.NumLevels]float64) float64 {
+// bloomMemory returns the nominal filter memory of a tree of shape s whose
+// levels' filters have bits: Σ Sizes[i]·bits[i], in bits when the sizes
+// are in keys — Monkey's model, without the tables' block rounding and
+// headers that FilterMemory counts.
+func bloomMemory(s Shape, bits [manifest.NumLevels]float64) float64 {
 	var m float64
 	for level := range bits {
 		if s.runs(level) > 0 {

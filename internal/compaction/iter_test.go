@@ -10,6 +10,7 @@ import (
 	"github.com/bloomkv/bloomkv/internal/iterator"
 	"github.com/bloomkv/bloomkv/internal/iterator/itertest"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/sstable"
 )
 
 // numbered returns n entries with keys prefix0…, seqnums from seq.
@@ -39,7 +40,7 @@ func sliceIter(es []entry, failAt int) *itertest.SliceIter {
 func TestRunInputFailsMidway(t *testing.T) {
 	for _, failing := range []uint64{1, 11} {
 		s := newTableStore(t)
-		c := &Compaction{Level: 0, OutputLevel: 1, BitsPerKey: 10}
+		c := &Compaction{Level: 0, OutputLevel: 1, Filter: sstable.Bloom(10)}
 		c.Inputs[0] = []*manifest.FileMetadata{meta(1, "a000", "a199", 1000, 1199, 100)}
 		c.Inputs[1] = []*manifest.FileMetadata{meta(10, "b000", "b199", 1, 199, 100), meta(11, "c000", "c199", 1, 199, 100)}
 		contents := map[uint64][]entry{1: numbered("a", 200, 1000), 10: numbered("b", 200, 1), 11: numbered("c", 200, 1)}

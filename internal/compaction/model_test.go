@@ -75,7 +75,7 @@ func randomScenario(rng *rand.Rand, s *tableStore) *scenario {
 	c := sc.c
 	c.OutputLevel = c.Level + 1
 	c.Bottommost = c.Level == lastLevel-1 || rng.IntN(2) == 0
-	c.BitsPerKey = []float64{0, 10, 7.5}[rng.IntN(3)]
+	c.Filter = []sstable.FilterSpec{{}, sstable.Bloom(10), sstable.Bloom(7.5)}[rng.IntN(3)]
 
 	var seq base.SeqNum
 	var num uint64
@@ -260,8 +260,8 @@ func checkOutputs(t *testing.T, s *tableStore, c *Compaction, outputs []*manifes
 			f.FilterBitsPerKey != props.FilterBitsPer {
 			fail("output %d: metadata %v, table %v", i, f, props)
 		}
-		if (c.BitsPerKey == 0) != (props.FilterBytes == 0) || (c.BitsPerKey > 0 && props.FilterBitsPer < c.BitsPerKey) {
-			fail("output %d: filter of %v bits/key, want %v", i, props.FilterBitsPer, c.BitsPerKey)
+		if (c.Filter.Family == sstable.NoFilter) != (props.FilterBytes == 0) || (c.Filter.Family != sstable.NoFilter && props.FilterBitsPer < c.Filter.Bits) {
+			fail("output %d: filter of %v bits/key, want %v", i, props.FilterBitsPer, c.Filter)
 		}
 		if bytes.Compare(f.Smallest.UserKey, c.Smallest) < 0 || bytes.Compare(f.Largest.UserKey, c.Largest) > 0 {
 			fail("output %d %v outside the compaction's range", i, f)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/sstable"
 )
 
@@ -27,16 +28,37 @@ const (
 	// and the expected wasted reads of an absent-key lookup drop to about
 	// the largest level's rate. See BitsPerKeyForLevels.
 	OptimalAllocation
+	// BestAllocation chooses each level's filter family and parameter —
+	// none, Bloom at bits per key on a grid of tenths, or fuse at each
+	// fingerprint width — to minimize the expected false-positive reads
+	// of an absent-key lookup, Σ over runs of their false-positive rates,
+	// within N·BitsPerKey bits (UniformAllocation's nominal memory),
+	// counting each family's real rate and its cost in tables of the
+	// level's size: Monkey generalized to a choice of family, solved by
+	// Lagrangian relaxation. See FiltersForLevels.
+	BestAllocation
+	// ProgressiveAllocation is Pebble's progressive filter policy, for
+	// comparison: binary fuse filters of 16, 16, 16, 12, 10, 8 and 4
+	// fingerprint bits in L0–L6 (ProgressiveFilters(0)), whatever the
+	// shape of the tree and BitsPerKey (0 still disables filters). It
+	// ignores the memory budget: ProgressiveFilters and
+	// ProgressiveOffset put it at a given memory.
+	ProgressiveAllocation
 )
 
 // String returns the allocation's name as the tools print it and take it
-// (bloomkv bench -allocation): "uniform" or "optimal".
+// (bloomkv bench -allocation): "uniform", "optimal", "best" or
+// "progressive".
 func (a FilterAllocation) String() string {
 	switch a {
 	case UniformAllocation:
 		return "uniform"
 	case OptimalAllocation:
 		return "optimal"
+	case BestAllocation:
+		return "best"
+	case ProgressiveAllocation:
+		return "progressive"
 	}
 	return fmt.Sprintf("FilterAllocation(%d)", uint8(a))
 }
@@ -71,10 +93,14 @@ type Options struct {
 	BitsPerKey float64
 	// FilterAllocation spreads BitsPerKey over the levels.
 	FilterAllocation FilterAllocation
+	// LevelFilters, if not nil, fixes each level's filter instead of
+	// FilterAllocation: LevelFilters[i] for level i, whatever the shape.
+	// BitsPerKey 0 still builds no filter anywhere.
+	LevelFilters *[manifest.NumLevels]sstable.FilterSpec
 
 	// TableOptions configure the output tables (block size, restart
-	// interval, compression). Their BitsPerKey is ignored: each output
-	// table gets the bits per key of its level (Compaction.BitsPerKey).
+	// interval, compression, prefix extractor). Their Filter is ignored:
+	// each output table gets its level's filter (Compaction.Filter).
 	TableOptions sstable.WriterOptions
 }
 

@@ -57,15 +57,7 @@ func (r *runner) finishOutput() error {
 			return err
 		}
 	}
-	meta := &manifest.FileMetadata{
-		FileNum:          r.out.FileNum,
-		Size:             r.counter.n,
-		Smallest:         props.Smallest,
-		Largest:          props.Largest,
-		SmallestSeqNum:   props.SmallestSeqNum,
-		LargestSeqNum:    props.LargestSeqNum,
-		FilterBitsPerKey: props.FilterBitsPer,
-	}
+	meta := TableMetadata(r.out.FileNum, r.counter.n, &props)
 	if err := meta.Validate(); err != nil {
 		return fmt.Errorf("compaction: output table: %w", err)
 	}
@@ -96,4 +88,27 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += uint64(n)
 	return n, err
+}
+
+// TableMetadata returns the manifest's record of a table just written, as
+// number num of size bytes, from its properties — flushes and compactions
+// alike.
+func TableMetadata(num, size uint64, props *sstable.Properties) *manifest.FileMetadata {
+	m := &manifest.FileMetadata{
+		FileNum:          num,
+		Size:             size,
+		Smallest:         props.Smallest,
+		Largest:          props.Largest,
+		SmallestSeqNum:   props.SmallestSeqNum,
+		LargestSeqNum:    props.LargestSeqNum,
+		FilterBitsPerKey: props.FilterBitsPer,
+		FilterFamily:     uint8(props.FilterFamily),
+	}
+	switch props.FilterFamily {
+	case sstable.BloomFamily:
+		m.FilterParam = props.FilterBitsPer
+	case sstable.FuseFamily:
+		m.FilterParam = float64(props.FilterFPBits)
+	}
+	return m
 }

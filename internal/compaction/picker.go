@@ -170,7 +170,7 @@ func newCompaction(v *manifest.Version, level int, inputs []*manifest.FileMetada
 			break
 		}
 	}
-	c.BitsPerKey = BitsPerKeyForLevel(v, c.OutputLevel, o)
+	c.Filter = FilterForLevel(v, c.OutputLevel, o)
 	return c
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/sstable"
 )
 
 // pickerOpts make level targets small round numbers: L1 1 KiB, L2 10 KiB,
@@ -129,8 +130,8 @@ func TestPick(t *testing.T) {
 			if math.Abs(c.Score-w.score) > 1e-9 {
 				t.Errorf("Score = %v, want %v", c.Score, w.score)
 			}
-			if c.BitsPerKey != 10 || c.Manual {
-				t.Errorf("BitsPerKey %v, Manual %v; want 10, false", c.BitsPerKey, c.Manual)
+			if c.Filter != sstable.Bloom(10) || c.Manual {
+				t.Errorf("Filter %v, Manual %v; want bloom 10 bits/key, false", c.Filter, c.Manual)
 			}
 			if c.IsTrivialMove() != w.trivialMoves {
 				t.Errorf("IsTrivialMove = %v, want %v", c.IsTrivialMove(), w.trivialMoves)
@@ -219,7 +220,7 @@ func TestTrivialMoveNeedsAMatchingFilter(t *testing.T) {
 		f.FilterBitsPerKey = tc.bits
 		c := Pick(v, &tc.opts)
 		if c.IsTrivialMove() != tc.trival {
-			t.Errorf("table of %v bits/key, compaction to %v bits/key: IsTrivialMove = %v, want %v", tc.bits, c.BitsPerKey, !tc.trival, tc.trival)
+			t.Errorf("table of %v bits/key, compaction to %v: IsTrivialMove = %v, want %v", tc.bits, c.Filter, !tc.trival, tc.trival)
 		}
 	}
 	// A move's edit moves the table.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/sstable"
 )
 
 // set and del make entries for the hand-written cases.
@@ -26,7 +27,7 @@ func del(uk string, seq base.SeqNum) entry {
 func runOne(t *testing.T, tables [][]entry, bottommost bool, snapshots []base.SeqNum) ([]entry, Stats) {
 	t.Helper()
 	s := newTableStore(t)
-	c := &Compaction{Level: 0, OutputLevel: 1, Bottommost: bottommost, BitsPerKey: 10}
+	c := &Compaction{Level: 0, OutputLevel: 1, Bottommost: bottommost, Filter: sstable.Bloom(10)}
 	for i, es := range tables {
 		es = slices.Clone(es)
 		sortEntries(es)
@@ -123,7 +124,7 @@ func TestRunSplitsOnUserKeys(t *testing.T) {
 	}
 	sortEntries(in)
 	s := newTableStore(t)
-	c := &Compaction{Level: 1, OutputLevel: 2, Inputs: [2][]*manifest.FileMetadata{{s.build(1, in, 10)}}, BitsPerKey: 10}
+	c := &Compaction{Level: 1, OutputLevel: 2, Inputs: [2][]*manifest.FileMetadata{{s.build(1, in, 10)}}, Filter: sstable.Bloom(10)}
 	outputs, _, err := Run(context.Background(), c, s.env(), snaps, with(defaultOptions(), func(o *Options) { o.TargetFileSize = 1024 }))
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +145,7 @@ func TestRunFailures(t *testing.T) {
 			es = append(es, set(string(rune('a'+i/26))+string(rune('a'+i%26)), base.SeqNum(i+1), strings.Repeat("v", 40)))
 		}
 		sortEntries(es)
-		c := &Compaction{Level: 1, OutputLevel: 2, Bottommost: true, BitsPerKey: 10}
+		c := &Compaction{Level: 1, OutputLevel: 2, Bottommost: true, Filter: sstable.Bloom(10)}
 		c.Inputs[0] = []*manifest.FileMetadata{s.build(1, es[:200], 10), s.build(2, es[200:], 10)}
 		c.Inputs[1] = []*manifest.FileMetadata{s.build(3, []entry{set("zz", 1000, "z")}, 10)}
 		return c

@@ -1,6 +1,10 @@
 package compaction
 
-import "github.com/bloomkv/bloomkv/internal/manifest"
+import (
+	"math"
+
+	"github.com/bloomkv/bloomkv/internal/manifest"
+)
 
 // Shape is the tree as the filter allocation sees it: how much each level
 // holds, and how many tables L0 is split into. A lookup for an absent key
@@ -15,6 +19,18 @@ type Shape struct {
 	// L0Tables is how many tables L0 is split into, taken to be of equal
 	// size Sizes[0]/L0Tables. 0 counts as 1 when Sizes[0] > 0.
 	L0Tables int
+
+	// TableSize and EntrySize, in the unit of Sizes, say how many keys a
+	// table holds, which the allocations that weigh each family's real
+	// cost need (BestAllocation; FilterMemory): a fuse filter costs more
+	// per key in a small table, and every filter has a fixed overhead.
+	// TableSize is the size of one table of levels 1 and deeper, which
+	// compactions cut at about TargetFileSize (0: each level is one
+	// table); an L0 table is its run, Sizes[0]/L0Tables. EntrySize is the
+	// size of one entry (0 counts as 1: Sizes count entries). Monkey's
+	// closed form (OptimalAllocation) ignores both: its bits per key do
+	// not depend on the table size.
+	TableSize, EntrySize float64
 }
 
 // runs returns the number of separately probed runs of level in s.
@@ -31,6 +47,37 @@ func (s *Shape) runs(level int) int {
 // runSize returns the size of one run of level.
 func (s *Shape) runSize(level int) float64 { return s.Sizes[level] / float64(s.runs(level)) }
 
+// maxTableKeys caps the keys a table is planned with: the fuse family's
+// size formula refuses sets above 2^31 keys (fuse.SizeBytes), and at this
+// many every family's bits per key is at its limit anyway.
+const maxTableKeys = 1 << 30
+
+// keys returns the number of entries level holds: Sizes[level]/EntrySize.
+func (s *Shape) keys(level int) float64 { return s.Sizes[level] / s.entrySize() }
+
+// tableKeys returns the number of keys a table of level is planned with:
+// an L0 table holds its run, a deeper level's table min(Sizes, TableSize)
+// (a level smaller than one table is one table), in entries, at least 1.
+func (s *Shape) tableKeys(level int) int {
+	if s.runs(level) == 0 {
+		return 1
+	}
+	size := s.runSize(level)
+	if level > 0 && s.TableSize > 0 {
+		size = min(size, s.TableSize)
+	}
+	n := math.Round(size / s.entrySize())
+	return int(min(max(n, 1), maxTableKeys))
+}
+
+// entrySize is EntrySize, with 0 (unknown, or Sizes in entries) as 1.
+func (s *Shape) entrySize() float64 {
+	if s.EntrySize > 0 {
+		return s.EntrySize
+	}
+	return 1
+}
+
 // ProjectedShape returns the shape the filter allocation plans for when a
 // table is written to level in v: the tree a little ahead of where it is,
 // so that tables built while it grows do not get filters sized for a
@@ -46,8 +93,13 @@ func (s *Shape) runSize(level int) float64 { return s.Sizes[level] / float64(s.r
 //     max(size, the projected size of the level above): it holds the bulk
 //     of the data, it is growing, and it will soon outgrow the level above.
 //   - Levels below it are empty, and are not probed.
+//
+// Tables below L0 are TargetFileSize, where compactions cut them. The
+// entries are taken to be projectedEntrySize bytes each: the version
+// records tables' sizes in bytes, not their entry counts, so the keys per
+// table are an estimate (see projectedEntrySize).
 func ProjectedShape(v *manifest.Version, level int, opts *Options) Shape {
-	var s Shape
+	s := Shape{TableSize: float64(opts.TargetFileSize), EntrySize: projectedEntrySize}
 	trigger := opts.L0CompactionTrigger
 	s.L0Tables = max(v.NumFiles(0), trigger)
 	perTable := float64(opts.BaseLevelSize) / float64(trigger)
@@ -72,3 +124,18 @@ func ProjectedShape(v *manifest.Version, level int, opts *Options) Shape {
 	}
 	return s
 }
+
+// projectedEntrySize is the size in bytes of a table's entry on disk that
+// ProjectedShape assumes, to turn table sizes into the key counts a
+// filter's cost depends on: about a 16-byte key and a 100-byte value, with
+// the block format's few bytes per entry. The version records tables'
+// sizes, not their entries, so this is a guess, and only the cost of
+// small tables depends on it: a Bloom filter's header and whole blocks,
+// and a fuse filter's slots per key, which at the default 2 MiB tables
+// are 1.25 fingerprints' worth at 16,384 keys (128-byte entries), 1.19 at
+// 65,536 (32 bytes), 1.39 at 4,096 (512 bytes). Planned with an entry
+// size a quarter of the real one, BestAllocation overspends its budget by
+// about 5% (10.5 bits per key for 10 on a tree of 10^7 entries of 116
+// bytes); with four times the real one it underspends (9.1) and the
+// expected false-positive reads nearly double.
+const projectedEntrySize = 128

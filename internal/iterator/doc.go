@@ -7,7 +7,11 @@
 //   - A DB Iterator (package bloomkv) merges a memtable iterator per
 //     memtable, a table iterator per L0 table and a LevelIter per deeper
 //     level, each LevelIter over a version's open tables, and walks the
-//     merge in both directions.
+//     merge in both directions. For a prefix seek it narrows the same
+//     stack rather than building another: MergingIter.Exclude leaves out
+//     the L0 tables whose filters rule the prefix out, and
+//     LevelIter.Restrict bounds each level to the prefix's range and
+//     passes over the tables whose filters rule it out, unopened.
 //   - compaction.Run merges a table iterator per input L0 table and a
 //     LevelIter over the input tables of each deeper level, opened through
 //     compaction.Env.Open, and walks the merge forward only.

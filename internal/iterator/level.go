@@ -35,14 +35,20 @@ type OpenFunc func(i int) (Iterator, error)
 // metadata's bounds. The level is then the concatenation of its tables.
 // First and Next alone (a compaction's walk) rely on the order only.
 //
+// Restrict narrows a LevelIter, for a while, to a key range and to the
+// tables a predicate admits: the tables of a level a prefix seek need not
+// open.
+//
 // A failure to open a table, or of a table's iterator, stops the iterator:
 // it is exhausted from then on and Error returns the failure.
 type LevelIter struct {
+	level []*manifest.FileMetadata // every table of the level, as NewLevelIter took them
 	files []*manifest.FileMetadata // the tables within the bounds
 	skip  int                      // files[i] is table skip+i of the level: open's argument
 	open  OpenFunc
-	idx   int      // index in files of the open table
-	iter  Iterator // the open table's iterator; nil if none is open
+	admit func(i int) bool // if not nil, table i of the level is opened only if admit(i); see Restrict
+	idx   int              // index in files of the open table
+	iter  Iterator         // the open table's iterator; nil if none is open
 	err   error
 }
 
@@ -54,13 +60,44 @@ type LevelIter struct {
 // tables that straddle a bound are still returned. A compaction passes nil
 // bounds. files must not change while the iterator is in use.
 func NewLevelIter(files []*manifest.FileMetadata, open OpenFunc, lower, upper []byte) *LevelIter {
-	lo := sort.Search(len(files), func(i int) bool {
-		return lower == nil || bytes.Compare(files[i].Largest.UserKey, lower) >= 0
+	l := &LevelIter{level: files, open: open}
+	l.setBounds(lower, upper)
+	return l
+}
+
+// setBounds keeps, of the level's tables, those not wholly outside [lower,
+// upper).
+func (l *LevelIter) setBounds(lower, upper []byte) {
+	lo := sort.Search(len(l.level), func(i int) bool {
+		return lower == nil || bytes.Compare(l.level[i].Largest.UserKey, lower) >= 0
 	})
-	hi := sort.Search(len(files), func(i int) bool {
-		return upper != nil && bytes.Compare(files[i].Smallest.UserKey, upper) >= 0
+	hi := sort.Search(len(l.level), func(i int) bool {
+		return upper != nil && bytes.Compare(l.level[i].Smallest.UserKey, upper) >= 0
 	})
-	return &LevelIter{files: files[lo:max(lo, hi)], skip: lo, open: open}
+	l.files, l.skip = l.level[lo:max(lo, hi)], lo
+}
+
+// Restrict replaces the iterator's bounds with [lower, upper) (nil:
+// unbounded), keeping the tables not wholly outside them as NewLevelIter
+// does, and, if admit is not nil, makes every move pass over the tables
+// admit rules out (admit(i) false, i indexing the level's tables as open's
+// argument does) without opening them; Restrict(lower, upper, nil) admits
+// every table again. A DB Iterator's prefix seek restricts each level to
+// the prefix's key range and to the tables whose filters may hold the
+// prefix: admit is asked as a move reaches a table, so a table the seek
+// never reaches costs not even a filter check, and the bounds stop the
+// level at the prefix's end rather than at the next table some filter
+// admits. The entries of a table passed over are missing from the level's
+// stream: the caller must not need them (a prefix seek shows only the
+// prefix's keys, which such a table does not hold).
+//
+// Restrict closes the open table: the iterator is unpositioned until the
+// next First, Last or seek. Like the files, admit must answer the same for
+// a table until the next Restrict.
+func (l *LevelIter) Restrict(lower, upper []byte, admit func(i int) bool) {
+	l.closeTable()
+	l.setBounds(lower, upper)
+	l.admit = admit
 }
 
 // First moves to the level's first entry.
@@ -112,9 +149,13 @@ func (l *LevelIter) Prev() bool {
 }
 
 // forwardFrom positions table i with move, and if that finds nothing, the
-// following tables with First, until one has an entry.
+// following tables with First, until one has an entry; tables admit rules
+// out are passed over.
 func (l *LevelIter) forwardFrom(i int, move func(Iterator) bool) bool {
 	for ; l.err == nil && i < len(l.files); i++ {
+		if l.admit != nil && !l.admit(l.skip+i) {
+			continue
+		}
 		if !l.openTable(i) {
 			return false
 		}
@@ -133,6 +174,9 @@ func (l *LevelIter) forwardFrom(i int, move func(Iterator) bool) bool {
 // backwardFrom is forwardFrom going backward, with Last.
 func (l *LevelIter) backwardFrom(i int, move func(Iterator) bool) bool {
 	for ; l.err == nil && i >= 0; i-- {
+		if l.admit != nil && !l.admit(l.skip+i) {
+			continue
+		}
 		if !l.openTable(i) {
 			return false
 		}

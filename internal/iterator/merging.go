@@ -28,12 +28,14 @@ import (
 // (Prev) in the same direction steps only the current child, and a
 // direction switch first re-positions every other child on the near side
 // of the current entry. A forward-only user (First, then Next) never pays
-// for the backward direction: no switch happens.
+// for the backward direction: no switch happens. An excluded child
+// (Exclude) counts as empty: it is never in the heap and never moved.
 //
 // A child's failure stops the merge: the iterator is exhausted from then on
 // and Error returns the failure.
 type MergingIter struct {
 	children []Iterator
+	excluded []bool // if not nil, the children left out of the merge (Exclude)
 	heap     []mergingItem
 	dir      direction
 	err      error
@@ -51,6 +53,23 @@ type mergingItem struct {
 func NewMergingIter(children ...Iterator) *MergingIter {
 	return &MergingIter{children: children, heap: make([]mergingItem, 0, len(children))}
 }
+
+// Exclude leaves out of the merge, as if they were empty, the children
+// excluded marks (excluded[i] for child i) until the next Exclude;
+// Exclude(nil) merges every child again. A DB Iterator's prefix seek so
+// passes over the L0 tables whose key ranges or filters rule the prefix
+// out, without seeking them; the caller must not need their entries. An
+// excluded child is not moved (it keeps its position and what it holds)
+// and is still closed by Close. Exclude keeps the slice, whose elements
+// must not change until the next Exclude, and unpositions the iterator
+// until the next First, Last or seek.
+func (m *MergingIter) Exclude(excluded []bool) {
+	m.excluded = excluded
+	m.heap = m.heap[:0]
+}
+
+// isExcluded reports whether child i is left out of the merge.
+func (m *MergingIter) isExcluded(i int) bool { return m.excluded != nil && m.excluded[i] }
 
 // comparePos orders the positions of two children.
 func comparePos(a, b mergingItem) int {
@@ -84,6 +103,9 @@ func (m *MergingIter) position(dir direction, move func(Iterator) bool) bool {
 	m.dir = dir
 	m.heap = m.heap[:0]
 	for i, c := range m.children {
+		if m.isExcluded(i) {
+			continue
+		}
 		if !m.add(i, move(c)) {
 			return false
 		}
@@ -143,7 +165,7 @@ func (m *MergingIter) switchTo(dir direction) bool {
 	m.dir = dir
 	m.heap = m.heap[:0]
 	for i, c := range m.children {
-		if i == cur.idx {
+		if i == cur.idx || m.isExcluded(i) {
 			continue
 		}
 		ok := c.SeekGE(cur.key.UserKey)

@@ -15,9 +15,19 @@ import (
 
 // checkInternal runs random moves on an iterator.Iterator and on a model of
 // all versions — an index into the sorted slice all — and returns the first
-// disagreement. Like the callers the contract names, it calls Next and Prev
-// only at an entry.
+// disagreement, or else Close's error. Like the callers the contract names,
+// it calls Next and Prev only at an entry.
 func checkInternal(rng *rand.Rand, it iterator.Iterator, all []itertest.KV, steps int) error {
+	if err := checkMoves(rng, it, all, steps); err != nil {
+		it.Close()
+		return err
+	}
+	return it.Close()
+}
+
+// checkMoves is checkInternal without the Close: the iterator stays usable.
+// Its first move is a positioning one.
+func checkMoves(rng *rand.Rand, it iterator.Iterator, all []itertest.KV, steps int) error {
 	var log []string
 	i, valid := 0, false
 	at := func(j int) bool {
@@ -58,7 +68,7 @@ func checkInternal(rng *rand.Rand, it iterator.Iterator, all []itertest.KV, step
 			return fmt.Errorf("after %s: at %v=%q, want %v", strings.Join(log, " "), it.Key(), it.Value(), all[i])
 		}
 	}
-	return it.Close()
+	return nil
 }
 
 // TestMergingIterModel checks the merging iterator alone against the sorted

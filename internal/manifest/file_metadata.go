@@ -25,10 +25,29 @@ type FileMetadata struct {
 	// SmallestSeqNum and LargestSeqNum bound the sequence numbers of the
 	// table's entries. L0 is ordered by them, since its tables overlap.
 	SmallestSeqNum, LargestSeqNum base.SeqNum
-	// FilterBitsPerKey is the bits per key the table's filter was built
-	// with; 0 means no filter. Recorded for display (Metrics, tools) only:
-	// the filter block describes itself to the reader.
+	// FilterBitsPerKey is the bits per key the table's filter spends; 0
+	// means no filter. FilterFamily (sstable.FilterFamily's values: 0 none,
+	// 1 Bloom, 2 fuse) and FilterParam (the family's parameter: bits per
+	// key for Bloom, fingerprint bits for fuse) say what was built. They
+	// are recorded for the picker (does a table's filter suit the level it
+	// would move to?) and for display (Metrics, tools) only: the table's
+	// properties tell the reader how to decode its filter.
 	FilterBitsPerKey float64
+	FilterFamily     uint8
+	FilterParam      float64
+}
+
+// familyBloom is sstable.BloomFamily's value.
+const familyBloom = 1
+
+// Filter returns the family and parameter of the table's filter. A table
+// recorded without them (FilterFamily 0, as every table was before
+// families) has a Bloom filter of FilterBitsPerKey bits per key, or none.
+func (m *FileMetadata) Filter() (family uint8, param float64) {
+	if m.FilterFamily == 0 && m.FilterBitsPerKey > 0 {
+		return familyBloom, m.FilterBitsPerKey
+	}
+	return m.FilterFamily, m.FilterParam
 }
 
 // Clone returns a deep copy of m, keys included, so that the copy shares no
@@ -90,6 +109,8 @@ func (m *FileMetadata) Validate() error {
 			m.Smallest.SeqNum(), m.Largest.SeqNum(), m.SmallestSeqNum, m.LargestSeqNum)
 	case math.IsNaN(m.FilterBitsPerKey) || math.IsInf(m.FilterBitsPerKey, 0) || m.FilterBitsPerKey < 0:
 		return fail("filter bits per key %v", m.FilterBitsPerKey)
+	case math.IsNaN(m.FilterParam) || math.IsInf(m.FilterParam, 0) || m.FilterParam < 0:
+		return fail("filter parameter %v", m.FilterParam)
 	}
 	return nil
 }

@@ -58,7 +58,7 @@ func randMeta(rng *rand.Rand) *FileMetadata {
 	if lo > hi {
 		lo, hi = hi, lo
 	}
-	return &FileMetadata{
+	m := &FileMetadata{
 		FileNum:          max(1, randUvarint(rng)),
 		Size:             randUvarint(rng),
 		Smallest:         base.MakeInternalKey(a, hi, base.Kind(rng.IntN(2))),
@@ -67,6 +67,13 @@ func randMeta(rng *rand.Rand) *FileMetadata {
 		LargestSeqNum:    hi,
 		FilterBitsPerKey: []float64{0, 10, 1.4426950408889634, 0.5, 64}[rng.IntN(5)],
 	}
+	// Half the tables record their filter's family and parameter (tag 6),
+	// as the DB writes them now; the others are records of before.
+	if rng.IntN(2) == 0 {
+		m.FilterFamily = uint8(1 + rng.IntN(255))
+		m.FilterParam = []float64{0, 8, 16, 10.5}[rng.IntN(4)]
+	}
+	return m
 }
 
 // randEdit returns an arbitrary edit that Decode can return: it need not

@@ -52,6 +52,7 @@ const (
 	tagLastSeqNum     = 3
 	tagDeletedFile    = 4
 	tagNewFile        = 5
+	tagNewFileFilter  = 6 // a NewFile with its filter's family and parameter
 )
 
 // Encode appends the encoding of e to dst and returns the extended slice.
@@ -77,7 +78,11 @@ func (e *VersionEdit) Encode(dst []byte) []byte {
 	}
 	for _, n := range e.NewFiles {
 		m := n.Meta
-		dst = binary.AppendUvarint(dst, tagNewFile)
+		tag := uint64(tagNewFile)
+		if m.FilterFamily != 0 {
+			tag = tagNewFileFilter
+		}
+		dst = binary.AppendUvarint(dst, tag)
 		dst = binary.AppendUvarint(dst, uint64(n.Level))
 		dst = binary.AppendUvarint(dst, m.FileNum)
 		dst = binary.AppendUvarint(dst, m.Size)
@@ -88,6 +93,10 @@ func (e *VersionEdit) Encode(dst []byte) []byte {
 		dst = binary.AppendUvarint(dst, uint64(m.SmallestSeqNum))
 		dst = binary.AppendUvarint(dst, uint64(m.LargestSeqNum))
 		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(m.FilterBitsPerKey))
+		if tag == tagNewFileFilter {
+			dst = append(dst, m.FilterFamily)
+			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(m.FilterParam))
+		}
 	}
 	return dst
 }
@@ -148,8 +157,8 @@ func Decode(b []byte) (VersionEdit, error) {
 			if d.err == nil {
 				e.DeletedFiles = append(e.DeletedFiles, DeletedFile{Level: level, FileNum: num})
 			}
-		case tagNewFile:
-			if n, ok := d.newFile(); ok {
+		case tagNewFile, tagNewFileFilter:
+			if n, ok := d.newFile(tag == tagNewFileFilter); ok {
 				e.NewFiles = append(e.NewFiles, n)
 			}
 		case 0:
@@ -247,7 +256,9 @@ func (d *decoder) internalKey(what string) base.InternalKey {
 	return k
 }
 
-func (d *decoder) newFile() (NewFile, bool) {
+// newFile decodes a NewFile body; withFilter says it ends with the
+// filter's family and parameter (tagNewFileFilter).
+func (d *decoder) newFile(withFilter bool) (NewFile, bool) {
 	start := d.off()
 	level := d.level()
 	m := &FileMetadata{}
@@ -259,6 +270,18 @@ func (d *decoder) newFile() (NewFile, bool) {
 	m.LargestSeqNum = base.SeqNum(d.uvarint("largest seqnum"))
 	if bits := d.bytes("filter bits per key", 8); bits != nil {
 		m.FilterBitsPerKey = math.Float64frombits(binary.LittleEndian.Uint64(bits))
+	}
+	switch {
+	case withFilter:
+		if family := d.bytes("filter family", 1); family != nil {
+			m.FilterFamily = family[0]
+		}
+		if param := d.bytes("filter parameter", 8); param != nil {
+			m.FilterParam = math.Float64frombits(binary.LittleEndian.Uint64(param))
+		}
+		if d.err == nil && m.FilterFamily == 0 {
+			d.fail("filter family 0 in a tag %d record", tagNewFileFilter)
+		}
 	}
 	if d.err != nil {
 		return NewFile{}, false

@@ -185,6 +185,35 @@ func newFileBody(level, num uint64, smallest, largest []byte, minSeq, maxSeq uin
 	return binary.LittleEndian.AppendUint64(b, math.Float64bits(bits))
 }
 
+// filterBody is a tag-6 new file: newFileBody's fields, then the filter's
+// family and parameter.
+func filterBody(family byte, param float64) []byte {
+	k := func(uk string) []byte { return ikey(uk, 1, base.KindSet).Append(nil) }
+	b := newFileBody(0, 1, k("a"), k("b"), 1, 1, 10)
+	b[0] = tagNewFileFilter
+	b = append(b, family)
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(param))
+}
+
+// TestFilterOfRecord checks FileMetadata.Filter: a record of before
+// families (tag 5) with a filter holds a Bloom filter of its bits per key.
+func TestFilterOfRecord(t *testing.T) {
+	for _, tc := range []struct {
+		m      FileMetadata
+		family uint8
+		param  float64
+	}{
+		{FileMetadata{}, 0, 0},
+		{FileMetadata{FilterBitsPerKey: 9.8}, 1, 9.8},
+		{FileMetadata{FilterBitsPerKey: 9.04, FilterFamily: 2, FilterParam: 8}, 2, 8},
+		{FileMetadata{FilterBitsPerKey: 10.1, FilterFamily: 1, FilterParam: 10}, 1, 10},
+	} {
+		if f, p := tc.m.Filter(); f != tc.family || p != tc.param {
+			t.Errorf("%+v: Filter() = %d, %v; want %d, %v", tc.m, f, p, tc.family, tc.param)
+		}
+	}
+}
+
 func TestDecodeRejects(t *testing.T) {
 	k := func(uk string, seq uint64) []byte { return ikey(uk, base.SeqNum(seq), base.KindSet).Append(nil) }
 	cases := []struct {
@@ -193,7 +222,7 @@ func TestDecodeRejects(t *testing.T) {
 	}{
 		{"tag 0", uv(0)},
 		{"zero bytes", make([]byte, 8)},
-		{"unknown tag", uv(6, 1)},
+		{"unknown tag", uv(7, 1)},
 		{"huge tag", uv(1 << 40)},
 		{"tag overflows", bytes.Repeat([]byte{0xff}, 11)},
 		{"truncated tag", []byte{0x80}},
@@ -221,6 +250,11 @@ func TestDecodeRejects(t *testing.T) {
 		{"negative bits per key", newFileBody(0, 1, k("a", 1), k("b", 1), 1, 1, -1)},
 		{"bits per key truncated", newFileBody(0, 1, k("a", 1), k("b", 1), 1, 1, 10)[:20]},
 		{"trailing garbage", append(uv(tagLogNumber, 3), 0)},
+		{"filter family 0", filterBody(0, 8)},
+		{"filter family truncated", filterBody(2, 8)[:len(newFileBody(0, 1, k("a", 1), k("b", 1), 1, 1, 10))]},
+		{"filter parameter truncated", filterBody(2, 8)[:len(filterBody(2, 8))-1]},
+		{"NaN filter parameter", filterBody(2, math.NaN())},
+		{"negative filter parameter", filterBody(2, -8)},
 	}
 	for _, tc := range cases {
 		e, err := Decode(tc.in)
@@ -228,9 +262,12 @@ func TestDecodeRejects(t *testing.T) {
 			t.Errorf("%s: Decode(%x) = %+v, %v; want corruption", tc.name, tc.in, e, err)
 		}
 	}
-	// The hand-built encoding itself is right: a valid one decodes.
+	// The hand-built encodings themselves are right: valid ones decode.
 	if _, err := Decode(newFileBody(0, 1, k("a", 1), k("b", 1), 1, 1, 10)); err != nil {
 		t.Fatalf("valid hand-built new file: %v", err)
+	}
+	if e, err := Decode(filterBody(2, 8)); err != nil || e.NewFiles[0].Meta.FilterFamily != 2 || e.NewFiles[0].Meta.FilterParam != 8 {
+		t.Fatalf("valid hand-built new file with its filter: %+v, %v", e, err)
 	}
 }
 

@@ -50,6 +50,32 @@ func (b *Bloomkv) Scan(start []byte, n int) (int, error) {
 	return read, nil
 }
 
+// SeekPrefix reads up to n entries with prefix, from the first, after an
+// Iterator.SeekPrefixGE: the DB must have been opened with a prefix
+// extractor whose prefixes are the prefix workloads' (PrefixExtractor).
+func (b *Bloomkv) SeekPrefix(prefix []byte, n int) (int, error) {
+	it, err := b.DB.NewIter(nil)
+	if err != nil {
+		return 0, err
+	}
+	read := 0
+	for ok := it.SeekPrefixGE(prefix); ok && read < n; ok = it.Next() {
+		_, _ = it.Key(), it.Value()
+		read++
+	}
+	if err := it.Close(); err != nil {
+		return read, err
+	}
+	return read, nil
+}
+
+// PrefixExtractor returns the prefix extractor of the prefix workloads'
+// keys, for bloomkv.Options.Prefix: a key's prefix is everything up to and
+// including its first PrefixSeparator (PrefixLen).
+func PrefixExtractor() *bloomkv.PrefixExtractor {
+	return &bloomkv.PrefixExtractor{Name: "workload.prefix-to-slash", Split: PrefixLen}
+}
+
 // Settle flushes the memtable and waits until background compaction has
 // nothing left to do (Metrics.CompactionPending is false).
 func (b *Bloomkv) Settle() error {

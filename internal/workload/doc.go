@@ -35,8 +35,24 @@
 //	scan         seek to a random present key and read ScanLength entries,
 //	             Reads/ScanLength times (at least once)
 //
+// The prefix workloads write and read the same N keys and values in
+// another layout (see PrefixKey): groups of PrefixKeys keys (default 16)
+// that share a prefix, "0000000000000/00" … "0000000000000/15",
+// "0000000000002/00" …, the present prefixes even numbers and the missing
+// ones odd, each between two present groups. They need a store with prefix
+// seeks (PrefixSeeker; for bloomkv, Options.Prefix = PrefixExtractor()):
+//
+//	fillprefix         put the N keys in prefix form in a random order
+//	seekprefix         prefix-seek a random present prefix and read its
+//	                   keys (all PrefixKeys of them), Reads times
+//	seekprefixmissing  prefix-seek a random missing prefix (it finds
+//	                   nothing), Reads times: every table whose key range
+//	                   holds the prefix is read, unless a prefix filter
+//	                   rules the prefix out
+//
 // Each workload draws from its own generator, seeded from Seed and its name,
 // so a workload's sequence of keys does not depend on which ran before it.
 // Reads check their answers: a present key not found, a missing key found,
-// or a value of the wrong length is an error, not a number.
+// a value of the wrong length, or a prefix seek that finds another number
+// of keys than its prefix holds is an error, not a number.
 package workload

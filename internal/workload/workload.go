@@ -39,13 +39,21 @@ const (
 	ReadMissing Workload = "readmissing"
 	ReadMixed   Workload = "readmixed"
 	Scan        Workload = "scan"
+
+	// The prefix workloads (see PrefixKey): they need a PrefixSeeker.
+	FillPrefix        Workload = "fillprefix"
+	SeekPrefix        Workload = "seekprefix"
+	SeekPrefixMissing Workload = "seekprefixmissing"
 )
 
 // All lists the workloads in the order of the package doc.
-var All = []Workload{FillSeq, FillRandom, ReadRandom, ReadMissing, ReadMixed, Scan}
+var All = []Workload{FillSeq, FillRandom, ReadRandom, ReadMissing, ReadMixed, Scan, FillPrefix, SeekPrefix, SeekPrefixMissing}
 
 // IsFill reports whether w writes.
-func (w Workload) IsFill() bool { return w == FillSeq || w == FillRandom }
+func (w Workload) IsFill() bool { return w == FillSeq || w == FillRandom || w == FillPrefix }
+
+// IsPrefixSeek reports whether w is made of prefix seeks.
+func (w Workload) IsPrefixSeek() bool { return w == SeekPrefix || w == SeekPrefixMissing }
 
 // IsGet reports whether w is made of point lookups.
 func (w Workload) IsGet() bool { return w == ReadRandom || w == ReadMissing || w == ReadMixed }
@@ -66,7 +74,7 @@ func Parse(list string) ([]Workload, error) {
 			}
 		}
 		if !ok {
-			return nil, fmt.Errorf("unknown workload %q (have fillseq, fillrandom, readrandom, readmissing, readmixed, scan)", name)
+			return nil, fmt.Errorf("unknown workload %q (have fillseq, fillrandom, readrandom, readmissing, readmixed, scan, fillprefix, seekprefix, seekprefixmissing)", name)
 		}
 	}
 	if len(ws) == 0 {
@@ -82,6 +90,7 @@ type Config struct {
 	Reads      int     // Gets of each read workload; scan does Reads/ScanLength scans
 	MissRatio  float64 // readmixed's share of missing keys, in [0, 1]
 	ScanLength int     // entries per scan
+	PrefixKeys int     // keys per prefix of the prefix workloads; 0: DefaultPrefixKeys
 }
 
 // Ops returns how many operations workload w does.
@@ -101,7 +110,7 @@ type Result struct {
 	Ops      int           // operations done
 	Elapsed  time.Duration // wall-clock time of them all
 	Latency  Histogram     // of each operation
-	Missing  int           // Gets of missing keys (readmissing, readmixed)
+	Missing  int           // Gets of missing keys (readmissing, readmixed) or seeks of missing prefixes
 }
 
 // OpsPerSec returns the throughput.
@@ -125,11 +134,26 @@ func (c *Config) Run(s Store, w Workload, progress func(done int)) (*Result, err
 	res := &Result{Workload: w, Ops: ops}
 	r := k.rng(string(w))
 	var order []int
+	var layout prefixLayout
+	var seeker PrefixSeeker
 	switch w {
 	case FillSeq:
 	case FillRandom:
 		order = r.Perm(k.N)
 	case ReadRandom, ReadMissing, ReadMixed, Scan:
+	case FillPrefix, SeekPrefix, SeekPrefixMissing:
+		var err error
+		if layout, err = k.prefixLayout(c.PrefixKeys); err != nil {
+			return nil, err
+		}
+		if w == FillPrefix {
+			order = r.Perm(k.N)
+			break
+		}
+		var ok bool
+		if seeker, ok = s.(PrefixSeeker); !ok {
+			return nil, fmt.Errorf("workload: %s needs prefix seeks, which the store %T does not offer", w, s)
+		}
 	default:
 		return nil, fmt.Errorf("workload: unknown workload %q", w)
 	}
@@ -149,6 +173,24 @@ func (c *Config) Run(s Store, w Workload, progress func(done int)) (*Result, err
 			}
 			key = k.Present(key, i)
 			err = s.Put(key, k.Value(i))
+		case FillPrefix:
+			i := order[op]
+			key = layout.key(key, i)
+			err = s.Put(key, k.Value(i))
+		case SeekPrefix, SeekPrefixMissing:
+			g := r.IntN(layout.groups)
+			missing := w == SeekPrefixMissing
+			key = layout.appendPrefix(key, 2*uint64(g)+uint64(btoi(missing)))
+			want := layout.groupKeys(k.N, g)
+			if missing {
+				want = 0
+				res.Missing++
+			}
+			var n int
+			n, err = seeker.SeekPrefix(key, layout.perPrefix+1)
+			if err == nil && n != want {
+				err = fmt.Errorf("prefix %q: %d keys, want %d (was the store filled with fillprefix?)", key, n, want)
+			}
 		case Scan:
 			key = k.Present(key, r.IntN(k.N))
 			var n int

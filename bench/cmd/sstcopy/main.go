@@ -4,7 +4,7 @@
 // compaction tool does — then opens the copy, checks every entry against the
 // source, and prints both tables' properties.
 //
-//	sstcopy [-block-size N] [-compression none|snappy|zstd] [-bits-per-key B] SRC.sst DST.sst
+//	sstcopy [-block-size N] [-compression none|snappy|zstd] [-filter none|bloom:B|fuse:W] SRC.sst DST.sst
 //
 // Without SRC and DST (sstcopy -demo DIR) it first writes a source table of
 // -n keys into DIR.
@@ -31,7 +31,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	blockSize := fs.Int("block-size", 16<<10, "data block size of the copy")
 	compression := fs.String("compression", "zstd", "compression of the copy: none, snappy or zstd")
-	bitsPerKey := fs.Float64("bits-per-key", 16, "filter bits per key of the copy; 0: no filter")
+	filter := fs.String("filter", "fuse:16", "filter of the copy: none, bloom:BITS_PER_KEY or fuse:FINGERPRINT_BITS")
 	demo := fs.String("demo", "", "write a source table of -n keys in `DIR`, then copy it there")
 	n := fs.Int("n", 10_000, "keys of the -demo source table")
 	if err := fs.Parse(args); err != nil {
@@ -40,6 +40,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	c, ok := map[string]sstable.Compression{"none": sstable.NoCompression, "snappy": sstable.SnappyCompression, "zstd": sstable.ZstdCompression}[*compression]
 	if !ok {
 		fmt.Fprintf(stderr, "sstcopy: -compression %q: want none, snappy or zstd\n", *compression)
+		return 2
+	}
+	spec, err := sstable.ParseFilterSpec(*filter)
+	if err != nil {
+		fmt.Fprintf(stderr, "sstcopy: -filter: %v\n", err)
 		return 2
 	}
 	var src, dst string
@@ -56,7 +61,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: sstcopy [flags] SRC.sst DST.sst, or sstcopy -demo DIR")
 		return 2
 	}
-	opts := sstable.WriterOptions{BlockSize: *blockSize, Compression: c, BitsPerKey: *bitsPerKey}
+	opts := sstable.WriterOptions{BlockSize: *blockSize, Compression: c, Filter: spec}
 	if err := copyTable(src, dst, opts, stdout); err != nil {
 		fmt.Fprintln(stderr, "sstcopy:", err)
 		return 1
@@ -67,7 +72,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // writeDemo writes a table of n keys, each with two versions (a value and,
 // for every tenth key, a newer tombstone), as a flush would.
 func writeDemo(path string, n int) error {
-	return writeTable(path, sstable.WriterOptions{BitsPerKey: 10}, func(w *sstable.Writer) error {
+	return writeTable(path, sstable.WriterOptions{Filter: sstable.Bloom(10)}, func(w *sstable.Writer) error {
 		for i := range n {
 			k := fmt.Appendf(nil, "key%08d", i)
 			seq := sstable.SeqNum(2*i + 1)

@@ -9,18 +9,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bloomkv/bloomkv/fuse"
 	"github.com/bloomkv/bloomkv/sstable"
 )
 
 // TestCopy writes a source table with package sstable from outside the
 // store's module, copies it with other settings, and checks the copy
 // against the entries written: the same keys, versions and values, in
-// order, and a filter of the bits asked for.
+// order, and the filter asked for.
 func TestCopy(t *testing.T) {
 	for _, compression := range []string{"none", "snappy", "zstd"} {
 		dir := t.TempDir()
 		var stdout, stderr bytes.Buffer
-		if code := run([]string{"-demo", dir, "-n", "3000", "-compression", compression, "-bits-per-key", "12"}, &stdout, &stderr); code != 0 {
+		if code := run([]string{"-demo", dir, "-n", "3000", "-compression", compression, "-filter", "fuse:12"}, &stdout, &stderr); code != 0 {
 			t.Fatalf("%s: exit %d: %s", compression, code, stderr.String())
 		}
 		// 3000 values and 300 tombstones.
@@ -31,7 +32,9 @@ func TestCopy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := r.Properties(); got.Entries != 3300 || got.Tombstones != 300 || got.FilterBitsPer < 11 || got.FilterBitsPer > 13 {
+		// A 12-bit fuse filter of 3000 keys: the formula's size.
+		if got := r.Properties(); got.Entries != 3300 || got.Tombstones != 300 || got.FilterFamily != sstable.FuseFamily ||
+			got.FilterFPBits != 12 || got.FilterBytes != uint64(fuse.SizeBytes(3000, 12)) {
 			t.Errorf("%s: copy's properties %+v", compression, got)
 		}
 		it := r.NewIterator()

@@ -1,0 +1,563 @@
+package compaction
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/bloomkv/bloomkv/bloom"
+	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/sstable"
+)
+
+// defaultTree returns the shape of a tree of keys entries of 16-byte keys
+// and 100-byte values under the default options: L0 at its trigger, four
+// tables of BaseLevelSize/4 as ProjectedShape plans it, L1, L2, … full to
+// their targets (16 MiB, 160 MiB, …) and the deepest level holding the
+// rest, in 2 MiB tables (TargetFileSize). In bytes, with the entries'
+// size, 116 bytes, as EntrySize: the tree as it is, not as the
+// projection's estimate of the entry size sees it.
+func defaultTree(keys float64) Shape {
+	opts := defaultOptions()
+	const entry = 16 + 100
+	s := Shape{L0Tables: opts.L0CompactionTrigger, TableSize: float64(opts.TargetFileSize), EntrySize: entry}
+	left := keys * entry
+	s.Sizes[0] = min(left, float64(opts.BaseLevelSize))
+	left -= s.Sizes[0]
+	for level := 1; left > 0; level++ {
+		s.Sizes[level] = min(left, float64(opts.LevelTargetSize(level)))
+		left -= s.Sizes[level]
+	}
+	return s
+}
+
+// budget is the memory BestAllocation may spend on s at avg bits per key.
+func budget(s Shape, avg float64) float64 { return s.totalKeys() * avg }
+
+// coarseCandidates returns none, Bloom filters from step to 24 bits per key
+// in steps of step, and fuse filters of every width: a subset of
+// BestAllocation's candidates small enough to search exhaustively.
+func coarseCandidates(step float64) []candidate {
+	specs := []sstable.FilterSpec{{}}
+	for b := step; b <= 24; b += step {
+		specs = append(specs, sstable.Bloom(b))
+	}
+	for w := 1; w <= 16; w++ {
+		specs = append(specs, sstable.Fuse(w))
+	}
+	return newCandidates(specs)
+}
+
+// levelCosts returns each level's candidates' memory and reads in s, the
+// levels with data in order.
+func levelCosts(s Shape, cands []candidate) (mem, reads [][]float64) {
+	for level := range manifest.NumLevels {
+		if s.runs(level) == 0 {
+			continue
+		}
+		var m, r []float64
+		for _, c := range cands {
+			m = append(m, s.keys(level)*c.spec.BitsPerKey(s.tableKeys(level)))
+			r = append(r, float64(s.runs(level))*c.fpr)
+		}
+		mem, reads = append(mem, m), append(reads, r)
+	}
+	return mem, reads
+}
+
+// bruteForce returns the fewest expected reads of any combination of one
+// candidate per level whose memory, summed in level order as FilterMemory
+// sums it, is within the budget.
+func bruteForce(s Shape, avg float64, cands []candidate) float64 {
+	mem, reads := levelCosts(s, cands)
+	limit := budget(s, avg)
+	best := math.Inf(1)
+	var search func(level int, m, r float64)
+	search = func(level int, m, r float64) {
+		if level == len(mem) {
+			best = min(best, r)
+			return
+		}
+		for c := range cands {
+			if m+mem[level][c] <= limit {
+				search(level+1, m+mem[level][c], r+reads[level][c])
+			}
+		}
+	}
+	search(0, 0, 0)
+	return best
+}
+
+// lpBound solves the linear relaxation of the problem BestAllocation
+// solves, where a level may take a mix of two candidates: the classic
+// greedy, which starts every level at its cheapest candidate and buys the
+// segments of the levels' lower convex hulls (found here by gift
+// wrapping) in order of reads saved per bit, splitting the first that does
+// not fit. Its minimum z bounds any combination's reads from below. The
+// combination of the whole segments bought is one of BestAllocation's
+// candidates for the price λ just above the split segment's, so
+// BestAllocation's answer is at most z plus the reads of that one
+// segment, step: one step of one level's grid.
+func lpBound(s Shape, avg float64, cands []candidate) (z, step float64) {
+	mem, reads := levelCosts(s, cands)
+	type segment struct{ dm, dr float64 }
+	var segs []segment
+	left := budget(s, avg)
+	for level := range mem {
+		m, r := mem[level], reads[level]
+		cur := 0
+		for c := range m {
+			if m[c] < m[cur] || m[c] == m[cur] && r[c] < r[cur] {
+				cur = c
+			}
+		}
+		z += r[cur]
+		left -= m[cur]
+		for {
+			next, slope := -1, 0.0
+			for c := range m {
+				if m[c] > m[cur] && r[c] < r[cur] {
+					if sl := (r[c] - r[cur]) / (m[c] - m[cur]); next < 0 || sl < slope {
+						next, slope = c, sl
+					}
+				}
+			}
+			if next < 0 {
+				break
+			}
+			segs = append(segs, segment{m[next] - m[cur], r[cur] - r[next]})
+			cur = next
+		}
+	}
+	slices.SortFunc(segs, func(a, b segment) int { return -cmpFloat(a.dr/a.dm, b.dr/b.dm) })
+	for _, sg := range segs {
+		if sg.dm <= left {
+			z, left = z-sg.dr, left-sg.dm
+			continue
+		}
+		return z - sg.dr*max(left, 0)/sg.dm, sg.dr
+	}
+	return z, 0
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// randomSmallShape returns a tree of 3 or 4 levels with data — L0 in up to
+// four tables, and deeper levels from 10^3 to 10^8 keys — in tables of
+// 10^2 to 10^6 keys, where a fuse filter's overhead and a Bloom filter's
+// header and blocks differ.
+func randomSmallShape(rng *rand.Rand, levels int) Shape {
+	var s Shape
+	first := rng.IntN(2) // with or without L0
+	for level := first; level < first+levels; level++ {
+		s.Sizes[level] = math.Pow(10, 3+5*rng.Float64())
+	}
+	s.L0Tables = 1 + rng.IntN(4)
+	s.TableSize = math.Pow(10, 2+4*rng.Float64())
+	return s
+}
+
+// TestBestMatchesBruteForce checks BestAllocation against an exhaustive
+// search of every combination of one candidate per level, on trees of 3
+// and 4 levels and a coarse candidate grid (Bloom filters at every 1 or 2
+// bits per key, fuse filters at every width): no combination within the
+// budget has fewer expected false-positive reads than BestAllocation's
+// answer, over the same candidates, minus one step of one level's grid
+// (lpBound derives the step); its own answer over its full grid, which
+// holds the coarse one, is as close; and the budget is never exceeded.
+func TestBestMatchesBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	fine := bestCandidates()
+	var gaps []float64
+	for i := range 16 {
+		levels, step := 3, 1.0
+		if i%4 == 0 {
+			levels, step = 4, 2.0 // 29 candidates: 707,281 combinations
+		}
+		coarse := coarseCandidates(step)
+		s := randomSmallShape(rng, levels)
+		avg := 1.5 + 18*rng.Float64()
+		limit := budget(s, avg)
+		brute := bruteForce(s, avg, coarse)
+		z, lpStep := lpBound(s, avg, coarse)
+		if brute < z*(1-1e-9) {
+			t.Fatalf("shape %+v at %.2f bits/key: brute force %.6g below the linear bound %.6g", s, avg, brute, z)
+		}
+		got := bestFilters(s, avg, coarse)
+		reads, m := ExpectedFalsePositiveReads(s, got), FilterMemory(s, got)
+		if m > limit {
+			t.Errorf("shape %+v at %.2f bits/key: %v spends %.6g bits of %.6g", s, avg, got, m, limit)
+		}
+		if reads > brute+lpStep+1e-12 {
+			t.Errorf("shape %+v at %.2f bits/key: %v has %.6g expected reads; brute force finds %.6g, more than the step %.3g better",
+				s, avg, got, reads, brute, lpStep)
+		}
+		full := FiltersForLevels(s, avg, BestAllocation, nil)
+		_, fineStep := lpBound(s, avg, fine)
+		fullReads := ExpectedFalsePositiveReads(s, full)
+		if FilterMemory(s, full) > limit || fullReads > brute+fineStep+1e-12 {
+			t.Errorf("shape %+v at %.2f bits/key: the full grid's %v has %.6g expected reads in %.6g bits of %.6g; brute force over the coarse one %.6g (step %.3g)",
+				s, avg, full, fullReads, FilterMemory(s, full), limit, brute, fineStep)
+		}
+		gaps = append(gaps, reads/brute-1)
+	}
+	slices.Sort(gaps)
+	t.Logf("BestAllocation over the coarse grid: reads above the exhaustive optimum by %.2g (median), %.2g (worst) of it", gaps[len(gaps)/2], gaps[len(gaps)-1])
+}
+
+// TestBestWithinBudget checks, on random trees of up to seven levels and
+// budgets from 1 to 64 bits per key, that BestAllocation never spends more
+// than the budget, and that under a prefix extractor it leaves no level
+// without a filter.
+func TestBestWithinBudget(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 12))
+	prefixed := &Options{TableOptions: sstable.WriterOptions{Prefix: &sstable.PrefixExtractor{Name: "p", Split: func(k []byte) int { return 1 }}}}
+	sawNone := false
+	for range 60 {
+		var s Shape
+		for level := range s.Sizes {
+			if rng.IntN(4) > 0 {
+				s.Sizes[level] = math.Pow(10, 1+9*rng.Float64())
+			}
+		}
+		s.L0Tables = rng.IntN(12)
+		if rng.IntN(2) == 0 {
+			s.TableSize = math.Pow(10, 1+6*rng.Float64())
+		}
+		avg := 1 + 63*rng.Float64()*rng.Float64()
+		limit := budget(s, avg)
+		got := FiltersForLevels(s, avg, BestAllocation, nil)
+		if m := FilterMemory(s, got); m > limit {
+			t.Fatalf("shape %+v at %.3f bits/key: %v spends %.8g bits, over the budget %.8g", s, avg, got, m, limit)
+		}
+		for level, spec := range got {
+			if err := spec.Check(); err != nil || s.runs(level) == 0 && spec != (sstable.FilterSpec{}) {
+				t.Fatalf("shape %+v: L%d gets %v (%v)", s, level, spec, err)
+			}
+			sawNone = sawNone || s.runs(level) > 0 && spec.Family == sstable.NoFilter
+		}
+		for level, spec := range FiltersForLevels(s, avg, BestAllocation, prefixed) {
+			if s.runs(level) > 0 && spec.Family == sstable.NoFilter {
+				t.Fatalf("shape %+v at %.3f bits/key, with a prefix extractor: L%d has no filter", s, avg, level)
+			}
+		}
+	}
+	if !sawNone {
+		t.Log("no level went without a filter (the budgets were never that tight)")
+	}
+	// At 1 bit per key no filter fits the largest level whole (their
+	// headers, blocks and slots cost more): without it, or with a prefix
+	// extractor's cheapest filter, over the budget.
+	s := defaultTree(1e7)
+	got := FiltersForLevels(s, 1, BestAllocation, nil)
+	prefix := FiltersForLevels(s, 1, BestAllocation, prefixed)
+	t.Logf("at 1 bit/key: %v; with a prefix extractor %v (%.3f bits/key)", got, prefix, FilterMemory(s, prefix)/s.totalKeys())
+	if got[3] != (sstable.FilterSpec{}) || prefix[3].Family == sstable.NoFilter {
+		t.Errorf("at 1 bit/key the largest level gets %v, %v with a prefix extractor", got[3], prefix[3])
+	}
+}
+
+// TestBestOnDefaultTrees compares the allocations on the default trees of
+// 10^6 and 10^7 keys at 10 bits per key: BestAllocation must need at most
+// 0.4 times Uniform's expected false-positive reads per absent-key Get, and
+// do no worse than the progressive policy at no more memory. The
+// progressive policy is put at the memory by ProgressiveOffset: the
+// largest common shift of Pebble's widths whose memory is within the
+// budget (the next one up exceeds it), so it is matched to within one
+// step of its widths, from below; the figures of the step above are
+// printed too. On the 10^6-key tree Best needs at most half of its reads.
+// On the 10^7-key tree no allocation can: Best is the exhaustive optimum
+// to within one step (the brute-force check below), and the shifted
+// progressive widths are within 0.8 of it.
+func TestBestOnDefaultTrees(t *testing.T) {
+	for _, tc := range []struct {
+		keys        float64
+		progressive float64 // the most of the progressive policy's reads Best may need
+	}{
+		{1e6, 0.5},
+		{1e7, 0.8},
+	} {
+		s := defaultTree(tc.keys)
+		n := s.totalKeys()
+		uniform := FiltersForLevels(s, 10, UniformAllocation, nil)
+		monkey := FiltersForLevels(s, 10, OptimalAllocation, nil)
+		best := FiltersForLevels(s, 10, BestAllocation, nil)
+		d := ProgressiveOffset(s, 10)
+		below, above := ProgressiveFilters(d), ProgressiveFilters(d+1)
+		row := func(name string, f [manifest.NumLevels]sstable.FilterSpec) float64 {
+			reads := ExpectedFalsePositiveReads(s, f)
+			var specs []string
+			for level, spec := range f {
+				if s.runs(level) > 0 {
+					specs = append(specs, fmt.Sprintf("L%d %v", level, spec))
+				}
+			}
+			t.Logf("%g keys, %-22s %.5f false-positive reads per missing Get, %.3f bits/key: %v", tc.keys, name, reads, FilterMemory(s, f)/n, specs)
+			return reads
+		}
+		ru := row("uniform", uniform)
+		row("optimal (Monkey)", monkey)
+		rp := row(fmt.Sprintf("progressive %+d", d), below)
+		row(fmt.Sprintf("progressive %+d", d+1), above)
+		rb := row("best", best)
+		if FilterMemory(s, below) > budget(s, 10) || FilterMemory(s, above) <= budget(s, 10) {
+			t.Errorf("progressive offset %d does not bracket the budget", d)
+		}
+		if FilterMemory(s, best) > budget(s, 10) {
+			t.Errorf("best spends %.4f bits/key", FilterMemory(s, best)/n)
+		}
+		if rb > 0.4*ru {
+			t.Errorf("%g keys: best %.5f reads, uniform %.5f: ratio %.2f, want ≤ 0.4", tc.keys, rb, ru, rb/ru)
+		}
+		if rb > tc.progressive*rp {
+			t.Errorf("%g keys: best %.5f reads, progressive %.5f at no more memory: ratio %.2f, want ≤ %v", tc.keys, rb, rp, rb/rp, tc.progressive)
+		}
+		t.Logf("%g keys: best/uniform %.3f, best/progressive %.3f", tc.keys, rb/ru, rb/rp)
+		// Best is the optimum over a coarse grid, to within one step.
+		brute := bruteForce(s, 10, coarseCandidates(2))
+		_, step := lpBound(s, 10, bestCandidates())
+		if rb > brute+step {
+			t.Errorf("%g keys: best %.5f reads, brute force %.5f (step %.3g)", tc.keys, rb, brute, step)
+		}
+	}
+}
+
+func TestProgressiveFilters(t *testing.T) {
+	want := [manifest.NumLevels]sstable.FilterSpec{
+		sstable.Fuse(16), sstable.Fuse(16), sstable.Fuse(16), sstable.Fuse(12), sstable.Fuse(10), sstable.Fuse(8), sstable.Fuse(4),
+	}
+	if got := ProgressiveFilters(0); got != want {
+		t.Errorf("ProgressiveFilters(0) = %v, want Pebble's %v", got, want)
+	}
+	for _, d := range []int{-20, -3, 5, 20} {
+		for level, spec := range ProgressiveFilters(d) {
+			if w := min(max(int(want[level].Bits)+d, 1), 16); spec != sstable.Fuse(w) {
+				t.Errorf("ProgressiveFilters(%d)[%d] = %v, want fuse %d", d, level, spec, w)
+			}
+		}
+	}
+	// The allocation: Pebble's widths on the levels with data, whatever
+	// the budget; none without filters.
+	s := tenfold(3, 1e6, 2)
+	for _, avg := range []float64{1, 10, 40} {
+		got := FiltersForLevels(s, avg, ProgressiveAllocation, nil)
+		for level, spec := range got {
+			if w := want[level]; s.runs(level) > 0 && spec != w || s.runs(level) == 0 && spec != (sstable.FilterSpec{}) {
+				t.Errorf("at %v bits/key L%d gets %v", avg, level, spec)
+			}
+		}
+	}
+	if got := FiltersForLevels(s, 0, ProgressiveAllocation, nil); got != [manifest.NumLevels]sstable.FilterSpec{} {
+		t.Errorf("no filters: %v", got)
+	}
+	// ProgressiveOffset brackets the budget, up to the widest filters.
+	for _, avg := range []float64{2, 6, 10, 14, 20, 30} {
+		s := defaultTree(1e7)
+		d := ProgressiveOffset(s, avg)
+		widest := d == 16-4
+		if FilterMemory(s, ProgressiveFilters(d)) > budget(s, avg) || !widest && FilterMemory(s, ProgressiveFilters(d+1)) <= budget(s, avg) {
+			t.Errorf("at %v bits/key: offset %d does not bracket the budget", avg, d)
+		}
+		if avg == 30 && !widest {
+			t.Errorf("at %v bits/key: offset %d, want every width at 16", avg, d)
+		}
+	}
+	if d := ProgressiveOffset(defaultTree(1e7), 0.5); d != 1-16 {
+		t.Errorf("below any filter's cost: offset %d, want every width at 1", d)
+	}
+}
+
+// TestFiltersForLevels checks the other allocations' plans, the
+// LevelFilters override and FilterForLevel, which asks FiltersForLevels
+// for the projected shape.
+func TestFiltersForLevels(t *testing.T) {
+	s := tenfold(4, 1e6, 2)
+	for _, alloc := range []FilterAllocation{UniformAllocation, OptimalAllocation} {
+		if got, want := FiltersForLevels(s, 10, alloc, nil), bloomSpecs(BitsPerKeyForLevels(s, 10, alloc)); got != want {
+			t.Errorf("%v: %v, want Bloom filters of %v", alloc, got, want)
+		}
+	}
+	for _, alloc := range []FilterAllocation{UniformAllocation, OptimalAllocation, BestAllocation, ProgressiveAllocation} {
+		if got := FiltersForLevels(s, 0, alloc, nil); got != [manifest.NumLevels]sstable.FilterSpec{} {
+			t.Errorf("%v without filters: %v", alloc, got)
+		}
+		if got := FiltersForLevels(Shape{}, 10, alloc, nil); got != [manifest.NumLevels]sstable.FilterSpec{} {
+			t.Errorf("%v on an empty tree: %v", alloc, got)
+		}
+	}
+	fixed := [manifest.NumLevels]sstable.FilterSpec{sstable.Fuse(16), sstable.Bloom(12), {}, sstable.Fuse(8), sstable.Fuse(7), sstable.Fuse(6), sstable.Fuse(5)}
+	got := FiltersForLevels(s, 10, BestAllocation, &Options{LevelFilters: &fixed})
+	want := fixed
+	want[5], want[6] = sstable.FilterSpec{}, sstable.FilterSpec{} // no data
+	if got != want {
+		t.Errorf("LevelFilters: %v, want %v", got, want)
+	}
+
+	// The default options, 2 MiB tables: every allocation gives every
+	// level a filter. (In tables of a few dozen keys a filter's header
+	// and whole blocks cost more than a level's share of the budget, and
+	// BestAllocation leaves the largest levels without.)
+	v := checkedVersion(t, levels{
+		0: {meta(9, "a", "z", 1, 9, 4<<20)},
+		1: {meta(1, "a", "z", 0, 0, 16<<20)},
+		2: {meta(2, "a", "z", 0, 0, 160<<20)},
+		3: {meta(3, "a", "z", 0, 0, 1600<<20)},
+	})
+	opts := *defaultOptions()
+	for _, alloc := range []FilterAllocation{UniformAllocation, OptimalAllocation, BestAllocation, ProgressiveAllocation} {
+		o := opts
+		o.FilterAllocation = alloc
+		var specs []sstable.FilterSpec
+		for level := range 5 {
+			want := FiltersForLevels(ProjectedShape(v, level, &o), 10, alloc, &o)[level]
+			if got := FilterForLevel(v, level, &o); got != want || got.Check() != nil || got.Family == sstable.NoFilter {
+				t.Errorf("%v L%d: FilterForLevel %v, FiltersForLevels %v", alloc, level, got, want)
+			}
+			specs = append(specs, FilterForLevel(v, level, &o))
+		}
+		t.Logf("%v: %v", alloc, specs)
+		o.LevelFilters = &fixed
+		for level := range manifest.NumLevels {
+			if got := FilterForLevel(v, level, &o); got != fixed[level] {
+				t.Errorf("%v with LevelFilters, L%d: %v", alloc, level, got)
+			}
+		}
+		o.BitsPerKey = 0 // the DB's DisableFilters wins
+		for level := range manifest.NumLevels {
+			if got := FilterForLevel(v, level, &o); got != (sstable.FilterSpec{}) {
+				t.Errorf("%v with LevelFilters and no filters, L%d: %v", alloc, level, got)
+			}
+		}
+	}
+}
+
+// TestExpectedFalsePositiveReads checks the production sum against the
+// tests' own, from package bloom, for Bloom filters, and FilterMemory
+// against the tables' own size formula.
+func TestExpectedFalsePositiveReads(t *testing.T) {
+	s := tenfold(4, 1e5, 3)
+	s.TableSize = 2e4
+	bits := [manifest.NumLevels]float64{14, 13.2, 0, 9.5, 7}
+	if got, want := ExpectedFalsePositiveReads(s, bloomSpecs(bits)), bloomReads(s, bits); math.Abs(got-want) > 1e-15 {
+		t.Errorf("ExpectedFalsePositiveReads = %v, want %v", got, want)
+	}
+	f := [manifest.NumLevels]sstable.FilterSpec{sstable.Fuse(12), sstable.Bloom(11), {}, sstable.Fuse(9), sstable.Fuse(7)}
+	want := 3*math.Ldexp(1, -12) + f[1].ExpectedFalsePositiveRate() + 1 + math.Ldexp(1, -9) + math.Ldexp(1, -7)
+	if got := ExpectedFalsePositiveReads(s, f); math.Abs(got-want) > 1e-12 {
+		t.Errorf("ExpectedFalsePositiveReads(%v) = %v, want %v", f, got, want)
+	}
+	// L0's tables hold 1e5/3 keys each; the others are cut at 2e4.
+	wantMem := 1e5*f[0].BitsPerKey(33333) + 1e5*f[1].BitsPerKey(20000) + 1e7*f[3].BitsPerKey(20000) + 1e8*f[4].BitsPerKey(20000)
+	if got := FilterMemory(s, f); math.Abs(got/wantMem-1) > 1e-12 {
+		t.Errorf("FilterMemory(%v) = %v, want %v", f, got, wantMem)
+	}
+}
+
+// buildSpecTable writes n fresh keys to a table with the filter spec and
+// returns its properties.
+func buildSpecTable(t *testing.T, next *int, n int, spec sstable.FilterSpec) sstable.Properties {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := sstable.NewWriter(&buf, sstable.WriterOptions{Filter: spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		*next++
+		if err := w.Add(base.MakeInternalKey([]byte(fmt.Sprintf("key%08d", *next)), 1, base.KindSet), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	props, err := w.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return props
+}
+
+// TestTrivialMoveOfAFuseFallback builds small tables under fuse specs,
+// which the writer gives the Bloom filter of the same rate, and checks
+// that they may move where that fuse spec is wanted (a rewrite would build
+// the same filter again), and not where another width is.
+func TestTrivialMoveOfAFuseFallback(t *testing.T) {
+	key := 0
+	for _, w := range []int{2, 4, 8, 12, 16} {
+		// The largest table that falls back, for the least rounding to
+		// whole blocks. (The smallest tables keep their fuse filter too:
+		// a Bloom filter takes at least one 512-bit block.)
+		var props sstable.Properties
+		for _, n := range []int{100, 200, 400, 700, 1000, 1400} {
+			if p := buildSpecTable(t, &key, n, sstable.Fuse(w)); p.FilterFamily == sstable.BloomFamily {
+				props = p
+			}
+		}
+		if props.FilterFamily != sstable.BloomFamily {
+			t.Fatalf("no table of fuse %d-bit falls back to Bloom", w)
+		}
+		m := TableMetadata(1, 1000, &props)
+		standIn := sstable.Fuse(w).StandIn()
+		t.Logf("fuse %d-bit: %d keys get a Bloom filter of %.2f bits/key payload, %d probes; the stand-in is %v (%d probes)",
+			w, props.FilterKeys, props.FilterBitsPer, props.FilterProbes, standIn, bloom.BlockedProbes(standIn.Bits))
+		if uint64(bloom.BlockedProbes(standIn.Bits)) != props.FilterProbes {
+			t.Errorf("fuse %d-bit: the writer's Bloom filter has %d probes, the stand-in's %v %d", w, props.FilterProbes, standIn, bloom.BlockedProbes(standIn.Bits))
+		}
+		if !filterSuits(m, sstable.Fuse(w)) {
+			t.Errorf("fuse %d-bit: the fallback table (%v) does not suit its own spec", w, props.FilterBitsPer)
+		}
+		// Adjacent widths' stand-ins may be within the Bloom family's
+		// slack of each other; three bits apart they are not.
+		other := w + 3
+		if other > 16 {
+			other = w - 3
+		}
+		if filterSuits(m, sstable.Fuse(other)) {
+			t.Errorf("fuse %d-bit: the fallback table suits fuse %d-bit", w, other)
+		}
+	}
+}
+
+// TestBestTrivialMoves checks that under BestAllocation a table moves
+// where the level below wants the filter it has, and is rewritten where it
+// wants another.
+func TestBestTrivialMoves(t *testing.T) {
+	// The default options: L1 16 MiB, and 2 MiB tables below, where fuse
+	// filters pay.
+	opts := with(defaultOptions(), func(o *Options) { o.FilterAllocation = BestAllocation })
+	f := meta(1, "a", "c", 1, 1, 20<<20)
+	v := checkedVersion(t, levels{1: {f}, 2: {meta(2, "x", "z", 1, 1, 100<<20)}})
+	want := FilterForLevel(v, 2, opts)
+	t.Logf("L2 wants %v", want)
+	for _, tc := range []struct {
+		have sstable.FilterSpec
+		move bool
+	}{
+		{want, true},
+		{sstable.Fuse(int(want.Bits) + 1), false},
+		{sstable.Bloom(want.Bits), false},
+		{sstable.FilterSpec{}, false},
+	} {
+		if want.Family != sstable.FuseFamily {
+			t.Fatalf("L2 wants %v; the cases are for a fuse filter", want)
+		}
+		f.FilterBitsPerKey, f.FilterFamily, f.FilterParam = 1.25*tc.have.Bits, uint8(tc.have.Family), tc.have.Bits
+		c := Pick(v, opts)
+		if c == nil || c.Level != 1 || c.Filter != want {
+			t.Fatalf("Pick = %v, want L1→L2 with %v", c, want)
+		}
+		if c.IsTrivialMove() != tc.move {
+			t.Errorf("a table of %v to L2: IsTrivialMove = %v, want %v", tc.have, c.IsTrivialMove(), tc.move)
+		}
+	}
+}
