@@ -232,6 +232,12 @@ func TestProjectedShape(t *testing.T) {
 	if got := ProjectedShape(v, 4, opts); got != want {
 		t.Errorf("a new level: %+v, want %+v", got, want)
 	}
+	// Tables that record their entries give the entries' size: those of
+	// the tables that do, 600+12000 bytes over 10+90 entries.
+	v.Levels[0][0].Entries, v.Levels[2][0].Entries = 10, 90
+	if got := ProjectedShape(v, 1, opts).EntrySize; got != 126 {
+		t.Errorf("EntrySize %v, want 126", got)
+	}
 }
 
 func TestFilterForLevel(t *testing.T) {

@@ -103,6 +103,7 @@ func TableMetadata(num, size uint64, props *sstable.Properties) *manifest.FileMe
 		LargestSeqNum:    props.LargestSeqNum,
 		FilterBitsPerKey: props.FilterBitsPer,
 		FilterFamily:     uint8(props.FilterFamily),
+		Entries:          props.Entries,
 	}
 	switch props.FilterFamily {
 	case sstable.BloomFamily:

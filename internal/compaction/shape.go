@@ -94,12 +94,12 @@ func (s *Shape) entrySize() float64 {
 //     of the data, it is growing, and it will soon outgrow the level above.
 //   - Levels below it are empty, and are not probed.
 //
-// Tables below L0 are TargetFileSize, where compactions cut them. The
-// entries are taken to be projectedEntrySize bytes each: the version
-// records tables' sizes in bytes, not their entry counts, so the keys per
-// table are an estimate (see projectedEntrySize).
+// Tables below L0 are TargetFileSize, where compactions cut them. An
+// entry takes the bytes the version's tables take per entry, as recorded
+// (FileMetadata.Entries), or projectedEntrySize while no table records
+// its entries: the keys per table a filter's cost depends on follow.
 func ProjectedShape(v *manifest.Version, level int, opts *Options) Shape {
-	s := Shape{TableSize: float64(opts.TargetFileSize), EntrySize: projectedEntrySize}
+	s := Shape{TableSize: float64(opts.TargetFileSize), EntrySize: entrySize(v)}
 	trigger := opts.L0CompactionTrigger
 	s.L0Tables = max(v.NumFiles(0), trigger)
 	perTable := float64(opts.BaseLevelSize) / float64(trigger)
@@ -125,12 +125,26 @@ func ProjectedShape(v *manifest.Version, level int, opts *Options) Shape {
 	return s
 }
 
+// entrySize returns the bytes per entry of v's tables that record their
+// entries, or projectedEntrySize if none does.
+func entrySize(v *manifest.Version) float64 {
+	var size, entries uint64
+	for _, m := range v.Files() {
+		if m.Entries > 0 {
+			size, entries = size+m.Size, entries+m.Entries
+		}
+	}
+	if entries == 0 {
+		return projectedEntrySize
+	}
+	return float64(size) / float64(entries)
+}
+
 // projectedEntrySize is the size in bytes of a table's entry on disk that
-// ProjectedShape assumes, to turn table sizes into the key counts a
-// filter's cost depends on: about a 16-byte key and a 100-byte value, with
-// the block format's few bytes per entry. The version records tables'
-// sizes, not their entries, so this is a guess, and only the cost of
-// small tables depends on it: a Bloom filter's header and whole blocks,
+// ProjectedShape assumes while no table of the version records its
+// entries, to turn table sizes into the key counts a filter's cost depends
+// on: about a 16-byte key and a 100-byte value, with the block format's
+// few bytes per entry. Only the cost of small tables depends on it: a Bloom filter's header and whole blocks,
 // and a fuse filter's slots per key, which at the default 2 MiB tables
 // are 1.25 fingerprints' worth at 16,384 keys (128-byte entries), 1.19 at
 // 65,536 (32 bytes), 1.39 at 4,096 (512 bytes). Planned with an entry

@@ -54,8 +54,9 @@
 //	 3   LastSeqNum       uvarint, nonzero
 //	 4   DeletedFile      level uvarint | file number uvarint, nonzero
 //	 5   NewFile          see below: a table with a Bloom filter, or none
-//	 6   NewFileFilter    a NewFile body | filter family (1 byte, nonzero) |
-//	                      its parameter (float64, 8 bytes LE)
+//	 6   NewFileFilter    a NewFile body | filter family (1 byte; 0, none,
+//	                      only with bits/key 0) | its parameter (float64,
+//	                      8 bytes LE) | entries (uvarint)
 //	 0, 7…  reserved or unknown: rejected as corruption
 //
 // A NewFile body, with the keys as internal keys (user key ‖ 8-byte

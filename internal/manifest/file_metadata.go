@@ -35,6 +35,10 @@ type FileMetadata struct {
 	FilterBitsPerKey float64
 	FilterFamily     uint8
 	FilterParam      float64
+	// Entries is the number of the table's entries, 0 if unknown (a
+	// table recorded before entries were). The filter allocation turns
+	// level sizes into key counts with it.
+	Entries uint64
 }
 
 // familyBloom is sstable.BloomFamily's value.

@@ -70,8 +70,12 @@ func randMeta(rng *rand.Rand) *FileMetadata {
 	// Half the tables record their filter's family and parameter (tag 6),
 	// as the DB writes them now; the others are records of before.
 	if rng.IntN(2) == 0 {
-		m.FilterFamily = uint8(1 + rng.IntN(255))
+		m.FilterFamily = uint8(rng.IntN(256))
+		if m.FilterFamily == 0 {
+			m.FilterBitsPerKey = 0
+		}
 		m.FilterParam = []float64{0, 8, 16, 10.5}[rng.IntN(4)]
+		m.Entries = randUvarint(rng)
 	}
 	return m
 }

@@ -52,7 +52,7 @@ const (
 	tagLastSeqNum     = 3
 	tagDeletedFile    = 4
 	tagNewFile        = 5
-	tagNewFileFilter  = 6 // a NewFile with its filter's family and parameter
+	tagNewFileFilter  = 6 // a NewFile with its filter's family and parameter, and its entries
 )
 
 // Encode appends the encoding of e to dst and returns the extended slice.
@@ -79,7 +79,7 @@ func (e *VersionEdit) Encode(dst []byte) []byte {
 	for _, n := range e.NewFiles {
 		m := n.Meta
 		tag := uint64(tagNewFile)
-		if m.FilterFamily != 0 {
+		if m.FilterFamily != 0 || m.Entries != 0 {
 			tag = tagNewFileFilter
 		}
 		dst = binary.AppendUvarint(dst, tag)
@@ -96,6 +96,7 @@ func (e *VersionEdit) Encode(dst []byte) []byte {
 		if tag == tagNewFileFilter {
 			dst = append(dst, m.FilterFamily)
 			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(m.FilterParam))
+			dst = binary.AppendUvarint(dst, m.Entries)
 		}
 	}
 	return dst
@@ -279,8 +280,9 @@ func (d *decoder) newFile(withFilter bool) (NewFile, bool) {
 		if param := d.bytes("filter parameter", 8); param != nil {
 			m.FilterParam = math.Float64frombits(binary.LittleEndian.Uint64(param))
 		}
-		if d.err == nil && m.FilterFamily == 0 {
-			d.fail("filter family 0 in a tag %d record", tagNewFileFilter)
+		m.Entries = d.uvarint("entries")
+		if d.err == nil && m.FilterFamily == 0 && m.FilterBitsPerKey != 0 {
+			d.fail("filter family 0 (none) with %v bits per key", m.FilterBitsPerKey)
 		}
 	}
 	if d.err != nil {

@@ -192,7 +192,8 @@ func filterBody(family byte, param float64) []byte {
 	b := newFileBody(0, 1, k("a"), k("b"), 1, 1, 10)
 	b[0] = tagNewFileFilter
 	b = append(b, family)
-	return binary.LittleEndian.AppendUint64(b, math.Float64bits(param))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(param))
+	return append(b, uv(1000)...)
 }
 
 // TestFilterOfRecord checks FileMetadata.Filter: a record of before
@@ -250,9 +251,10 @@ func TestDecodeRejects(t *testing.T) {
 		{"negative bits per key", newFileBody(0, 1, k("a", 1), k("b", 1), 1, 1, -1)},
 		{"bits per key truncated", newFileBody(0, 1, k("a", 1), k("b", 1), 1, 1, 10)[:20]},
 		{"trailing garbage", append(uv(tagLogNumber, 3), 0)},
-		{"filter family 0", filterBody(0, 8)},
+		{"no filter family, with bits per key", filterBody(0, 8)},
 		{"filter family truncated", filterBody(2, 8)[:len(newFileBody(0, 1, k("a", 1), k("b", 1), 1, 1, 10))]},
-		{"filter parameter truncated", filterBody(2, 8)[:len(filterBody(2, 8))-1]},
+		{"filter parameter truncated", filterBody(2, 8)[:len(filterBody(2, 8))-3]},
+		{"entries truncated", filterBody(2, 8)[:len(filterBody(2, 8))-1]},
 		{"NaN filter parameter", filterBody(2, math.NaN())},
 		{"negative filter parameter", filterBody(2, -8)},
 	}
@@ -266,7 +268,7 @@ func TestDecodeRejects(t *testing.T) {
 	if _, err := Decode(newFileBody(0, 1, k("a", 1), k("b", 1), 1, 1, 10)); err != nil {
 		t.Fatalf("valid hand-built new file: %v", err)
 	}
-	if e, err := Decode(filterBody(2, 8)); err != nil || e.NewFiles[0].Meta.FilterFamily != 2 || e.NewFiles[0].Meta.FilterParam != 8 {
+	if e, err := Decode(filterBody(2, 8)); err != nil || e.NewFiles[0].Meta.FilterFamily != 2 || e.NewFiles[0].Meta.FilterParam != 8 || e.NewFiles[0].Meta.Entries != 1000 {
 		t.Fatalf("valid hand-built new file with its filter: %+v, %v", e, err)
 	}
 }
