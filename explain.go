@@ -408,15 +408,9 @@ func (t *Trace) String() string {
 	fmt.Fprintln(tw, "#\tplace\tkey range\tin range\tfilter\tindex\tdata block\tresult")
 	for i := range t.Steps {
 		s := &t.Steps[i]
-		var keyRange, inRange, filter, index, block string
-		switch s.Kind {
-		case TableStep:
-			keyRange = fmt.Sprintf("%q .. %q", s.Smallest, s.Largest)
-			inRange = "no"
-			if s.InRange {
-				inRange = "yes"
-				filter = s.Filter.String()
-			}
+		keyRange, inRange, filter := s.rangeCells()
+		var index, block string
+		if s.Kind == TableStep {
 			if s.Filter == FilterMaybe || s.Filter == NoFilter {
 				index = "memory" // pinned: see sstable.Reader
 			}
@@ -426,12 +420,6 @@ func (t *Trace) String() string {
 			case s.BlocksFromCache > 0:
 				block = "cache"
 			}
-		case LevelStep:
-			keyRange = fmt.Sprintf("none of its %d tables", s.Tables)
-			if s.Tables == 1 {
-				keyRange = "not its 1 table"
-			}
-			inRange = "no"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, s.Place(), keyRange, inRange, filter, index, block, s.result())
 	}
@@ -469,22 +457,7 @@ func (t *Trace) prefixString() string {
 	fmt.Fprintln(tw, "#\tplace\tkey range\tin range\tprefix filter\tresult")
 	for i := range t.Steps {
 		s := &t.Steps[i]
-		var keyRange, inRange, filter string
-		switch s.Kind {
-		case TableStep:
-			keyRange = fmt.Sprintf("%q .. %q", s.Smallest, s.Largest)
-			inRange = "no"
-			if s.InRange {
-				inRange = "yes"
-				filter = s.Filter.String()
-			}
-		case LevelStep:
-			keyRange = fmt.Sprintf("none of its %d tables", s.Tables)
-			if s.Tables == 1 {
-				keyRange = "not its 1 table"
-			}
-			inRange = "no"
-		}
+		keyRange, inRange, filter := s.rangeCells()
 		result := "skipped"
 		if s.Sought {
 			result = "sought"
@@ -494,4 +467,22 @@ func (t *Trace) prefixString() string {
 	tw.Flush()
 	fmt.Fprintf(&b, "summary: %s\n", t.Summary())
 	return b.String()
+}
+
+// rangeCells returns the key range, in-range and filter columns of step s
+// as Trace.String prints them, for point lookups and prefix seeks alike.
+func (s *TraceStep) rangeCells() (keyRange, inRange, filter string) {
+	switch s.Kind {
+	case TableStep:
+		keyRange, inRange = fmt.Sprintf("%q .. %q", s.Smallest, s.Largest), "no"
+		if s.InRange {
+			inRange, filter = "yes", s.Filter.String()
+		}
+	case LevelStep:
+		keyRange, inRange = fmt.Sprintf("none of its %d tables", s.Tables), "no"
+		if s.Tables == 1 {
+			keyRange = "not its 1 table"
+		}
+	}
+	return keyRange, inRange, filter
 }

@@ -285,7 +285,7 @@ func (c sweepConfig) label() string {
 	case policyNone:
 		return "no filters"
 	case policyFuse:
-		return fmt.Sprintf("fuse %g-bit", c.param)
+		return sstable.Fuse(int(c.param)).String()
 	case policyProgressive:
 		return fmt.Sprintf("progressive %+g", c.param)
 	}
