@@ -39,9 +39,11 @@ func familyValue(n int) []byte {
 }
 
 // filterLog records, for every table the DB writes or moves, the filter
-// FilterForLevel gave the table's level on the version it was planned on:
-// an EventListener's TableCreated (flushes, compaction outputs) and
-// CompactionBegin (trivial moves) ask it, from the DB's current version.
+// FilterForLevel gave the table (by its file number) in its level on the
+// version it was planned on — for a move, the filter the table must suit,
+// the level's cheaper one where it mixes two: an EventListener's
+// TableCreated (flushes, compaction outputs) and CompactionBegin (trivial
+// moves) ask it, from the DB's current version.
 // That is the version the flush or compaction was planned on only if
 // nothing else changes the tree meanwhile; writeTree keeps it so.
 type filterLog struct {
@@ -52,7 +54,8 @@ type filterLog struct {
 }
 
 // placing is a table's latest placing in a level: created there, or moved
-// there by a trivial move, under the filter FilterForLevel gave the level.
+// there by a trivial move, under the filter FilterForLevel gave it there
+// (for a move, the cheaper of a mix: Compaction.Filter).
 type placing struct {
 	level int
 	want  FilterSpec
@@ -66,7 +69,8 @@ func newFilterLog() *filterLog {
 func (l *filterLog) listener() *EventListener {
 	return &EventListener{
 		CompactionBegin: func(ci CompactionInfo) {
-			want, ok := l.filterNow(ci.OutputLevel)
+			plan, ok := l.planNow(ci.OutputLevel)
+			want := plan.Lo
 			l.mu.Lock()
 			defer l.mu.Unlock()
 			l.jobs[ci.JobID] = ci.OutputLevel
@@ -83,25 +87,26 @@ func (l *filterLog) listener() *EventListener {
 				level = l.jobs[ti.JobID]
 				l.mu.Unlock()
 			}
-			if want, ok := l.filterNow(level); ok {
+			if plan, ok := l.planNow(level); ok {
 				l.mu.Lock()
-				l.want[ti.FileNum] = placing{level, want, false}
+				l.want[ti.FileNum] = placing{level, plan.For(ti.FileNum), false}
 				l.mu.Unlock()
 			}
 		},
 	}
 }
 
-// filterNow returns FilterForLevel(level) on the DB's current version;
-// false while Open has not returned the DB yet (a WAL's recovery table).
-func (l *filterLog) filterNow(level int) (FilterSpec, bool) {
+// planNow returns PlanForLevel(level) on the DB's current version, whose
+// For of a table's number is FilterForLevel's; false while Open has not
+// returned the DB yet (a WAL's recovery table).
+func (l *filterLog) planNow(level int) (compaction.LevelFilter, bool) {
 	d := l.db.Load()
 	if d == nil {
-		return FilterSpec{}, false
+		return compaction.LevelFilter{}, false
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return compaction.FilterForLevel(d.mu.current.Version, level, &d.opts.compaction), true
+	return compaction.PlanForLevel(d.mu.current.Version, level, &d.opts.compaction), true
 }
 
 // openLogged opens the DB at /db on opts with the log listening.
@@ -134,8 +139,9 @@ func writeTree(t *testing.T, d *DB, ns []int, bump int) {
 }
 
 // checkTableFilters checks every table of d's current version against the
-// log: a table written in its level has the filter FilterForLevel gave the
-// level then, and one moved there a filter that suited it (the same
+// log: a table written in its level has the filter FilterForLevel gave it
+// there then, and one moved there a filter that suited the level's (the
+// cheaper of a mix) (the same
 // family, for Bloom within a tenth in bits per key). A fuse filter is also
 // met by the Bloom filter the table writer falls back to where a fuse
 // filter of that width costs more (fallsBack). A Bloom filter's bits per
@@ -164,7 +170,7 @@ func checkTableFilters(t *testing.T, d *DB, l *filterLog, fixed bool) map[Filter
 			}
 			want := pl.want
 			if fixed {
-				if now := compaction.FilterForLevel(v.Version, level, &d.opts.compaction); now != want {
+				if now := compaction.FilterForLevel(v.Version, level, &d.opts.compaction, tb.meta.FileNum); now != want {
 					t.Errorf("%s, built for %v: FilterForLevel now says %v", got, want, now)
 				}
 			}
@@ -238,7 +244,7 @@ func TestFilterFamiliesPerLevel(t *testing.T) {
 			}
 			checkFamilyReads(t, d, keys, nil)
 			seen := checkTableFilters(t, d, log, tc.fixed)
-			t.Logf("down to L%d; table filters %v; FilterForLevel by level:%s", deepest, seen, levelSpecs(d))
+			t.Logf("down to L%d; table filters %v; PlanForLevel by level:%s", deepest, seen, levelSpecs(d))
 
 			// Another allocation, or LevelFilters, over the same tables:
 			// overwrite a tenth of the keys and compact half the key range,
@@ -261,7 +267,7 @@ func TestFilterFamiliesPerLevel(t *testing.T) {
 			}
 			checkFamilyReads(t, d, keys, overwritten)
 			seen = checkTableFilters(t, d, log, false)
-			t.Logf("after reopening: table filters %v; FilterForLevel by level:%s", seen, levelSpecs(d))
+			t.Logf("after reopening: table filters %v; PlanForLevel by level:%s", seen, levelSpecs(d))
 			if len(seen) < 2 {
 				t.Errorf("after reopening with another choice the tables have one family: %v", seen)
 			}
@@ -292,14 +298,14 @@ func checkFamilyReads(t *testing.T, d *DB, keys int, overwritten map[int]bool) {
 	}
 }
 
-// levelSpecs renders FilterForLevel of each level that has tables.
+// levelSpecs renders PlanForLevel of each level that has tables.
 func levelSpecs(d *DB) string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var sb strings.Builder
 	for level := range manifest.NumLevels {
 		if d.mu.current.NumFiles(level) > 0 {
-			fmt.Fprintf(&sb, " L%d %v;", level, compaction.FilterForLevel(d.mu.current.Version, level, &d.opts.compaction))
+			fmt.Fprintf(&sb, " L%d %v;", level, compaction.PlanForLevel(d.mu.current.Version, level, &d.opts.compaction))
 		}
 	}
 	return sb.String()
@@ -320,7 +326,7 @@ func TestLevelFiltersOptions(t *testing.T) {
 	}
 	v := &manifest.Version{}
 	for level := range manifest.NumLevels {
-		if spec := compaction.FilterForLevel(v, level, &got.compaction); spec != want[level] {
+		if spec := compaction.FilterForLevel(v, level, &got.compaction, uint64(level)); spec != want[level] {
 			t.Errorf("FilterForLevel(L%d) = %v, want %v", level, spec, want[level])
 		}
 	}
@@ -341,7 +347,7 @@ func TestLevelFiltersOptions(t *testing.T) {
 		t.Errorf("DisableFilters with LevelFilters resolves to %v, %v, %v bits/key", got.LevelFilters, got.compaction.LevelFilters, got.compaction.BitsPerKey)
 	}
 	for level := range manifest.NumLevels {
-		if spec := compaction.FilterForLevel(v, level, &got.compaction); spec != (FilterSpec{}) {
+		if spec := compaction.FilterForLevel(v, level, &got.compaction, uint64(level)); spec != (FilterSpec{}) {
 			t.Errorf("DisableFilters: FilterForLevel(L%d) = %v", level, spec)
 		}
 	}

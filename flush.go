@@ -50,7 +50,7 @@ func (d *DB) flushOldestLocked() error {
 	imm := d.mu.imm[0]
 	num := d.mu.nextFileNum
 	d.mu.nextFileNum++
-	filter := compaction.FilterForLevel(d.mu.current.Version, 0, &d.opts.compaction)
+	filter := compaction.FilterForLevel(d.mu.current.Version, 0, &d.opts.compaction, num)
 	job := d.newJobID()
 	d.events.flushBegin(FlushInfo{JobID: job})
 	start := time.Now()

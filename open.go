@@ -246,7 +246,7 @@ func (d *DB) recover() error {
 		}
 		num := d.mu.nextFileNum
 		d.mu.nextFileNum++
-		meta, err := d.writeTable(0, "recovery", num, mem, compaction.FilterForLevel(state.Version, 0, &d.opts.compaction))
+		meta, err := d.writeTable(0, "recovery", num, mem, compaction.FilterForLevel(state.Version, 0, &d.opts.compaction, num))
 		if err != nil {
 			return err
 		}

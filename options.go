@@ -241,7 +241,10 @@ const (
 	// absent-key lookup, Σ over the runs of their false-positive rates,
 	// within BitsPerKey's memory, from each family's real rate and its
 	// cost in tables of the level's size: Monkey generalized to a choice
-	// of family, solved by Lagrangian relaxation over the candidates.
+	// of family, solved over the lower convex hull of each level's
+	// candidates, where one level may mix two adjacent candidates (a
+	// fraction of its tables with the richer filter) to spend the budget
+	// exactly.
 	BestAllocation = compaction.BestAllocation
 	// ProgressiveAllocation is Pebble's progressive policy, for
 	// comparison: fuse filters of 16/16/16/12/10/8/4 fingerprint bits in

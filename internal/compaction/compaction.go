@@ -39,8 +39,15 @@ type Compaction struct {
 	// it.
 	Bottommost bool
 	// Filter is the filter of the output tables (the zero spec: none),
-	// from the filter allocation and the tree's shape (FilterForLevel).
-	Filter sstable.FilterSpec
+	// from the filter allocation and the tree's shape (PlanForLevel).
+	// Where the plan mixes two filters in OutputLevel (BestAllocation),
+	// Filter is the cheaper, and FilterHi goes to the fraction
+	// FilterHiFraction of the outputs, each output by its file number
+	// (OutputFilter; LevelFilter.For). FilterHiFraction 0 (and FilterHi
+	// unset) gives every output Filter.
+	Filter           sstable.FilterSpec
+	FilterHi         sstable.FilterSpec
+	FilterHiFraction float64
 	// Score is the score of Level that made the picker choose it, ≥ 1; 0
 	// for a manual compaction.
 	Score float64
@@ -62,6 +69,30 @@ func (c *Compaction) InputBytes() uint64 {
 	return n
 }
 
+// Filters returns the filters of the output tables, as the level's plan.
+func (c *Compaction) Filters() LevelFilter {
+	if c.FilterHiFraction == 0 {
+		return Single(c.Filter)
+	}
+	return LevelFilter{Lo: c.Filter, Hi: c.FilterHi, HiFraction: c.FilterHiFraction}
+}
+
+// OutputFilter returns the filter of the output table numbered fileNum:
+// Filters().For(fileNum), what FilterForLevel gives it on the version
+// the compaction was picked from.
+func (c *Compaction) OutputFilter(fileNum uint64) sstable.FilterSpec {
+	return c.Filters().For(fileNum)
+}
+
+// setFilters sets the output tables' filters to f (Filter alone for a
+// level of one filter).
+func (c *Compaction) setFilters(f LevelFilter) {
+	c.Filter, c.FilterHi, c.FilterHiFraction = f.Lo, sstable.FilterSpec{}, 0
+	if f.Mixed() {
+		c.FilterHi, c.FilterHiFraction = f.Hi, f.HiFraction
+	}
+}
+
 // trivialMoveSlack is how far (relative) a table's filter may be from its
 // new level's bits per key and still be moved without a rewrite: enough to
 // absorb the rounding of a filter to whole 512-bit blocks in a table of a few
@@ -72,13 +103,29 @@ const trivialMoveSlack = 0.1
 // IsTrivialMove reports whether the compaction can be done by moving its one
 // input table to OutputLevel with an edit (Edit(c.Inputs[0])), without
 // reading or writing it: it has a single input, nothing of OutputLevel
-// overlaps it, and its filter suits the filter OutputLevel's tables get
-// (filterSuits: the same family, for Bloom within 10% in bits per key, for
-// fuse the same width), so a move never drags a filter sized for one
-// level into another — under OptimalAllocation and BestAllocation that
-// leaves the moves between levels of different filters to a rewrite. A move
-// keeps the table's shadowed versions and tombstones; that is the price of
-// not rewriting it, paid later when the key range is compacted again.
+// overlaps it, and its filter suits Filter, the filter OutputLevel's
+// tables get (filterSuits: the same family, for Bloom within 10% in bits
+// per key, for fuse the same width), so a move never drags a filter sized
+// for one level into another — under OptimalAllocation and BestAllocation
+// that leaves the moves between levels of different filters to a
+// rewrite. A move keeps the table's shadowed versions and tombstones; that
+// is the price of not rewriting it, paid later when the key range is
+// compacted again.
+//
+// Where OutputLevel mixes two filters (BestAllocation: FilterHiFraction >
+// 0), only a table with the cheaper, Filter, moves; one with the richer is
+// rewritten, and its outputs get the richer filter at the plan's fraction
+// (OutputFilter). A move then never spends more memory than the plan gives
+// the level, and a table moved in with the cheaper filter only lowers the
+// level's share of the richer one. Were either filter to suit, the moves
+// would bring the richer one in at their source's fraction rather than
+// the plan's: the level above usually has it on every table, and a
+// sequential load, which moves every table down, would put it on the
+// whole level, up to a step of the largest level (about a bit per key)
+// over the budget. Were the filter to suit that the table's own number
+// draws (For), the level would be biased too: the tables refused are
+// rewritten under new numbers and draw again, so the level would get its
+// fraction of the richer filter on top of the tables moved with it.
 func (c *Compaction) IsTrivialMove() bool {
 	if len(c.Inputs[0]) != 1 || len(c.Inputs[1]) != 0 {
 		return false
@@ -155,7 +202,7 @@ func (c *Compaction) String() string {
 	if c.Bottommost {
 		sb.WriteString(" bottommost")
 	}
-	fmt.Fprintf(&sb, " filter %v", c.Filter)
+	fmt.Fprintf(&sb, " filter %v", c.Filters())
 	return sb.String()
 }
 

@@ -94,12 +94,14 @@
 // average; with T = 10 the expected wasted reads drop to about the largest
 // level's rate, a constant. BestAllocation solves the same problem with a
 // choice of family per level — none, Bloom or binary fuse — and each
-// family's real rate and cost in tables of the level's size, by
-// Lagrangian relaxation (FiltersForLevels); ProgressiveAllocation is
-// Pebble's fixed fuse widths, for comparison. The table records its
-// filter's family and parameters, so tables built under different shapes,
-// allocations or families mix freely. The allocations are judged by that
-// metric, the expected wasted reads of a lookup for an absent key: Σ over
-// the runs it probes of their filters' false-positive rates
-// (ExpectedFalsePositiveReads), at equal memory (FilterMemory).
+// family's real rate and cost in tables of the level's size, as a
+// knapsack's linear relaxation, in which one level may give a fraction of
+// its tables the next richer filter (FiltersForLevels, LevelFilter);
+// ProgressiveAllocation is Pebble's fixed fuse widths, for comparison.
+// The table records its filter's family and parameters, so tables built
+// under different shapes, allocations or families mix freely. The
+// allocations are judged by that metric, the expected wasted reads of a
+// lookup for an absent key: Σ over the runs it probes of their filters'
+// false-positive rates (ExpectedFalsePositiveReads), at equal memory
+// (FilterMemory).
 package compaction

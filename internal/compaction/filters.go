@@ -120,23 +120,34 @@ func BitsPerKeyForLevels(s Shape, avg float64, alloc FilterAllocation) [manifest
 // clampBits clamps bits per key to what a table's filter can have.
 func clampBits(b float64) float64 { return min(max(b, 1), bloom.MaxBitsPerKey) }
 
-// FilterForLevel returns the filter of a table written to level in v:
+// FilterForLevel returns the filter of the table numbered salt (its file
+// number) written to level in v: PlanForLevel(v, level, opts).For(salt),
+// which is the level's one filter, or, where BestAllocation mixes two in
+// the level, one of them by a hash of salt (LevelFilter.For). The DB
+// calls it for every table it flushes (level 0), and Run for every
+// compaction output (Compaction.OutputFilter, from the plan Pick and
+// PickManual put in the compaction), with the table's file number, and
+// the table records its filter's family and parameters: tables built at
+// different times, with different shapes, allocations or families, mix
+// freely. A table moved to a level (IsTrivialMove) keeps its filter, one
+// that suits the level's — the cheaper where the level mixes two.
+func FilterForLevel(v *manifest.Version, level int, opts *Options, salt uint64) sstable.FilterSpec {
+	return PlanForLevel(v, level, opts).For(salt)
+}
+
+// PlanForLevel returns the filters of the tables written to level in v:
 // none when filters are disabled (BitsPerKey 0); Options.LevelFilters'
 // entry for the level if they are set; else the level's entry of
 // FiltersForLevels for ProjectedShape under FilterAllocation — a Bloom
 // filter of BitsPerKey under UniformAllocation, Monkey's under
-// OptimalAllocation, the family and parameter of BestAllocation, Pebble's
-// widths under ProgressiveAllocation. The DB calls it for every table it
-// builds — flushes (level 0) and compaction outputs (Pick and PickManual
-// call it for Compaction.Filter) — and the table records its filter's
-// family and parameters: tables built at different times, with different
-// shapes, allocations or families, mix freely.
-func FilterForLevel(v *manifest.Version, level int, opts *Options) sstable.FilterSpec {
+// OptimalAllocation, the family and parameter of BestAllocation, or the
+// mix of two, Pebble's widths under ProgressiveAllocation.
+func PlanForLevel(v *manifest.Version, level int, opts *Options) LevelFilter {
 	switch {
 	case opts.BitsPerKey == 0:
-		return sstable.FilterSpec{}
+		return LevelFilter{}
 	case opts.LevelFilters != nil:
-		return opts.LevelFilters[level]
+		return Single(opts.LevelFilters[level])
 	}
 	return FiltersForLevels(ProjectedShape(v, level, opts), opts.BitsPerKey, opts.FilterAllocation, opts)[level]
 }

@@ -2,6 +2,7 @@ package compaction
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -12,16 +13,17 @@ import (
 	"github.com/bloomkv/bloomkv/sstable"
 )
 
-// FiltersForLevels returns the filter of each level's tables for a tree of
-// shape s with an average of avg bits per key (0: no filters), under
-// alloc. Levels with no data get none (the zero spec). opts, if not nil,
-// adds the DB's constraints: its LevelFilters replace the allocation, and
-// a prefix extractor (TableOptions.Prefix), whose prefixes live in the
+// FiltersForLevels returns the filters of each level's tables for a tree
+// of shape s with an average of avg bits per key (0: no filters), under
+// alloc. Levels with no data get none (the zero LevelFilter). opts, if not
+// nil, adds the DB's constraints: its LevelFilters replace the allocation,
+// and a prefix extractor (TableOptions.Prefix), whose prefixes live in the
 // filters, keeps BestAllocation from leaving a level without one.
 //
 // UniformAllocation and OptimalAllocation give Bloom filters of
 // BitsPerKeyForLevels' bits per key; ProgressiveAllocation gives
-// ProgressiveFilters(0), whatever s and avg.
+// ProgressiveFilters(0), whatever s and avg: one filter per level
+// (Single). Only BestAllocation mixes two in a level.
 //
 // BestAllocation minimizes the expected false-positive reads of a lookup
 // for an absent key, Σ_i r_i·p_i(c_i) over the levels i (r_i runs: every
@@ -36,21 +38,49 @@ import (
 // fallback to Bloom where that is smaller, every filter's header and
 // rounding). This is Monkey's problem with a choice of family and each
 // family's real curves in place of e^(−b·(ln 2)²): a multiple-choice
-// knapsack, solved by Lagrangian relaxation. For a price λ per bit each
-// level independently takes the candidate minimizing r_i·p_i + λ·n_i·m_i;
-// the memory that spends falls as λ rises, and λ is bisected to the
-// smallest price whose choices fit the budget. Those choices are optimal
-// for the memory they spend, which falls short of the budget by at most
-// one step of one level between the candidates a price can choose (the
-// lower convex hull of its (memory, reads)). A greedy repair then spends
-// the rest — at each step the single change of one level that removes the
-// most reads per bit and still fits — and exchanges pairs of changes (one
-// level to another hull candidate, up or down, another to the best
-// candidate the memory left allows) while a pair removes reads, refilling
-// after each. Every step is checked against the budget as FilterMemory
-// sums it, so the budget is never exceeded. The answer is within one such
-// step's reads of the optimum, and on small trees nearly always the
-// optimum (TestBestMatchesBruteForce searches every combination). A plan
+// knapsack.
+//
+// Its candidates are discrete, and a fuse width is a step of about 1.1
+// bits per key: no combination of one candidate per level may come near
+// the budget (fuse 7 on the largest level where fuse 8 does not fit). A
+// level's tables need not share one filter, though. Giving candidate b to
+// the tables of a fraction x of its keys and a to the others costs and
+// reads the mix (1−x)·a + x·b of the two, so the choices of a level are
+// the segments
+// of the lower convex hull of its candidates' (memory, reads), and the
+// problem is the knapsack's linear relaxation, solved exactly by the
+// classic greedy (Sinha and Zoltners): every level starts at its
+// cheapest hull vertex, and the hull segments of all levels are bought
+// in order of reads removed per bit — each level's in order, its hull
+// being convex — until one does not fit whole; that one's level mixes
+// its two vertices with the x the budget leaves. Only one level mixes
+// (ties aside), and the budget is spent to within the rounding of x to
+// whole tables of the level (x is a multiple of 1/tables, rounded down;
+// a level of one table cannot mix), whose remainder a greedy repair
+// (below) spends on the other levels. The result is the optimum of the
+// relaxation, which no combination of single candidates beats, to
+// within that rounding. Which tables get b their file numbers decide
+// (LevelFilter.For), so x holds on average over the level's tables.
+// The relaxation's plans also follow the tree's growth steadily: as a
+// level's share of the keys shrinks, its filter moves up one vertex at a
+// time, through mixes, where the best single candidates swing a small
+// level's filter several widths up and back down as the slack the
+// largest level's step leaves moves to it and away.
+//
+// The rounding can cost more than the discreteness where the mixing
+// level has few tables, so BestAllocation also solves the problem
+// without mixing and keeps the plan with fewer expected reads. That
+// solution is a Lagrangian relaxation: for a price λ per bit each level
+// independently takes the candidate minimizing r_i·p_i + λ·n_i·m_i, λ is
+// bisected to the smallest price whose choices fit the budget, a greedy
+// repair spends the rest — at each step the single change of one level
+// that removes the most reads per bit and still fits — and pairs of
+// changes are exchanged (one level to another hull candidate, up or
+// down, another to the best candidate the memory left allows) while a
+// pair removes reads, refilling after each; on small trees it is nearly
+// always the optimum over single candidates (TestBestMatchesBruteForce
+// searches every combination). Every step of both is checked against the
+// budget as FilterMemory sums it, so a plan never exceeds it. A plan
 // takes under a millisecond for a tree of four levels, a few for seven;
 // the candidates' rates, computed once, about a second of CPU.
 //
@@ -58,18 +88,18 @@ import (
 // 40-byte header and whole 64-byte blocks) exceed a level's share of the
 // budget, and BestAllocation may then leave the largest levels without a
 // filter where the other allocations spend more than avg.
-func FiltersForLevels(s Shape, avg float64, alloc FilterAllocation, opts *Options) [manifest.NumLevels]sstable.FilterSpec {
-	var specs [manifest.NumLevels]sstable.FilterSpec
+func FiltersForLevels(s Shape, avg float64, alloc FilterAllocation, opts *Options) FilterPlan {
+	var plan FilterPlan
 	if !(avg > 0) {
-		return specs
+		return plan
 	}
-	fixed := func(filters *[manifest.NumLevels]sstable.FilterSpec) [manifest.NumLevels]sstable.FilterSpec {
-		for level := range specs {
+	fixed := func(filters *[manifest.NumLevels]sstable.FilterSpec) FilterPlan {
+		for level := range plan {
 			if s.runs(level) > 0 {
-				specs[level] = filters[level]
+				plan[level] = Single(filters[level])
 			}
 		}
-		return specs
+		return plan
 	}
 	switch {
 	case opts != nil && opts.LevelFilters != nil:
@@ -79,17 +109,118 @@ func FiltersForLevels(s Shape, avg float64, alloc FilterAllocation, opts *Option
 		if opts != nil && opts.TableOptions.Prefix != nil {
 			cands = cands[1:] // without none, the first
 		}
-		return bestFilters(s, clampBits(avg), cands)
+		return bestPlan(s, clampBits(avg), cands)
 	case alloc == ProgressiveAllocation:
 		progressive := ProgressiveFilters(0)
 		return fixed(&progressive)
 	}
 	for level, bits := range BitsPerKeyForLevels(s, avg, alloc) {
 		if bits > 0 {
-			specs[level] = sstable.Bloom(bits)
+			plan[level] = Single(sstable.Bloom(bits))
 		}
 	}
-	return specs
+	return plan
+}
+
+// LevelFilter is the filters of one level's tables in a FilterPlan: the
+// fraction HiFraction of them get Hi, the others Lo, each table by its
+// file number (For). Most levels have one filter, Lo == Hi and
+// HiFraction 0 (Single; the zero LevelFilter is no filter); where
+// BestAllocation mixes two, Lo is the cheaper and HiFraction in (0, 1).
+// HiFraction is a fraction of the level's keys as much as of its tables:
+// the plan takes its tables to be of one size (Shape.TableSize).
+type LevelFilter struct {
+	Lo, Hi     sstable.FilterSpec
+	HiFraction float64
+}
+
+// Single returns the LevelFilter of one filter, spec, for every table.
+func Single(spec sstable.FilterSpec) LevelFilter { return LevelFilter{Lo: spec, Hi: spec} }
+
+// Mixed reports whether the level's tables get two filters.
+func (f LevelFilter) Mixed() bool { return f.HiFraction > 0 && f.Lo != f.Hi }
+
+// For returns the filter of the level's table numbered salt (its file
+// number): Hi if salt hashes (splitmix64) to a number in [0, 1) below
+// HiFraction, else Lo. The choice depends on salt alone, so it is the
+// same every time the table is planned, and over tables of distinct
+// numbers Hi goes to HiFraction of them but for binomial noise, whatever
+// the pattern of the numbers. The hash does not depend on the level
+// either: a table that gets Hi at one fraction gets it at every larger
+// one.
+func (f LevelFilter) For(salt uint64) sstable.FilterSpec {
+	if f.HiFraction > 0 && saltUnit(salt) < f.HiFraction {
+		return f.Hi
+	}
+	return f.Lo
+}
+
+// String renders the filters, e.g. "fuse 8-bit" or
+// "fuse 7-bit + 35.2% fuse 8-bit".
+func (f LevelFilter) String() string {
+	if !f.Mixed() {
+		return f.Lo.String()
+	}
+	return fmt.Sprintf("%v + %.1f%% %v", f.Lo, 100*f.HiFraction, f.Hi)
+}
+
+// mix returns the average of lo, a cost of Lo, and hi, Hi's, weighted by
+// the fraction of the level under each: lo itself for a level of one
+// filter, to the last bit.
+func (f LevelFilter) mix(lo, hi float64) float64 {
+	if f.HiFraction == 0 {
+		return lo
+	}
+	return (1-f.HiFraction)*lo + f.HiFraction*hi
+}
+
+// cost returns the mix of of(Lo) and of(Hi), without calling of(Hi) for
+// a level of one filter.
+func (f LevelFilter) cost(of func(sstable.FilterSpec) float64) float64 {
+	if f.HiFraction == 0 {
+		return of(f.Lo)
+	}
+	return f.mix(of(f.Lo), of(f.Hi))
+}
+
+// saltUnit maps salt to [0, 1): splitmix64's output function of it, in
+// 53 bits.
+func saltUnit(salt uint64) float64 {
+	z := salt + 0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return float64(z>>11) / (1 << 53)
+}
+
+// FilterPlan is an allocation's filters for each level of a tree
+// (FiltersForLevels).
+type FilterPlan [manifest.NumLevels]LevelFilter
+
+// FixedPlan returns the plan of one filter per level, specs.
+func FixedPlan(specs [manifest.NumLevels]sstable.FilterSpec) FilterPlan {
+	var plan FilterPlan
+	for level, spec := range specs {
+		plan[level] = Single(spec)
+	}
+	return plan
+}
+
+// Filters are the filters of a tree's levels as ExpectedFalsePositiveReads
+// and FilterMemory take them: a FilterPlan, or one spec per level.
+type Filters interface {
+	FilterPlan | [manifest.NumLevels]sstable.FilterSpec
+}
+
+// asPlan returns filters as a plan.
+func asPlan[F Filters](filters F) FilterPlan {
+	switch f := any(filters).(type) {
+	case FilterPlan:
+		return f
+	case [manifest.NumLevels]sstable.FilterSpec:
+		return FixedPlan(f)
+	}
+	panic("unreachable")
 }
 
 // progressiveBits are the fingerprint widths of Pebble's progressive
@@ -133,13 +264,15 @@ func ProgressiveOffset(s Shape, avg float64) int {
 // levels' tables have filters: the sum over the runs it probes — every L0
 // table, one table of each deeper level with data — of their filters'
 // false-positive rates (FilterSpec.ExpectedFalsePositiveRate; 1 for no
-// filter: every probe reads). It is what BestAllocation minimizes, and what
-// the benchmarks and tools compare allocations by.
-func ExpectedFalsePositiveReads(s Shape, filters [manifest.NumLevels]sstable.FilterSpec) float64 {
+// filter: every probe reads), a level that mixes two filters at the mix
+// of their rates (LevelFilter.HiFraction of Hi's). It is what
+// BestAllocation minimizes, and what the benchmarks and tools compare
+// allocations by.
+func ExpectedFalsePositiveReads[F Filters](s Shape, filters F) float64 {
 	var sum float64
-	for level, spec := range filters {
-		if runs := s.runs(level); runs > 0 {
-			sum += float64(runs) * spec.ExpectedFalsePositiveRate()
+	for level, f := range asPlan(filters) {
+		if runs := float64(s.runs(level)); runs > 0 {
+			sum += f.cost(func(spec sstable.FilterSpec) float64 { return runs * spec.ExpectedFalsePositiveRate() })
 		}
 	}
 	return sum
@@ -149,12 +282,14 @@ func ExpectedFalsePositiveReads(s Shape, filters [manifest.NumLevels]sstable.Fil
 // in bits (when s's Sizes and EntrySize give the keys): Σ over the levels
 // with data of their keys times FilterSpec.BitsPerKey at the keys of one
 // of their tables (Shape.TableSize), which counts each family's overhead
-// in tables of that size. It is the memory BestAllocation budgets.
-func FilterMemory(s Shape, filters [manifest.NumLevels]sstable.FilterSpec) float64 {
+// in tables of that size; a level that mixes two filters at the mix of
+// their costs. It is the memory BestAllocation budgets.
+func FilterMemory[F Filters](s Shape, filters F) float64 {
 	var m float64
-	for level, spec := range filters {
+	for level, f := range asPlan(filters) {
 		if s.runs(level) > 0 {
-			m += s.keys(level) * spec.BitsPerKey(s.tableKeys(level))
+			keys, n := s.keys(level), s.tableKeys(level)
+			m += f.cost(func(spec sstable.FilterSpec) float64 { return keys * spec.BitsPerKey(n) })
 		}
 	}
 	return m
@@ -208,20 +343,39 @@ func newCandidates(specs []sstable.FilterSpec) []candidate {
 	return cands
 }
 
-// bestFilters solves BestAllocation over cands (see FiltersForLevels), for
-// an average of avg bits per key. If cands has no candidate of zero cost
-// (no none) and even the cheapest exceed the budget, it returns the
-// cheapest.
-func bestFilters(s Shape, avg float64, cands []candidate) [manifest.NumLevels]sstable.FilterSpec {
+// bestPlan solves BestAllocation over cands (see FiltersForLevels), for
+// an average of avg bits per key: of bestPlans' two plans, the one with
+// fewer expected reads, the relaxation's on a tie. If cands has no
+// candidate of zero cost (no none) and even the cheapest exceed the
+// budget, it returns the cheapest.
+func bestPlan(s Shape, avg float64, cands []candidate) FilterPlan {
+	relaxed, single, relaxedReads, singleReads := bestPlans(s, avg, cands)
+	if relaxedReads <= singleReads {
+		return relaxed
+	}
+	return single
+}
+
+// bestPlans returns BestAllocation's plans over cands for an average of
+// avg bits per key (see FiltersForLevels) and their expected reads: the
+// linear relaxation's, which mixes two candidates in one level (reads
+// +Inf if even the cheapest candidates exceed the budget), and the best
+// it finds of one candidate per level.
+func bestPlans(s Shape, avg float64, cands []candidate) (relaxed, single FilterPlan, relaxedReads, singleReads float64) {
 	// Each level's candidates as memory (bits) and expected reads, and
 	// the lower convex hull of those points, which is all the price's
-	// choice needs: a linear cost is least at a vertex, and ties go to
-	// the cheaper, a vertex too.
+	// choice and the relaxation need: a linear cost is least at a
+	// vertex, and ties go to the cheaper, a vertex too.
 	type level struct {
 		index      int
 		mem, reads []float64
 		hull       []int
-		choice     int
+		// The level's candidate, and in a mix the richer one, hi, for
+		// the fraction frac of its keys (0: choice alone). tables is
+		// the number of tables it holds, of which frac is a multiple.
+		choice, hi int
+		frac       float64
+		tables     float64
 		// byMem lists the candidates cheapest first, and fewest[k] is
 		// the one of byMem[:k+1] with the fewest reads: the best
 		// candidate within a memory, by a binary search.
@@ -237,6 +391,10 @@ func bestFilters(s Shape, avg float64, cands []candidate) [manifest.NumLevels]ss
 		for c, cand := range cands {
 			l.mem[c] = keys * cand.spec.BitsPerKey(n)
 			l.reads[c] = runs * cand.fpr
+		}
+		l.tables = max(1, math.Round(keys/float64(n)))
+		if i == 0 {
+			l.tables = runs
 		}
 		l.hull = lowerHull(l.mem, l.reads)
 		l.byMem = make([]int, len(cands))
@@ -255,14 +413,33 @@ func bestFilters(s Shape, avg float64, cands []candidate) [manifest.NumLevels]ss
 	}
 	budget := s.totalKeys() * avg
 
-	// memory sums the chosen memory in level order, as FilterMemory does,
-	// so that the check against the budget is FilterMemory's.
+	// memory sums the chosen memory in level order, as FilterMemory does
+	// (LevelFilter.mix included), so that the check against the budget is
+	// FilterMemory's; reads sums the expected reads likewise.
+	mixOf := func(l *level) LevelFilter { return LevelFilter{HiFraction: l.frac} }
 	memory := func() float64 {
 		var m float64
 		for _, l := range levels {
-			m += l.mem[l.choice]
+			m += mixOf(l).mix(l.mem[l.choice], l.mem[l.hi])
 		}
 		return m
+	}
+	reads := func() float64 {
+		var r float64
+		for _, l := range levels {
+			r += mixOf(l).mix(l.reads[l.choice], l.reads[l.hi])
+		}
+		return r
+	}
+	plan := func() FilterPlan {
+		var p FilterPlan
+		for _, l := range levels {
+			p[l.index] = Single(cands[l.choice].spec)
+			if l.frac > 0 {
+				p[l.index] = LevelFilter{Lo: cands[l.choice].spec, Hi: cands[l.hi].spec, HiFraction: l.frac}
+			}
+		}
+		return p
 	}
 	// pick sets each level's choice to its candidate minimizing
 	// reads + λ·memory; ties go to the cheaper.
@@ -274,40 +451,25 @@ func bestFilters(s Shape, avg float64, cands []candidate) [manifest.NumLevels]ss
 					best = c
 				}
 			}
-			l.choice = best
+			l.choice, l.hi, l.frac = best, best, 0
 		}
 	}
 
-	// The price λ = e^x, bisected on x: at λ = 0 every level takes its
-	// lowest rate, at e^80 reads per bit its cheapest candidate (a bit of
-	// any level then costs more than all the reads of the tree).
-	pick(0)
-	if memory() > budget {
-		lo, hi := -80.0, 80.0
-		for range 64 {
-			mid := (lo + hi) / 2
-			pick(math.Exp(mid))
-			if memory() > budget {
-				lo = mid
-			} else {
-				hi = mid
-			}
-		}
-		pick(math.Exp(hi))
-	}
-
-	// Greedy repair: spend what the price's choices leave of the budget.
-	// Every step lowers one level's reads, so there are at most as many as
-	// candidates per level. A step is checked against the budget as
-	// FilterMemory sums it; one the running total let through by a
-	// rounding is undone and not tried again.
-	total := memory()
-	rejected := map[[2]int]bool{}
+	// Greedy repair: spend what the choices leave of the budget on the
+	// levels that do not mix. Every step lowers one level's reads, so
+	// there are at most as many as candidates per level. A step is
+	// checked against the budget as FilterMemory sums it; one the running
+	// total let through by a rounding is undone and not tried again.
+	var total float64
+	var rejected map[[2]int]bool // by fill, in one of the plans below
 	fill := func() {
 		for total <= budget {
 			var up *level
 			upTo, upScore := 0, 0.0
 			for _, l := range levels {
+				if l.frac > 0 {
+					continue
+				}
 				cur := l.choice
 				for c := range cands {
 					gain := l.reads[cur] - l.reads[c]
@@ -327,14 +489,86 @@ func bestFilters(s Shape, avg float64, cands []candidate) [manifest.NumLevels]ss
 				return
 			}
 			from := up.choice
-			up.choice = upTo
+			up.choice, up.hi = upTo, upTo
 			if total = memory(); total > budget {
-				up.choice = from
+				up.choice, up.hi = from, from
 				total = memory()
 				rejected[[2]int{up.index, upTo}] = true
 			}
 		}
 	}
+
+	// The relaxation (see FiltersForLevels).
+	relaxedReads = math.Inf(1)
+	for _, l := range levels {
+		l.choice, l.hi, l.frac = l.hull[0], l.hull[0], 0
+	}
+	rejected = map[[2]int]bool{}
+	if total = memory(); total <= budget {
+		type segment struct {
+			l     *level
+			k     int     // from l.hull[k] to l.hull[k+1]
+			slope float64 // reads per bit, < 0
+		}
+		var segs []segment
+		for _, l := range levels {
+			for k := range len(l.hull) - 1 {
+				a, b := l.hull[k], l.hull[k+1]
+				segs = append(segs, segment{l, k, (l.reads[b] - l.reads[a]) / (l.mem[b] - l.mem[a])})
+			}
+		}
+		// The most reads removed per bit first; a level's segments are
+		// in its hull's order already (their slopes rise), and stay so.
+		slices.SortStableFunc(segs, func(a, b segment) int { return cmp.Compare(a.slope, b.slope) })
+		for _, sg := range segs {
+			l := sg.l
+			from, to := l.hull[sg.k], l.hull[sg.k+1]
+			if l.choice != from {
+				continue // the level stopped at an earlier segment
+			}
+			l.choice, l.hi = to, to
+			if total = memory(); total <= budget {
+				continue
+			}
+			// The first segment that does not fit whole: the fraction
+			// of the level's keys the rest of the budget buys at to,
+			// in whole tables, rounded down (and down again while a
+			// rounding of the sum exceeds the budget).
+			l.choice, l.hi = from, from
+			left := budget - memory()
+			l.hi, l.frac = to, math.Floor(left/(l.mem[to]-l.mem[from])*l.tables)/l.tables
+			for l.frac > 0 && memory() > budget {
+				l.frac = max(0, l.frac-1/l.tables)
+			}
+			if l.frac == 0 {
+				l.hi = from
+			}
+			break
+		}
+		total = memory()
+		fill() // what the rounding to whole tables left
+		relaxed, relaxedReads = plan(), reads()
+	}
+
+	// One candidate per level. The price λ = e^x, bisected on x: at λ = 0
+	// every level takes its lowest rate, at e^80 reads per bit its
+	// cheapest candidate (a bit of any level then costs more than all
+	// the reads of the tree).
+	pick(0)
+	if memory() > budget {
+		lo, hi := -80.0, 80.0
+		for range 64 {
+			mid := (lo + hi) / 2
+			pick(math.Exp(mid))
+			if memory() > budget {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		pick(math.Exp(hi))
+	}
+	total, rejected = memory(), map[[2]int]bool{}
 	fill()
 
 	// Exchanges: where no single level's step fits what is left — a fuse
@@ -343,13 +577,6 @@ func bestFilters(s Shape, avg float64, cands []candidate) [manifest.NumLevels]ss
 	// to another of its hull's candidates, up or down, and another to any
 	// candidate. Take the pair that removes the most reads within the
 	// budget, refill, and repeat while a pair helps.
-	reads := func() float64 {
-		var r float64
-		for _, l := range levels {
-			r += l.reads[l.choice]
-		}
-		return r
-	}
 	for range 4 * len(levels) {
 		var li, lj *level
 		var ci, cj int
@@ -388,19 +615,17 @@ func bestFilters(s Shape, avg float64, cands []candidate) [manifest.NumLevels]ss
 		}
 		fromI, fromJ := li.choice, lj.choice
 		li.choice, lj.choice = ci, cj
+		li.hi, lj.hi = ci, cj
 		if total = memory(); total > budget {
 			li.choice, lj.choice = fromI, fromJ
+			li.hi, lj.hi = fromI, fromJ
 			total = memory()
 			break
 		}
 		fill()
 	}
 
-	var specs [manifest.NumLevels]sstable.FilterSpec
-	for _, l := range levels {
-		specs[l.index] = cands[l.choice].spec
-	}
-	return specs
+	return relaxed, plan(), relaxedReads, reads()
 }
 
 // lowerHull returns the indices of the vertices of the lower convex hull

@@ -2,10 +2,12 @@ package compaction
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/bloomkv/bloomkv/bloom"
@@ -97,14 +99,25 @@ func bruteForce(s Shape, avg float64, cands []candidate) float64 {
 // greedy, which starts every level at its cheapest candidate and buys the
 // segments of the levels' lower convex hulls (found here by gift
 // wrapping) in order of reads saved per bit, splitting the first that does
-// not fit. Its minimum z bounds any combination's reads from below. The
-// combination of the whole segments bought is one of BestAllocation's
-// candidates for the price λ just above the split segment's, so
-// BestAllocation's answer is at most z plus the reads of that one
-// segment, step: one step of one level's grid.
-func lpBound(s Shape, avg float64, cands []candidate) (z, step float64) {
+// not fit. Its minimum z bounds any combination's reads from below, and
+// BestAllocation's mixed plan attains it but for the rounding of the
+// split level's fraction to whole tables. The combination of the whole
+// segments bought is one of the Lagrangian's candidates for the price λ
+// just above the split segment's, so its answer over single candidates
+// is at most z plus the reads of that one segment, step: one step of one
+// level's grid. split is the split level, -1 if none.
+func lpBound(s Shape, avg float64, cands []candidate) (z, step float64, split int) {
 	mem, reads := levelCosts(s, cands)
-	type segment struct{ dm, dr float64 }
+	var index []int // the levels with data
+	for level := range manifest.NumLevels {
+		if s.runs(level) > 0 {
+			index = append(index, level)
+		}
+	}
+	type segment struct {
+		level  int
+		dm, dr float64
+	}
 	var segs []segment
 	left := budget(s, avg)
 	for level := range mem {
@@ -129,19 +142,28 @@ func lpBound(s Shape, avg float64, cands []candidate) (z, step float64) {
 			if next < 0 {
 				break
 			}
-			segs = append(segs, segment{m[next] - m[cur], r[cur] - r[next]})
+			segs = append(segs, segment{index[level], m[next] - m[cur], r[cur] - r[next]})
 			cur = next
 		}
 	}
-	slices.SortFunc(segs, func(a, b segment) int { return -cmpFloat(a.dr/a.dm, b.dr/b.dm) })
+	slices.SortStableFunc(segs, func(a, b segment) int { return -cmpFloat(a.dr/a.dm, b.dr/b.dm) })
 	for _, sg := range segs {
 		if sg.dm <= left {
 			z, left = z-sg.dr, left-sg.dm
 			continue
 		}
-		return z - sg.dr*max(left, 0)/sg.dm, sg.dr
+		return z - sg.dr*max(left, 0)/sg.dm, sg.dr, sg.level
 	}
-	return z, 0
+	return z, 0, -1
+}
+
+// levelTables is the number of tables of level in s, as BestAllocation
+// rounds a mix's fraction to them.
+func levelTables(s Shape, level int) float64 {
+	if level == 0 {
+		return float64(s.runs(0))
+	}
+	return max(1, math.Round(s.keys(level)/float64(s.tableKeys(level))))
 }
 
 func cmpFloat(a, b float64) int {
@@ -169,18 +191,23 @@ func randomSmallShape(rng *rand.Rand, levels int) Shape {
 	return s
 }
 
-// TestBestMatchesBruteForce checks BestAllocation against an exhaustive
-// search of every combination of one candidate per level, on trees of 3
-// and 4 levels and a coarse candidate grid (Bloom filters at every 1 or 2
-// bits per key, fuse filters at every width): no combination within the
-// budget has fewer expected false-positive reads than BestAllocation's
-// answer, over the same candidates, minus one step of one level's grid
-// (lpBound derives the step); its own answer over its full grid, which
-// holds the coarse one, is as close; and the budget is never exceeded.
+// TestBestMatchesBruteForce checks BestAllocation against the linear
+// relaxation's optimum (lpBound), which it attains by mixing two
+// candidates in one level, and an exhaustive search of every combination
+// of one candidate per level, on trees of 3 and 4 levels and a coarse
+// candidate grid (Bloom filters at every 1 or 2 bits per key, fuse
+// filters at every width): no plan has fewer expected reads than the
+// relaxation's; BestAllocation's has at most as many as the relaxation's
+// plus what rounding its split level's fraction down to whole tables
+// costs (the split segment's reads over the level's tables), and at most
+// as many as the exhaustive optimum plus one step of one level's grid
+// (its plan without mixing is that close); its own answer over its full
+// grid, which holds the coarse one, is as close; and the budget is never
+// exceeded.
 func TestBestMatchesBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 11))
 	fine := bestCandidates()
-	var gaps []float64
+	var gaps, below []float64
 	for i := range 16 {
 		levels, step := 3, 1.0
 		if i%4 == 0 {
@@ -191,40 +218,57 @@ func TestBestMatchesBruteForce(t *testing.T) {
 		avg := 1.5 + 18*rng.Float64()
 		limit := budget(s, avg)
 		brute := bruteForce(s, avg, coarse)
-		z, lpStep := lpBound(s, avg, coarse)
+		z, lpStep, split := lpBound(s, avg, coarse)
 		if brute < z*(1-1e-9) {
 			t.Fatalf("shape %+v at %.2f bits/key: brute force %.6g below the linear bound %.6g", s, avg, brute, z)
 		}
-		got := bestFilters(s, avg, coarse)
+		// The relaxation's plan loses at most one table's share of the
+		// split segment to the rounding.
+		rounding := 0.0
+		if split >= 0 {
+			rounding = lpStep / levelTables(s, split)
+		}
+		got := bestPlan(s, avg, coarse)
 		reads, m := ExpectedFalsePositiveReads(s, got), FilterMemory(s, got)
 		if m > limit {
 			t.Errorf("shape %+v at %.2f bits/key: %v spends %.6g bits of %.6g", s, avg, got, m, limit)
 		}
-		if reads > brute+lpStep+1e-12 {
-			t.Errorf("shape %+v at %.2f bits/key: %v has %.6g expected reads; brute force finds %.6g, more than the step %.3g better",
-				s, avg, got, reads, brute, lpStep)
+		if reads < z*(1-1e-9) {
+			t.Errorf("shape %+v at %.2f bits/key: %v has %.6g expected reads, below the linear bound %.6g", s, avg, got, reads, z)
+		}
+		if bound := min(z+rounding, brute+lpStep); reads > bound*(1+1e-9)+1e-12 {
+			t.Errorf("shape %+v at %.2f bits/key: %v has %.6g expected reads; the linear bound is %.6g (rounding %.3g), brute force %.6g (step %.3g)",
+				s, avg, got, reads, z, rounding, brute, lpStep)
 		}
 		full := FiltersForLevels(s, avg, BestAllocation, nil)
-		_, fineStep := lpBound(s, avg, fine)
-		fullReads := ExpectedFalsePositiveReads(s, full)
-		if FilterMemory(s, full) > limit || fullReads > brute+fineStep+1e-12 {
-			t.Errorf("shape %+v at %.2f bits/key: the full grid's %v has %.6g expected reads in %.6g bits of %.6g; brute force over the coarse one %.6g (step %.3g)",
-				s, avg, full, fullReads, FilterMemory(s, full), limit, brute, fineStep)
+		fineZ, fineStep, fineSplit := lpBound(s, avg, fine)
+		fineRounding := 0.0
+		if fineSplit >= 0 {
+			fineRounding = fineStep / levelTables(s, fineSplit)
 		}
-		gaps = append(gaps, reads/brute-1)
+		fullReads := ExpectedFalsePositiveReads(s, full)
+		if FilterMemory(s, full) > limit || fullReads > min(fineZ+fineRounding, brute+fineStep)*(1+1e-9)+1e-12 || fullReads < fineZ*(1-1e-9) {
+			t.Errorf("shape %+v at %.2f bits/key: the full grid's %v has %.6g expected reads in %.6g bits of %.6g; its linear bound %.6g (rounding %.3g), brute force over the coarse one %.6g (step %.3g)",
+				s, avg, full, fullReads, FilterMemory(s, full), limit, fineZ, fineRounding, brute, fineStep)
+		}
+		gaps = append(gaps, reads/z-1)
+		below = append(below, reads/brute-1)
 	}
 	slices.Sort(gaps)
-	t.Logf("BestAllocation over the coarse grid: reads above the exhaustive optimum by %.2g (median), %.2g (worst) of it", gaps[len(gaps)/2], gaps[len(gaps)-1])
+	slices.Sort(below)
+	t.Logf("BestAllocation over the coarse grid: reads above the linear bound by %.2g (median), %.2g (worst) of it; against the exhaustive optimum over single candidates %+.2g (median), %+.2g (worst)",
+		gaps[len(gaps)/2], gaps[len(gaps)-1], below[len(below)/2], below[len(below)-1])
 }
 
 // TestBestWithinBudget checks, on random trees of up to seven levels and
 // budgets from 1 to 64 bits per key, that BestAllocation never spends more
-// than the budget, and that under a prefix extractor it leaves no level
-// without a filter.
+// than the budget, that at most one level mixes two filters, of which the
+// first is the cheaper, at a fraction in whole tables of the level, and
+// that under a prefix extractor it leaves no level without a filter.
 func TestBestWithinBudget(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 12))
 	prefixed := &Options{TableOptions: sstable.WriterOptions{Prefix: &sstable.PrefixExtractor{Name: "p", Split: func(k []byte) int { return 1 }}}}
-	sawNone := false
+	sawNone, mixes := false, 0
 	for range 60 {
 		var s Shape
 		for level := range s.Sizes {
@@ -242,31 +286,95 @@ func TestBestWithinBudget(t *testing.T) {
 		if m := FilterMemory(s, got); m > limit {
 			t.Fatalf("shape %+v at %.3f bits/key: %v spends %.8g bits, over the budget %.8g", s, avg, got, m, limit)
 		}
-		for level, spec := range got {
-			if err := spec.Check(); err != nil || s.runs(level) == 0 && spec != (sstable.FilterSpec{}) {
-				t.Fatalf("shape %+v: L%d gets %v (%v)", s, level, spec, err)
+		mixed := 0
+		for level, f := range got {
+			if err := errors.Join(f.Lo.Check(), f.Hi.Check()); err != nil || s.runs(level) == 0 && f != (LevelFilter{}) {
+				t.Fatalf("shape %+v: L%d gets %v (%v)", s, level, f, err)
 			}
-			sawNone = sawNone || s.runs(level) > 0 && spec.Family == sstable.NoFilter
+			if !f.Mixed() {
+				if f.Lo != f.Hi || f.HiFraction != 0 {
+					t.Fatalf("shape %+v: L%d gets %+v, not one filter in canonical form", s, level, f)
+				}
+				sawNone = sawNone || s.runs(level) > 0 && f.Lo.Family == sstable.NoFilter
+				continue
+			}
+			mixed++
+			n := s.tableKeys(level)
+			tables := f.HiFraction * levelTables(s, level)
+			if f.HiFraction >= 1 || math.Abs(tables-math.Round(tables)) > 1e-6 || s.keys(level)*f.Lo.BitsPerKey(n) >= s.keys(level)*f.Hi.BitsPerKey(n) {
+				t.Fatalf("shape %+v: L%d mixes %v (%.6g of %v tables)", s, level, f, tables, levelTables(s, level))
+			}
 		}
-		for level, spec := range FiltersForLevels(s, avg, BestAllocation, prefixed) {
-			if s.runs(level) > 0 && spec.Family == sstable.NoFilter {
-				t.Fatalf("shape %+v at %.3f bits/key, with a prefix extractor: L%d has no filter", s, avg, level)
+		if mixed > 1 {
+			t.Errorf("shape %+v at %.3f bits/key: %d levels mix two filters: %v", s, avg, mixed, got)
+		}
+		mixes += mixed
+		for level, f := range FiltersForLevels(s, avg, BestAllocation, prefixed) {
+			if s.runs(level) > 0 && (f.Lo.Family == sstable.NoFilter || f.Hi.Family == sstable.NoFilter) {
+				t.Fatalf("shape %+v at %.3f bits/key, with a prefix extractor: L%d has no filter (%v)", s, avg, level, f)
 			}
 		}
 	}
+	t.Logf("%d of 60 plans mix two filters in a level", mixes)
 	if !sawNone {
 		t.Log("no level went without a filter (the budgets were never that tight)")
 	}
 	// At 1 bit per key no filter fits the largest level whole (their
-	// headers, blocks and slots cost more): without it, or with a prefix
-	// extractor's cheapest filter, over the budget.
+	// headers, blocks and slots cost more): without it, but for some of
+	// its tables, or with a prefix extractor's cheapest filter, over the
+	// budget.
 	s := defaultTree(1e7)
 	got := FiltersForLevels(s, 1, BestAllocation, nil)
 	prefix := FiltersForLevels(s, 1, BestAllocation, prefixed)
 	t.Logf("at 1 bit/key: %v; with a prefix extractor %v (%.3f bits/key)", got, prefix, FilterMemory(s, prefix)/s.totalKeys())
-	if got[3] != (sstable.FilterSpec{}) || prefix[3].Family == sstable.NoFilter {
+	if got[3].Lo != (sstable.FilterSpec{}) || prefix[3].Lo.Family == sstable.NoFilter {
 		t.Errorf("at 1 bit/key the largest level gets %v, %v with a prefix extractor", got[3], prefix[3])
 	}
+}
+
+// TestBestSpendsBudget checks that BestAllocation spends its budget on
+// the default trees, whose largest level holds hundreds of tables: all of
+// it but the rounding of a mix to whole tables (a table's share of the
+// step between its two filters), where one combination of single
+// filters falls short by up to a fuse width's step of the largest level
+// — and with fewer expected reads than that combination.
+func TestBestSpendsBudget(t *testing.T) {
+	for _, keys := range []float64{1e6, 3e6, 1e7, 3e7} {
+		for _, avg := range []float64{6, 8, 10, 12, 14} {
+			s := defaultTree(keys)
+			limit := budget(s, avg)
+			got := FiltersForLevels(s, avg, BestAllocation, nil)
+			_, single, _, _ := bestPlans(s, avg, bestCandidates())
+			m, reads := FilterMemory(s, got), ExpectedFalsePositiveReads(s, got)
+			slack := 0.0
+			for level, f := range got {
+				if f.Mixed() {
+					n := s.tableKeys(level)
+					slack += s.keys(level) * (f.Hi.BitsPerKey(n) - f.Lo.BitsPerKey(n)) / levelTables(s, level)
+				}
+			}
+			singleReads := ExpectedFalsePositiveReads(s, single)
+			t.Logf("%g keys at %v bits/key: %.4f bits/key spent, %.5f reads: %v; single filters %.4f bits/key, %.5f reads",
+				keys, avg, m/s.totalKeys(), reads, planString(s, got), FilterMemory(s, single)/s.totalKeys(), singleReads)
+			if m > limit || m < limit-slack-1e-9*limit {
+				t.Errorf("%g keys at %v bits/key: %v spends %.6g bits of %.6g (slack %.3g)", keys, avg, got, m, limit, slack)
+			}
+			if reads > singleReads {
+				t.Errorf("%g keys at %v bits/key: %.6g reads, more than single filters' %.6g", keys, avg, reads, singleReads)
+			}
+		}
+	}
+}
+
+// planString renders the plan's levels with data.
+func planString(s Shape, p FilterPlan) string {
+	var levels []string
+	for level, f := range p {
+		if s.runs(level) > 0 {
+			levels = append(levels, fmt.Sprintf("L%d %v", level, f))
+		}
+	}
+	return "[" + strings.Join(levels, ", ") + "]"
 }
 
 // TestBestOnDefaultTrees compares the allocations on the default trees of
@@ -295,16 +403,10 @@ func TestBestOnDefaultTrees(t *testing.T) {
 		monkey := FiltersForLevels(s, 10, OptimalAllocation, nil)
 		best := FiltersForLevels(s, 10, BestAllocation, nil)
 		d := ProgressiveOffset(s, 10)
-		below, above := ProgressiveFilters(d), ProgressiveFilters(d+1)
-		row := func(name string, f [manifest.NumLevels]sstable.FilterSpec) float64 {
+		below, above := FixedPlan(ProgressiveFilters(d)), FixedPlan(ProgressiveFilters(d+1))
+		row := func(name string, f FilterPlan) float64 {
 			reads := ExpectedFalsePositiveReads(s, f)
-			var specs []string
-			for level, spec := range f {
-				if s.runs(level) > 0 {
-					specs = append(specs, fmt.Sprintf("L%d %v", level, spec))
-				}
-			}
-			t.Logf("%g keys, %-22s %.5f false-positive reads per missing Get, %.3f bits/key: %v", tc.keys, name, reads, FilterMemory(s, f)/n, specs)
+			t.Logf("%g keys, %-22s %.5f false-positive reads per missing Get, %.3f bits/key: %v", tc.keys, name, reads, FilterMemory(s, f)/n, planString(s, f))
 			return reads
 		}
 		ru := row("uniform", uniform)
@@ -325,11 +427,16 @@ func TestBestOnDefaultTrees(t *testing.T) {
 			t.Errorf("%g keys: best %.5f reads, progressive %.5f at no more memory: ratio %.2f, want ≤ %v", tc.keys, rb, rp, rb/rp, tc.progressive)
 		}
 		t.Logf("%g keys: best/uniform %.3f, best/progressive %.3f", tc.keys, rb/ru, rb/rp)
-		// Best is the optimum over a coarse grid, to within one step.
+		// Best is the optimum over a coarse grid, to within one step,
+		// and the linear relaxation's over its own, to within the
+		// rounding to whole tables.
 		brute := bruteForce(s, 10, coarseCandidates(2))
-		_, step := lpBound(s, 10, bestCandidates())
+		z, step, split := lpBound(s, 10, bestCandidates())
 		if rb > brute+step {
 			t.Errorf("%g keys: best %.5f reads, brute force %.5f (step %.3g)", tc.keys, rb, brute, step)
+		}
+		if split >= 0 && rb > z+step/levelTables(s, split)+1e-12 {
+			t.Errorf("%g keys: best %.5f reads, the linear bound %.5f (step %.3g over %v tables)", tc.keys, rb, z, step, levelTables(s, split))
 		}
 	}
 }
@@ -354,12 +461,12 @@ func TestProgressiveFilters(t *testing.T) {
 	for _, avg := range []float64{1, 10, 40} {
 		got := FiltersForLevels(s, avg, ProgressiveAllocation, nil)
 		for level, spec := range got {
-			if w := want[level]; s.runs(level) > 0 && spec != w || s.runs(level) == 0 && spec != (sstable.FilterSpec{}) {
+			if w := want[level]; s.runs(level) > 0 && spec != Single(w) || s.runs(level) == 0 && spec != (LevelFilter{}) {
 				t.Errorf("at %v bits/key L%d gets %v", avg, level, spec)
 			}
 		}
 	}
-	if got := FiltersForLevels(s, 0, ProgressiveAllocation, nil); got != [manifest.NumLevels]sstable.FilterSpec{} {
+	if got := FiltersForLevels(s, 0, ProgressiveAllocation, nil); got != (FilterPlan{}) {
 		t.Errorf("no filters: %v", got)
 	}
 	// ProgressiveOffset brackets the budget, up to the widest filters.
@@ -385,15 +492,15 @@ func TestProgressiveFilters(t *testing.T) {
 func TestFiltersForLevels(t *testing.T) {
 	s := tenfold(4, 1e6, 2)
 	for _, alloc := range []FilterAllocation{UniformAllocation, OptimalAllocation} {
-		if got, want := FiltersForLevels(s, 10, alloc, nil), bloomSpecs(BitsPerKeyForLevels(s, 10, alloc)); got != want {
+		if got, want := FiltersForLevels(s, 10, alloc, nil), FixedPlan(bloomSpecs(BitsPerKeyForLevels(s, 10, alloc))); got != want {
 			t.Errorf("%v: %v, want Bloom filters of %v", alloc, got, want)
 		}
 	}
 	for _, alloc := range []FilterAllocation{UniformAllocation, OptimalAllocation, BestAllocation, ProgressiveAllocation} {
-		if got := FiltersForLevels(s, 0, alloc, nil); got != [manifest.NumLevels]sstable.FilterSpec{} {
+		if got := FiltersForLevels(s, 0, alloc, nil); got != (FilterPlan{}) {
 			t.Errorf("%v without filters: %v", alloc, got)
 		}
-		if got := FiltersForLevels(Shape{}, 10, alloc, nil); got != [manifest.NumLevels]sstable.FilterSpec{} {
+		if got := FiltersForLevels(Shape{}, 10, alloc, nil); got != (FilterPlan{}) {
 			t.Errorf("%v on an empty tree: %v", alloc, got)
 		}
 	}
@@ -401,7 +508,7 @@ func TestFiltersForLevels(t *testing.T) {
 	got := FiltersForLevels(s, 10, BestAllocation, &Options{LevelFilters: &fixed})
 	want := fixed
 	want[5], want[6] = sstable.FilterSpec{}, sstable.FilterSpec{} // no data
-	if got != want {
+	if got != FixedPlan(want) {
 		t.Errorf("LevelFilters: %v, want %v", got, want)
 	}
 
@@ -419,24 +526,32 @@ func TestFiltersForLevels(t *testing.T) {
 	for _, alloc := range []FilterAllocation{UniformAllocation, OptimalAllocation, BestAllocation, ProgressiveAllocation} {
 		o := opts
 		o.FilterAllocation = alloc
-		var specs []sstable.FilterSpec
+		var specs []LevelFilter
 		for level := range 5 {
 			want := FiltersForLevels(ProjectedShape(v, level, &o), 10, alloc, &o)[level]
-			if got := FilterForLevel(v, level, &o); got != want || got.Check() != nil || got.Family == sstable.NoFilter {
-				t.Errorf("%v L%d: FilterForLevel %v, FiltersForLevels %v", alloc, level, got, want)
+			if got := PlanForLevel(v, level, &o); got != want {
+				t.Errorf("%v L%d: PlanForLevel %v, FiltersForLevels %v", alloc, level, got, want)
 			}
-			specs = append(specs, FilterForLevel(v, level, &o))
+			for salt := range uint64(50) {
+				if got := FilterForLevel(v, level, &o, salt); got != want.For(salt) || got.Check() != nil || got.Family == sstable.NoFilter {
+					t.Errorf("%v L%d: FilterForLevel(%d) %v, FiltersForLevels %v", alloc, level, salt, got, want)
+				}
+			}
+			if alloc != BestAllocation && want.Mixed() {
+				t.Errorf("%v L%d: %v", alloc, level, want)
+			}
+			specs = append(specs, PlanForLevel(v, level, &o))
 		}
 		t.Logf("%v: %v", alloc, specs)
 		o.LevelFilters = &fixed
 		for level := range manifest.NumLevels {
-			if got := FilterForLevel(v, level, &o); got != fixed[level] {
+			if got := FilterForLevel(v, level, &o, 1); got != fixed[level] || PlanForLevel(v, level, &o) != Single(fixed[level]) {
 				t.Errorf("%v with LevelFilters, L%d: %v", alloc, level, got)
 			}
 		}
 		o.BitsPerKey = 0 // the DB's DisableFilters wins
 		for level := range manifest.NumLevels {
-			if got := FilterForLevel(v, level, &o); got != (sstable.FilterSpec{}) {
+			if got := FilterForLevel(v, level, &o, 1); got != (sstable.FilterSpec{}) || PlanForLevel(v, level, &o) != (LevelFilter{}) {
 				t.Errorf("%v with LevelFilters and no filters, L%d: %v", alloc, level, got)
 			}
 		}
@@ -462,6 +577,20 @@ func TestExpectedFalsePositiveReads(t *testing.T) {
 	wantMem := 1e5*f[0].BitsPerKey(33333) + 1e5*f[1].BitsPerKey(20000) + 1e7*f[3].BitsPerKey(20000) + 1e8*f[4].BitsPerKey(20000)
 	if got := FilterMemory(s, f); math.Abs(got/wantMem-1) > 1e-12 {
 		t.Errorf("FilterMemory(%v) = %v, want %v", f, got, wantMem)
+	}
+	// The same as a plan; and with L3 mixing two filters, their mix.
+	if got := FixedPlan(f); ExpectedFalsePositiveReads(s, got) != ExpectedFalsePositiveReads(s, f) || FilterMemory(s, got) != FilterMemory(s, f) {
+		t.Errorf("FixedPlan(%v) costs or reads other than %v", got, f)
+	}
+	p := FixedPlan(f)
+	p[3] = LevelFilter{Lo: sstable.Fuse(9), Hi: sstable.Fuse(10), HiFraction: 0.25}
+	want += 0.25 * (math.Ldexp(1, -10) - math.Ldexp(1, -9))
+	wantMem += 1e7 * 0.25 * (sstable.Fuse(10).BitsPerKey(20000) - sstable.Fuse(9).BitsPerKey(20000))
+	if got := ExpectedFalsePositiveReads(s, p); math.Abs(got-want) > 1e-12 {
+		t.Errorf("ExpectedFalsePositiveReads(%v) = %v, want %v", p, got, want)
+	}
+	if got := FilterMemory(s, p); math.Abs(got/wantMem-1) > 1e-12 {
+		t.Errorf("FilterMemory(%v) = %v, want %v", p, got, wantMem)
 	}
 }
 
@@ -529,21 +658,23 @@ func TestTrivialMoveOfAFuseFallback(t *testing.T) {
 }
 
 // TestBestTrivialMoves checks that under BestAllocation a table moves
-// where the level below wants the filter it has, and is rewritten where it
-// wants another.
+// where the level below wants the filter it has — where the level mixes
+// two, the cheaper — and is rewritten where it wants another.
 func TestBestTrivialMoves(t *testing.T) {
 	// The default options: L1 16 MiB, and 2 MiB tables below, where fuse
 	// filters pay.
 	opts := with(defaultOptions(), func(o *Options) { o.FilterAllocation = BestAllocation })
 	f := meta(1, "a", "c", 1, 1, 20<<20)
 	v := checkedVersion(t, levels{1: {f}, 2: {meta(2, "x", "z", 1, 1, 100<<20)}})
-	want := FilterForLevel(v, 2, opts)
-	t.Logf("L2 wants %v", want)
+	plan := PlanForLevel(v, 2, opts)
+	want := plan.Lo
+	t.Logf("L2 wants %v", plan)
 	for _, tc := range []struct {
 		have sstable.FilterSpec
 		move bool
 	}{
 		{want, true},
+		{plan.Hi, !plan.Mixed()},
 		{sstable.Fuse(int(want.Bits) + 1), false},
 		{sstable.Bloom(want.Bits), false},
 		{sstable.FilterSpec{}, false},
@@ -553,11 +684,94 @@ func TestBestTrivialMoves(t *testing.T) {
 		}
 		f.FilterBitsPerKey, f.FilterFamily, f.FilterParam = 1.25*tc.have.Bits, uint8(tc.have.Family), tc.have.Bits
 		c := Pick(v, opts)
-		if c == nil || c.Level != 1 || c.Filter != want {
-			t.Fatalf("Pick = %v, want L1→L2 with %v", c, want)
+		if c == nil || c.Level != 1 || c.Filter != want || c.Filters() != plan {
+			t.Fatalf("Pick = %v, want L1→L2 with %v", c, plan)
 		}
 		if c.IsTrivialMove() != tc.move {
 			t.Errorf("a table of %v to L2: IsTrivialMove = %v, want %v", tc.have, c.IsTrivialMove(), tc.move)
 		}
+	}
+
+	// A compaction to a level of two filters: its outputs get either,
+	// by their numbers, as FilterForLevel gives them; a table moves there
+	// with the cheaper only, whatever its number.
+	mix := LevelFilter{Lo: sstable.Fuse(7), Hi: sstable.Fuse(8), HiFraction: 0.5}
+	c := &Compaction{Level: 1, OutputLevel: 2, Inputs: [2][]*manifest.FileMetadata{{f}}}
+	c.setFilters(mix)
+	if c.Filters() != mix || c.Filter != mix.Lo {
+		t.Fatalf("setFilters(%v): %v, %v", mix, c.Filters(), c.Filter)
+	}
+	got := map[sstable.FilterSpec]int{}
+	for num := range uint64(200) {
+		spec := c.OutputFilter(num)
+		got[spec]++
+		if spec != mix.For(num) {
+			t.Errorf("output %d: %v, want %v", num, spec, mix.For(num))
+		}
+		for _, have := range []sstable.FilterSpec{mix.Lo, mix.Hi} {
+			f.FileNum = num
+			f.FilterBitsPerKey, f.FilterFamily, f.FilterParam = 1.25*have.Bits, uint8(have.Family), have.Bits
+			if c.IsTrivialMove() != (have == mix.Lo) {
+				t.Errorf("table %d of %v to a level of %v: IsTrivialMove = %v", num, have, mix, c.IsTrivialMove())
+			}
+		}
+	}
+	if got[mix.Lo] < 50 || got[mix.Hi] < 50 {
+		t.Errorf("the outputs' filters: %v", got)
+	}
+	c.setFilters(Single(mix.Lo))
+	if c.FilterHiFraction != 0 || c.FilterHi != (sstable.FilterSpec{}) || c.Filters() != Single(mix.Lo) {
+		t.Errorf("setFilters of one filter: %+v", c)
+	}
+}
+
+// TestLevelFilterFor checks the choice of a mix's filter by a table's
+// number: over many numbers — consecutive ones, as flushes take them,
+// and every k-th, as one level's tables get them among the others' — the
+// richer filter goes to its fraction of them, within four standard
+// deviations of the binomial's; a number that gets it at one fraction
+// gets it at every larger one; and a level of one filter always gives
+// it.
+func TestLevelFilterFor(t *testing.T) {
+	const n = 20000
+	lo, hi := sstable.Fuse(7), sstable.Fuse(8)
+	for _, x := range []float64{0.01, 0.1, 0.25, 0.5, 0.77, 0.99} {
+		f := LevelFilter{Lo: lo, Hi: hi, HiFraction: x}
+		for _, pattern := range []struct {
+			start, stride uint64
+		}{{1, 1}, {1000, 1}, {3, 7}, {2, 64}, {1 << 40, 1000003}} {
+			count := 0
+			for i := range uint64(n) {
+				if f.For(pattern.start+i*pattern.stride) == hi {
+					count++
+				}
+			}
+			mean, sd := n*x, math.Sqrt(n*x*(1-x))
+			if math.Abs(float64(count)-mean) > 4*sd {
+				t.Errorf("fraction %v, numbers %d + %d·i: %d of %d get %v, want %.0f ± %.0f", x, pattern.start, pattern.stride, count, n, hi, mean, 4*sd)
+			}
+		}
+	}
+	for salt := range uint64(n) {
+		prev := false
+		for _, x := range []float64{0.1, 0.3, 0.5, 0.9} {
+			got := LevelFilter{Lo: lo, Hi: hi, HiFraction: x}.For(salt) == hi
+			if prev && !got {
+				t.Fatalf("table %d gets %v at a smaller fraction than %v, not at it", salt, hi, x)
+			}
+			prev = got
+		}
+		if Single(lo).For(salt) != lo || (LevelFilter{}).For(salt) != (sstable.FilterSpec{}) {
+			t.Fatalf("table %d: a level of one filter gives another", salt)
+		}
+	}
+	if u := saltUnit(0); u < 0 || u >= 1 {
+		t.Errorf("saltUnit(0) = %v", u)
+	}
+	if s := (LevelFilter{Lo: lo, Hi: hi, HiFraction: 0.352}).String(); s != "fuse 7-bit + 35.2% fuse 8-bit" {
+		t.Errorf("String() = %q", s)
+	}
+	if s := Single(lo).String(); s != lo.String() {
+		t.Errorf("String() = %q, want %q", s, lo.String())
 	}
 }

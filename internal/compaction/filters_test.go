@@ -254,13 +254,13 @@ func TestFilterForLevel(t *testing.T) {
 	none.BitsPerKey = 0 // the DB's DisableFilters
 	var bits [manifest.NumLevels]float64
 	for level := range manifest.NumLevels {
-		if got := FilterForLevel(v, level, &uniform); got != sstable.Bloom(10) {
+		if got := FilterForLevel(v, level, &uniform, uint64(level)); got != sstable.Bloom(10) {
 			t.Errorf("uniform L%d: %v", level, got)
 		}
-		if got := FilterForLevel(v, level, &none); got != (sstable.FilterSpec{}) {
+		if got := FilterForLevel(v, level, &none, uint64(level)); got != (sstable.FilterSpec{}) {
 			t.Errorf("no filters L%d: %v", level, got)
 		}
-		spec := FilterForLevel(v, level, &optimal)
+		spec := FilterForLevel(v, level, &optimal, uint64(level))
 		if spec.Family != sstable.BloomFamily {
 			t.Errorf("optimal L%d: %v, want a Bloom filter", level, spec)
 		}
@@ -277,7 +277,7 @@ func TestFilterForLevel(t *testing.T) {
 	}
 	// Compactions carry their output level's bits.
 	v.Levels[1] = append(v.Levels[1][:0:0], meta(1, "a", "z", 0, 0, 40000))
-	if c := Pick(v, &optimal); c == nil || c.OutputLevel != 2 || c.Filter != FilterForLevel(v, 2, &optimal) {
-		t.Errorf("Pick = %v, want L1→L2 with %v", c, FilterForLevel(v, 2, &optimal))
+	if c := Pick(v, &optimal); c == nil || c.OutputLevel != 2 || c.Filter != FilterForLevel(v, 2, &optimal, 7) || c.Filters() != PlanForLevel(v, 2, &optimal) {
+		t.Errorf("Pick = %v, want L1→L2 with %v", c, PlanForLevel(v, 2, &optimal))
 	}
 }

@@ -34,8 +34,10 @@ const (
 	// of an absent-key lookup, Σ over runs of their false-positive rates,
 	// within N·BitsPerKey bits (UniformAllocation's nominal memory),
 	// counting each family's real rate and its cost in tables of the
-	// level's size: Monkey generalized to a choice of family, solved by
-	// Lagrangian relaxation. See FiltersForLevels.
+	// level's size: Monkey generalized to a choice of family, solved as
+	// a knapsack's linear relaxation, which spends the budget by giving
+	// a fraction of one level's tables the next richer filter. See
+	// FiltersForLevels.
 	BestAllocation
 	// ProgressiveAllocation is Pebble's progressive filter policy, for
 	// comparison: binary fuse filters of 16, 16, 16, 12, 10, 8 and 4

@@ -37,6 +37,7 @@ func (r *runner) newOutput() error {
 	}
 	r.created = append(r.created, out)
 	r.out, r.counter = out, countingWriter{w: out.W}
+	r.wopts.Filter = r.c.OutputFilter(out.FileNum)
 	r.w, err = sstable.NewWriter(&r.counter, r.wopts)
 	return err
 }

@@ -156,7 +156,7 @@ func l0Closure(v *manifest.Version, lo, hi []byte) []*manifest.FileMetadata {
 
 // newCompaction completes a compaction of inputs (tables of level) into
 // level+1: the next level's overlapping tables, the key range, the
-// bottommost flag and the output tables' bits per key.
+// bottommost flag and the output tables' filters.
 func newCompaction(v *manifest.Version, level int, inputs []*manifest.FileMetadata, o *Options) *Compaction {
 	c := &Compaction{Level: level, OutputLevel: level + 1}
 	c.Inputs[0] = inputs
@@ -170,7 +170,7 @@ func newCompaction(v *manifest.Version, level int, inputs []*manifest.FileMetada
 			break
 		}
 	}
-	c.Filter = FilterForLevel(v, c.OutputLevel, o)
+	c.setFilters(PlanForLevel(v, c.OutputLevel, o))
 	return c
 }
 

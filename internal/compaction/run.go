@@ -29,7 +29,8 @@ const cancelCheckInterval = 1024
 // version older than them — a read that saw such a tombstone now finds
 // nothing, as before. Output tables are cut once they reach
 // opts.TargetFileSize, at the next change of user key, and built with
-// opts.TableOptions and the filter c.Filter.
+// opts.TableOptions, each with the filter c.OutputFilter gives its file
+// number.
 //
 // Run checks ctx every thousand entries or so and stops with its error. On
 // any failure — ctx, an input, an output, inputs out of order (wrapping
@@ -44,7 +45,6 @@ func Run(ctx context.Context, c *Compaction, env Env, snapshots []base.SeqNum, o
 		target:     opts.TargetFileSize,
 		wopts:      opts.TableOptions,
 	}
-	r.wopts.Filter = c.Filter
 	r.stats.InputTables = c.NumInputs()
 	r.stats.BytesRead = c.InputBytes()
 
