@@ -75,13 +75,7 @@ func (c *chart) render(w io.Writer) {
 	}
 	var yticks []float64
 	if c.logY {
-		ymin, ymax = math.Pow(10, math.Floor(math.Log10(ymin))), math.Pow(10, math.Ceil(math.Log10(ymax)))
-		if ymin == ymax {
-			ymax *= 10
-		}
-		for y := ymin; y <= ymax*1.0001 && len(yticks) < 40; y *= 10 {
-			yticks = append(yticks, y)
-		}
+		ymin, ymax, yticks = decades(ymin, ymax)
 	} else {
 		ymin = math.Min(ymin, 0)
 		yticks = niceTicks(ymin, ymax)
@@ -89,13 +83,7 @@ func (c *chart) render(w io.Writer) {
 	}
 	var xticks []float64
 	if c.logX {
-		xmin, xmax = math.Pow(10, math.Floor(math.Log10(xmin))), math.Pow(10, math.Ceil(math.Log10(xmax)))
-		if xmin == xmax {
-			xmax *= 10
-		}
-		for x := xmin; x <= xmax*1.0001 && len(xticks) < 40; x *= 10 {
-			xticks = append(xticks, x)
-		}
+		xmin, xmax, xticks = decades(xmin, xmax)
 	} else {
 		xticks = niceTicks(xmin, xmax)
 		xmin, xmax = math.Min(xmin, xticks[0]), xticks[len(xticks)-1]
@@ -355,4 +343,18 @@ func (r *sweepReport) familyCharts() map[string]*chart {
 			series: bitsSeries,
 		},
 	}
+}
+
+// decades widens [lo, hi] to whole powers of ten, at least one decade
+// apart, for a log axis, and returns a tick at each power.
+func decades(lo, hi float64) (float64, float64, []float64) {
+	lo, hi = math.Pow(10, math.Floor(math.Log10(lo))), math.Pow(10, math.Ceil(math.Log10(hi)))
+	if lo == hi {
+		hi *= 10
+	}
+	var ticks []float64
+	for v := lo; v <= hi*1.0001 && len(ticks) < 40; v *= 10 {
+		ticks = append(ticks, v)
+	}
+	return lo, hi, ticks
 }

@@ -1,7 +1,6 @@
 package compaction
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -11,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/bloom"
-	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/sstable"
 )
@@ -594,28 +592,6 @@ func TestExpectedFalsePositiveReads(t *testing.T) {
 	}
 }
 
-// buildSpecTable writes n fresh keys to a table with the filter spec and
-// returns its properties.
-func buildSpecTable(t *testing.T, next *int, n int, spec sstable.FilterSpec) sstable.Properties {
-	t.Helper()
-	var buf bytes.Buffer
-	w, err := sstable.NewWriter(&buf, sstable.WriterOptions{Filter: spec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range n {
-		*next++
-		if err := w.Add(base.MakeInternalKey([]byte(fmt.Sprintf("key%08d", *next)), 1, base.KindSet), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	props, err := w.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return props
-}
-
 // TestTrivialMoveOfAFuseFallback builds small tables under fuse specs,
 // which the writer gives the Bloom filter of the same rate, and checks
 // that they may move where that fuse spec is wanted (a rewrite would build
@@ -628,7 +604,7 @@ func TestTrivialMoveOfAFuseFallback(t *testing.T) {
 		// a Bloom filter takes at least one 512-bit block.)
 		var props sstable.Properties
 		for _, n := range []int{100, 200, 400, 700, 1000, 1400} {
-			if p := buildSpecTable(t, &key, n, sstable.Fuse(w)); p.FilterFamily == sstable.BloomFamily {
+			if _, p := buildKeysTable(t, &key, n, sstable.Fuse(w)); p.FilterFamily == sstable.BloomFamily {
 				props = p
 			}
 		}

@@ -72,7 +72,7 @@ func TestOptimalHalvesUniformMeasured(t *testing.T) {
 		var perLevel [manifest.NumLevels]float64
 		for level := range manifest.NumLevels {
 			for range s.runs(level) {
-				r, props := buildKeysTable(t, &key, int(s.runSize(level)), bits[level])
+				r, props := buildKeysTable(t, &key, int(s.runSize(level)), sstable.Bloom(bits[level]))
 				memory[i] += float64(props.FilterBytes)
 				fp := 0
 				for p := range probes {
@@ -101,12 +101,12 @@ func TestOptimalHalvesUniformMeasured(t *testing.T) {
 	}
 }
 
-// buildKeysTable writes n fresh keys to a table with a filter of bits per
-// key and opens it.
-func buildKeysTable(t *testing.T, next *int, n int, bits float64) (*sstable.Reader, sstable.Properties) {
+// buildKeysTable writes n fresh keys to a table with the filter and opens
+// it.
+func buildKeysTable(t *testing.T, next *int, n int, filter sstable.FilterSpec) (*sstable.Reader, sstable.Properties) {
 	t.Helper()
 	var buf bytes.Buffer
-	w, err := sstable.NewWriter(&buf, sstable.WriterOptions{Filter: sstable.Bloom(bits)})
+	w, err := sstable.NewWriter(&buf, sstable.WriterOptions{Filter: filter})
 	if err != nil {
 		t.Fatal(err)
 	}
