@@ -99,3 +99,29 @@ func ExampleDB_Scan() {
 	// <nil>
 	// true
 }
+
+// LevelFilters fixes each level's filter: here binary fuse filters, wider
+// in the small upper levels (`bloomkv tree` shows each table's). With
+// FilterAllocation: BestAllocation instead, the DB chooses them within
+// BitsPerKey's memory.
+func ExampleOptions_levelFilters() {
+	dir := tempDir()
+	defer os.RemoveAll(dir)
+	opts := &bloomkv.Options{LevelFilters: []bloomkv.FilterSpec{bloomkv.Fuse(16), bloomkv.Fuse(12), bloomkv.Fuse(8)}}
+	db, err := bloomkv.Open(dir, opts)
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	for i := range 20_000 {
+		db.Put(fmt.Appendf(nil, "key%06d", i), []byte("v"), bloomkv.NoSync)
+	}
+	db.Flush() // an L0 table: Fuse(16)
+	_, err = db.Get([]byte("key000042"))
+	fmt.Println(err, db.Metrics().Levels[0].Tables)
+	_, err = db.Get([]byte("absent"))
+	fmt.Println(errors.Is(err, bloomkv.ErrNotFound))
+	// Output:
+	// <nil> 1
+	// true
+}
