@@ -176,6 +176,9 @@ func (w *Writer) addHashes(userKey []byte, first bool) {
 		return
 	}
 	prefix := userKey[:w.opts.Prefix.split(userKey)]
+	if len(prefix) == len(userKey) {
+		return // the key is its own prefix, and its hash is in already
+	}
 	if first || !bytes.Equal(prefix, w.prefix) {
 		w.hashes = append(w.hashes, bloom.Hash(prefix))
 		w.prefix = append(w.prefix[:0], prefix...)
