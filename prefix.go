@@ -3,6 +3,7 @@ package bloomkv
 import (
 	"bytes"
 
+	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/internal/iterator"
 	"github.com/bloomkv/bloomkv/sstable"
 )
@@ -46,6 +47,7 @@ func (it *Iterator) SeekPrefixGE(key []byte) bool {
 		return false
 	}
 	ps.prefix = append(ps.prefix[:0], ps.extractor.Prefix(key)...)
+	ps.prefixHash = bloom.Hash(ps.prefix)
 	ps.end = appendPrefixEnd(ps.end[:0], ps.prefix)
 	it.inPrefix = true
 	// The prefix's keys all start with it, so they lie in [prefix, end):
@@ -110,16 +112,17 @@ func appendPrefixEnd(dst, prefix []byte) []byte {
 // level's iterator reaches it — and each is counted, and recorded in the
 // trace if the seek is explained, by the code that makes it.
 type prefixSeek struct {
-	extractor *PrefixExtractor
-	counters  *dbCounters
-	merging   *iterator.MergingIter
-	memtables int      // the merge's first children: memtables, always searched
-	l0        []*table // the L0 tables, children memtables, memtables+1, ...
-	excluded  []bool   // by child of the merge; reused by every seek
-	levels    []prefixLevel
-	prefix    []byte       // the current prefix, in prefix mode
-	end       []byte       // appendPrefixEnd of prefix
-	tr        prefixTracer // nil unless the seek is explained
+	extractor  *PrefixExtractor
+	counters   *dbCounters
+	merging    *iterator.MergingIter
+	memtables  int      // the merge's first children: memtables, always searched
+	l0         []*table // the L0 tables, children memtables, memtables+1, ...
+	excluded   []bool   // by child of the merge; reused by every seek
+	levels     []prefixLevel
+	prefix     []byte       // the current prefix, in prefix mode
+	prefixHash uint64       // bloom.Hash(prefix), asked of every table's filter
+	end        []byte       // appendPrefixEnd of prefix
+	tr         prefixTracer // nil unless the seek is explained
 }
 
 // prefixLevel is a level below L0 as a prefix seek sees it.
@@ -194,7 +197,7 @@ func (ps *prefixSeek) unrestrict(lower, upper []byte) {
 // range overlaps the prefix's: unless its filter rules the prefix out. It
 // counts the decision and traces it.
 func (ps *prefixSeek) consider(level int, t *table) bool {
-	sought := t.reader.MayContainPrefix(ps.extractor, ps.prefix)
+	sought := t.reader.MayContainPrefixHash(ps.extractor, ps.prefixHash)
 	ps.counters.levels[level].recordPrefix(sought)
 	if ps.tr != nil {
 		ps.tr.prefixTable(level, t, true, prefixVerdict(t.reader, ps.extractor, sought))
@@ -217,7 +220,7 @@ func (ps *prefixSeek) traceUnreached() {
 }
 
 // prefixVerdict names the answer that decided whether a prefix seek reads
-// r (mayContain: r.MayContainPrefix's): absent, or why not — no filter, a
+// r (mayContain: r.MayContainPrefixHash's): absent, or why not — no filter, a
 // filter holding no prefixes of p's Name, or a filter's "maybe".
 func prefixVerdict(r *sstable.Reader, p *PrefixExtractor, mayContain bool) FilterVerdict {
 	switch {

@@ -56,8 +56,14 @@ func (p *PrefixExtractor) Prefix(key []byte) []byte { return key[:p.split(key)] 
 // table with no filter, or one written without that extractor, may hold
 // anything. It reads nothing.
 func (r *Reader) MayContainPrefix(p *PrefixExtractor, prefix []byte) bool {
+	return r.MayContainPrefixHash(p, bloom.Hash(prefix))
+}
+
+// MayContainPrefixHash is MayContainPrefix of the prefix whose bloom.Hash
+// is h: a seek that asks every table in its range hashes its prefix once.
+func (r *Reader) MayContainPrefixHash(p *PrefixExtractor, h uint64) bool {
 	if r.filter == nil || p == nil || r.props.FilterPrefix != p.Name {
 		return true
 	}
-	return r.filter.MayContainHash(bloom.Hash(prefix))
+	return r.filter.MayContainHash(h)
 }

@@ -148,6 +148,11 @@ func PlanForLevel(v *manifest.Version, level int, opts *Options) LevelFilter {
 		return LevelFilter{}
 	case opts.LevelFilters != nil:
 		return Single(opts.LevelFilters[level])
+	case opts.FilterAllocation == UniformAllocation:
+		// The shape decides nothing here: no projection per table built.
+		return Single(sstable.Bloom(clampBits(opts.BitsPerKey)))
+	case opts.FilterAllocation == ProgressiveAllocation:
+		return Single(ProgressiveFilters(0)[level])
 	}
 	return FiltersForLevels(ProjectedShape(v, level, opts), opts.BitsPerKey, opts.FilterAllocation, opts)[level]
 }

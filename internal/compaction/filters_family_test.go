@@ -1,6 +1,7 @@
 package compaction
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -144,7 +145,7 @@ func lpBound(s Shape, avg float64, cands []candidate) (z, step float64, split in
 			cur = next
 		}
 	}
-	slices.SortStableFunc(segs, func(a, b segment) int { return -cmpFloat(a.dr/a.dm, b.dr/b.dm) })
+	slices.SortStableFunc(segs, func(a, b segment) int { return -cmp.Compare(a.dr/a.dm, b.dr/b.dm) })
 	for _, sg := range segs {
 		if sg.dm <= left {
 			z, left = z-sg.dr, left-sg.dm
@@ -162,16 +163,6 @@ func levelTables(s Shape, level int) float64 {
 		return float64(s.runs(0))
 	}
 	return max(1, math.Round(s.keys(level)/float64(s.tableKeys(level))))
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // randomSmallShape returns a tree of 3 or 4 levels with data — L0 in up to

@@ -152,28 +152,18 @@ func (l *LevelIter) Prev() bool {
 // following tables with First, until one has an entry; tables admit rules
 // out are passed over.
 func (l *LevelIter) forwardFrom(i int, move func(Iterator) bool) bool {
-	for ; l.err == nil && i < len(l.files); i++ {
-		if l.admit != nil && !l.admit(l.skip+i) {
-			continue
-		}
-		if !l.openTable(i) {
-			return false
-		}
-		if move(l.iter) {
-			return true
-		}
-		if l.failed() {
-			return false
-		}
-		move = Iterator.First
-	}
-	l.closeTable()
-	return false
+	return l.walkFrom(i, +1, move, Iterator.First)
 }
 
 // backwardFrom is forwardFrom going backward, with Last.
 func (l *LevelIter) backwardFrom(i int, move func(Iterator) bool) bool {
-	for ; l.err == nil && i >= 0; i-- {
+	return l.walkFrom(i, -1, move, Iterator.Last)
+}
+
+// walkFrom positions table i with move, then the tables step by step from
+// it with restart, until one has an entry.
+func (l *LevelIter) walkFrom(i, step int, move, restart func(Iterator) bool) bool {
+	for ; l.err == nil && i >= 0 && i < len(l.files); i += step {
 		if l.admit != nil && !l.admit(l.skip+i) {
 			continue
 		}
@@ -186,7 +176,7 @@ func (l *LevelIter) backwardFrom(i int, move func(Iterator) bool) bool {
 		if l.failed() {
 			return false
 		}
-		move = Iterator.Last
+		move = restart
 	}
 	l.closeTable()
 	return false
