@@ -174,7 +174,9 @@ func TestEventListener(t *testing.T) {
 		t.Error("no stall-end event after the stall")
 	}
 
-	// A background error, retried, then recovered.
+	// A background error, retried, then recovered. The failing sync must
+	// meet the flush, not a compaction the stall left running.
+	d.waitForCompactions(t)
 	gateMu.Lock()
 	failSync = true
 	gateMu.Unlock()
