@@ -80,6 +80,7 @@ func (r *retry) due() bool { return r.at.IsZero() || !time.Now().Before(r.at) }
 func (d *DB) wakeAt(t time.Time) {
 	time.AfterFunc(time.Until(t), func() {
 		d.mu.Lock()
+		d.mu.pickGen++ // a compaction's retry may be due
 		d.mu.cond.Broadcast()
 		d.mu.Unlock()
 	})

@@ -12,20 +12,33 @@ import (
 	"github.com/bloomkv/bloomkv/internal/manifest"
 )
 
-// Compactions run one at a time, in the background (compactionLoop) or for
-// DB.Compact, serialized by d.mu.compacting. Each works on a referenced version,
-// so its input tables stay open while it reads them; it installs its
-// outputs with one manifest edit, and the inputs are deleted once no
-// reader's version lists them.
+// Compactions run in the background, up to Options.MaxConcurrentCompactions
+// at once, each on a compactionLoop goroutine of its own, or one at a time
+// for DB.Compact. Each works on a referenced version, so its input tables
+// stay open while it reads them; it installs its outputs with one manifest
+// edit, and the inputs are deleted once no reader's version lists them.
+// The running ones are in d.mu.compactions, from which the picker learns
+// which tables are taken and which compactions a new one must not overlap
+// (compaction.Pick).
 //
 // INVARIANT: tables of L1 and deeper are sorted and non-overlapping in every
 // installed version (the manifest's Builder checks it on every edit).
+//
+// INVARIANT: no two compactions in d.mu.compactions share an input table or
+// write overlapping key ranges into a level the other reads or writes; an
+// edit therefore deletes only tables its own compaction holds, which are
+// still in the current version when it is installed.
 
 // compactionLoop runs the compactions the picker asks for until Close or a
 // fatal error. A failed compaction is retried after a backoff (see
-// background.go); one that found corruption is not.
+// background.go); one that found corruption is not. A loop that found
+// nothing to do waits until the tree or the running set changes
+// (d.mu.pickGen) before it asks the picker again: writes wake d.mu.cond far
+// more often than they change anything the picker looks at.
 func (d *DB) compactionLoop() {
 	defer d.bgDone.Done()
+	var idleGen uint64
+	idle := false
 	for {
 		d.mu.Lock()
 		var c *compaction.Compaction
@@ -34,13 +47,15 @@ func (d *DB) compactionLoop() {
 				d.mu.Unlock()
 				return
 			}
-			if !d.mu.compacting && d.mu.compactRetry.due() {
-				if c = compaction.Pick(d.mu.current.Version, &d.opts.compaction); c != nil {
+			if !d.mu.manualCompacting && d.mu.compactRetry.due() && (!idle || idleGen != d.mu.pickGen) {
+				if c = compaction.Pick(d.mu.current.Version, &d.opts.compaction, d.mu.compactions); c != nil {
 					break
 				}
+				idle, idleGen = true, d.mu.pickGen
 			}
 			d.mu.cond.Wait()
 		}
+		idle = false
 		switch err := d.compactLocked(c); {
 		case d.mu.closed: // Close interrupted it
 		case err != nil:
@@ -53,15 +68,22 @@ func (d *DB) compactionLoop() {
 }
 
 // compactLocked runs c on the current version and installs the result.
-// d.mu is held, and released while the compaction runs; d.mu.compacting
-// keeps any other compaction from starting meanwhile.
+// d.mu is held, and released while the compaction runs, with c in
+// d.mu.compactions.
 func (d *DB) compactLocked(c *compaction.Compaction) error {
-	d.mu.compacting = true
+	d.mu.compactions = append(d.mu.compactions, c)
+	d.mu.pickGen++
 	v := d.refVersionLocked()
 	d.mu.Unlock()
+	start := time.Now()
 	err := d.runCompaction(c, v)
+	elapsed := time.Since(start)
 	d.mu.Lock()
-	d.mu.compacting = false
+	d.mu.compactions = slices.DeleteFunc(d.mu.compactions, func(r *compaction.Compaction) bool { return r == c })
+	d.mu.pickGen++
+	if err == nil && c.Level == 0 && !c.Manual {
+		d.mu.pacer.drained(c.Inputs[0], elapsed)
+	}
 	d.unrefVersionLocked(v)
 	d.mu.cond.Broadcast()
 	return err
@@ -69,10 +91,10 @@ func (d *DB) compactLocked(c *compaction.Compaction) error {
 
 // Compact compacts the key range [lo, hi] (nil: unbounded) down the levels,
 // so that it ends up in one sorted run in the deepest level that holds it,
-// with shadowed versions and collectable tombstones dropped. It waits for a
-// background compaction in progress. A failed step returns its error and
-// leaves the DB as it was, its outputs removed; a corruption found also
-// stops writes (see Resume).
+// with shadowed versions and collectable tombstones dropped. It waits for
+// the background compactions in progress, and no new one starts until it
+// returns. A failed step returns its error and leaves the DB as it was, its
+// outputs removed; a corruption found also stops writes (see Resume).
 func (d *DB) Compact(lo, hi []byte) error {
 	if d.opts.ReadOnly {
 		return ErrReadOnly
@@ -82,10 +104,20 @@ func (d *DB) Compact(lo, hi []byte) error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	// One DB.Compact at a time; the background loops hold off meanwhile.
+	for d.mu.manualCompacting && !d.mu.closed {
+		d.mu.cond.Wait()
+	}
+	d.mu.manualCompacting = true
+	defer func() {
+		d.mu.manualCompacting = false
+		d.mu.pickGen++
+		d.mu.cond.Broadcast()
+	}()
 	// Each step moves the range one level down; writes may add L0 tables
 	// meanwhile, so bound the steps rather than chase them forever.
 	for range 4 * manifest.NumLevels {
-		for d.mu.compacting && !d.mu.closed && d.mu.bgErr == nil {
+		for len(d.mu.compactions) > 0 && !d.mu.closed && d.mu.bgErr == nil {
 			d.mu.cond.Wait()
 		}
 		if d.mu.closed {
@@ -109,7 +141,7 @@ func (d *DB) Compact(lo, hi []byte) error {
 }
 
 // runCompaction runs c over version v and installs the result. It is
-// called without d.mu, by the one goroutine that set d.mu.compacting.
+// called without d.mu, by the goroutine that put c in d.mu.compactions.
 func (d *DB) runCompaction(c *compaction.Compaction, v *version) (err error) {
 	job := d.newJobID()
 	info := CompactionInfo{JobID: job, Level: c.Level, OutputLevel: c.OutputLevel, TrivialMove: c.IsTrivialMove()}

@@ -38,16 +38,23 @@ const crashKeys = 1500
 
 func crashKey(i int) string { return fmt.Sprintf("ck%05d", i) }
 
-// crashOptions are the child's options: tiny memtables, levels and tables,
-// so that flushes and compactions run all the time and a kill often lands
-// in the middle of one.
-func crashOptions() *Options {
+// crashOptions are the options of cycle seed, child and parent alike: tiny
+// memtables, levels and tables, so that flushes and compactions run all the
+// time and a kill often lands in the middle of one; the level sizing, the
+// compactions at once and the L0 thresholds (low, so that writes are paced
+// often) chosen by the seed, so that one directory is opened under all of
+// them in turn.
+func crashOptions(seed uint64) *Options {
 	return &Options{
-		MemtableSize:        64 << 10,
-		BaseLevelSize:       96 << 10,
-		TargetFileSize:      32 << 10,
-		BlockSize:           1024,
-		L0CompactionTrigger: 2,
+		MemtableSize:             64 << 10,
+		BaseLevelSize:            96 << 10,
+		TargetFileSize:           32 << 10,
+		BlockSize:                1024,
+		L0CompactionTrigger:      2,
+		L0SlowdownTrigger:        2 + int(seed%3),
+		L0StopTrigger:            5 + int(seed%3),
+		LevelSizing:              []LevelSizing{DynamicLevelSizing, StaticLevelSizing}[seed/3%2],
+		MaxConcurrentCompactions: 1 + int(seed/6%3),
 	}
 }
 
@@ -87,7 +94,7 @@ func TestCrashChild(t *testing.T) {
 		fmt.Printf("err bad seed %q\n", seedStr)
 		os.Exit(2)
 	}
-	d, err := Open(dir, crashOptions())
+	d, err := Open(dir, crashOptions(seed))
 	if err != nil {
 		fmt.Printf("err open: %v\n", err)
 		os.Exit(2)
@@ -238,7 +245,7 @@ wait:
 	if err != nil {
 		return err
 	}
-	d, err := Open(dir, crashOptions())
+	d, err := Open(dir, crashOptions(seed))
 	if err != nil {
 		return fmt.Errorf("reopen after %d acks: %w", acks, err)
 	}
@@ -302,7 +309,7 @@ wait:
 		return fmt.Errorf("Close after recovery: %w", err)
 	}
 	d = nil
-	d2, err := Open(dir, crashOptions())
+	d2, err := Open(dir, crashOptions(seed))
 	if err != nil {
 		return fmt.Errorf("second reopen: %w", err)
 	}

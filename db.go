@@ -54,6 +54,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/cache"
+	"github.com/bloomkv/bloomkv/internal/compaction"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/memtable"
 	"github.com/bloomkv/bloomkv/internal/offheap"
@@ -134,8 +135,17 @@ type DB struct {
 		// lists them yet, so unrefVersionLocked leaves them alone.
 		pendingTables map[uint64]*table
 		snapshots     map[*Snapshot]struct{}
-		// compacting is set while a compaction runs: one at a time.
-		compacting bool
+		// compactions are the compactions running now (compact.go).
+		compactions []*compaction.Compaction
+		// manualCompacting is set while DB.Compact runs: background
+		// compactions wait for it.
+		manualCompacting bool
+		// pickGen changes whenever what the compaction picker looks at
+		// may have: a new version, a compaction begun or ended, a retry
+		// due, a DB.Compact ended.
+		pickGen uint64
+		// pacer paces writes while L0 is past its slowdown trigger.
+		pacer pacer
 		// installedEdit is the manifestEdits count of the current version.
 		installedEdit uint64
 	}

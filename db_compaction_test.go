@@ -4,7 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/bloomkv/bloomkv/internal/compaction"
 	"github.com/bloomkv/bloomkv/vfs"
@@ -18,7 +20,7 @@ func (d *DB) waitForCompactions(t testing.TB) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for d.mu.bgErr == nil && (d.mu.compacting || compaction.Pick(d.mu.current.Version, &d.opts.compaction) != nil) {
+	for d.mu.bgErr == nil && (len(d.mu.compactions) > 0 || compaction.Pick(d.mu.current.Version, &d.opts.compaction, nil) != nil) {
 		d.mu.cond.Wait()
 	}
 	if d.mu.bgErr != nil {
@@ -162,8 +164,9 @@ func dirSize(t testing.TB, fs vfs.FS, dir string) int64 {
 var sustainedBytes = flag.Int64("db.sustained", 32<<20, "bytes TestSustainedWrites writes (the long form: 2 GiB and more)")
 
 // TestSustainedWrites writes values as fast as it can, on the real file
-// system, and checks that L0 stays bounded (writes stall instead), that
-// the DB stays readable throughout, and reports the stall time. The suite
+// system, and checks that L0 stays bounded (writes are paced, and stall at
+// the stop trigger), that the DB stays readable throughout, and reports
+// the stalls, the delays and the write latencies' percentiles. The suite
 // writes 32 MiB; -db.sustained=2147483648 is the long form.
 func TestSustainedWrites(t *testing.T) {
 	total := *sustainedBytes
@@ -178,14 +181,17 @@ func TestSustainedWrites(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	value := make([]byte, 1000)
 	maxL0, written, n := 0, int64(0), 0
+	var latencies []time.Duration
 	for written < total {
 		for i := range value {
 			value[i] = byte(rng.Uint32())
 		}
 		k := fmt.Sprintf("key%012d", rng.IntN(1<<40))
+		start := time.Now()
 		if err := db.Put([]byte(k), value, NoSync); err != nil {
 			t.Fatal(err)
 		}
+		latencies = append(latencies, time.Since(start))
 		written += int64(len(k) + len(value))
 		if n++; n%2000 == 0 {
 			m := db.Metrics()
@@ -205,8 +211,11 @@ func TestSustainedWrites(t *testing.T) {
 			levels++
 		}
 	}
-	t.Logf("%d MiB in %d writes: L0 at most %d tables, %d levels below L0, %d compactions, write amplification %.2f, %d stalls for %v",
-		written>>20, n, maxL0, levels, m.Compactions, m.WriteAmplification(), m.WriteStalls, m.WriteStallDuration)
+	slices.Sort(latencies)
+	pct := func(q float64) time.Duration { return latencies[min(int(q*float64(len(latencies))), len(latencies)-1)] }
+	t.Logf("%d MiB in %d writes: L0 at most %d tables, %d levels below L0, %d compactions, write amplification %.2f, %d stalls for %v, %d delays for %v",
+		written>>20, n, maxL0, levels, m.Compactions, m.WriteAmplification(), m.WriteStalls, m.WriteStallDuration, m.WriteDelays, m.WriteDelayDuration)
+	t.Logf("write latency p50 %v, p99 %v, p99.9 %v, p99.99 %v, max %v", pct(0.5), pct(0.99), pct(0.999), pct(0.9999), latencies[len(latencies)-1])
 }
 
 // TestCompactionKeepsSnapshots compacts while a snapshot is open: the
@@ -247,9 +256,19 @@ func TestCompactionKeepsSnapshots(t *testing.T) {
 }
 
 // TestCompactOnlyL0 compacts a tree whose data is all in overlapping L0
-// tables: the result is one sorted run in L1.
+// tables: the result is one sorted run in the base level — L1 under static
+// sizing, L6 under dynamic sizing while nothing is below L0.
 func TestCompactOnlyL0(t *testing.T) {
-	db, err := Open("/db", &Options{FS: vfs.NewMem(), L0CompactionTrigger: 100})
+	for _, tc := range []struct {
+		sizing LevelSizing
+		base   int
+	}{{StaticLevelSizing, 1}, {DynamicLevelSizing, 6}} {
+		t.Run(tc.sizing.String(), func(t *testing.T) { compactOnlyL0(t, tc.sizing, tc.base) })
+	}
+}
+
+func compactOnlyL0(t *testing.T, sizing LevelSizing, base int) {
+	db, err := Open("/db", &Options{FS: vfs.NewMem(), L0CompactionTrigger: 100, LevelSizing: sizing})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,8 +283,9 @@ func TestCompactOnlyL0(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := db.Metrics()
-	if m.Levels[0].Tables != 0 || m.Levels[1].Tables != 1 {
-		t.Fatalf("after Compact: L0 %d tables, L1 %d; want 0 and 1", m.Levels[0].Tables, m.Levels[1].Tables)
+	if m.Levels[0].Tables != 0 || m.Levels[base].Tables != 1 || m.BaseLevel != base {
+		t.Fatalf("after Compact: L0 %d tables, L%d %d, base level L%d; want 0, 1 and L%d",
+			m.Levels[0].Tables, base, m.Levels[base].Tables, m.BaseLevel, base)
 	}
 	if v, err := db.Get(key(42)); err != nil || string(v) != "2" {
 		t.Fatalf("Get = %q, %v", v, err)

@@ -497,8 +497,9 @@ func describeOptions(o Options) string {
 	if o.Prefix != nil {
 		filters += " Prefix:" + o.Prefix.Name
 	}
-	return fmt.Sprintf("{MemtableSize:%d MaxImmutableMemtables:%d BlockSize:%d Compression:%v %s FilterAllocation:%v BlockCacheSize:%d L0CompactionTrigger:%d BaseLevelSize:%d TargetFileSize:%d MaxOpenFiles:%d MaxManifestFileSize:%d}",
+	return fmt.Sprintf("{MemtableSize:%d MaxImmutableMemtables:%d BlockSize:%d Compression:%v %s FilterAllocation:%v BlockCacheSize:%d LevelSizing:%v MaxConcurrentCompactions:%d L0SlowdownTrigger:%d L0StopTrigger:%d L0CompactionTrigger:%d BaseLevelSize:%d TargetFileSize:%d MaxOpenFiles:%d MaxManifestFileSize:%d}",
 		o.MemtableSize, o.MaxImmutableMemtables, o.BlockSize, o.Compression, filters, o.FilterAllocation, o.BlockCacheSize,
+		o.LevelSizing, o.MaxConcurrentCompactions, o.L0SlowdownTrigger, o.L0StopTrigger,
 		o.L0CompactionTrigger, o.BaseLevelSize, o.TargetFileSize, o.MaxOpenFiles, o.MaxManifestFileSize)
 }
 
@@ -530,6 +531,12 @@ func randOptions(rng *rand.Rand) Options {
 	o.L0CompactionTrigger = 1 + rng.IntN(4)
 	o.BaseLevelSize = uint64(16<<10 + rng.IntN(240<<10))
 	o.TargetFileSize = uint64(4<<10 + rng.IntN(60<<10))
+	o.LevelSizing = []LevelSizing{DynamicLevelSizing, StaticLevelSizing}[rng.IntN(2)]
+	o.MaxConcurrentCompactions = 1 + rng.IntN(4)
+	if rng.IntN(3) == 0 { // low L0 thresholds: writes paced and stalled often
+		o.L0SlowdownTrigger = o.L0CompactionTrigger + rng.IntN(3)
+		o.L0StopTrigger = o.L0SlowdownTrigger + 1 + rng.IntN(4)
+	}
 	// A table cache smaller than the tree, so that table files close and
 	// reopen under reads; manifests small enough to rotate.
 	if rng.IntN(2) == 0 {

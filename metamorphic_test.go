@@ -139,6 +139,10 @@ func metaConfig(seed uint64, c int) Options {
 	o.BaseLevelSize = uint64(1<<10 + rng.IntN(128<<10))
 	o.TargetFileSize = uint64(1<<10 + rng.IntN(64<<10))
 	o.L0CompactionTrigger = 1 + rng.IntN(4)
+	if o.L0SlowdownTrigger > 0 { // randOptions chose low thresholds: keep them above the trigger
+		o.L0SlowdownTrigger = o.L0CompactionTrigger + rng.IntN(3)
+		o.L0StopTrigger = o.L0SlowdownTrigger + 1 + rng.IntN(4)
+	}
 	o.LevelMultiplier = 2 + rng.IntN(9)
 	// randOptions chose whether there are prefix filters; the history
 	// chooses the extractor, as the transcript depends on it.

@@ -2,6 +2,7 @@ package bloomkv
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"text/tabwriter"
@@ -17,8 +18,17 @@ import (
 // LevelMetrics are one level's tables and what point lookups and prefix
 // seeks did there.
 type LevelMetrics struct {
-	Tables           int
-	Bytes            uint64
+	Tables int
+	Bytes  uint64
+	// TargetSize is the size compaction keeps the level at (levels 1–5:
+	// see Options.LevelSizing); 0 for L0, which is bounded by its table
+	// count, for the last level, and for levels above the base level,
+	// which stay empty.
+	TargetSize uint64
+	// Score is the level's compaction score: tables over
+	// L0CompactionTrigger for L0, Bytes over TargetSize for the others; a
+	// level at 1 or more is due for compaction.
+	Score            float64
 	FilterBitsPerKey float64 // mean over the level's tables, by table
 
 	// TableProbes counts tables whose key range held a looked-up key: the
@@ -110,14 +120,30 @@ type Metrics struct {
 	WALBytes uint64 // bytes appended to WALs
 	WALSyncs uint64 // WAL fsyncs; with group commit, often fewer than Batches
 
-	Flushes             uint64
-	Compactions         uint64
-	TombstonesDropped   uint64 // by compactions at the bottom of the tree
-	MemtableBytes       int64  // bytes in the mutable memtable: its usage (Options.MemtableSize is its capacity)
-	ImmutableMemtables  int    // full memtables waiting for their flush
-	CompactionPending   bool   // a compaction is running, or the levels' sizes call for one
-	WriteStalls         uint64
-	WriteStallDuration  time.Duration
+	Flushes            uint64
+	Compactions        uint64
+	TombstonesDropped  uint64 // by compactions at the bottom of the tree
+	MemtableBytes      int64  // bytes in the mutable memtable: its usage (Options.MemtableSize is its capacity)
+	ImmutableMemtables int    // full memtables waiting for their flush
+	CompactionPending  bool   // a compaction is running, or the levels' sizes call for one
+	// CompactionsInProgress is the number of compactions running now (at
+	// most Options.MaxConcurrentCompactions).
+	CompactionsInProgress int
+	// BaseLevel is the level L0 compacts into: 1 under StaticLevelSizing;
+	// under DynamicLevelSizing the shallowest level the tree's size calls
+	// for (see LevelSizing), 6 while the tree holds less than a base
+	// level's worth of data.
+	BaseLevel int
+	// WriteStalls and WriteStallDuration count the write groups that
+	// waited for a flush or compaction (memtables full, L0 at its stop
+	// trigger) and the time they waited.
+	WriteStalls        uint64
+	WriteStallDuration time.Duration
+	// WriteDelays and WriteDelayDuration count the write groups paced
+	// while L0 is past its slowdown trigger, and the time they were held
+	// (see Options.L0SlowdownTrigger).
+	WriteDelays         uint64
+	WriteDelayDuration  time.Duration
 	BlockCache          CacheMetrics
 	FilterMemory        uint64 // bytes of filters held in memory
 	ObsoleteFilesPurged uint64
@@ -233,6 +259,7 @@ type dbCounters struct {
 	prefixSeeks                         atomic.Uint64
 	walBytes, walSyncs, flushes         atomic.Uint64
 	stalls, stallNanos, obsoletePurged  atomic.Uint64
+	delays, delayNanos                  atomic.Uint64
 	backgroundErrors                    atomic.Uint64
 	compactions                         compactionCounters
 }
@@ -275,7 +302,8 @@ func (m Metrics) String() string {
 	fmt.Fprintf(tw, "WAL\t%s\tsyncs\t%d\n", humanize.Bytes(m.WALBytes), m.WALSyncs)
 	fmt.Fprintf(tw, "memtable\t%s\timmutable\t%d\n", humanize.Bytes(uint64(m.MemtableBytes)), m.ImmutableMemtables)
 	fmt.Fprintf(tw, "flushes\t%d\twrite stalls\t%d (%v)\n", m.Flushes, m.WriteStalls, m.WriteStallDuration)
-	fmt.Fprintf(tw, "compactions\t%d\twrite amplification\t%.2f\n", m.Compactions, m.WriteAmplification())
+	fmt.Fprintf(tw, "write delays\t%d (%v)\tbase level\tL%d\n", m.WriteDelays, m.WriteDelayDuration, m.BaseLevel)
+	fmt.Fprintf(tw, "compactions\t%d (%d running)\twrite amplification\t%.2f\n", m.Compactions, m.CompactionsInProgress, m.WriteAmplification())
 	fmt.Fprintf(tw, "block cache\t%s of %s\thits/misses\t%d/%d\n", humanize.Bytes(uint64(m.BlockCache.Bytes)),
 		humanize.Bytes(uint64(m.BlockCache.Capacity)), m.BlockCache.Hits, m.BlockCache.Misses)
 	fmt.Fprintf(tw, "filter memory\t%s\tobsolete files purged\t%d\n", humanize.Bytes(m.FilterMemory), m.ObsoleteFilesPurged)
@@ -306,8 +334,16 @@ func (d *DB) Metrics() Metrics {
 		m.MemtableBytes = d.mu.mem.ApproximateSize()
 	}
 	m.ImmutableMemtables = len(d.mu.imm)
-	m.CompactionPending = d.mu.compacting ||
-		(d.mu.current != nil && compaction.Pick(d.mu.current.Version, &d.opts.compaction) != nil)
+	m.CompactionsInProgress = len(d.mu.compactions)
+	if v := d.mu.current; v != nil {
+		targets := compaction.TargetsOf(v.Version, &d.opts.compaction)
+		scores := compaction.Scores(v.Version, &d.opts.compaction)
+		m.BaseLevel = targets.Base
+		for level := range m.Levels {
+			m.Levels[level].TargetSize, m.Levels[level].Score = targets.Size[level], scores[level]
+		}
+		m.CompactionPending = len(d.mu.compactions) > 0 || slices.ContainsFunc(scores[:], func(s float64) bool { return s >= 1 })
+	}
 	d.mu.Unlock()
 
 	ts := d.tableCache.stats()
@@ -330,6 +366,7 @@ func (d *DB) Metrics() Metrics {
 		m.Levels[i].CompactionBytesWritten = c.compactions.bytesWritten[i].Load()
 	}
 	m.WriteStalls, m.WriteStallDuration = c.stalls.Load(), time.Duration(c.stallNanos.Load())
+	m.WriteDelays, m.WriteDelayDuration = c.delays.Load(), time.Duration(c.delayNanos.Load())
 	m.ObsoleteFilesPurged = c.obsoletePurged.Load()
 	m.BlockCache = cacheMetrics(d.cache.Metrics())
 	return m

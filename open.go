@@ -78,9 +78,11 @@ func Open(dirname string, opts *Options) (*DB, error) {
 	}
 	if !o.ReadOnly {
 		d.compactCtx, d.cancelCompact = context.WithCancel(context.Background())
-		d.bgDone.Add(2)
+		d.bgDone.Add(1 + d.opts.MaxConcurrentCompactions)
 		go d.flushLoop()
-		go d.compactionLoop()
+		for range d.opts.MaxConcurrentCompactions {
+			go d.compactionLoop()
+		}
 	}
 	return d, nil
 }

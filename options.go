@@ -3,6 +3,7 @@ package bloomkv
 import (
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 
 	"github.com/bloomkv/bloomkv/bloom"
@@ -145,10 +146,12 @@ type Options struct {
 
 	// The shape of the tree. The defaults are sized for an embedded store
 	// with the default 4 MiB memtable: L0 compacts at about 16 MiB (4
-	// flushes), L1 holds about as much as L0 at its trigger (so an L0→L1
-	// compaction rewrites about as much L1 as it brings in), and each
-	// deeper level is 10 times larger: 16 MiB, 160 MiB, 1.6 GiB, 16 GiB,
-	// 160 GiB, 1.6 TiB for L1–L6.
+	// flushes), the base level holds at least as much as L0 at its trigger
+	// (so an L0 compaction rewrites about as much of it as it brings in),
+	// and each deeper level is 10 times larger. With dynamic sizing the
+	// bottom level is sized by the data and the levels above it follow
+	// (a 1 GiB tree: L4 16 MiB, L5 100 MiB, L6 1 GiB); with static sizing
+	// L1–L6 target 16 MiB, 160 MiB, 1.6 GiB, 16 GiB, 160 GiB, 1.6 TiB.
 
 	// L0CompactionTrigger is the number of L0 tables at which L0 is
 	// compacted into L1. Default 4.
@@ -171,9 +174,12 @@ type Options struct {
 	// thresholds stalled writes 166 times for 338 ms, 690k ops/s; these 10
 	// times for 80–115 ms, 790k–840k ops/s.
 	L0StopTrigger int
-	// BaseLevelSize is the target size of L1; level n targets
-	// BaseLevelSize·LevelMultiplier^(n−1). Default 16 MiB; at least 1 KiB
-	// (small values are for tests that want deep trees from little data).
+	// BaseLevelSize is the target size of the base level, the level L0
+	// compacts into: under StaticLevelSizing L1, and level n targets
+	// BaseLevelSize·LevelMultiplier^(n−1); under DynamicLevelSizing the
+	// floor of every level's target (see LevelSizing). Default 16 MiB; at
+	// least 1 KiB (small values are for tests that want deep trees from
+	// little data).
 	BaseLevelSize uint64
 	// LevelMultiplier is the size ratio T between adjacent levels. Larger
 	// T means fewer levels (fewer probes per read) but more rewriting per
@@ -182,6 +188,14 @@ type Options struct {
 	// TargetFileSize is the size at which compaction cuts an output table,
 	// at the next change of user key. Default 2 MiB; at least 1 KiB.
 	TargetFileSize uint64
+	// LevelSizing chooses how the levels' target sizes follow the data.
+	// Default DynamicLevelSizing.
+	LevelSizing LevelSizing
+	// MaxConcurrentCompactions bounds the compactions that run at once,
+	// each on a goroutine of its own. With two or more, one is always left
+	// for L0, so that L0 never waits behind compactions deeper down.
+	// Default GOMAXPROCS at Open, at most 4; at least 1.
+	MaxConcurrentCompactions int
 
 	// MaxOpenFiles bounds the file descriptors the DB holds. All but ten of
 	// them (left for the WAL, the manifest and the tables being written)
@@ -203,6 +217,30 @@ type Options struct {
 // for the allocations that say so, which family (the filter algorithm,
 // which LevelDB and Pebble call the filter policy) each level builds.
 type FilterAllocation = compaction.FilterAllocation
+
+// LevelSizing chooses how the levels' target sizes are set
+// (Options.LevelSizing).
+type LevelSizing = compaction.LevelSizing
+
+// The level sizings.
+const (
+	// DynamicLevelSizing, the default, sets the targets from the largest
+	// level's actual size (RocksDB's level_compaction_dynamic_level_bytes,
+	// Pebble's dynamic base level): each level above it targets 1/T of the
+	// level below, never less than BaseLevelSize, and L0 compacts into the
+	// base level, the shallowest the data needs, skipping the empty levels
+	// above it — L6 while the tree is small. The largest level then holds
+	// about (T−1)/T of the data (90% at T = 10) however much there is, so
+	// that space amplification stays near 1/(T−1), and Monkey's and the
+	// best allocation plan for the level sizes the tree really has.
+	DynamicLevelSizing = compaction.DynamicLevelSizing
+	// StaticLevelSizing sets them from the top, as LevelDB does: L1
+	// targets BaseLevelSize, each deeper level T times more, and L0
+	// compacts into L1. The bottom level holds whatever the levels above
+	// do not: about half of the data when it is just past a level's
+	// target.
+	StaticLevelSizing = compaction.StaticLevelSizing
+)
 
 // FilterSpec is a table filter: its family and the family's parameter
 // (Options.LevelFilters).
@@ -265,6 +303,11 @@ const (
 	defaultBaseLevelSize         = 16 << 20
 	defaultLevelMultiplier       = 10
 	defaultTargetFileSize        = 2 << 20
+
+	// maxDefaultConcurrentCompactions caps the default of
+	// MaxConcurrentCompactions: past four, more compactions at once mostly
+	// compete for the device and the memtable flush.
+	maxDefaultConcurrentCompactions = 4
 
 	// minLevelSize bounds BaseLevelSize and TargetFileSize from below.
 	minLevelSize       = 1 << 10
@@ -372,6 +415,15 @@ func (o *Options) withDefaults() (Options, error) {
 	case opts.TargetFileSize < minLevelSize:
 		return opts, argError("opts.TargetFileSize", "%d: must be at least %d", opts.TargetFileSize, minLevelSize)
 	}
+	if opts.LevelSizing > StaticLevelSizing {
+		return opts, argError("opts.LevelSizing", "%d: unknown level sizing", uint8(opts.LevelSizing))
+	}
+	switch {
+	case opts.MaxConcurrentCompactions == 0:
+		opts.MaxConcurrentCompactions = min(runtime.GOMAXPROCS(0), maxDefaultConcurrentCompactions)
+	case opts.MaxConcurrentCompactions < 0:
+		return opts, argError("opts.MaxConcurrentCompactions", "%d is negative", opts.MaxConcurrentCompactions)
+	}
 	if opts.FilterAllocation > ProgressiveAllocation {
 		return opts, argError("opts.FilterAllocation", "%d: unknown allocation", uint8(opts.FilterAllocation))
 	}
@@ -417,9 +469,12 @@ func (o *Options) compactionOptions() compaction.Options {
 		BaseLevelSize:       o.BaseLevelSize,
 		LevelMultiplier:     o.LevelMultiplier,
 		TargetFileSize:      o.TargetFileSize,
-		BitsPerKey:          o.BitsPerKey, // 0 under DisableFilters
-		FilterAllocation:    o.FilterAllocation,
-		LevelFilters:        levelFilters(o.LevelFilters),
+		LevelSizing:         o.LevelSizing,
+		// MaxConcurrentCompactions bounds the picker's slots.
+		MaxConcurrentCompactions: o.MaxConcurrentCompactions,
+		BitsPerKey:               o.BitsPerKey, // 0 under DisableFilters
+		FilterAllocation:         o.FilterAllocation,
+		LevelFilters:             levelFilters(o.LevelFilters),
 		// The table writers' Filter is per level: see
 		// compaction.FilterForLevel.
 		TableOptions: sstable.WriterOptions{BlockSize: o.BlockSize, Compression: o.Compression, Prefix: o.Prefix},

@@ -3,6 +3,7 @@ package bloomkv
 import (
 	"errors"
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/compaction"
@@ -29,8 +30,12 @@ func TestOptionsDefaults(t *testing.T) {
 			got.BitsPerKey != 10 || got.FilterAllocation != UniformAllocation {
 			t.Errorf("defaults %+v", got)
 		}
+		if got.LevelSizing != DynamicLevelSizing || got.MaxConcurrentCompactions != min(runtime.GOMAXPROCS(0), 4) {
+			t.Errorf("defaults: %v level sizing, %d concurrent compactions", got.LevelSizing, got.MaxConcurrentCompactions)
+		}
 		want := compaction.Options{
 			L0CompactionTrigger: 4, BaseLevelSize: 16 << 20, LevelMultiplier: 10, TargetFileSize: 2 << 20,
+			LevelSizing: DynamicLevelSizing, MaxConcurrentCompactions: min(runtime.GOMAXPROCS(0), 4),
 			BitsPerKey: 10, FilterAllocation: UniformAllocation,
 			TableOptions: sstable.WriterOptions{BlockSize: 4 << 10, Compression: SnappyCompression},
 		}
@@ -76,6 +81,8 @@ func TestOptionsValidation(t *testing.T) {
 		{Options{BitsPerKey: math.NaN()}, "opts.BitsPerKey"},
 		{Options{FilterAllocation: ProgressiveAllocation + 1}, "opts.FilterAllocation"},
 		{Options{Compression: 9}, "opts.Compression"},
+		{Options{LevelSizing: StaticLevelSizing + 1}, "opts.LevelSizing"},
+		{Options{MaxConcurrentCompactions: -1}, "opts.MaxConcurrentCompactions"},
 	} {
 		_, err := tc.opts.withDefaults()
 		var ae *ArgumentError
@@ -88,6 +95,8 @@ func TestOptionsValidation(t *testing.T) {
 		{L0CompactionTrigger: 1, L0SlowdownTrigger: 1, L0StopTrigger: 1, BitsPerKey: 64, FilterAllocation: OptimalAllocation},
 		{DisableFilters: true, BitsPerKey: -3},
 		{LevelMultiplier: 1000},
+		{LevelSizing: StaticLevelSizing, MaxConcurrentCompactions: 1},
+		{MaxConcurrentCompactions: 64},
 	} {
 		if _, err := o.withDefaults(); err != nil {
 			t.Errorf("%+v: %v", o, err)

@@ -50,6 +50,7 @@ func (d *DB) installVersionLocked(v *manifest.Version) {
 		}
 	}
 	d.mu.current = nv
+	d.mu.pickGen++
 	d.mu.versions[d.mu.current] = struct{}{}
 	if old != nil {
 		d.unrefVersionLocked(old)

@@ -15,7 +15,7 @@ import (
 // The write path: Put, Delete and Apply hand their batch to the commit
 // pipeline (commit.go), whose leader runs applyGroup: room in the memtable
 // (makeRoomLocked, which rotates a full memtable to a new WAL, and stalls
-// or slows writes when flushes and compactions fall behind), sequence
+// or paces writes when flushes and compactions fall behind), sequence
 // numbers, the WAL record and its fsync, the memtable insert, and then the
 // sequence number readers see.
 
@@ -193,16 +193,16 @@ func (d *DB) applyGroup(group []*commitRequest) {
 // wait for their flush, or L0 has L0StopTrigger tables, the write waits (a
 // write stall) until flush or compaction catches up — or fails, if the
 // flush or compaction it would wait for is failing (see background.go);
-// from L0SlowdownTrigger tables it waits a millisecond. So memory and L0
+// from L0SlowdownTrigger tables it is paced (pacing.go). So memory and L0
 // stay bounded under any write load. d.mu is held.
 func (d *DB) makeRoomLocked(size int64) error {
 	var stalled time.Time
-	stallReported, slowed := false, false
+	stallReported, paced := false, false
 	stall := func(reason string) {
 		if stalled.IsZero() {
 			stalled = time.Now()
 		}
-		if reason != "" && !stallReported {
+		if !stallReported {
 			stallReported = true
 			d.events.writeStallBegin(WriteStallBeginInfo{Reason: reason})
 		}
@@ -231,16 +231,13 @@ func (d *DB) makeRoomLocked(size int64) error {
 			stall("L0 stop trigger")
 			d.mu.cond.Wait()
 		case d.mu.mem.Empty() || d.mu.mem.ApproximateSize()+size <= d.opts.MemtableSize:
-			if len(d.mu.current.Levels[0]) >= d.opts.L0SlowdownTrigger && !slowed {
-				// Past the slowdown trigger each write group gives
-				// compaction a millisecond, so that L0 rarely reaches
-				// the stop trigger and writes slow down smoothly.
-				slowed = true
-				stall("")
-				d.mu.Unlock()
-				time.Sleep(time.Millisecond)
-				d.mu.Lock()
-				continue
+			if !paced {
+				// Paced once per group: a group that waited finds the
+				// state changed, and is charged for its bytes only once.
+				paced = true
+				if d.paceLocked(size) {
+					continue
+				}
 			}
 			return nil
 		case len(d.mu.imm) >= d.opts.MaxImmutableMemtables:

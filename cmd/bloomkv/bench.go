@@ -120,7 +120,8 @@ type benchFlags struct {
 	filter, levels                                               string
 	sweepBits, sweepPolicies, sweepFuse, sweepOffsets            string
 	sweepSizes                                                   string
-	sweepProbes, prefixKeys                                      int
+	sweepProbes, prefixKeys, maxCompactions                      int
+	levelSizing                                                  string
 	cacheSize, memtableSize, baseLevelSize, targetFileSize       sizeFlag
 	sweep                                                        bool
 }
@@ -149,7 +150,9 @@ func runBench(args []string, stdout io.Writer) error {
 	fs.StringVar(&f.compression, "compression", "snappy", "block compression: none, snappy or zstd")
 	fs.Var(&f.cacheSize, "cache-size", "block cache capacity (e.g. 1MiB; 0: none)")
 	fs.Var(&f.memtableSize, "memtable-size", "memtable size")
-	fs.Var(&f.baseLevelSize, "base-level-size", "target size of L1 (each deeper level ×10)")
+	fs.Var(&f.baseLevelSize, "base-level-size", "target size of the base level, where L0 compacts to (each deeper level ×10)")
+	fs.StringVar(&f.levelSizing, "level-sizing", "dynamic", "level targets: dynamic (from the largest level's size) or static (from the base level's size, L1)")
+	fs.IntVar(&f.maxCompactions, "max-compactions", 0, "compactions run at once (0: the DB's default, GOMAXPROCS up to 4)")
 	fs.Var(&f.targetFileSize, "target-file-size", "size at which compaction cuts a table")
 	fs.StringVar(&f.dir, "dir", "", "database directory, new or empty: one that holds anything is refused (default: a temporary one, removed after)")
 	fs.BoolVar(&f.sweep, "sweep", false, "run the filter sweep (budgets × policies, prefix seeks, families by table size) instead of the workloads")
@@ -230,12 +233,26 @@ func runBench(args []string, stdout io.Writer) error {
 			return err
 		}
 	}
+	var sizing bloomkv.LevelSizing
+	switch f.levelSizing {
+	case "dynamic":
+		sizing = bloomkv.DynamicLevelSizing
+	case "static":
+		sizing = bloomkv.StaticLevelSizing
+	default:
+		return usageError{fmt.Errorf("-level-sizing %q: want dynamic or static", f.levelSizing)}
+	}
+	if f.maxCompactions < 0 {
+		return usageError{fmt.Errorf("-max-compactions %d: want 0 (the default) or more", f.maxCompactions)}
+	}
 	base := bloomkv.Options{
-		MemtableSize:   int64(f.memtableSize),
-		BlockCacheSize: int64(f.cacheSize),
-		Compression:    compression,
-		BaseLevelSize:  uint64(f.baseLevelSize),
-		TargetFileSize: uint64(f.targetFileSize),
+		LevelSizing:              sizing,
+		MaxConcurrentCompactions: f.maxCompactions,
+		MemtableSize:             int64(f.memtableSize),
+		BlockCacheSize:           int64(f.cacheSize),
+		Compression:              compression,
+		BaseLevelSize:            uint64(f.baseLevelSize),
+		TargetFileSize:           uint64(f.targetFileSize),
 	}
 	if f.cacheSize == 0 {
 		base.BlockCacheSize = -1

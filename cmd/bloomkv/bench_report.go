@@ -33,6 +33,8 @@ type benchSettings struct {
 	BlockCacheSize int64   `json:"block_cache_size"`
 	MemtableSize   int64   `json:"memtable_size"`
 	BaseLevelSize  uint64  `json:"base_level_size"`
+	LevelSizing    string  `json:"level_sizing"`
+	MaxCompactions int     `json:"max_concurrent_compactions"` // 0: the DB's default
 	TargetFileSize uint64  `json:"target_file_size"`
 }
 
@@ -48,9 +50,13 @@ func (s *benchSettings) String() string {
 		filters += fmt.Sprintf(" with prefixes (%s)", s.Prefix)
 	}
 	cache := humanize.Bytes(uint64(max(s.BlockCacheSize, 0)))
-	return fmt.Sprintf("%s keys of %d B, values of %d B, seed %d; %s, %s, block cache %s, memtable %s, L1 %s (×10 per level), tables %s",
+	compactions := "default compactions at once"
+	if s.MaxCompactions > 0 {
+		compactions = fmt.Sprintf("%d compactions at once", s.MaxCompactions)
+	}
+	return fmt.Sprintf("%s keys of %d B, values of %d B, seed %d; %s, %s, block cache %s, memtable %s, base level %s (×10 per level, %s), tables %s, %s",
 		fmtCount(int64(s.Keys)), s.KeySize, s.ValueSize, s.Seed, filters, s.Compression, cache,
-		humanize.Bytes(uint64(s.MemtableSize)), humanize.Bytes(s.BaseLevelSize), humanize.Bytes(s.TargetFileSize))
+		humanize.Bytes(uint64(s.MemtableSize)), humanize.Bytes(s.BaseLevelSize), s.LevelSizing, humanize.Bytes(s.TargetFileSize), compactions)
 }
 
 func newSettings(opts *bloomkv.Options, cfg *workload.Config) benchSettings {
@@ -74,6 +80,7 @@ func newSettings(opts *bloomkv.Options, cfg *workload.Config) benchSettings {
 		Allocation: opts.FilterAllocation.String(), Compression: opts.Compression.String(),
 		BlockCacheSize: opts.BlockCacheSize, MemtableSize: opts.MemtableSize,
 		BaseLevelSize: opts.BaseLevelSize, TargetFileSize: opts.TargetFileSize,
+		LevelSizing: opts.LevelSizing.String(), MaxCompactions: opts.MaxConcurrentCompactions,
 	}
 }
 

@@ -318,7 +318,9 @@ func TestBenchFilterFlags(t *testing.T) {
 		{[]string{"-filter", "bloom:12"}, "filters bloom:12 from L0", "bloom"},
 		{[]string{"-levels", "fuse:16,fuse:12"}, "filters fuse:16,fuse:12 from L0", "fuse 12-bit"},
 		{[]string{"-allocation", "best"}, "10 bits/key best", ""},
-		{[]string{"-allocation", "progressive"}, "10 bits/key progressive", "fuse 16-bit"},
+		// Dynamic sizing puts the data in L6, where Pebble's widths are 4.
+		{[]string{"-allocation", "progressive"}, "10 bits/key progressive", "fuse 4-bit"},
+		{[]string{"-allocation", "progressive", "-level-sizing", "static"}, "×10 per level, static", "fuse 16-bit"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			out := runBenchCmd(t, append(big, tc.args...)...)

@@ -28,9 +28,12 @@ func buildTestDB(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
+	// Static sizing and one compaction at a time make the tree, and so
+	// the golden files, the same on every run and machine.
 	deep := &bloomkv.Options{
 		BlockSize: 512, L0CompactionTrigger: 1,
 		BaseLevelSize: 8 << 10, LevelMultiplier: 2, TargetFileSize: 8 << 10,
+		LevelSizing: bloomkv.StaticLevelSizing, MaxConcurrentCompactions: 1,
 	}
 	db, err := bloomkv.Open(dir, deep)
 	if err != nil {
@@ -50,7 +53,7 @@ func buildTestDB(t *testing.T) string {
 		t.Fatal(err)
 	}
 
-	db, err = bloomkv.Open(dir, &bloomkv.Options{BlockSize: 512})
+	db, err = bloomkv.Open(dir, &bloomkv.Options{BlockSize: 512, LevelSizing: bloomkv.StaticLevelSizing, MaxConcurrentCompactions: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,22 +11,32 @@
 // Every level but the last has a score (Scores); the highest at least 1 is
 // compacted (Pick), ties to the shallower level:
 //
-//	L0:       number of tables / L0CompactionTrigger
-//	Ln, n≥1:  size / (BaseLevelSize · LevelMultiplier^(n−1))
+//	L0:             number of tables / L0CompactionTrigger
+//	Ln, Base≤n≤5:   size / target
 //
 // L0 is limited by count because a lookup probes every L0 table; deeper
-// levels by size, each T = LevelMultiplier times the one above, so a tree
-// of N bytes has about log_T(N/BaseLevelSize) levels. An L0 compaction takes
-// all of L0; an Ln compaction the one table with the least overlap in
-// Ln+1 per byte of its own. Both add the tables of the next level that
-// overlap the inputs' key range. PickManual compacts a key range down level
-// by level, for the DB's Compact. A compaction of one table that overlaps
-// nothing below, and whose filter suits the level below, is done by moving
-// the table (Compaction.IsTrivialMove).
+// levels by size, each T = LevelMultiplier times the one above (TargetsOf).
+// Under DynamicLevelSizing the targets come from the largest level's actual
+// size, so that it holds about (T−1)/T of the data, and L0 compacts into
+// the base level, the shallowest the data needs (the levels between are
+// empty); under StaticLevelSizing L1 targets BaseLevelSize and L0 compacts
+// into L1. An L0 compaction takes all of L0; an Ln compaction the one
+// table with the least overlap in Ln+1 per byte of its own. Both add the
+// tables of the output level that overlap the inputs' key range.
+// PickManual compacts a key range down level by level, for the DB's
+// Compact. A compaction of one table that overlaps nothing below, and
+// whose filter suits the level below, is done by moving the table
+// (Compaction.IsTrivialMove).
+//
+// Up to MaxConcurrentCompactions run at once: Pick takes the running ones
+// and returns only a compaction that shares no table with them and writes
+// no key range into a level one of them reads or writes; with two slots or
+// more, the last is kept for L0, and one L0 compaction runs at a time.
 //
 // # The seam to the DB
 //
-// The DB calls Pick (or PickManual) with its current version; runs the
+// The DB calls Pick (or PickManual) with its current version and the
+// compactions it is running; runs the
 // compaction with Run, passing an Env that opens the input tables
 // (*sstable.Iterator is an iterator.Iterator) and creates the output
 // files, and the sequence numbers of its live snapshots; and installs

@@ -13,9 +13,11 @@ import (
 	"github.com/bloomkv/bloomkv/sstable"
 )
 
-// Four flushes bring L0 to its trigger; Pick chooses an L0→L1 compaction,
-// Run merges the tables (held in memory here, where a DB has files), and
-// Edit says how to install the result.
+// Four flushes bring L0 to its trigger; Pick chooses a compaction of L0
+// into the base level — L6, while nothing is below L0, so that the first
+// compaction writes the bottom of the tree — Run merges the tables (held in
+// memory here, where a DB has files), and Edit says how to install the
+// result.
 func Example() {
 	files := map[uint64]*bytes.Buffer{}
 	flush := func(num uint64, seq base.SeqNum, deleteBanana bool) *manifest.FileMetadata {
@@ -43,8 +45,10 @@ func Example() {
 		LevelMultiplier:     10,
 		TargetFileSize:      2 << 20,
 		BitsPerKey:          10,
+
+		MaxConcurrentCompactions: 2,
 	}
-	c := compaction.Pick(v, opts)
+	c := compaction.Pick(v, opts, nil)
 	fmt.Println(c)
 
 	nextNum := uint64(5)
@@ -72,10 +76,10 @@ func Example() {
 		fmt.Println(f.FileNum, f.Smallest, f.Largest)
 	}
 	edit := c.Edit(outputs)
-	fmt.Println(len(edit.DeletedFiles), "deleted from L0,", len(edit.NewFiles), "added to L1")
+	fmt.Printf("%d deleted from L0, %d added to L%d\n", len(edit.DeletedFiles), len(edit.NewFiles), c.OutputLevel)
 	// Output:
-	// L0→L1 score 1.00 ["apple", "banana"] inputs 000004 000003 000002 000001 bottommost filter bloom 10 bits/key
+	// L0→L6 score 1.00 ["apple", "banana"] inputs 000004 000003 000002 000001 bottommost filter bloom 10 bits/key
 	// in 8, out 1, shadowed 6, tombstones dropped 1
 	// 5 "apple"#40,SET "apple"#40,SET
-	// 4 deleted from L0, 1 added to L1
+	// 4 deleted from L0, 1 added to L6
 }

@@ -650,7 +650,7 @@ func TestBestTrivialMoves(t *testing.T) {
 			t.Fatalf("L2 wants %v; the cases are for a fuse filter", want)
 		}
 		f.FilterBitsPerKey, f.FilterFamily, f.FilterParam = 1.25*tc.have.Bits, uint8(tc.have.Family), tc.have.Bits
-		c := Pick(v, opts)
+		c := Pick(v, opts, nil)
 		if c == nil || c.Level != 1 || c.Filter != want || c.Filters() != plan {
 			t.Fatalf("Pick = %v, want L1→L2 with %v", c, plan)
 		}

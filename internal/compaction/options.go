@@ -88,6 +88,12 @@ type Options struct {
 	// TargetFileSize is the size at which a compaction cuts an output
 	// table, at the next change of user key.
 	TargetFileSize uint64
+	// LevelSizing sets the levels' targets from BaseLevelSize upward or
+	// from the largest level's size (TargetsOf).
+	LevelSizing LevelSizing
+	// MaxConcurrentCompactions is how many compactions Pick lets run at
+	// once; at least 1.
+	MaxConcurrentCompactions int
 
 	// BitsPerKey is the average filter memory per key over the whole tree,
 	// in [1, bloom.MaxBitsPerKey]; 0 builds every table without a filter
@@ -106,8 +112,9 @@ type Options struct {
 	TableOptions sstable.WriterOptions
 }
 
-// LevelTargetSize returns the target size in bytes of level (1 or deeper):
-// BaseLevelSize·LevelMultiplier^(level−1), saturating at math.MaxUint64.
+// LevelTargetSize returns the target size in bytes of level (1 or deeper)
+// under StaticLevelSizing: BaseLevelSize·LevelMultiplier^(level−1),
+// saturating at math.MaxUint64.
 // L0 has no size target, only a table count (L0CompactionTrigger): 0.
 func (o *Options) LevelTargetSize(level int) uint64 {
 	if level < 1 {

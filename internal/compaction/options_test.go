@@ -4,8 +4,9 @@ import "testing"
 
 // defaultOptions returns complete options at the values a DB resolves by
 // default (bloomkv.Options documents them, and its tests check that the
-// DB resolves to these): the package takes its options resolved, so its
-// tests start from these and change what they test.
+// DB resolves to these), but for static level sizing and one compaction at
+// a time: the package takes its options resolved, so its tests start from
+// these and change what they test.
 func defaultOptions() *Options {
 	return &Options{
 		L0CompactionTrigger: 4,
@@ -13,6 +14,12 @@ func defaultOptions() *Options {
 		LevelMultiplier:     10,
 		TargetFileSize:      2 << 20,
 		BitsPerKey:          10,
+
+		// The hand-built trees of the picker's and the filter
+		// allocation's tests are shaped for static targets; dynamic
+		// sizing has tests of its own (targets_test.go).
+		LevelSizing:              StaticLevelSizing,
+		MaxConcurrentCompactions: 1,
 	}
 }
 

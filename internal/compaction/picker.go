@@ -2,6 +2,7 @@ package compaction
 
 import (
 	"bytes"
+	"cmp"
 	"slices"
 
 	"github.com/bloomkv/bloomkv/internal/manifest"
@@ -13,71 +14,152 @@ const lastLevel = manifest.NumLevels - 1
 
 // Scores returns each level's compaction score: for L0 its number of tables
 // over L0CompactionTrigger (every L0 table costs every read a probe, so L0
-// is limited by count, not size); for L1 to L5 its size over its target
-// (Options.LevelTargetSize). The last level scores 0: it has nowhere to go.
-// A level whose score is at least 1 needs compacting.
+// is limited by count, not size); for the levels from the base level to L5
+// their size over their target (TargetsOf). The last level scores 0: it has
+// nowhere to go; so do the levels above the base level, which are empty. A
+// level whose score is at least 1 needs compacting.
 func Scores(v *manifest.Version, opts *Options) [manifest.NumLevels]float64 {
+	return scores(v, TargetsOf(v, opts), opts)
+}
+
+func scores(v *manifest.Version, t Targets, opts *Options) [manifest.NumLevels]float64 {
 	var s [manifest.NumLevels]float64
 	s[0] = float64(v.NumFiles(0)) / float64(opts.L0CompactionTrigger)
-	for level := 1; level < lastLevel; level++ {
-		s[level] = float64(v.LevelSize(level)) / float64(opts.LevelTargetSize(level))
+	for level := t.Base; level < lastLevel; level++ {
+		s[level] = float64(v.LevelSize(level)) / float64(t.Size[level])
 	}
 	return s
 }
 
-// Pick returns the compaction the version needs most, or nil if no level
-// scores at least 1. The level with the highest score wins, ties going to
-// the shallower level (it feeds the others).
+// Pick returns the compaction the version needs most that can run beside
+// the running ones, or nil if there is none: no level scores at least 1,
+// every one that does conflicts with a running compaction, or the running
+// ones take every slot. Levels are tried from the highest score down, ties
+// going to the shallower level (it feeds the others).
 //
-// From L0 it takes every table: they overlap, and a lookup probes them all,
-// so compacting all of them at once is what shortens L0. From a deeper level
-// it takes the one table whose overlap with the next level is the smallest
-// fraction of its own size (ties to the first in key order): the table that
-// moves the most bytes down per byte rewritten, which keeps write
-// amplification low and needs no state between calls (unlike LevelDB's
-// round-robin compaction pointer). Either way the next level's tables that
-// overlap the inputs' key range join them.
+// From L0 it takes every table into the base level: they overlap, and a
+// lookup probes them all, so compacting all of them at once is what
+// shortens L0. From a deeper level it takes the one table whose overlap
+// with the next level is the smallest fraction of its own size (ties to the
+// first in key order) among those that conflict with no running
+// compaction: the table that moves the most bytes down per byte rewritten,
+// which keeps write amplification low and needs no state between calls
+// (unlike LevelDB's round-robin compaction pointer). Either way the output
+// level's tables that overlap the inputs' key range join them.
 //
-// The DB runs one compaction at a time; flushes that add L0 tables while it
-// runs do not invalidate it (their versions are newer than all its inputs).
-func Pick(v *manifest.Version, opts *Options) *Compaction {
-	scores := Scores(v, opts)
-	best := -1
-	for level := range lastLevel {
-		if scores[level] >= 1 && (best < 0 || scores[level] > scores[best]) {
-			best = level
-		}
-	}
-	if best < 0 {
+// Concurrency. Up to opts.MaxConcurrentCompactions compactions run at
+// once. When two or more may, the last free slot is kept for L0: deeper
+// compactions take at most all but one, so that an L0 compaction never
+// waits for a slot behind long compactions deeper down. At most one L0
+// compaction runs at a time: one takes every L0 table there is, and L0
+// tables flushed while it runs are newer than all its inputs, so they may
+// stay above its outputs. A candidate conflicts with a running compaction
+// if they share an input table, or if their key ranges overlap and one's
+// output level is the other's input or output level (conflicts). Flushes
+// never conflict: they only add L0 tables newer than every compaction's.
+func Pick(v *manifest.Version, opts *Options, running []*Compaction) *Compaction {
+	slots := max(opts.MaxConcurrentCompactions, 1)
+	if len(running) >= slots {
 		return nil
 	}
-	var inputs []*manifest.FileMetadata
-	if best == 0 {
-		inputs = slices.Clone(v.Levels[0])
-	} else {
-		inputs = []*manifest.FileMetadata{leastOverlapping(v, best)}
+	onlyL0 := slots >= 2 && len(running) == slots-1
+	l0Running := slices.ContainsFunc(running, func(r *Compaction) bool { return r.Level == 0 })
+	busy := map[uint64]bool{}
+	for _, r := range running {
+		for _, files := range r.Inputs {
+			for _, f := range files {
+				busy[f.FileNum] = true
+			}
+		}
 	}
-	c := newCompaction(v, best, inputs, opts)
-	c.Score = scores[best]
-	return c
+
+	t := TargetsOf(v, opts)
+	scores := scores(v, t, opts)
+	levels := make([]int, 0, lastLevel)
+	for level := range lastLevel {
+		if scores[level] >= 1 {
+			levels = append(levels, level)
+		}
+	}
+	slices.SortStableFunc(levels, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
+	for _, level := range levels {
+		if level == 0 {
+			if l0Running {
+				continue
+			}
+			c := newCompaction(v, 0, t.Base, slices.Clone(v.Levels[0]), opts)
+			if !conflictsAny(c, running, busy) {
+				c.Score = scores[0]
+				return c
+			}
+			continue
+		}
+		if onlyL0 {
+			continue
+		}
+		for _, f := range byOverlap(v, level) {
+			if busy[f.FileNum] {
+				continue
+			}
+			c := newCompaction(v, level, level+1, []*manifest.FileMetadata{f}, opts)
+			if !conflictsAny(c, running, busy) {
+				c.Score = scores[level]
+				return c
+			}
+		}
+	}
+	return nil
 }
 
-// leastOverlapping returns the table of level (1 or deeper, not empty) with
-// the smallest ratio of overlapping bytes in the next level to its own size.
-func leastOverlapping(v *manifest.Version, level int) *manifest.FileMetadata {
-	var best *manifest.FileMetadata
-	bestRatio := 0.0
-	for _, f := range v.Levels[level] {
+// conflictsAny reports whether c conflicts with one of running, whose
+// input tables are busy.
+func conflictsAny(c *Compaction, running []*Compaction, busy map[uint64]bool) bool {
+	for _, files := range c.Inputs {
+		for _, f := range files {
+			if busy[f.FileNum] {
+				return true
+			}
+		}
+	}
+	for _, r := range running {
+		if conflicts(c, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// conflicts reports whether compactions a and b, disjoint in their input
+// tables, may not run together: their key ranges overlap and one writes
+// into a level the other reads or writes. Two such compactions could put
+// overlapping tables into one level, or one could miss a table the other
+// adds to a level it reads. (Within the rules of Pick such a pair always
+// shares an input table too — the output level's overlapping tables are
+// inputs — but the range test does not rely on it.)
+func conflicts(a, b *Compaction) bool {
+	if bytes.Compare(a.Largest, b.Smallest) < 0 || bytes.Compare(b.Largest, a.Smallest) < 0 {
+		return false
+	}
+	return a.OutputLevel == b.OutputLevel || a.OutputLevel == b.Level || a.Level == b.OutputLevel
+}
+
+// byOverlap returns the tables of level (1 or deeper, not empty) ordered by
+// the ratio of their overlapping bytes in the next level to their own size,
+// smallest first, ties in key order.
+func byOverlap(v *manifest.Version, level int) []*manifest.FileMetadata {
+	files := slices.Clone(v.Levels[level])
+	ratio := make(map[uint64]float64, len(files))
+	for _, f := range files {
 		var overlap uint64
 		for _, g := range v.Overlapping(level+1, f.Smallest.UserKey, f.Largest.UserKey) {
 			overlap += g.Size
 		}
-		ratio := float64(overlap) / float64(max(f.Size, 1))
-		if best == nil || ratio < bestRatio {
-			best, bestRatio = f, ratio
-		}
+		ratio[f.FileNum] = float64(overlap) / float64(max(f.Size, 1))
 	}
-	return best
+	slices.SortStableFunc(files, func(a, b *manifest.FileMetadata) int {
+		return cmp.Compare(ratio[a.FileNum], ratio[b.FileNum])
+	})
+	return files
 }
 
 // PickManual returns the next step of compacting the user-key range
@@ -116,20 +198,22 @@ func PickManual(v *manifest.Version, lo, hi []byte, opts *Options) *Compaction {
 			deepest = level
 		}
 	}
+	base := TargetsOf(v, opts).Base
 	if deepest == 0 {
-		deepest = 1 // L0 is not one run: merge it into L1
+		deepest = base // L0 is not one run: merge it into the base level
 	}
 	for level := 0; level < deepest; level++ {
 		var inputs []*manifest.FileMetadata
+		output := level + 1
 		if level == 0 {
-			inputs = l0Closure(v, lo, hi)
+			inputs, output = l0Closure(v, lo, hi), base
 		} else {
 			inputs = slices.Clone(v.Overlapping(level, lo, hi))
 		}
 		if len(inputs) == 0 {
 			continue
 		}
-		c := newCompaction(v, level, inputs, opts)
+		c := newCompaction(v, level, output, inputs, opts)
 		c.Manual = true
 		return c
 	}
@@ -155,16 +239,17 @@ func l0Closure(v *manifest.Version, lo, hi []byte) []*manifest.FileMetadata {
 }
 
 // newCompaction completes a compaction of inputs (tables of level) into
-// level+1: the next level's overlapping tables, the key range, the
+// output, the next level or, from L0, the base level (the levels between
+// are empty): the output level's overlapping tables, the key range, the
 // bottommost flag and the output tables' filters.
-func newCompaction(v *manifest.Version, level int, inputs []*manifest.FileMetadata, o *Options) *Compaction {
-	c := &Compaction{Level: level, OutputLevel: level + 1}
+func newCompaction(v *manifest.Version, level, output int, inputs []*manifest.FileMetadata, o *Options) *Compaction {
+	c := &Compaction{Level: level, OutputLevel: output}
 	c.Inputs[0] = inputs
 	lo, hi := keyRange(inputs)
-	c.Inputs[1] = slices.Clone(v.Overlapping(level+1, lo, hi))
+	c.Inputs[1] = slices.Clone(v.Overlapping(output, lo, hi))
 	c.Smallest, c.Largest = keyRange(c.Inputs[0], c.Inputs[1])
 	c.Bottommost = true
-	for below := level + 2; below < manifest.NumLevels; below++ {
+	for below := output + 1; below < manifest.NumLevels; below++ {
 		if len(v.Overlapping(below, c.Smallest, c.Largest)) > 0 {
 			c.Bottommost = false
 			break

@@ -10,8 +10,7 @@ import (
 	"github.com/bloomkv/bloomkv/sstable"
 )
 
-// pickerOpts make level targets small round numbers: L1 1 KiB, L2 10 KiB,
-// L3 100 KiB, …
+// pickerOpts make level targets small round numbers: L1 1 KiB, L2 10 KiB, L3 100 KiB, …
 var pickerOpts = with(defaultOptions(), func(o *Options) { o.BaseLevelSize = 1024 })
 
 type levels = [manifest.NumLevels][]*manifest.FileMetadata
@@ -102,7 +101,7 @@ func TestPick(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			v := checkedVersion(t, tc.levels)
-			c := Pick(v, pickerOpts)
+			c := Pick(v, pickerOpts, nil)
 			if tc.want.nothingToDo {
 				if c != nil {
 					t.Fatalf("Pick = %v, want nil", c)
@@ -218,14 +217,14 @@ func TestTrivialMoveNeedsAMatchingFilter(t *testing.T) {
 		{10, noFilters, false},
 	} {
 		f.FilterBitsPerKey = tc.bits
-		c := Pick(v, &tc.opts)
+		c := Pick(v, &tc.opts, nil)
 		if c.IsTrivialMove() != tc.trival {
 			t.Errorf("table of %v bits/key, compaction to %v: IsTrivialMove = %v, want %v", tc.bits, c.Filter, !tc.trival, tc.trival)
 		}
 	}
 	// A move's edit moves the table.
 	f.FilterBitsPerKey = 10
-	c := Pick(v, pickerOpts)
+	c := Pick(v, pickerOpts, nil)
 	b := manifest.NewBuilder(v)
 	if err := b.Apply(c.Edit(c.Inputs[0])); err != nil {
 		t.Fatal(err)

@@ -87,11 +87,13 @@ func (s *Shape) entrySize() float64 {
 //     max(their mean size, BaseLevelSize/L0CompactionTrigger) — between
 //     compactions L0 grows to the trigger, and every lookup probes all of
 //     it.
-//   - Levels above the deepest: max(size, target). They fill to their
-//     targets and are kept there by compaction.
+//   - Levels above the deepest: max(size, target) (TargetsOf). They fill
+//     to their targets and are kept there by compaction; under dynamic
+//     sizing those above the base level have no target and stay empty.
 //   - The deepest level — the deepest with data, or level if deeper — at
-//     max(size, the projected size of the level above): it holds the bulk
-//     of the data, it is growing, and it will soon outgrow the level above.
+//     max(size, the projected size of the level above, BaseLevelSize): it
+//     holds the bulk of the data, it is growing, and it will soon outgrow
+//     the level above.
 //   - Levels below it are empty, and are not probed.
 //
 // Tables below L0 are TargetFileSize, where compactions cut them. An
@@ -114,12 +116,13 @@ func ProjectedShape(v *manifest.Version, level int, opts *Options) Shape {
 			deepest = l
 		}
 	}
+	targets := TargetsOf(v, opts)
 	for l := 1; l <= deepest; l++ {
 		size := float64(v.LevelSize(l))
 		if l < deepest {
-			s.Sizes[l] = max(size, float64(opts.LevelTargetSize(l)))
+			s.Sizes[l] = max(size, float64(targets.Size[l]))
 		} else {
-			s.Sizes[l] = max(size, s.Sizes[l-1])
+			s.Sizes[l] = max(size, s.Sizes[l-1], float64(opts.BaseLevelSize))
 		}
 	}
 	return s

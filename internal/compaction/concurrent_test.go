@@ -1,0 +1,259 @@
+package compaction
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/manifest"
+)
+
+// TestPickConcurrent checks, on hand-built trees, which compaction Pick
+// chooses beside running ones.
+func TestPickConcurrent(t *testing.T) {
+	opts := with(pickerOpts, func(o *Options) { o.MaxConcurrentCompactions = 3 })
+	// L1 over its target (1 KiB) with three tables, the first the least
+	// overlapping; L0 at its trigger, overlapping L1's first two tables.
+	tree := func() *manifest.Version {
+		return checkedVersion(t, levels{
+			0: fourL0(),
+			1: {meta(1, "a", "b", 1, 1, 600), meta(2, "c", "g", 1, 1, 600), meta(3, "q", "z", 1, 1, 600)},
+			2: {meta(20, "c", "d", 1, 1, 100), meta(21, "q", "r", 1, 1, 1000)},
+		})
+	}
+	v := tree()
+	l0 := Pick(v, opts, nil) // L1 scores 1800/1024, L0 1: L1 first
+	if l0 == nil || l0.Level != 1 || fileNums(l0.Inputs[0])[0] != 1 {
+		t.Fatalf("Pick on an idle tree = %v, want L1→L2 of table 1", l0)
+	}
+	for _, tc := range []struct {
+		name    string
+		opts    *Options
+		running func(v *manifest.Version) []*Compaction
+		want    string // "L<level> <first input>", or "" for nil
+	}{
+		// Table 2 overlaps 100 bytes of L2 per 600 of its own, table 3
+		// 1000.
+		{"a busy table: the next least overlapping one", opts,
+			func(v *manifest.Version) []*Compaction {
+				return []*Compaction{newCompaction(v, 1, 2, v.Levels[1][:1], opts)}
+			}, "L1 2"},
+		// Table 2 ([c, g]) overlaps L0's range: while L0's compaction
+		// holds it, L1 gives table 3.
+		{"an L0 compaction holds L1's overlapping tables", opts,
+			func(v *manifest.Version) []*Compaction {
+				return []*Compaction{newCompaction(v, 0, 1, slices.Clone(v.Levels[0]), opts)}
+			}, "L1 1"},
+		{"one L0 compaction at a time", opts,
+			func(v *manifest.Version) []*Compaction {
+				return []*Compaction{
+					newCompaction(v, 0, 1, slices.Clone(v.Levels[0]), opts),
+					newCompaction(v, 1, 2, v.Levels[1][:1], opts),
+					newCompaction(v, 1, 2, v.Levels[1][2:], opts),
+				}
+			}, ""},
+		// L0 needs table 2, which is busy; table 1 is free, but only L0
+		// may take the last slot.
+		{"the last slot is L0's", opts,
+			func(v *manifest.Version) []*Compaction {
+				return []*Compaction{
+					newCompaction(v, 1, 2, v.Levels[1][1:2], opts),
+					newCompaction(v, 2, 3, v.Levels[2][1:], opts),
+				}
+			}, ""},
+		{"L0 takes the last slot when nothing of it is busy", opts,
+			func(v *manifest.Version) []*Compaction {
+				return []*Compaction{newCompaction(v, 1, 2, v.Levels[1][2:], opts), newCompaction(v, 2, 3, v.Levels[2][:1], opts)}
+			}, "L0 14"},
+		{"with one slot, it is anyone's", with(opts, func(o *Options) { o.MaxConcurrentCompactions = 1 }),
+			func(v *manifest.Version) []*Compaction { return nil }, "L1 1"},
+		{"every slot taken", with(opts, func(o *Options) { o.MaxConcurrentCompactions = 1 }),
+			func(v *manifest.Version) []*Compaction {
+				return []*Compaction{newCompaction(v, 2, 3, v.Levels[2][1:], opts)}
+			}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := tree()
+			running := tc.running(v)
+			c := Pick(v, tc.opts, running)
+			got := ""
+			if c != nil {
+				got = fmt.Sprintf("L%d %d", c.Level, c.Inputs[0][0].FileNum)
+			}
+			if got != tc.want {
+				t.Fatalf("Pick = %v (%q), want %q", c, got, tc.want)
+			}
+		})
+	}
+}
+
+// simTable is a table of the concurrency simulation: its versions of keys,
+// by key then seqnum descending.
+type simTable struct {
+	meta    *manifest.FileMetadata
+	entries []simEntry
+}
+
+type simEntry struct {
+	key string
+	seq base.SeqNum
+}
+
+// TestPickConcurrentlyKeepsTheTree runs a simulated DB: flushes add L0
+// tables of random keys, Pick starts compactions beside the running ones,
+// and the running ones finish in random order, each installing its edit on
+// the version current by then, as the DB does. Its oracles do not use
+// Pick's rules: every edit must be accepted by the manifest's Builder (it
+// deletes only tables still there, and L1 and deeper stay sorted and
+// non-overlapping), every version ever written must be in the tree, and
+// for every key a read's order — L0 newest first, then L1, L2, … — must
+// meet its versions newest first. It also counts how often compactions ran
+// side by side, so that the test cannot pass by running one at a time.
+func TestPickConcurrentlyKeepsTheTree(t *testing.T) {
+	for _, sizing := range []LevelSizing{DynamicLevelSizing, StaticLevelSizing} {
+		for seed := range uint64(4) {
+			t.Run(fmt.Sprintf("%v/seed%d", sizing, seed), func(t *testing.T) {
+				simulateConcurrentCompactions(t, sizing, seed)
+			})
+		}
+	}
+}
+
+func simulateConcurrentCompactions(t *testing.T, sizing LevelSizing, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 16))
+	opts := with(defaultOptions(), func(o *Options) {
+		o.LevelSizing = sizing
+		o.L0CompactionTrigger = 2
+		o.BaseLevelSize = 2000 // 20 entries of 100 bytes
+		o.LevelMultiplier = 4
+		o.MaxConcurrentCompactions = 1 + int(seed%3) + 1
+	})
+	const entrySize = 100
+	tables := map[uint64]*simTable{}
+	v := &manifest.Version{}
+	var running []*Compaction
+	var seq base.SeqNum
+	nextNum := uint64(1)
+	written := map[simEntry]bool{}
+	newTable := func(es []simEntry) *manifest.FileMetadata {
+		slices.SortFunc(es, func(a, b simEntry) int {
+			return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(b.seq, a.seq))
+		})
+		lo, hi := es[0], es[len(es)-1]
+		m := &manifest.FileMetadata{
+			FileNum: nextNum, Size: uint64(entrySize * len(es)),
+			Smallest:         base.MakeInternalKey([]byte(lo.key), lo.seq, base.KindSet),
+			Largest:          base.MakeInternalKey([]byte(hi.key), hi.seq, base.KindSet),
+			SmallestSeqNum:   slices.MinFunc(es, func(a, b simEntry) int { return cmp.Compare(a.seq, b.seq) }).seq,
+			LargestSeqNum:    slices.MaxFunc(es, func(a, b simEntry) int { return cmp.Compare(a.seq, b.seq) }).seq,
+			FilterBitsPerKey: 10,
+		}
+		nextNum++
+		tables[m.FileNum] = &simTable{meta: m, entries: es}
+		return m
+	}
+	install := func(e *manifest.VersionEdit) {
+		t.Helper()
+		b := manifest.NewBuilder(v)
+		if err := b.Apply(e); err != nil {
+			t.Fatalf("edit refused: %v\n%s", err, v)
+		}
+		nv, err := b.Finish()
+		if err != nil {
+			t.Fatalf("edit breaks the tree: %v\n%s", err, v)
+		}
+		v = nv
+	}
+	// finish installs a running compaction: the merge of its inputs, cut
+	// into tables of at most 8 keys, or the move of its one table.
+	finish := func(i int) {
+		c := running[i]
+		running = slices.Delete(running, i, i+1)
+		var outputs []*manifest.FileMetadata
+		if c.IsTrivialMove() {
+			outputs = c.Inputs[0]
+		} else {
+			var es []simEntry
+			for _, files := range c.Inputs {
+				for _, f := range files {
+					es = append(es, tables[f.FileNum].entries...)
+				}
+			}
+			slices.SortFunc(es, func(a, b simEntry) int { return cmp.Compare(a.key, b.key) })
+			for len(es) > 0 {
+				n, keys := 0, 0
+				for n < len(es) && (keys < 8 || es[n].key == es[n-1].key) {
+					if n == 0 || es[n].key != es[n-1].key {
+						keys++
+					}
+					n++
+				}
+				outputs = append(outputs, newTable(slices.Clone(es[:n])))
+				es = es[n:]
+			}
+		}
+		install(c.Edit(outputs))
+	}
+	concurrent := 0
+	for step := range 4000 {
+		switch r := rng.IntN(10); {
+		case r < 4: // a flush
+			es := make([]simEntry, 1+rng.IntN(12))
+			for i := range es {
+				seq++
+				es[i] = simEntry{fmt.Sprintf("k%03d", rng.IntN(300)), seq}
+				written[es[i]] = true
+			}
+			install(&manifest.VersionEdit{NewFiles: []manifest.NewFile{{Level: 0, Meta: newTable(es)}}})
+		case r < 8:
+			if c := Pick(v, opts, running); c != nil {
+				running = append(running, c)
+				concurrent += min(len(running)-1, 1)
+			}
+		default:
+			if len(running) > 0 {
+				finish(rng.IntN(len(running)))
+			}
+		}
+		if step%50 == 0 || step == 3999 {
+			checkSimTree(t, v, tables, written)
+		}
+	}
+	for len(running) > 0 {
+		finish(0)
+	}
+	checkSimTree(t, v, tables, written)
+	if concurrent < 50 && opts.MaxConcurrentCompactions > 1 {
+		t.Errorf("only %d compactions started beside another", concurrent)
+	}
+	t.Logf("%d compactions started beside another; the tree:\n%s", concurrent, v)
+}
+
+// checkSimTree checks that the tree holds every version written, each
+// once, and that a read meets every key's versions newest first.
+func checkSimTree(t *testing.T, v *manifest.Version, tables map[uint64]*simTable, written map[simEntry]bool) {
+	t.Helper()
+	last := map[string]base.SeqNum{}
+	seen := map[simEntry]bool{}
+	for level, files := range v.Levels {
+		for _, f := range files {
+			for _, e := range tables[f.FileNum].entries {
+				if seen[e] {
+					t.Fatalf("%v is in the tree twice", e)
+				}
+				seen[e] = true
+				if s, ok := last[e.key]; ok && e.seq >= s {
+					t.Fatalf("L%d table %06d has %s#%d below #%d: a read would see an older version first\n%s",
+						level, f.FileNum, e.key, e.seq, s, v)
+				}
+				last[e.key] = e.seq
+			}
+		}
+	}
+	if len(seen) != len(written) {
+		t.Fatalf("the tree holds %d versions, %d were written", len(seen), len(written))
+	}
+}

@@ -1,0 +1,148 @@
+package bloomkv
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/vfs"
+)
+
+// TestPacerRate checks the pacer's rate against its formula,
+// drain·MemtableSize·2·(stop − n)/(stop − slowdown).
+func TestPacerRate(t *testing.T) {
+	o := &Options{MemtableSize: 1 << 20, L0SlowdownTrigger: 20, L0StopTrigger: 36}
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		drain float64
+		l0    int
+		want  float64 // bytes per second; 0: no limit
+	}{
+		{10, 0, 0},
+		{10, 19, 0},
+		{10, 20, 20 * mib},              // twice the drain at the slowdown trigger
+		{10, 28, 10 * mib},              // the drain halfway
+		{10, 35, 10 * mib * 2.0 / 16},   // an eighth of it a table short of the stop
+		{0, 28, initialDrainRate * mib}, // before any L0 compaction
+	} {
+		p := pacer{drainRate: tc.drain}
+		if got := p.rate(tc.l0, o); math.Abs(got-tc.want) > 1e-6*tc.want {
+			t.Errorf("drain %v, L0 %d: rate %v, want %v", tc.drain, tc.l0, got, tc.want)
+		}
+	}
+	// Slowdown and stop at one count: no pacing, only the stall.
+	flat := &Options{MemtableSize: 1 << 20, L0SlowdownTrigger: 4, L0StopTrigger: 4}
+	if got := (&pacer{drainRate: 1}).rate(4, flat); got != 0 {
+		t.Errorf("slowdown = stop: rate %v, want 0", got)
+	}
+}
+
+// TestPacerAdmit checks the token bucket: writes that come faster than the
+// rate wait until their bytes fit it, less the burst; writes slower than
+// it, each within the burst, never wait; the drain rate is the running average of the L0
+// compactions'.
+func TestPacerAdmit(t *testing.T) {
+	o := &Options{MemtableSize: 1 << 20, L0SlowdownTrigger: 20, L0StopTrigger: 36}
+	p := pacer{drainRate: 1}
+	rate := p.rate(28, o) // 1 MiB/s
+	now := time.Unix(1000, 0)
+	const size = 64 << 10
+	for i := range 40 {
+		want := max(time.Duration(float64((i+1)*size)/rate*1e9)-paceBurst, 0)
+		if got := p.admit(now, size, 28, o); (got - want).Abs() > time.Microsecond {
+			t.Fatalf("write %d at once: wait %v, want %v", i, got, want)
+		}
+	}
+	// Below the slowdown trigger the bucket empties: no wait.
+	if got := p.admit(now, size, 19, o); got != 0 {
+		t.Errorf("below the slowdown trigger: wait %v", got)
+	}
+	// At half the rate, no write waits that fits the burst.
+	const small = 512 // 0.5 ms at 1 MiB/s
+	interval := time.Duration(2 * small / rate * 1e9)
+	for i := range 40 {
+		if got := p.admit(now.Add(time.Duration(i)*interval), small, 28, o); got != 0 {
+			t.Fatalf("write %d at half the rate: wait %v", i, got)
+		}
+	}
+
+	var q pacer
+	four := make([]*manifest.FileMetadata, 4)
+	q.drained(four, time.Second) // 4 tables/s
+	q.drained(four, 500*time.Millisecond)
+	if want := 4 + drainWeight*(8-4); math.Abs(q.drainRate-want) > 1e-9 {
+		t.Errorf("drain rate %v, want %v", q.drainRate, want)
+	}
+	q.drained(nil, time.Second) // no tables, no sample
+	if want := 4 + drainWeight*(8-4); math.Abs(q.drainRate-want) > 1e-9 {
+		t.Errorf("an empty compaction moved the drain rate to %v", q.drainRate)
+	}
+}
+
+// TestWritePacing holds compactions off while writes push L0 past its
+// slowdown trigger, and checks that the DB paces the writes — for at least
+// the time the pacer's rate asks of their bytes — without stalling them for
+// L0 while it is below its stop trigger.
+func TestWritePacing(t *testing.T) {
+	var rec eventRecorder
+	o := &Options{FS: vfs.NewMem(), MemtableSize: 64 << 10, L0CompactionTrigger: 1, L0SlowdownTrigger: 2, L0StopTrigger: 40,
+		EventListener: rec.listener()}
+	d, err := Open("db", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	d.mu.Lock()
+	d.mu.manualCompacting = true // the background compactions hold off
+	d.mu.Unlock()
+	value := make([]byte, 1000)
+	put := func(i int) {
+		if err := d.Put([]byte(fmt.Sprintf("k%06d", i)), value, NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Below the slowdown trigger: no write is delayed.
+	i := 0
+	for range o.L0SlowdownTrigger - 1 {
+		for range 20 {
+			put(i)
+			i++
+		}
+		if err := d.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m := d.Metrics(); m.WriteDelays != 0 || m.Levels[0].Tables != o.L0SlowdownTrigger-1 {
+		t.Fatalf("%d writes delayed with %d L0 tables, below the slowdown trigger", m.WriteDelays, m.Levels[0].Tables)
+	}
+	for ; d.Metrics().Levels[0].Tables < o.L0SlowdownTrigger; i++ {
+		put(i)
+	}
+	// Past it, with no L0 compaction measured, the rate is the initial
+	// drain's: 2·(stop − n)/(stop − slowdown) of initialDrainRate
+	// memtables a second, at most twice that.
+	const paced = 200
+	start := time.Now()
+	for range paced {
+		put(i)
+		i++
+	}
+	elapsed := time.Since(start)
+	m := d.Metrics()
+	l0 := m.Levels[0].Tables
+	// A write may wait for a memtable's flush (the memtables full); none
+	// waits for L0.
+	if l0 >= o.L0StopTrigger || rec.count("stall-begin L0") != 0 {
+		t.Fatalf("L0 %d tables, %d L0 stalls: the writes stalled", l0, rec.count("stall-begin L0"))
+	}
+	maxRate := initialDrainRate * float64(o.MemtableSize) * 2
+	bytes := float64(paced * (len(value) + 7))
+	atLeast := time.Duration(bytes/maxRate*1e9) - paceBurst
+	if m.WriteDelays == 0 || m.WriteDelayDuration < atLeast || elapsed < atLeast {
+		t.Fatalf("%d writes past the slowdown trigger: %d delayed for %v in %v; want at least %v",
+			paced, m.WriteDelays, m.WriteDelayDuration, elapsed, atLeast)
+	}
+	t.Logf("%d writes: %d delayed for %v (at least %v); L0 %d tables", paced, m.WriteDelays, m.WriteDelayDuration, atLeast, l0)
+}
