@@ -125,3 +125,32 @@ func ExampleOptions_levelFilters() {
 	// <nil> 1
 	// true
 }
+
+// Under DynamicLevelSizing, the default, a small tree's L0 compacts
+// straight into L6, where a large tree keeps most of its data; under
+// StaticLevelSizing it compacts into L1, and the data climbs down one level
+// at a time as the levels above fill.
+func ExampleOptions_levelSizing() {
+	for _, sizing := range []bloomkv.LevelSizing{bloomkv.DynamicLevelSizing, bloomkv.StaticLevelSizing} {
+		dir := tempDir()
+		db, err := bloomkv.Open(dir, &bloomkv.Options{LevelSizing: sizing})
+		if err != nil {
+			panic(err)
+		}
+		for i := range 1000 {
+			db.Put(fmt.Appendf(nil, "key%04d", i), []byte("value"), bloomkv.NoSync)
+		}
+		db.Compact(nil, nil)
+		m := db.Metrics()
+		for level, l := range m.Levels {
+			if l.Tables > 0 {
+				fmt.Printf("%v: base level L%d, the data in L%d\n", sizing, m.BaseLevel, level)
+			}
+		}
+		db.Close()
+		os.RemoveAll(dir)
+	}
+	// Output:
+	// dynamic: base level L6, the data in L6
+	// static: base level L1, the data in L1
+}

@@ -51,8 +51,12 @@
 // equal. Run, from this directory:
 //
 //	go run ./cmd/peers                     # ops/s per engine and the ratio to bloomkv,
-//	                                       # and each engine's peak RSS
+//	                                       # each engine's peak RSS, p50/p99/p99.9/max
+//	                                       # latencies, L0 during the fills, the tree after
 //	go run ./cmd/peers -n 200000 -engines bloomkv,pebble
+//	go run ./cmd/peers -workloads filloverwrite,readrandom -writes-per-key 3 -space-amp
+//	                                       # each key written 3 times; write and space
+//	                                       # amplification of the tree it leaves
 //	go run ./cmd/peers -in-process         # all engines in one process, no RSS
 //
 // cmd/peers runs each engine in a child process of its own (the same

@@ -1,7 +1,12 @@
 package peers
 
 import (
+	"bufio"
+	"context"
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/bloomkv/bloomkv"
@@ -16,8 +21,14 @@ import (
 	"github.com/syndtr/goleveldb/leveldb/opt"
 )
 
+// bloomkvStore adds Shaper and FullCompacter to workload's adapter.
+type bloomkvStore struct {
+	*workload.Bloomkv
+	l0Stop int
+}
+
 func openBloomkv(dir string, s Settings) (workload.Store, error) {
-	return workload.OpenBloomkv(dir, &bloomkv.Options{
+	opts := &bloomkv.Options{
 		MemtableSize:   s.MemtableSize,
 		BlockSize:      s.BlockSize,
 		Compression:    bloomkv.SnappyCompression,
@@ -25,13 +36,54 @@ func openBloomkv(dir string, s Settings) (workload.Store, error) {
 		BlockCacheSize: s.CacheSize,
 		BaseLevelSize:  uint64(s.BaseLevelSize),
 		TargetFileSize: uint64(s.TargetFileSize),
-	})
+	}
+	b, err := workload.OpenBloomkv(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &bloomkvStore{Bloomkv: b, l0Stop: bloomkvL0Stop(opts)}, nil
 }
+
+// bloomkvL0Stop returns the L0StopTrigger that Open resolves opts to. The
+// DB has no getter of its resolved options, so this repeats the defaults
+// Options documents: 9·L0CompactionTrigger, whose default is 4.
+func bloomkvL0Stop(opts *bloomkv.Options) int {
+	if opts.L0StopTrigger > 0 {
+		return opts.L0StopTrigger
+	}
+	trigger := opts.L0CompactionTrigger
+	if trigger <= 0 {
+		trigger = 4
+	}
+	return 9 * trigger
+}
+
+// L0 reads Metrics, which copies counters under the DB's lock.
+func (b *bloomkvStore) L0() (L0, error) {
+	return L0{Tables: b.DB.Metrics().Levels[0].Tables}, nil
+}
+
+func (b *bloomkvStore) L0Stop() L0Stop { return L0Stop{N: b.l0Stop} }
+
+func (b *bloomkvStore) Tree() (Tree, error) {
+	m := b.DB.Metrics()
+	// The counters of Metrics.WriteAmplification.
+	t := Tree{WALBytes: m.WALBytes}
+	for _, l := range m.Levels {
+		t.Levels = append(t.Levels, Level{Tables: l.Tables, Bytes: int64(l.Bytes)})
+		t.TableBytes += l.CompactionBytesWritten
+	}
+	return t, nil
+}
+
+// CompactAll compacts the unbounded key range into the deepest level.
+func (b *bloomkvStore) CompactAll() error { return b.DB.Compact(nil, nil) }
 
 // pebbleStore adapts pebble.
 type pebbleStore struct {
-	db  *pebble.DB
-	buf []byte
+	db     *pebble.DB
+	buf    []byte
+	l0Stop int // L0StopWritesThreshold as resolved
 }
 
 type quietLogger struct{}
@@ -57,11 +109,14 @@ func openPebble(dir string, s Settings) (workload.Store, error) {
 		l.BlockSize = s.BlockSize
 		opts.TargetFileSizes[i] = s.TargetFileSize
 	}
+	// Open resolves a copy of opts; resolving them here too shows the
+	// defaults it will use (L0StopWritesThreshold).
+	opts.EnsureDefaults()
 	db, err := pebble.Open(dir, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &pebbleStore{db: db}, nil
+	return &pebbleStore{db: db, l0Stop: opts.L0StopWritesThreshold}, nil
 }
 
 func (p *pebbleStore) Put(k, v []byte) error { return p.db.Set(k, v, pebble.NoSync) }
@@ -108,16 +163,66 @@ func (p *pebbleStore) Settle() error {
 	return nil
 }
 
+// L0 reads Metrics: its L0 tables and sublevels.
+func (p *pebbleStore) L0() (L0, error) {
+	l := p.db.Metrics().Levels[0]
+	return L0{Tables: int(l.TablesCount), Sublevels: int(l.Sublevels)}, nil
+}
+
+// L0Stop is L0StopWritesThreshold, which counts L0 sublevels (its read
+// amplification), not tables.
+func (p *pebbleStore) L0Stop() L0Stop { return L0Stop{N: p.l0Stop, Sublevels: true} }
+
+// Tree reads Metrics. Its table bytes are those written to tables (and
+// blob files, of which these settings make none) by flushes and
+// compactions, and its WAL bytes those written to the WAL, so that
+// Tree.WriteAmp is bloomkv's ratio; pebble's own Metrics.Total().WriteAmp()
+// counts the WAL's bytes in the numerator too, 1 more.
+func (p *pebbleStore) Tree() (Tree, error) {
+	m := p.db.Metrics()
+	t := Tree{WALBytes: m.WAL.BytesWritten}
+	for i := range m.Levels {
+		l := &m.Levels[i]
+		t.Levels = append(t.Levels, Level{Tables: int(l.TablesCount), Bytes: l.TablesSize})
+		t.TableBytes += l.TableBytesFlushed + l.TableBytesCompacted + l.BlobBytesFlushed + l.BlobBytesCompacted
+	}
+	return t, nil
+}
+
+// CompactAll compacts from the first key to the last (pebble's bounds are
+// both inclusive and cannot be left open), after flushing the memtable.
+func (p *pebbleStore) CompactAll() error {
+	it, err := p.db.NewIter(nil)
+	if err != nil {
+		return err
+	}
+	var first, last []byte
+	if it.First() {
+		first = append(first, it.Key()...)
+	}
+	if it.Last() {
+		last = append(last, it.Key()...)
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	if first == nil || string(first) >= string(last) {
+		return nil // at most one key: nothing to merge
+	}
+	return p.db.Compact(context.Background(), first, last, true)
+}
+
 func (p *pebbleStore) Close() error { return p.db.Close() }
 
 // leveldbStore adapts goleveldb.
 type leveldbStore struct {
-	db *leveldb.DB
-	wo *opt.WriteOptions
+	db   *leveldb.DB
+	wo   *opt.WriteOptions
+	opts *opt.Options
 }
 
 func openGoleveldb(dir string, s Settings) (workload.Store, error) {
-	db, err := leveldb.OpenFile(dir, &opt.Options{
+	opts := &opt.Options{
 		Filter:              filter.NewBloomFilter(s.BitsPerKey),
 		BlockCacheCapacity:  int(s.CacheSize),
 		Compression:         opt.SnappyCompression,
@@ -126,11 +231,12 @@ func openGoleveldb(dir string, s Settings) (workload.Store, error) {
 		CompactionTotalSize: int(s.BaseLevelSize),
 		CompactionTableSize: int(s.TargetFileSize),
 		CompactionL0Trigger: 4,
-	})
+	}
+	db, err := leveldb.OpenFile(dir, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &leveldbStore{db: db, wo: &opt.WriteOptions{Sync: false}}, nil
+	return &leveldbStore{db: db, wo: &opt.WriteOptions{Sync: false}, opts: opts}, nil
 }
 
 func (l *leveldbStore) Put(k, v []byte) error { return l.db.Put(k, v, l.wo) }
@@ -154,12 +260,68 @@ func (l *leveldbStore) Scan(start []byte, n int) (int, error) {
 	return read, it.Error()
 }
 
+// L0 reads the property leveldb.num-files-at-level0.
+func (l *leveldbStore) L0() (L0, error) {
+	v, err := l.db.GetProperty("leveldb.num-files-at-level0")
+	if err != nil {
+		return L0{}, err
+	}
+	n, err := strconv.Atoi(v)
+	return L0{Tables: n}, err
+}
+
+// L0Stop is WriteL0PauseTrigger, at which goleveldb pauses writes.
+func (l *leveldbStore) L0Stop() L0Stop { return L0Stop{N: l.opts.GetWriteL0PauseTrigger()} }
+
+// Tree parses the property leveldb.sstables, which lists every level
+// ("--- level 0 ---") and its tables ("num:size[smallest .. largest]") —
+// goleveldb adds levels as the data needs them, so the list is as deep as
+// the data has gone —:
+// the other properties and DB.Stats skip empty levels or round sizes to
+// MiB. goleveldb does not count the bytes of its WAL (DB.Stats' IOWrite
+// counts every file's): no write amplification.
+func (l *leveldbStore) Tree() (Tree, error) {
+	v, err := l.db.GetProperty("leveldb.sstables")
+	if err != nil {
+		return Tree{}, err
+	}
+	return parseLeveldbTables(v)
+}
+
+// parseLeveldbTables parses goleveldb's leveldb.sstables property.
+func parseLeveldbTables(v string) (Tree, error) {
+	var t Tree
+	sc := bufio.NewScanner(strings.NewReader(v))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		var level int
+		if _, err := fmt.Sscanf(line, "--- level %d ---", &level); err == nil {
+			if level != len(t.Levels) {
+				return t, fmt.Errorf("goleveldb sstables: level %d after %d levels", level, len(t.Levels))
+			}
+			t.Levels = append(t.Levels, Level{})
+			continue
+		}
+		num, rest, ok := strings.Cut(line, ":")
+		size, _, ok2 := strings.Cut(rest, "[")
+		n, err := strconv.ParseInt(size, 10, 64)
+		if !ok || !ok2 || err != nil || len(t.Levels) == 0 || strings.TrimLeft(num, "0123456789") != "" {
+			return t, fmt.Errorf("goleveldb sstables: line %q", line)
+		}
+		t.Levels[len(t.Levels)-1].Tables++
+		t.Levels[len(t.Levels)-1].Bytes += n
+	}
+	return t, sc.Err()
+}
+
 func (l *leveldbStore) Close() error { return l.db.Close() }
 
 // badgerStore adapts badger.
 type badgerStore struct {
-	db  *badger.DB
-	buf []byte
+	db     *badger.DB
+	buf    []byte
+	l0Stop int // NumLevelZeroTablesStall
 }
 
 func openBadger(dir string, s Settings) (workload.Store, error) {
@@ -180,7 +342,7 @@ func openBadger(dir string, s Settings) (workload.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &badgerStore{db: db}, nil
+	return &badgerStore{db: db, l0Stop: opts.NumLevelZeroTablesStall}, nil
 }
 
 func (b *badgerStore) Put(k, v []byte) error {
@@ -223,6 +385,25 @@ func (b *badgerStore) Scan(start []byte, n int) (int, error) {
 		return nil
 	})
 	return read, err
+}
+
+// L0 reads Levels, which counts each level's tables under its lock.
+func (b *badgerStore) L0() (L0, error) {
+	return L0{Tables: b.db.Levels()[0].NumTables}, nil
+}
+
+// L0Stop is NumLevelZeroTablesStall: at it badger stalls its memtable
+// flushes, so writes stop once the memtables are full.
+func (b *badgerStore) L0Stop() L0Stop { return L0Stop{N: b.l0Stop} }
+
+// Tree reads Levels. badger counts neither the bytes of its WAL (its value
+// log) nor those it writes to tables: no write amplification.
+func (b *badgerStore) Tree() (Tree, error) {
+	var t Tree
+	for _, l := range b.db.Levels() {
+		t.Levels = append(t.Levels, Level{Tables: l.NumTables, Bytes: l.Size})
+	}
+	return t, nil
 }
 
 func (b *badgerStore) Close() error { return b.db.Close() }

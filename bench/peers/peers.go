@@ -12,11 +12,28 @@
 //
 // Every engine gets: Bloom filters of 10 bits per key on every level
 // (Settings.BitsPerKey), the same block cache capacity, snappy compression
-// of 4 KiB data blocks, the same memtable size, the same L1 (base level)
-// target size growing ×10 per level, the same target table size, the
-// write-ahead log on and no fsync per write for the fills, one Put per key
-// (no batching), and a settle after each fill where the engine has a way to
-// flush (see below).
+// of 4 KiB data blocks, the same memtable size, the same base level size
+// (Settings.BaseLevelSize; how each engine uses it: see Levels below) with
+// levels growing ×10, the same target table size, the write-ahead log on
+// and no fsync per write for the fills, one Put per write (no batching),
+// and a settle after each fill where the engine has a way to flush (see
+// below).
+//
+// # What is measured
+//
+// Each workload's Result: its throughput and the latency of each
+// operation (workload.Histogram: p50, p99, p99.9 within about 3%, and the
+// exact max). For the engines that are Shapers — all four — Run also
+// samples L0 every Measure.SampleInterval while each fill runs (the most
+// L0 tables seen, and pebble's L0 sublevels, against the L0 at which the
+// engine stops writes), and reads the tree after the fill's settle: table
+// bytes per level, and the bytes written to the WAL and to tables, whose
+// ratio over a fill is its write amplification (bloomkv and pebble count
+// both; goleveldb does not count its WAL's bytes, badger neither those nor
+// its tables'). With Measure.SpaceAmp it compacts
+// the whole key range after the last workload (bloomkv and pebble, the
+// FullCompacters) and reports the last fill's table bytes over the
+// compacted tree's: space amplification.
 //
 // # Settings that could not be made equal
 //
@@ -29,27 +46,45 @@
 //     pebble's L0 tables get the filter too (its default is none in L0).
 //   - pebble's Get never consults the filters of L6 tables (it reads them
 //     only for iterators with UseL6Filters, which Get cannot pass), and
-//     pebble's dynamic level sizing puts most data in L6: its Gets of
-//     missing keys read an index and a data block of L6 where the others'
-//     filters answer. This is pebble's design choice, not a setting.
+//     pebble's dynamic level sizing aims to keep most data in L6: its Gets
+//     of missing keys read an index and a data block of L6 where the
+//     others' filters answer. This is pebble's design choice, not a
+//     setting.
 //   - Flush and compaction after a fill. bloomkv flushes its memtable and
 //     waits for compactions to finish (workload.Settler); pebble flushes and
 //     waits until no compaction is in progress; goleveldb and badger have
 //     no public call that flushes the memtable without closing, so they
 //     start the reads with up to a memtable of the fill still in memory and
-//     their compactions possibly still running.
-//   - Levels. pebble sizes its levels dynamically from the bottom
-//     (LBaseMaxBytes is the base level's size, not always L1's); goleveldb
-//     counts L1's size in CompactionTotalSize; badger's levels are also
-//     sized dynamically (BaseLevelSize). Table sizes: pebble's
+//     their compactions possibly still running — and their tree after a
+//     fill is read so (Tree.Settled is false), which is also why they get
+//     no space amplification: that tree lacks what the memtable holds.
+//   - Levels. bloomkv (Options.LevelSizing's default, DynamicLevelSizing)
+//     and pebble size their levels dynamically from the bottom: L0
+//     compacts into the shallowest level the data needs, not always L1, and
+//     the targets aim at about 90% of the table bytes in the largest level
+//     (less while overwritten versions wait in the levels above it: space
+//     amplification). bloomkv's BaseLevelSize is the floor of every
+//     level's target; pebble's LBaseMaxBytes is the most its base level may
+//     target. badger's levels are also sized
+//     dynamically (BaseLevelSize). goleveldb's are static: L1 targets
+//     CompactionTotalSize, each deeper level ×10. Table sizes: pebble's
 //     TargetFileSizes are set equal on all levels (its default doubles them
 //     per level); badger's BaseTableSize grows with TableSizeMultiplier (2)
 //     per level.
+//   - L0's stop. Each engine keeps its default L0 at which writes stop:
+//     bloomkv 36 tables (L0StopTrigger, 9·L0CompactionTrigger); pebble 12
+//     sublevels (L0StopWritesThreshold counts L0's read amplification, not
+//     its tables); goleveldb 12 tables (WriteL0PauseTrigger); badger 15
+//     tables (NumLevelZeroTablesStall, at which it stalls memtable flushes,
+//     so that writes stop once its memtables are full).
 //   - Concurrency. Each engine keeps its default number of background
-//     compactions (bloomkv 1, pebble 1 by default, goleveldb 1, badger 4
-//     compactors) and of memtables held at once, the mutable one included
-//     (bloomkv 2, with MaxImmutableMemtables 1; pebble 2, with
-//     MemTableStopWritesThreshold 2; goleveldb 2; badger 5, NumMemtables).
+//     compactions — bloomkv up to GOMAXPROCS at Open, at most 4
+//     (Options.MaxConcurrentCompactions; with two or more, one is kept for
+//     L0); pebble 1 (CompactionConcurrencyRange's default, [1, 1]);
+//     goleveldb 1; badger 4 compactors (NumCompactors) — and of memtables
+//     held at once, the mutable one included (bloomkv 2, with
+//     MaxImmutableMemtables 1; pebble 2, with MemTableStopWritesThreshold
+//     2; goleveldb 2; badger 5, NumMemtables).
 //   - Where memory lives. bloomkv's memtable arenas, block cache and
 //     tables' filters and indexes are mapped outside the Go heap, and
 //     pebble allocates its memtables and cache (which holds its filters and
@@ -73,6 +108,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/bloomkv/bloomkv/internal/workload"
 )
@@ -116,10 +152,72 @@ func Lookup(name string) (Engine, error) {
 	return Engine{}, fmt.Errorf("unknown engine %q (have bloomkv, pebble, goleveldb, badger)", name)
 }
 
+// DefaultSampleInterval is how often Run samples a Shaper's L0 while a
+// fill runs. L0 grows only by flushes, and at a few hundred thousand Puts
+// of about 120 bytes a second a 4 MiB memtable fills about every tenth of
+// a second: L0 is seen between most flushes, for one metrics read each.
+const DefaultSampleInterval = 100 * time.Millisecond
+
+// Outcome is one workload's result and, after a fill on an engine that is
+// a Shaper, its L0 and tree.
+type Outcome struct {
+	*workload.Result
+	// L0 is L0 as sampled while the fill ran; nil for reads and for
+	// engines that are not Shapers.
+	L0 *L0Samples
+	// Tree is the tree after the fill's settle (right after the fill for
+	// an engine that cannot settle: see Tree.Settled); nil like L0.
+	Tree *Tree
+	// Compacted is the tree after a compaction of the whole key range at
+	// the end of the run (Measure.SpaceAmp), on the last fill's outcome
+	// only — the workloads after it only read, so the live data is the
+	// same as under Tree — and only for FullCompacters.
+	Compacted *Tree
+	// CompactTime is how long that compaction took.
+	CompactTime time.Duration
+	// WriteAmp is the fill's write amplification (Tree.WriteAmp) from the
+	// previous fill's Tree, or the open, to its own: what the fill and its
+	// settle wrote. -1 where the engine does not count it.
+	WriteAmp float64
+}
+
+// SpaceAmp returns the space amplification of the tree the fill left:
+// Tree's table bytes over Compacted's. ok is false without both.
+func (o *Outcome) SpaceAmp() (amp float64, ok bool) {
+	if o.Tree == nil || o.Compacted == nil || o.Compacted.Bytes() == 0 {
+		return 0, false
+	}
+	return float64(o.Tree.Bytes()) / float64(o.Compacted.Bytes()), true
+}
+
+// Measure is what Run measures besides each workload's result.
+type Measure struct {
+	// SampleInterval is how often L0 is sampled while a fill runs; 0 or
+	// less: once, at the fill's end.
+	SampleInterval time.Duration
+	// SpaceAmp, if set, compacts the whole key range after the last
+	// workload, on the engines that are FullCompacters, to measure the
+	// space amplification of the tree the last fill left. It can take
+	// longer than the fill.
+	SpaceAmp bool
+	// Progress, if not nil, is called before each workload and returns
+	// the progress function passed to it.
+	Progress func(w workload.Workload) func(int)
+}
+
+// Run runs the workloads as Measure.Run does, sampling L0 every
+// DefaultSampleInterval and without the full compaction.
+func Run(e Engine, dir string, s Settings, cfg *workload.Config, ws []workload.Workload, progress func(w workload.Workload) func(int)) ([]*Outcome, error) {
+	m := Measure{SampleInterval: DefaultSampleInterval, Progress: progress}
+	return m.Run(e, dir, s, cfg, ws)
+}
+
 // Run opens engine e in a new directory under dir, runs the workloads in
 // order, settling after each fill where the engine can, and closes and
-// removes the database. progress, if not nil, is passed to each workload.
-func Run(e Engine, dir string, s Settings, cfg *workload.Config, ws []workload.Workload, progress func(w workload.Workload) func(int)) ([]*workload.Result, error) {
+// removes the database. On an engine that is a Shaper it samples L0 during
+// each fill and reads the tree after the fill's settle; with m.SpaceAmp it
+// then compacts the whole key range after the last workload.
+func (m *Measure) Run(e Engine, dir string, s Settings, cfg *workload.Config, ws []workload.Workload) ([]*Outcome, error) {
 	path := filepath.Join(dir, e.Name)
 	if err := os.MkdirAll(path, 0o755); err != nil {
 		return nil, err
@@ -129,27 +227,80 @@ func Run(e Engine, dir string, s Settings, cfg *workload.Config, ws []workload.W
 	if err != nil {
 		return nil, fmt.Errorf("%s: open: %w", e.Name, err)
 	}
-	var results []*workload.Result
+	fail := func(err error) ([]*Outcome, error) {
+		st.Close()
+		return nil, fmt.Errorf("%s: %w", e.Name, err)
+	}
+	shaper, _ := st.(Shaper)
+	settler, _ := st.(workload.Settler)
+	var outs []*Outcome
+	var lastFill *Outcome
+	var lastTree *Tree // the last fill's, for the next one's write amplification
 	for _, w := range ws {
 		var pr func(int)
-		if progress != nil {
-			pr = progress(w)
+		if m.Progress != nil {
+			pr = m.Progress(w)
+		}
+		var sampler *l0Sampler
+		if shaper != nil && w.IsFill() {
+			sampler = sampleL0(shaper, m.SampleInterval)
 		}
 		r, err := cfg.Run(st, w, pr)
-		if err != nil {
-			st.Close()
-			return nil, fmt.Errorf("%s: %w", e.Name, err)
+		o := &Outcome{Result: r}
+		if sampler != nil {
+			l0, serr := sampler.finish()
+			if err == nil && serr != nil {
+				err = fmt.Errorf("%s: sampling L0: %w", w, serr)
+			}
+			o.L0 = &l0
 		}
-		results = append(results, r)
-		if sr, ok := st.(workload.Settler); ok && w.IsFill() {
-			if err := sr.Settle(); err != nil {
-				st.Close()
-				return nil, fmt.Errorf("%s: settle after %s: %w", e.Name, w, err)
+		if err != nil {
+			return fail(err)
+		}
+		outs = append(outs, o)
+		if !w.IsFill() {
+			continue
+		}
+		lastFill = o
+		if settler != nil {
+			if err := settler.Settle(); err != nil {
+				return fail(fmt.Errorf("settle after %s: %w", w, err))
 			}
 		}
+		if shaper != nil {
+			t, err := shaper.Tree()
+			if err != nil {
+				return fail(fmt.Errorf("tree after %s: %w", w, err))
+			}
+			t.Settled = settler != nil
+			o.Tree = &t
+			o.WriteAmp = -1
+			if amp, ok := t.WriteAmp(lastTree); ok {
+				o.WriteAmp = amp
+			}
+			lastTree = &t
+		}
+	}
+	if fc, ok := st.(FullCompacter); ok && m.SpaceAmp && lastFill != nil && lastFill.Tree != nil {
+		start := time.Now()
+		if err := fc.CompactAll(); err != nil {
+			return fail(fmt.Errorf("full compaction: %w", err))
+		}
+		if settler != nil {
+			if err := settler.Settle(); err != nil {
+				return fail(fmt.Errorf("settle after the full compaction: %w", err))
+			}
+		}
+		lastFill.CompactTime = time.Since(start)
+		t, err := shaper.Tree()
+		if err != nil {
+			return fail(fmt.Errorf("tree after the full compaction: %w", err))
+		}
+		t.Settled = settler != nil
+		lastFill.Compacted = &t
 	}
 	if err := st.Close(); err != nil {
 		return nil, fmt.Errorf("%s: close: %w", e.Name, err)
 	}
-	return results, nil
+	return outs, nil
 }

@@ -52,7 +52,8 @@ level, its filters' family (from the manifest), the measured false-positive
 rate beside the one its filters' formula predicts, and the filter memory.
 
 Workloads (-workloads, run in order on one database): fillseq, fillrandom,
-readrandom (present keys), readmissing (absent keys inside the key range:
+filloverwrite (each key written -writes-per-key times, in one random order;
+the last write wins), readrandom (present keys), readmissing (absent keys inside the key range:
 only filters can reject them), readmixed (-miss-ratio of absent keys), scan
 (-scan-length entries from a random key). Keys are 16-byte decimal numbers
 (present even, missing odd), values 100 bytes; all random choices come from
@@ -120,7 +121,7 @@ type benchFlags struct {
 	filter, levels                                               string
 	sweepBits, sweepPolicies, sweepFuse, sweepOffsets            string
 	sweepSizes                                                   string
-	sweepProbes, prefixKeys, maxCompactions                      int
+	sweepProbes, prefixKeys, maxCompactions, writesPerKey        int
 	levelSizing                                                  string
 	cacheSize, memtableSize, baseLevelSize, targetFileSize       sizeFlag
 	sweep                                                        bool
@@ -142,6 +143,7 @@ func runBench(args []string, stdout io.Writer) error {
 	fs.StringVar(&f.allocation, "allocation", "uniform", "filter allocation over the levels: uniform, optimal (Monkey), best (family and parameter per level) or progressive (Pebble's fuse widths)")
 	fs.StringVar(&f.filter, "filter", "", "every level's filter, `family:param`: bloom:BITS_PER_KEY, fuse:FINGERPRINT_BITS or none (instead of -bits-per-key and -allocation)")
 	fs.StringVar(&f.levels, "levels", "", "each level's filter from L0, the last for every level below, e.g. fuse:16,fuse:16,fuse:12,fuse:8 (Options.LevelFilters)")
+	fs.IntVar(&f.writesPerKey, "writes-per-key", workload.DefaultWritesPerKey, "filloverwrite: writes of each key")
 	fs.IntVar(&f.prefixKeys, "prefix-keys", workload.DefaultPrefixKeys, "prefix workloads: keys per prefix")
 	// -policy was the flag's name before the option was renamed
 	// FilterAllocation (a filter policy is the filter algorithm elsewhere);
@@ -184,6 +186,8 @@ func runBench(args []string, stdout io.Writer) error {
 		return usageError{errors.New("-reads and -sweep-reads must be at least 1")}
 	case f.scanLength < 1:
 		return usageError{errors.New("-scan-length must be at least 1")}
+	case f.writesPerKey < 1 || f.writesPerKey > workload.MaxWritesPerKey:
+		return usageError{fmt.Errorf("-writes-per-key %d is outside [1, %d]", f.writesPerKey, workload.MaxWritesPerKey)}
 	case !(f.missRatio >= 0 && f.missRatio <= 1):
 		return usageError{fmt.Errorf("-miss-ratio %v is outside [0, 1]", f.missRatio)}
 	case f.bitsPerKey != 0 && bloom.CheckBitsPerKey(f.bitsPerKey) != nil:
@@ -192,7 +196,7 @@ func runBench(args []string, stdout io.Writer) error {
 		return usageError{fmt.Errorf("-bits-per-key %v is outside [1, %d] (0 for no filters)", f.bitsPerKey, bloom.MaxBitsPerKey)}
 	}
 	if !f.sweep && !ws[0].IsFill() {
-		return usageError{errors.New("-workloads must begin with a fill (fillseq, fillrandom or fillprefix): the database starts empty")}
+		return usageError{errors.New("-workloads must begin with a fill (fillseq, fillrandom, filloverwrite or fillprefix): the database starts empty")}
 	}
 	allocation, err := parseAllocation(f.allocation)
 	if err != nil {
@@ -257,7 +261,7 @@ func runBench(args []string, stdout io.Writer) error {
 	if f.cacheSize == 0 {
 		base.BlockCacheSize = -1
 	}
-	cfg := &workload.Config{Keys: keys, Reads: f.reads, MissRatio: f.missRatio, ScanLength: f.scanLength, PrefixKeys: f.prefixKeys}
+	cfg := &workload.Config{Keys: keys, Reads: f.reads, MissRatio: f.missRatio, ScanLength: f.scanLength, PrefixKeys: f.prefixKeys, WritesPerKey: f.writesPerKey}
 	if f.sweep {
 		plan, err := f.sweepPlan()
 		if err != nil {

@@ -25,15 +25,21 @@
 //
 // # Workloads
 //
-//	fillseq      put the N present keys in key order
-//	fillrandom   put the N present keys in a random order (a permutation:
-//	             every key is written once, so reads know what is present)
-//	readrandom   Get a uniformly random present key, Reads times
-//	readmissing  Get a uniformly random missing key, Reads times
-//	readmixed    Get a missing key with probability MissRatio, else a
-//	             present one, Reads times
-//	scan         seek to a random present key and read ScanLength entries,
-//	             Reads/ScanLength times (at least once)
+//	fillseq        put the N present keys in key order
+//	fillrandom     put the N present keys in a random order (a permutation:
+//	               every key is written once, so reads know what is present)
+//	filloverwrite  put each of the N present keys WritesPerKey times
+//	               (default 3): N·WritesPerKey puts in one random order (a
+//	               shuffled sequence, each key's writes spread over the
+//	               whole fill); each write's value differs from the key's
+//	               others, and the last is the value fillrandom writes, so
+//	               the reads that follow check that the last write won
+//	readrandom     Get a uniformly random present key, Reads times
+//	readmissing    Get a uniformly random missing key, Reads times
+//	readmixed      Get a missing key with probability MissRatio, else a
+//	               present one, Reads times
+//	scan           seek to a random present key and read ScanLength
+//	               entries, Reads/ScanLength times (at least once)
 //
 // The prefix workloads write and read the same N keys and values in
 // another layout (see PrefixKey): groups of PrefixKeys keys (default 16)
@@ -53,6 +59,8 @@
 // Each workload draws from its own generator, seeded from Seed and its name,
 // so a workload's sequence of keys does not depend on which ran before it.
 // Reads check their answers: a present key not found, a missing key found,
-// a value of the wrong length, or a prefix seek that finds another number
-// of keys than its prefix holds is an error, not a number.
+// a present key whose value is not the one every fill leaves it with
+// (Keys.Value: filloverwrite's last write of each key), or a prefix seek
+// that finds another number of keys than its prefix holds is an error, not
+// a number. (Scans count their entries and check no value.)
 package workload

@@ -38,8 +38,9 @@ func NewKeys(n, keySize, valueSize int, seed uint64) (*Keys, error) {
 	return k, nil
 }
 
-// makeValues returns size pseudo-random printable bytes in which each
-// 100-byte stretch is 50 random bytes repeated: compressible to about half.
+// makeValues returns size pseudo-random printable bytes (' ' to '~') in
+// which each 100-byte stretch is 50 random bytes repeated: compressible to
+// about half. overwrittenValue relies on their being below 0x80.
 func makeValues(size int, seed uint64) []byte {
 	r := rand.New(rand.NewPCG(seed, 0x76616c756573)) // "values"
 	b := make([]byte, size)
@@ -73,12 +74,24 @@ func (k *Keys) Present(dst []byte, i int) []byte { return k.encode(dst, 2*uint64
 // sorts after Present(i) and before Present(i+1).
 func (k *Keys) Missing(dst []byte, i int) []byte { return k.encode(dst, 2*uint64(i)+1) }
 
-// Value returns the value of present key i. The slice is shared: do not
-// modify it.
+// Value returns the value of present key i, the one every fill leaves it
+// with. The slice is shared: do not modify it.
 func (k *Keys) Value(i int) []byte {
 	span := len(k.values) - k.ValueSize
 	off := int((uint64(i) * 7919 * 101) % uint64(span+1))
 	return k.values[off : off+k.ValueSize]
+}
+
+// overwrittenValue appends to dst[:0] the value filloverwrite gives write
+// j (0 ≤ j < MaxWritesPerKey−1) of present key i when it is not the key's
+// last: Value(i) with its first byte set to 0x80+j. Value's bytes are all
+// below 0x80, so the mark sets the value apart from Value(i), the last
+// write's, and from the key's other writes, at Value's size and about its
+// compressibility. ValueSize must be at least 1.
+func (k *Keys) overwrittenValue(dst []byte, i, j int) []byte {
+	dst = append(dst[:0], k.Value(i)...)
+	dst[0] = 0x80 + byte(j)
+	return dst
 }
 
 // rng returns the generator of the named workload: seeded by Seed and name.

@@ -1,7 +1,10 @@
 package workload
 
 import (
+	"bytes"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"time"
 )
@@ -10,7 +13,8 @@ import (
 // bloomkv (Bloomkv) and, in the bench module, for the peer stores.
 type Store interface {
 	// Put sets key to value, through the engine's write-ahead log but
-	// without an fsync per write.
+	// without an fsync per write. It must not keep key or value after it
+	// returns: the workloads reuse both buffers for the next write.
 	Put(key, value []byte) error
 	// Get returns key's value, found = false (and no error) when absent.
 	// The value may be retained by the engine; the caller only reads it.
@@ -33,12 +37,13 @@ type Workload string
 
 // The workloads.
 const (
-	FillSeq     Workload = "fillseq"
-	FillRandom  Workload = "fillrandom"
-	ReadRandom  Workload = "readrandom"
-	ReadMissing Workload = "readmissing"
-	ReadMixed   Workload = "readmixed"
-	Scan        Workload = "scan"
+	FillSeq       Workload = "fillseq"
+	FillRandom    Workload = "fillrandom"
+	FillOverwrite Workload = "filloverwrite"
+	ReadRandom    Workload = "readrandom"
+	ReadMissing   Workload = "readmissing"
+	ReadMixed     Workload = "readmixed"
+	Scan          Workload = "scan"
 
 	// The prefix workloads (see PrefixKey): they need a PrefixSeeker.
 	FillPrefix        Workload = "fillprefix"
@@ -47,10 +52,12 @@ const (
 )
 
 // All lists the workloads in the order of the package doc.
-var All = []Workload{FillSeq, FillRandom, ReadRandom, ReadMissing, ReadMixed, Scan, FillPrefix, SeekPrefix, SeekPrefixMissing}
+var All = []Workload{FillSeq, FillRandom, FillOverwrite, ReadRandom, ReadMissing, ReadMixed, Scan, FillPrefix, SeekPrefix, SeekPrefixMissing}
 
 // IsFill reports whether w writes.
-func (w Workload) IsFill() bool { return w == FillSeq || w == FillRandom || w == FillPrefix }
+func (w Workload) IsFill() bool {
+	return w == FillSeq || w == FillRandom || w == FillOverwrite || w == FillPrefix
+}
 
 // IsPrefixSeek reports whether w is made of prefix seeks.
 func (w Workload) IsPrefixSeek() bool { return w == SeekPrefix || w == SeekPrefixMissing }
@@ -74,7 +81,11 @@ func Parse(list string) ([]Workload, error) {
 			}
 		}
 		if !ok {
-			return nil, fmt.Errorf("unknown workload %q (have fillseq, fillrandom, readrandom, readmissing, readmixed, scan, fillprefix, seekprefix, seekprefixmissing)", name)
+			names := make([]string, len(All))
+			for i, w := range All {
+				names[i] = string(w)
+			}
+			return nil, fmt.Errorf("unknown workload %q (have %s)", name, strings.Join(names, ", "))
 		}
 	}
 	if len(ws) == 0 {
@@ -83,19 +94,56 @@ func Parse(list string) ([]Workload, error) {
 	return ws, nil
 }
 
-// Config is one run's sizes: the keys and how many operations each read
-// workload does.
+// DefaultWritesPerKey is how many times filloverwrite writes each key.
+const DefaultWritesPerKey = 3
+
+// MaxWritesPerKey bounds Config.WritesPerKey: each write of a key before
+// its last is told apart by one byte, 0x80 plus the write's number, which
+// no value of Keys.Value holds (see overwrittenValue), and the counts of
+// writes done per key fit a byte.
+const MaxWritesPerKey = 128
+
+// Config is one run's sizes: the keys, how many operations each read
+// workload does, and how many writes of each key filloverwrite does.
 type Config struct {
 	Keys       *Keys
 	Reads      int     // Gets of each read workload; scan does Reads/ScanLength scans
 	MissRatio  float64 // readmixed's share of missing keys, in [0, 1]
 	ScanLength int     // entries per scan
 	PrefixKeys int     // keys per prefix of the prefix workloads; 0: DefaultPrefixKeys
+	// WritesPerKey is how many times filloverwrite writes each key, in
+	// [1, MaxWritesPerKey]; 0: DefaultWritesPerKey.
+	WritesPerKey int
+}
+
+// writesPerKey returns filloverwrite's writes per key, the default for 0.
+func (c *Config) writesPerKey() int {
+	if c.WritesPerKey == 0 {
+		return DefaultWritesPerKey
+	}
+	return c.WritesPerKey
+}
+
+// checkOverwrite reports why filloverwrite cannot run under c, if it
+// cannot.
+func (c *Config) checkOverwrite() error {
+	w := c.writesPerKey()
+	switch {
+	case w < 1 || w > MaxWritesPerKey:
+		return fmt.Errorf("workload: %d writes per key is outside [1, %d]", w, MaxWritesPerKey)
+	case w > 1 && c.Keys.ValueSize < 1:
+		return fmt.Errorf("workload: %s needs values of at least 1 byte to tell a key's %d writes apart", FillOverwrite, w)
+	case uint64(c.Keys.N) > math.MaxUint32 || uint64(c.Keys.N)*uint64(w) > math.MaxInt: // see overwriteOrder
+		return fmt.Errorf("workload: %s of %d keys %d times each is too many writes", FillOverwrite, c.Keys.N, w)
+	}
+	return nil
 }
 
 // Ops returns how many operations workload w does.
 func (c *Config) Ops(w Workload) int {
 	switch {
+	case w == FillOverwrite:
+		return c.Keys.N * c.writesPerKey()
 	case w.IsFill():
 		return c.Keys.N
 	case w == Scan:
@@ -126,8 +174,9 @@ const progressEvery = 1024
 
 // Run runs workload w against s. If progress is not nil it is called now
 // and then with the operations done so far. A read that gets a wrong answer
-// (a present key not found, a missing key found, a value of another size)
-// stops the run with an error.
+// (a present key not found, a missing key found, a present key's value
+// other than Keys.Value, the value every fill leaves it with) stops the run
+// with an error.
 func (c *Config) Run(s Store, w Workload, progress func(done int)) (*Result, error) {
 	k := c.Keys
 	ops := c.Ops(w)
@@ -136,10 +185,22 @@ func (c *Config) Run(s Store, w Workload, progress func(done int)) (*Result, err
 	var order []int
 	var layout prefixLayout
 	var seeker PrefixSeeker
+	// filloverwrite's writes, key by key, the writes of each key done so
+	// far, and the buffer of the values of the writes before a key's last.
+	var writes []uint32
+	var written []uint8
+	var overwritten []byte
 	switch w {
 	case FillSeq:
 	case FillRandom:
 		order = r.Perm(k.N)
+	case FillOverwrite:
+		if err := c.checkOverwrite(); err != nil {
+			return nil, err
+		}
+		writes = overwriteOrder(r, k.N, c.writesPerKey())
+		written = make([]uint8, k.N)
+		overwritten = make([]byte, 0, k.ValueSize)
 	case ReadRandom, ReadMissing, ReadMixed, Scan:
 	case FillPrefix, SeekPrefix, SeekPrefixMissing:
 		var err error
@@ -173,6 +234,16 @@ func (c *Config) Run(s Store, w Workload, progress func(done int)) (*Result, err
 			}
 			key = k.Present(key, i)
 			err = s.Put(key, k.Value(i))
+		case FillOverwrite:
+			i := int(writes[op])
+			key = k.Present(key, i)
+			v := k.Value(i)
+			if j := int(written[i]); j < c.writesPerKey()-1 {
+				overwritten = k.overwrittenValue(overwritten, i, j)
+				v = overwritten
+			}
+			written[i]++
+			err = s.Put(key, v)
 		case FillPrefix:
 			i := order[op]
 			key = layout.key(key, i)
@@ -218,6 +289,8 @@ func (c *Config) Run(s Store, w Workload, progress func(done int)) (*Result, err
 				err = fmt.Errorf("present key %q not found (was the store filled?)", key)
 			case found && len(v) != k.ValueSize:
 				err = fmt.Errorf("key %q has a value of %d bytes, want %d", key, len(v), k.ValueSize)
+			case found && !bytes.Equal(v, k.Value(i)):
+				err = fmt.Errorf("key %q has a value other than its last write's (was the store filled with these keys' seed?)", key)
 			}
 		}
 		res.Latency.Record(time.Since(t0))
@@ -230,4 +303,22 @@ func (c *Config) Run(s Store, w Workload, progress func(done int)) (*Result, err
 		progress(ops)
 	}
 	return res, nil
+}
+
+// overwriteOrder returns filloverwrite's writes as the key each one writes:
+// every one of the n keys perKey times, in one order shuffled by r
+// (Fisher–Yates), so that a key's writes are spread over the whole fill
+// and each of its rewrites meets it in another table, as overwrites do.
+// Keys are uint32s, half an int's memory: the order is the largest thing
+// the workload holds, perKey·4 bytes per key.
+func overwriteOrder(r *rand.Rand, n, perKey int) []uint32 {
+	order := make([]uint32, n*perKey)
+	for i := range order {
+		order[i] = uint32(i / perKey)
+	}
+	for i := len(order) - 1; i > 0; i-- {
+		j := r.IntN(i + 1)
+		order[i], order[j] = order[j], order[i]
+	}
+	return order
 }

@@ -1,9 +1,23 @@
 // Command peers runs bloomkv's db_bench-style workloads (package
 // github.com/bloomkv/bloomkv/internal/workload, the same keys, values and seeds as
 // `bloomkv bench`) against bloomkv, pebble, goleveldb and badger, one
-// engine after the other on a fresh database each, and prints each engine's
-// ops/s per workload and its ratio to bloomkv's (above 1: faster than
-// bloomkv), each engine's peak resident set size, then p50/p99 latencies.
+// engine after the other on a fresh database each, and prints, for every
+// engine side by side:
+//
+//   - each workload's ops/s and its ratio to bloomkv's (above 1: faster
+//     than bloomkv), and the engine's peak resident set size;
+//   - each workload's p50, p99, p99.9 and max latency (max exact, the
+//     percentiles within about 3%: workload.Histogram);
+//   - for each fill, L0 as sampled every -sample-interval while it ran:
+//     the most tables (and, for pebble, sublevels) seen against the L0 size
+//     at which the engine stops writes, and the number of samples;
+//   - for each fill, the tree after its settle: table bytes per level and
+//     each level's share of the total, the deepest non-empty level's share,
+//     the fill's write amplification (bytes written to tables by flushes
+//     and compactions per WAL byte, from the previous fill's settle, or the
+//     open, to this one's: bloomkv and pebble; goleveldb does not count its
+//     WAL's bytes, badger neither those nor its tables') and, with
+//     -space-amp, space amplification (see below).
 //
 // Each engine runs in a child process of its own — this binary re-executed
 // with the hidden flag -engine NAME and the same settings, which prints its
@@ -11,20 +25,34 @@
 // RSS (getrusage's ru_maxrss, from os.ProcessState.SysUsage) after it
 // exits: one engine's memory is then never counted against another's. The
 // peak includes what every engine's child holds alike: the Go runtime, the
-// workload's values (1 MiB) and fillrandom's order (8 bytes per key).
-// -in-process runs every engine in this process instead, as before, and
-// reports no RSS.
+// workload's values (1 MiB), fillrandom's order (8 bytes per key) and
+// filloverwrite's (4 bytes per write, and 1 per key). -in-process runs
+// every engine in this process instead, as before, and reports no RSS.
+//
+// -space-amp, after the last workload, compacts each engine's whole key
+// range (bloomkv's DB.Compact(nil, nil), pebble's DB.Compact from the first
+// key to the last) and reports the last fill's table bytes after its
+// settle over the table bytes after that compaction: the workloads after
+// the last fill write nothing, so both trees hold the same live data. It
+// can take longer than the fill. goleveldb and badger report "–": they
+// cannot settle, so the tree after their fill lacks what their memtables
+// still hold.
 //
 // Usage, from the bench module's directory:
 //
 //	go run ./cmd/peers [-n 1000000] [-reads 200000] [-engines bloomkv,pebble,goleveldb,badger]
 //	                   [-workloads fillrandom,readrandom,readmissing,readmixed,scan] [-in-process]
+//	                   [-writes-per-key 3] [-sample-interval 100ms] [-space-amp]
+//
+// -writes-per-key is filloverwrite's writes of each key (workload.Config's
+// WritesPerKey): -n 1000000 -workloads filloverwrite,readrandom writes
+// 3,000,000 times, then reads the last values back.
 //
 // Every engine gets 10 bits/key filters on every level, the same block
-// cache (8 MiB), snappy, the same memtable (4 MiB), L1 size (16 MiB, ×10)
-// and table size (2 MiB), the WAL on and no fsync per write; the settings
-// that could not be made equal are listed in package peers' documentation
-// and at the end of the output.
+// cache (8 MiB), snappy, the same memtable (4 MiB), base level size
+// (16 MiB, ×10 per level) and table size (2 MiB), the WAL on and no fsync
+// per write; the settings that could not be made equal are listed in
+// package peers' documentation and at the end of the output.
 package main
 
 import (
@@ -35,6 +63,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -44,17 +73,26 @@ import (
 	"github.com/bloomkv/bloomkv/internal/workload"
 )
 
-const notEqual = `Settings that could not be made equal (see go doc ./peers):
+// notEqual returns the settings that could not be made equal, for the end
+// of the output: the short form of package peers' documentation.
+func notEqual() string {
+	return fmt.Sprintf(`Settings that could not be made equal (see go doc ./peers):
   - badger's filter is sized by false-positive rate (0.01, about 9.6 bits/key), the others by 10 bits/key;
     goleveldb's and badger's filters are classic Bloom filters, bloomkv's and pebble's cache-line-blocked.
-  - pebble's Get never consults L6 filters (only iterators with UseL6Filters do), and most of its
-    data is in L6: its missing-key Gets read blocks there.
+  - pebble's Get never consults L6 filters (only iterators with UseL6Filters do), and its level
+    sizing aims to keep most of its data in L6: its missing-key Gets read blocks there.
   - after a fill, bloomkv and pebble flush and wait for compactions; goleveldb and badger cannot flush
-    without closing, so their reads start with part of the fill in the memtable.
-  - pebble and badger size levels dynamically; badger's tables grow ×2 per level; pebble's and
-    goleveldb's filters live in the block cache, bloomkv's and badger's beside it.
-  - background compactions: bloomkv 1, pebble 1, goleveldb 1, badger 4; badger Puts and Gets are
-    one transaction each.`
+    without closing, so their reads start with part of the fill in the memtable, and their tree after
+    a fill (marked *) is read unsettled.
+  - bloomkv, pebble and badger size levels dynamically from the bottom (bloomkv's base level size is
+    every level's floor, pebble's the most its base level targets), goleveldb statically from L1;
+    badger's tables grow ×2 per level; pebble's and goleveldb's filters live in the block cache,
+    bloomkv's and badger's beside it.
+  - writes stop at an L0 of: bloomkv 36 tables, pebble 12 sublevels, goleveldb 12 tables, badger 15
+    tables (it stalls flushes, so writes stop once its memtables are full).
+  - background compactions: bloomkv up to GOMAXPROCS, at most 4 (%d here), pebble 1, goleveldb 1,
+    badger 4; badger Puts and Gets are one transaction each.`, min(runtime.GOMAXPROCS(0), 4))
+}
 
 // childEnv is set in every child's environment, so that a test binary
 // re-executed as a child (see main_test.go) knows to act as one.
@@ -70,6 +108,14 @@ type result struct {
 	Missing   int               `json:"missing"`
 	P50NS     int64             `json:"p50_ns"`
 	P99NS     int64             `json:"p99_ns"`
+	P999NS    int64             `json:"p999_ns"`
+	MaxNS     int64             `json:"max_ns"`
+	// Fills on engines that are peers.Shapers (see peers.Outcome).
+	L0        *peers.L0Samples `json:"l0,omitempty"`
+	Tree      *peers.Tree      `json:"tree,omitempty"`
+	Compacted *peers.Tree      `json:"compacted,omitempty"`
+	CompactNS int64            `json:"compact_ns,omitempty"`
+	WriteAmp  float64          `json:"write_amp,omitempty"` // -1: not counted; 0: not a fill on a Shaper
 }
 
 func (r *result) opsPerSec() float64 {
@@ -79,11 +125,19 @@ func (r *result) opsPerSec() float64 {
 	return float64(r.Ops) / (float64(r.ElapsedNS) / 1e9)
 }
 
-func fromWorkload(rs []*workload.Result) []result {
-	out := make([]result, len(rs))
-	for i, r := range rs {
-		out[i] = result{Workload: r.Workload, Ops: r.Ops, ElapsedNS: int64(r.Elapsed), Missing: r.Missing,
-			P50NS: int64(r.Latency.Percentile(0.5)), P99NS: int64(r.Latency.Percentile(0.99))}
+// spaceAmp is peers.Outcome.SpaceAmp of r's trees.
+func (r *result) spaceAmp() (float64, bool) {
+	return (&peers.Outcome{Tree: r.Tree, Compacted: r.Compacted}).SpaceAmp()
+}
+
+func fromOutcomes(outs []*peers.Outcome) []result {
+	out := make([]result, len(outs))
+	for i, o := range outs {
+		h := &o.Latency
+		out[i] = result{Workload: o.Workload, Ops: o.Ops, ElapsedNS: int64(o.Elapsed), Missing: o.Missing,
+			P50NS: int64(h.Percentile(0.5)), P99NS: int64(h.Percentile(0.99)),
+			P999NS: int64(h.Percentile(0.999)), MaxNS: int64(h.Max()),
+			L0: o.L0, Tree: o.Tree, Compacted: o.Compacted, CompactNS: int64(o.CompactTime), WriteAmp: o.WriteAmp}
 	}
 	return out
 }
@@ -98,11 +152,22 @@ type engineRun struct {
 
 // options are the command's flags.
 type options struct {
-	n, reads, keySize, valueSize, scanLength int
-	engines, workloads, dir, engine          string
-	seed                                     uint64
-	missRatio                                float64
-	inProcess                                bool
+	n, reads, keySize, valueSize, scanLength, writesPerKey int
+	engines, workloads, dir, engine                        string
+	seed                                                   uint64
+	missRatio                                              float64
+	inProcess, spaceAmp                                    bool
+	sampleInterval                                         time.Duration
+}
+
+// config returns the workloads' configuration of o's flags.
+func (o *options) config(keys *workload.Keys) *workload.Config {
+	return &workload.Config{Keys: keys, Reads: o.reads, MissRatio: o.missRatio, ScanLength: o.scanLength, WritesPerKey: o.writesPerKey}
+}
+
+// measure returns what o's flags measure besides the workloads.
+func (o *options) measure() *peers.Measure {
+	return &peers.Measure{SampleInterval: o.sampleInterval, SpaceAmp: o.spaceAmp}
 }
 
 // childArgs are the flags that make a child run engine name with o's
@@ -112,7 +177,9 @@ func (o *options) childArgs(name string) []string {
 		"-workloads", o.workloads, "-seed", strconv.FormatUint(o.seed, 10),
 		"-key-size", strconv.Itoa(o.keySize), "-value-size", strconv.Itoa(o.valueSize),
 		"-miss-ratio", strconv.FormatFloat(o.missRatio, 'g', -1, 64),
-		"-scan-length", strconv.Itoa(o.scanLength), "-dir", o.dir}
+		"-scan-length", strconv.Itoa(o.scanLength), "-dir", o.dir,
+		"-writes-per-key", strconv.Itoa(o.writesPerKey), "-sample-interval", o.sampleInterval.String(),
+		"-space-amp=" + strconv.FormatBool(o.spaceAmp)}
 }
 
 // run is the command: main with its arguments and output streams. It
@@ -132,6 +199,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.scanLength, "scan-length", 100, "entries per scan")
 	fs.StringVar(&o.dir, "dir", "", "directory for the databases (default: a temporary one, removed after)")
 	fs.BoolVar(&o.inProcess, "in-process", false, "run every engine in this process (no peak RSS per engine)")
+	fs.IntVar(&o.writesPerKey, "writes-per-key", workload.DefaultWritesPerKey, fmt.Sprintf("filloverwrite's writes of each key, in [1, %d] (0: the default)", workload.MaxWritesPerKey))
+	fs.DurationVar(&o.sampleInterval, "sample-interval", peers.DefaultSampleInterval, "how often L0 is sampled during a fill (0: once, at its end)")
+	fs.BoolVar(&o.spaceAmp, "space-amp", false, "after the last workload, compact the whole key range to measure the last fill's space amplification (slow)")
 	// Hidden: set by the parent for its children, not meant for people.
 	fs.StringVar(&o.engine, "engine", "", "")
 	fs.Usage = func() {
@@ -165,22 +235,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		es = append(es, e)
 	}
+	switch {
+	case o.writesPerKey == 0: // as workload.Config takes it
+		o.writesPerKey = workload.DefaultWritesPerKey
+	case o.writesPerKey < 1 || o.writesPerKey > workload.MaxWritesPerKey:
+		return fail(2, fmt.Errorf("-writes-per-key %d is outside [1, %d]", o.writesPerKey, workload.MaxWritesPerKey))
+	}
 	keys, err := workload.NewKeys(o.n, o.keySize, o.valueSize, o.seed)
 	if err != nil {
 		return fail(2, err)
 	}
-	cfg := &workload.Config{Keys: keys, Reads: o.reads, MissRatio: o.missRatio, ScanLength: o.scanLength}
+	cfg := o.config(keys)
 	s := peers.DefaultSettings
 
 	if o.engine != "" { // a child: one engine, results as JSON on stdout
 		if o.dir == "" {
 			return fail(2, fmt.Errorf("-engine needs -dir"))
 		}
-		rs, err := peers.Run(es[0], o.dir, s, cfg, ws, nil)
+		rs, err := o.measure().Run(es[0], o.dir, s, cfg, ws)
 		if err != nil {
 			return fail(1, err)
 		}
-		if err := json.NewEncoder(stdout).Encode(fromWorkload(rs)); err != nil {
+		if err := json.NewEncoder(stdout).Encode(fromOutcomes(rs)); err != nil {
 			return fail(1, err)
 		}
 		return 0
@@ -194,8 +270,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defer os.RemoveAll(tmp)
 		o.dir = tmp
 	}
-	fmt.Fprintf(stdout, "peers: %d keys of %d B, values of %d B, seed %d; %d bits/key filters, block cache %d MiB, snappy, memtable %d MiB, L1 %d MiB ×10, tables %d MiB, WAL on without fsync\n\n",
+	fmt.Fprintf(stdout, "peers: %d keys of %d B, values of %d B, seed %d; %d bits/key filters, block cache %d MiB, snappy, memtable %d MiB, base level %d MiB ×10, tables %d MiB, WAL on without fsync",
 		o.n, o.keySize, o.valueSize, o.seed, s.BitsPerKey, s.CacheSize>>20, s.MemtableSize>>20, s.BaseLevelSize>>20, s.TargetFileSize>>20)
+	for _, w := range ws {
+		if w == workload.FillOverwrite {
+			fmt.Fprintf(stdout, "; filloverwrite writes each key %d times", o.writesPerKey)
+			break
+		}
+	}
+	fmt.Fprint(stdout, "\n\n")
 
 	runs, err := runEngines(&o, es, cfg, ws, stderr)
 	if err != nil {
@@ -213,11 +296,11 @@ func runEngines(o *options, es []peers.Engine, cfg *workload.Config, ws []worklo
 		fmt.Fprintf(stderr, "%s …\n", e.Name)
 		r := engineRun{Name: e.Name}
 		if o.inProcess {
-			rs, err := peers.Run(e, o.dir, peers.DefaultSettings, cfg, ws, nil)
+			rs, err := o.measure().Run(e, o.dir, peers.DefaultSettings, cfg, ws)
 			if err != nil {
 				return nil, err
 			}
-			r.Results = fromWorkload(rs)
+			r.Results = fromOutcomes(rs)
 		} else {
 			var err error
 			if r.Results, r.MaxRSS, err = runChild(o, e.Name, stderr); err != nil {
@@ -254,6 +337,9 @@ func runChild(o *options, name string, stderr io.Writer) ([]result, int64, error
 	return rs, maxRSS(cmd.ProcessState), nil
 }
 
+// printTables prints the runs' tables: ops/s and peak RSS, latencies, L0
+// during the fills and the tree after each fill, then the settings that
+// could not be made equal.
 func printTables(stdout io.Writer, runs []engineRun, ws []workload.Workload) {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "workload\t")
@@ -292,7 +378,8 @@ func printTables(stdout io.Writer, runs []engineRun, ws []workload.Workload) {
 	} else {
 		fmt.Fprintf(stdout, "\n(×: ops/s as a ratio to %s's; above 1 is faster)\n", runs[0].Name)
 	}
-	fmt.Fprint(stdout, "\np50 / p99 latency\n")
+
+	fmt.Fprint(stdout, "\np50 / p99 / p99.9 / max latency\n")
 	tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "workload\t")
 	for _, r := range runs {
@@ -302,20 +389,174 @@ func printTables(stdout io.Writer, runs []engineRun, ws []workload.Workload) {
 	for j, w := range ws {
 		fmt.Fprintf(tw, "%s\t", w)
 		for _, r := range runs {
-			fmt.Fprintf(tw, "%s / %s\t", dur(time.Duration(r.Results[j].P50NS)), dur(time.Duration(r.Results[j].P99NS)))
+			res := &r.Results[j]
+			fmt.Fprintf(tw, "%s / %s / %s / %s\t", dur(res.P50NS), dur(res.P99NS), dur(res.P999NS), dur(res.MaxNS))
 		}
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+
+	printL0(stdout, runs, ws)
+	for j, w := range ws {
+		if w.IsFill() {
+			printTree(stdout, runs, j, w)
+		}
+	}
 	fmt.Fprintln(stdout)
-	fmt.Fprintln(stdout, notEqual)
+	fmt.Fprintln(stdout, notEqual())
+}
+
+// printL0 prints the table of L0 during each fill, if any engine sampled it.
+func printL0(stdout io.Writer, runs []engineRun, ws []workload.Workload) {
+	var fills []int
+	var interval time.Duration
+	for j, w := range ws {
+		for _, r := range runs {
+			if l := r.Results[j].L0; l != nil && w.IsFill() {
+				if len(fills) == 0 || fills[len(fills)-1] != j {
+					fills = append(fills, j)
+				}
+				interval = l.Interval
+			}
+		}
+	}
+	if len(fills) == 0 {
+		return
+	}
+	every := "every " + interval.String() + " and"
+	if interval <= 0 {
+		every = "only"
+	}
+	fmt.Fprintf(stdout, "\nL0 during each fill, sampled %s at its end: the most tables seen, and the L0 at which writes stop\n", every)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "workload\t")
+	for _, r := range runs {
+		fmt.Fprintf(tw, "%s\t", r.Name)
+	}
+	fmt.Fprintln(tw)
+	for _, j := range fills {
+		fmt.Fprintf(tw, "%s\t", ws[j])
+		for _, r := range runs {
+			fmt.Fprintf(tw, "%s\t", l0Cell(r.Results[j].L0))
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+}
+
+// l0Cell is "max 14 (stop 36) over 350 samples", in tables, or where the
+// engine stops writes by L0 sublevels "max 9 sublevels, 20 tables (stop
+// 12 sublevels) over 350 samples"; "–" without samples.
+func l0Cell(l *peers.L0Samples) string {
+	switch {
+	case l == nil:
+		return "–"
+	case l.Stop.Sublevels:
+		return fmt.Sprintf("max %d sublevels, %d tables (stop %d sublevels) over %d samples", l.MaxSublevels, l.MaxTables, l.Stop.N, l.Samples)
+	}
+	return fmt.Sprintf("max %d (stop %d) over %d samples", l.MaxTables, l.Stop.N, l.Samples)
+}
+
+// printTree prints the table of each engine's tree after fill j (w).
+func printTree(stdout io.Writer, runs []engineRun, j int, w workload.Workload) {
+	levels, unsettled := 0, false
+	for _, r := range runs {
+		if t := r.Results[j].Tree; t != nil {
+			levels = max(levels, len(t.Levels))
+			unsettled = unsettled || !t.Settled
+		}
+	}
+	if levels == 0 {
+		return
+	}
+	fmt.Fprintf(stdout, "\ntree after %s and its settle: table bytes per level (share of the total)\n", w)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "engine\t")
+	for l := range levels {
+		fmt.Fprintf(tw, "L%d\t", l)
+	}
+	fmt.Fprintln(tw, "total\tlast level\twrite amp\tspace amp\t")
+	for _, r := range runs {
+		res := &r.Results[j]
+		t := res.Tree
+		name := r.Name
+		if t != nil && !t.Settled {
+			name += "*"
+		}
+		fmt.Fprintf(tw, "%s\t", name)
+		if t == nil {
+			fmt.Fprint(tw, strings.Repeat("–\t", levels+4))
+			fmt.Fprintln(tw)
+			continue
+		}
+		for l := range levels {
+			switch {
+			case l >= len(t.Levels) || t.Levels[l].Bytes == 0:
+				// Levels past t's: goleveldb's tree has not grown them.
+				fmt.Fprint(tw, "0\t")
+			default:
+				fmt.Fprintf(tw, "%s %.0f%%\t", size(t.Levels[l].Bytes), 100*t.Share(l))
+			}
+		}
+		fmt.Fprintf(tw, "%s\t", size(t.Bytes()))
+		if last := t.Last(); last >= 0 {
+			fmt.Fprintf(tw, "L%d %.1f%%\t", last, 100*t.Share(last))
+		} else {
+			fmt.Fprint(tw, "–\t")
+		}
+		if res.WriteAmp > 0 {
+			fmt.Fprintf(tw, "%.2f\t", res.WriteAmp)
+		} else {
+			fmt.Fprint(tw, "–\t")
+		}
+		if amp, ok := res.spaceAmp(); ok {
+			fmt.Fprintf(tw, "%.2f\t", amp)
+		} else {
+			fmt.Fprint(tw, "–\t")
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+	fmt.Fprintln(stdout, "(write amp: bytes written to tables by flushes and compactions per WAL byte, from the previous fill's settle, or the open, to this one's)")
+	if unsettled {
+		fmt.Fprintln(stdout, "(*: not settled: read right after the fill, with its memtables unflushed and compactions maybe running)")
+	}
+	var compacted []string
+	for _, r := range runs {
+		if res := &r.Results[j]; res.Compacted != nil {
+			compacted = append(compacted, fmt.Sprintf("%s %s in %s",
+				r.Name, size(res.Compacted.Bytes()), time.Duration(res.CompactNS).Round(time.Millisecond)))
+		}
+	}
+	if len(compacted) > 0 {
+		fmt.Fprintf(stdout, "(space amp: the total over the table bytes after a compaction of the whole key range: %s)\n", strings.Join(compacted, ", "))
+	}
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
 
-func dur(d time.Duration) string {
-	if d < time.Millisecond {
-		return fmt.Sprintf("%.1fµs", float64(d)/1e3)
+// size formats a byte count in B, KiB, MiB or GiB.
+func size(b int64) string {
+	switch {
+	case b < 1<<10:
+		return fmt.Sprintf("%d B", b)
+	case b < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
+	case b < 1<<30:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
 	}
-	return fmt.Sprintf("%.2fms", float64(d)/1e6)
+	return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+}
+
+// dur formats a latency in nanoseconds: µs below a millisecond, ms below a
+// second, s above.
+func dur(ns int64) string {
+	d := time.Duration(ns)
+	switch {
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.1fµs", float64(d)/1e3)
+	case d < time.Second:
+		return fmt.Sprintf("%.2fms", float64(d)/1e6)
+	}
+	return fmt.Sprintf("%.2fs", d.Seconds())
 }

@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bloomkv/bloomkv/bench/peers"
 	"github.com/bloomkv/bloomkv/internal/workload"
@@ -80,5 +84,152 @@ func TestRunInProcess(t *testing.T) {
 	}
 	if !strings.HasPrefix(out.String(), `[{"workload":"fillrandom","ops":1000,`) {
 		t.Errorf("child output: %s", out.String())
+	}
+}
+
+// TestReportColumns runs the command as it is run, engines in child
+// processes, on a small filloverwrite and readrandom with -space-amp, and
+// checks the report's new columns: every engine's four latencies, parsed
+// and ordered (p50 ≤ p99 ≤ p99.9 ≤ max); L0 during the fill, within the
+// engine's stop; and the tree after the fill with its sizes, last level,
+// write and space amplification.
+func TestReportColumns(t *testing.T) {
+	const n, perKey = 20000, 2
+	var out, errs bytes.Buffer
+	args := []string{"-n", strconv.Itoa(n), "-reads", "5000", "-engines", "bloomkv,pebble", "-workloads", "filloverwrite,readrandom",
+		"-writes-per-key", strconv.Itoa(perKey), "-sample-interval", "10ms", "-space-amp", "-dir", t.TempDir()}
+	if code := run(args, &out, &errs); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	report := out.String()
+	t.Log(report)
+	section := func(title string) []string {
+		_, rest, ok := strings.Cut(report, "\n"+title)
+		if !ok {
+			t.Fatalf("no %q in the report", title)
+		}
+		body, _, _ := strings.Cut(rest, "\n\n")
+		return strings.Split(body, "\n")[1:] // past the title's line
+	}
+	row := func(lines []string, name string) string {
+		for _, l := range lines {
+			if f := strings.Fields(l); len(f) > 0 && f[0] == name {
+				return l
+			}
+		}
+		t.Fatalf("no row %s in %q", name, lines)
+		return ""
+	}
+
+	// Latencies: one cell of four per engine in each workload's row.
+	lat := section("p50 / p99 / p99.9 / max latency")
+	cell := regexp.MustCompile(`([0-9.]+)(µs|ms|s) / ([0-9.]+)(µs|ms|s) / ([0-9.]+)(µs|ms|s) / ([0-9.]+)(µs|ms|s)`)
+	unit := map[string]float64{"µs": 1e3, "ms": 1e6, "s": 1e9}
+	for _, w := range []string{"filloverwrite", "readrandom"} {
+		cells := cell.FindAllStringSubmatch(row(lat, w), -1)
+		if len(cells) != 2 {
+			t.Fatalf("%s: %d latency cells, want 2 (bloomkv, pebble)", w, len(cells))
+		}
+		for _, c := range cells {
+			var ns [4]float64
+			for i := range ns {
+				v, err := strconv.ParseFloat(c[1+2*i], 64)
+				if err != nil {
+					t.Fatalf("%s: %q: %v", w, c[0], err)
+				}
+				ns[i] = v * unit[c[2+2*i]]
+			}
+			if !(0 < ns[0] && ns[0] <= ns[1] && ns[1] <= ns[2] && ns[2] <= ns[3]) {
+				t.Errorf("%s: latencies %q out of order", w, c[0])
+			}
+		}
+	}
+
+	// L0 during the fill: bloomkv counts tables, pebble sublevels.
+	l0 := row(section("L0 during each fill"), "filloverwrite")
+	bm := regexp.MustCompile(`max (\d+) \(stop (\d+)\) over (\d+) samples`).FindStringSubmatch(l0)
+	pm := regexp.MustCompile(`max (\d+) sublevels, (\d+) tables \(stop (\d+) sublevels\) over (\d+) samples`).FindStringSubmatch(l0)
+	if bm == nil || pm == nil {
+		t.Fatalf("L0 row %q: want bloomkv's and pebble's cells", l0)
+	}
+	atoi := func(s string) int {
+		v, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	// At its stop an engine stops writes, not the flush of a memtable
+	// already full: one table or sublevel more.
+	if max, stop, samples := atoi(bm[1]), atoi(bm[2]), atoi(bm[3]); stop != 36 || max < 0 || max > stop+1 || samples < 1 {
+		t.Errorf("bloomkv's L0: %q", bm[0])
+	}
+	if sub, tables, stop, samples := atoi(pm[1]), atoi(pm[2]), atoi(pm[3]), atoi(pm[4]); stop != 12 || sub < 0 || sub > stop+1 || tables < sub || samples < 1 {
+		t.Errorf("pebble's L0: %q", pm[0])
+	}
+
+	// The tree: L0–L6, a total, the last level's share, and both
+	// amplifications for both engines.
+	tree := section("tree after filloverwrite and its settle")
+	if h := strings.Fields(tree[0]); strings.Join(h, " ") != "engine L0 L1 L2 L3 L4 L5 L6 total last level write amp space amp" {
+		t.Errorf("tree header %q", tree[0])
+	}
+	tail := regexp.MustCompile(`([0-9.]+) (B|KiB|MiB|GiB)\s+L([0-6]) ([0-9.]+)%\s+([0-9.]+)\s+([0-9.]+)\s*$`)
+	for _, e := range []string{"bloomkv", "pebble"} {
+		m := tail.FindStringSubmatch(row(tree, e))
+		if m == nil {
+			t.Errorf("%s's tree row %q: no total, last level, write amp and space amp", e, row(tree, e))
+			continue
+		}
+		total, _ := strconv.ParseFloat(m[1], 64)
+		share, _ := strconv.ParseFloat(m[4], 64)
+		wamp, _ := strconv.ParseFloat(m[5], 64)
+		samp, _ := strconv.ParseFloat(m[6], 64)
+		if total <= 0 || share <= 0 || share > 100 || wamp <= 0 || wamp > 20 || samp < 0.9 || samp > 5 {
+			t.Errorf("%s's tree: total %v %s, last level L%s %v%%, write amp %v, space amp %v", e, total, m[2], m[3], share, wamp, samp)
+		}
+	}
+	if !strings.Contains(report, "; filloverwrite writes each key 2 times") {
+		t.Error("the report's first line does not say filloverwrite's writes per key")
+	}
+	if !strings.Contains(report, "(space amp: the total over the table bytes after a compaction of the whole key range: bloomkv ") {
+		t.Error("the report does not say what the space amp is over")
+	}
+}
+
+// TestFlags checks the new flags' bounds and that the child gets them.
+func TestFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"-writes-per-key", "-1"}, 2},
+		{[]string{"-writes-per-key", "129"}, 2},
+		{[]string{"-sample-interval", "soon"}, 2},
+	} {
+		if code := run(append(tc.args, "-n", "100", "-in-process"), io.Discard, io.Discard); code != tc.code {
+			t.Errorf("%q: exit %d, want %d", tc.args, code, tc.code)
+		}
+	}
+	o := &options{writesPerKey: 5, sampleInterval: 30 * time.Millisecond, spaceAmp: true}
+	args := strings.Join(o.childArgs("pebble"), " ")
+	for _, want := range []string{"-writes-per-key 5", "-sample-interval 30ms", "-space-amp=true"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("child args %q lack %q", args, want)
+		}
+	}
+	// A child's JSON carries the fill's shape.
+	var out bytes.Buffer
+	args2 := []string{"-engine", "bloomkv", "-n", "1000", "-reads", "200", "-workloads", "filloverwrite,readrandom", "-dir", t.TempDir()}
+	if code := run(args2, &out, io.Discard); code != 0 {
+		t.Fatalf("child exit %d", code)
+	}
+	var rs []result
+	if err := json.Unmarshal(out.Bytes(), &rs); err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 || rs[0].Ops != 3000 || rs[0].L0 == nil || rs[0].Tree == nil || rs[0].Compacted != nil || rs[0].MaxNS < rs[0].P999NS ||
+		rs[1].L0 != nil || rs[1].Tree != nil {
+		t.Errorf("child results %+v", rs)
 	}
 }
