@@ -82,7 +82,7 @@ func (d *DB) compactLocked(c *compaction.Compaction) error {
 	d.mu.compactions = slices.DeleteFunc(d.mu.compactions, func(r *compaction.Compaction) bool { return r == c })
 	d.mu.pickGen++
 	if err == nil && c.Level == 0 && !c.Manual {
-		d.mu.pacer.drained(c.Inputs[0], elapsed)
+		d.l0CompactedLocked(c.Inputs[0], start, start.Add(elapsed))
 	}
 	d.unrefVersionLocked(v)
 	d.mu.cond.Broadcast()

@@ -466,6 +466,7 @@ func (o *Options) withDefaults() (Options, error) {
 func (o *Options) compactionOptions() compaction.Options {
 	return compaction.Options{
 		L0CompactionTrigger: o.L0CompactionTrigger,
+		L0SlowdownTrigger:   o.L0SlowdownTrigger,
 		BaseLevelSize:       o.BaseLevelSize,
 		LevelMultiplier:     o.LevelMultiplier,
 		TargetFileSize:      o.TargetFileSize,

@@ -34,7 +34,7 @@ func TestOptionsDefaults(t *testing.T) {
 			t.Errorf("defaults: %v level sizing, %d concurrent compactions", got.LevelSizing, got.MaxConcurrentCompactions)
 		}
 		want := compaction.Options{
-			L0CompactionTrigger: 4, BaseLevelSize: 16 << 20, LevelMultiplier: 10, TargetFileSize: 2 << 20,
+			L0CompactionTrigger: 4, L0SlowdownTrigger: 20, BaseLevelSize: 16 << 20, LevelMultiplier: 10, TargetFileSize: 2 << 20,
 			LevelSizing: DynamicLevelSizing, MaxConcurrentCompactions: min(runtime.GOMAXPROCS(0), 4),
 			BitsPerKey: 10, FilterAllocation: UniformAllocation,
 			TableOptions: sstable.WriterOptions{BlockSize: 4 << 10, Compression: SnappyCompression},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/bloomkv/bloomkv/internal/manifest"
 )
@@ -51,6 +52,7 @@ func (d *DB) installVersionLocked(v *manifest.Version) {
 	}
 	d.mu.current = nv
 	d.mu.pickGen++
+	d.l0DueLocked(v, time.Now())
 	d.mu.versions[d.mu.current] = struct{}{}
 	if old != nil {
 		d.unrefVersionLocked(old)

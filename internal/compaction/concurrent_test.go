@@ -15,70 +15,68 @@ import (
 // chooses beside running ones.
 func TestPickConcurrent(t *testing.T) {
 	opts := with(pickerOpts, func(o *Options) { o.MaxConcurrentCompactions = 3 })
+	one := with(opts, func(o *Options) { o.MaxConcurrentCompactions = 1 })
+	slow := with(opts, func(o *Options) { o.L0SlowdownTrigger = 4 })
 	// L1 over its target (1 KiB) with three tables, the first the least
-	// overlapping; L0 at its trigger, overlapping L1's first two tables.
-	tree := func() *manifest.Version {
+	// overlapping in L2, then the second; L0 below its trigger, or at it
+	// (l0Due) over [a, g], which takes L1's first two tables.
+	tree := func(l0Due bool) *manifest.Version {
+		l0 := fourL0()[:3]
+		if l0Due {
+			l0 = []*manifest.FileMetadata{
+				meta(14, "a", "c", 40, 49, 100), meta(13, "b", "e", 30, 39, 100),
+				meta(12, "d", "g", 20, 29, 100), meta(11, "a", "a", 10, 19, 100),
+			}
+		}
 		return checkedVersion(t, levels{
-			0: fourL0(),
+			0: l0,
 			1: {meta(1, "a", "b", 1, 1, 600), meta(2, "c", "g", 1, 1, 600), meta(3, "q", "z", 1, 1, 600)},
 			2: {meta(20, "c", "d", 1, 1, 100), meta(21, "q", "r", 1, 1, 1000)},
 		})
 	}
-	v := tree()
-	l0 := Pick(v, opts, nil) // L1 scores 1800/1024, L0 1: L1 first
-	if l0 == nil || l0.Level != 1 || fileNums(l0.Inputs[0])[0] != 1 {
-		t.Fatalf("Pick on an idle tree = %v, want L1→L2 of table 1", l0)
+	l1 := func(v *manifest.Version, i int) *Compaction {
+		return newCompaction(v, 1, 2, v.Levels[1][i:i+1], opts)
 	}
 	for _, tc := range []struct {
 		name    string
+		l0Due   bool
 		opts    *Options
 		running func(v *manifest.Version) []*Compaction
 		want    string // "L<level> <first input>", or "" for nil
 	}{
+		{"idle: the least overlapping table of L1", false, opts,
+			func(*manifest.Version) []*Compaction { return nil }, "L1 1"},
 		// Table 2 overlaps 100 bytes of L2 per 600 of its own, table 3
 		// 1000.
-		{"a busy table: the next least overlapping one", opts,
+		{"a busy table: the next least overlapping one", false, opts,
+			func(v *manifest.Version) []*Compaction { return []*Compaction{l1(v, 0)} }, "L1 2"},
+		{"the last slot is L0's", false, opts,
+			func(v *manifest.Version) []*Compaction { return []*Compaction{l1(v, 0), l1(v, 2)} }, ""},
+		{"with one slot, it is anyone's", false, one,
+			func(*manifest.Version) []*Compaction { return nil }, "L1 1"},
+		{"every slot taken", false, one,
+			func(v *manifest.Version) []*Compaction { return []*Compaction{l1(v, 2)} }, ""},
+		// L0 scores 1 over L1's 1.76; L1 1.76 over L2's 0.11.
+		{"L0 due, but L1 is worse off", true, opts,
+			func(*manifest.Version) []*Compaction { return nil }, "L1 1"},
+		{"L0 first from the slowdown trigger", true, slow,
+			func(*manifest.Version) []*Compaction { return nil }, "L0 14"},
+		{"L0 takes the last slot", true, opts,
 			func(v *manifest.Version) []*Compaction {
-				return []*Compaction{newCompaction(v, 1, 2, v.Levels[1][:1], opts)}
-			}, "L1 2"},
-		// Table 2 ([c, g]) overlaps L0's range: while L0's compaction
-		// holds it, L1 gives table 3.
-		{"an L0 compaction holds L1's overlapping tables", opts,
+				return []*Compaction{l1(v, 2), newCompaction(v, 2, 3, v.Levels[2][:1], opts)}
+			}, "L0 14"},
+		{"one L0 compaction at a time", true, opts,
 			func(v *manifest.Version) []*Compaction {
 				return []*Compaction{newCompaction(v, 0, 1, slices.Clone(v.Levels[0]), opts)}
-			}, "L1 1"},
-		{"one L0 compaction at a time", opts,
-			func(v *manifest.Version) []*Compaction {
-				return []*Compaction{
-					newCompaction(v, 0, 1, slices.Clone(v.Levels[0]), opts),
-					newCompaction(v, 1, 2, v.Levels[1][:1], opts),
-					newCompaction(v, 1, 2, v.Levels[1][2:], opts),
-				}
-			}, ""},
-		// L0 needs table 2, which is busy; table 1 is free, but only L0
-		// may take the last slot.
-		{"the last slot is L0's", opts,
-			func(v *manifest.Version) []*Compaction {
-				return []*Compaction{
-					newCompaction(v, 1, 2, v.Levels[1][1:2], opts),
-					newCompaction(v, 2, 3, v.Levels[2][1:], opts),
-				}
-			}, ""},
-		{"L0 takes the last slot when nothing of it is busy", opts,
-			func(v *manifest.Version) []*Compaction {
-				return []*Compaction{newCompaction(v, 1, 2, v.Levels[1][2:], opts), newCompaction(v, 2, 3, v.Levels[2][:1], opts)}
-			}, "L0 14"},
-		{"with one slot, it is anyone's", with(opts, func(o *Options) { o.MaxConcurrentCompactions = 1 }),
-			func(v *manifest.Version) []*Compaction { return nil }, "L1 1"},
-		{"every slot taken", with(opts, func(o *Options) { o.MaxConcurrentCompactions = 1 }),
-			func(v *manifest.Version) []*Compaction {
-				return []*Compaction{newCompaction(v, 2, 3, v.Levels[2][1:], opts)}
-			}, ""},
+			}, "L1 3"},
+		// L0 needs tables 1 and 2: while 2 is busy, it waits, and L1 goes
+		// on.
+		{"an L0 that needs a busy table waits", true, slow,
+			func(v *manifest.Version) []*Compaction { return []*Compaction{l1(v, 1)} }, "L1 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := tree()
-			running := tc.running(v)
-			c := Pick(v, tc.opts, running)
+			v := tree(tc.l0Due)
+			c := Pick(v, tc.opts, tc.running(v))
 			got := ""
 			if c != nil {
 				got = fmt.Sprintf("L%d %d", c.Level, c.Inputs[0][0].FileNum)
@@ -226,7 +224,7 @@ func simulateConcurrentCompactions(t *testing.T, sizing LevelSizing, seed uint64
 		finish(0)
 	}
 	checkSimTree(t, v, tables, written)
-	if concurrent < 50 && opts.MaxConcurrentCompactions > 1 {
+	if concurrent < 20 && opts.MaxConcurrentCompactions > 1 {
 		t.Errorf("only %d compactions started beside another", concurrent)
 	}
 	t.Logf("%d compactions started beside another; the tree:\n%s", concurrent, v)

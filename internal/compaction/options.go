@@ -75,8 +75,12 @@ func (a FilterAllocation) String() string {
 // not a request for a default.
 type Options struct {
 	// L0CompactionTrigger is the number of L0 tables at which L0 is
-	// compacted into L1 (its score reaches 1); at least 1.
+	// compacted into the base level (its score reaches 1); at least 1.
 	L0CompactionTrigger int
+	// L0SlowdownTrigger is the number of L0 tables from which the DB
+	// paces writes, and L0 comes first among the compactions (Pick); at
+	// least L0CompactionTrigger.
+	L0SlowdownTrigger int
 
 	// BaseLevelSize is the target size of L1 in bytes; level n ≥ 1 targets
 	// BaseLevelSize·LevelMultiplier^(n−1).

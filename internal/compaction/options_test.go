@@ -10,6 +10,7 @@ import "testing"
 func defaultOptions() *Options {
 	return &Options{
 		L0CompactionTrigger: 4,
+		L0SlowdownTrigger:   20,
 		BaseLevelSize:       16 << 20,
 		LevelMultiplier:     10,
 		TargetFileSize:      2 << 20,

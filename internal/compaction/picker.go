@@ -3,6 +3,7 @@ package compaction
 import (
 	"bytes"
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/bloomkv/bloomkv/internal/manifest"
@@ -34,8 +35,18 @@ func scores(v *manifest.Version, t Targets, opts *Options) [manifest.NumLevels]f
 // Pick returns the compaction the version needs most that can run beside
 // the running ones, or nil if there is none: no level scores at least 1,
 // every one that does conflicts with a running compaction, or the running
-// ones take every slot. Levels are tried from the highest score down, ties
-// going to the shallower level (it feeds the others).
+// ones take every slot.
+//
+// Order. The levels that score at least 1 are tried by their score over
+// the score of the level they compact into (the base level for L0; at
+// least 0.01; the last level counts 1), highest first, ties to the
+// shallower level — as Pebble does: a level whose output level is itself
+// far over its target waits, and the bottom of the tree drains first.
+// Ordered by their own scores, a backlog makes the levels near the top win
+// every time — they swell fastest relative to their targets — and data
+// piles up there: an overfull base level makes every L0 compaction rewrite
+// all of it, while the compactions into the bottom level starve. From
+// L0SlowdownTrigger tables, where writes are paced, L0 comes first.
 //
 // From L0 it takes every table into the base level: they overlap, and a
 // lookup probes them all, so compacting all of them at once is what
@@ -48,41 +59,41 @@ func scores(v *manifest.Version, t Targets, opts *Options) [manifest.NumLevels]f
 // level's tables that overlap the inputs' key range join them.
 //
 // Concurrency. Up to opts.MaxConcurrentCompactions compactions run at
-// once. When two or more may, the last free slot is kept for L0: deeper
-// compactions take at most all but one, so that an L0 compaction never
-// waits for a slot behind long compactions deeper down. At most one L0
-// compaction runs at a time: one takes every L0 table there is, and L0
-// tables flushed while it runs are newer than all its inputs, so they may
-// stay above its outputs. A candidate conflicts with a running compaction
-// if they share an input table, or if their key ranges overlap and one's
-// output level is the other's input or output level (conflicts). Flushes
-// never conflict: they only add L0 tables newer than every compaction's.
+// once. When two or more may, one is kept for L0: compactions of deeper
+// levels take at most all but one slot, so that an L0 compaction never
+// waits for a slot behind compactions deeper down — it waits only for a
+// running compaction of the base level that holds a table it needs, one
+// table's worth of work. At most one L0 compaction runs at a time: one
+// takes every L0 table there is, and L0 tables flushed while it runs are
+// newer than all its inputs, so they may stay above its outputs. A
+// candidate conflicts with a running compaction if they share an input
+// table, or if their key ranges overlap and one's output level is the
+// other's input or output level (conflicts). Flushes never conflict: they
+// only add L0 tables newer than every compaction's.
 func Pick(v *manifest.Version, opts *Options, running []*Compaction) *Compaction {
 	slots := max(opts.MaxConcurrentCompactions, 1)
 	if len(running) >= slots {
 		return nil
 	}
-	onlyL0 := slots >= 2 && len(running) == slots-1
-	l0Running := slices.ContainsFunc(running, func(r *Compaction) bool { return r.Level == 0 })
 	busy := map[uint64]bool{}
+	l0Running, deeperRunning := false, 0
 	for _, r := range running {
+		if r.Level == 0 {
+			l0Running = true
+		} else {
+			deeperRunning++
+		}
 		for _, files := range r.Inputs {
 			for _, f := range files {
 				busy[f.FileNum] = true
 			}
 		}
 	}
+	deeperAllowed := slots == 1 || deeperRunning < slots-1
 
 	t := TargetsOf(v, opts)
 	scores := scores(v, t, opts)
-	levels := make([]int, 0, lastLevel)
-	for level := range lastLevel {
-		if scores[level] >= 1 {
-			levels = append(levels, level)
-		}
-	}
-	slices.SortStableFunc(levels, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
-	for _, level := range levels {
+	for _, level := range byPriority(v, t, scores, opts) {
 		if level == 0 {
 			if l0Running {
 				continue
@@ -94,7 +105,7 @@ func Pick(v *manifest.Version, opts *Options, running []*Compaction) *Compaction
 			}
 			continue
 		}
-		if onlyL0 {
+		if !deeperAllowed {
 			continue
 		}
 		for _, f := range byOverlap(v, level) {
@@ -109,6 +120,48 @@ func Pick(v *manifest.Version, opts *Options, running []*Compaction) *Compaction
 		}
 	}
 	return nil
+}
+
+// byPriority returns the levels that score at least 1 in the order Pick
+// tries them.
+func byPriority(v *manifest.Version, t Targets, scores [manifest.NumLevels]float64, opts *Options) []int {
+	const minNext = 0.01
+	var levels []int
+	var priority [manifest.NumLevels]float64
+	for level := range lastLevel {
+		if scores[level] < 1 {
+			continue
+		}
+		next := 1.0
+		switch {
+		case level == 0 && t.Base < lastLevel:
+			next = max(scores[t.Base], minNext)
+		case level > 0 && level+1 < lastLevel:
+			next = max(scores[level+1], minNext)
+		}
+		priority[level] = scores[level] / next
+		if level == 0 && v.NumFiles(0) >= opts.L0SlowdownTrigger {
+			priority[level] = math.Inf(1)
+		}
+		levels = append(levels, level)
+	}
+	slices.SortStableFunc(levels, func(a, b int) int { return cmp.Compare(priority[b], priority[a]) })
+	return levels
+}
+
+// sharesTable reports whether compactions a and b have an input table in
+// common.
+func sharesTable(a, b *Compaction) bool {
+	for _, fa := range a.Inputs {
+		for _, f := range fa {
+			for _, fb := range b.Inputs {
+				if slices.Contains(fb, f) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // conflictsAny reports whether c conflicts with one of running, whose

@@ -82,13 +82,27 @@ func TestPick(t *testing.T) {
 			want{level: 1, inputs: [2][]uint64{{1}, nil}, lo: "a", hi: "c", bottommost: true, score: 1200.0 / 1024, trivialMoves: true},
 		},
 		{
-			"the highest score wins",
+			// L0 1 over L1's 0 (counted 0.01), L2 1.46 over L3's 0.
+			"the highest score over the next level's wins",
 			levels{0: fourL0(), 2: {meta(20, "a", "z", 1, 1, 15000)}},
 			want{level: 2, inputs: [2][]uint64{{20}, nil}, lo: "a", hi: "z", bottommost: true, score: 15000.0 / 10240, trivialMoves: true},
 		},
 		{
+			// Scores L1 2, L2 4, L3 9.77, L4 0: L3's over L4's (counted
+			// 0.01) wins over L1's 2/4 and L2's 4/9.77.
+			"the deeper levels by their score over the next level's: the bottom drains first",
+			levels{
+				1: {meta(1, "a", "b", 1, 1, 2048)},
+				2: {meta(20, "c", "z", 1, 1, 40960)},
+				3: {meta(30, "a", "z", 1, 1, 1e6)},
+			},
+			want{level: 3, inputs: [2][]uint64{{30}, nil}, lo: "a", hi: "z", bottommost: true, score: 1e6 / 102400.0, trivialMoves: true},
+		},
+		{
+			// Every level at its target: all score 1 over 1.
 			"a tie goes to the shallower level",
-			levels{0: fourL0(), 1: {meta(1, "a", "b", 1, 1, 1024)}},
+			levels{0: fourL0(), 1: {meta(1, "a", "b", 1, 1, 1024)}, 2: {meta(20, "t", "t", 1, 1, 10240)},
+				3: {meta(30, "u", "u", 1, 1, 102400)}, 4: {meta(40, "v", "v", 1, 1, 1024000)}, 5: {meta(50, "w", "w", 1, 1, 10240000)}},
 			want{level: 0, inputs: [2][]uint64{{14, 13, 12, 11}, nil}, lo: "c", hi: "m", bottommost: true, score: 1},
 		},
 		{
