@@ -189,8 +189,12 @@ var (
 )
 
 // compress returns the bytes to store for raw and how they are stored; it
-// falls back to none when compression saves under 1/8.
-func compress(c compressionIndicator, raw, scratch []byte) ([]byte, compressionIndicator) {
+// falls back to none when compression saves under 1/8. The compressor
+// writes into scratch when it is large enough; the buffer it wrote into is
+// returned whether its output is kept or not, for the next block: were an
+// incompressible block to drop it, every block after would allocate one
+// anew (on random values, 70% of a fill's allocations).
+func compress(c compressionIndicator, raw, scratch []byte) (stored []byte, ind compressionIndicator, buf []byte) {
 	var out []byte
 	switch c {
 	case snappyIndicator:
@@ -201,12 +205,12 @@ func compress(c compressionIndicator, raw, scratch []byte) ([]byte, compressionI
 	case zstdIndicator:
 		out = zstdEncoder().EncodeAll(raw, scratch[:0])
 	default:
-		return raw, noCompressionIndicator
+		return raw, noCompressionIndicator, scratch
 	}
 	if len(out) > len(raw)-len(raw)/8 {
-		return raw, noCompressionIndicator
+		return raw, noCompressionIndicator, out
 	}
-	return out, c
+	return out, c, out
 }
 
 // decompress returns a block's contents from its stored bytes, in dst's

@@ -26,11 +26,15 @@ func (r *Reader) NewIterator() *Iterator { return &Iterator{r: r, block: -1} }
 
 // NewScanIterator returns an iterator for reading the whole table once, as
 // a compaction does: it neither reads nor fills the block cache (one pass
-// would only evict the blocks lookups need) and reuses one pair of buffers
-// for every block, so that it allocates once instead of per block. Its
-// Key and Value are valid only until it moves.
+// would only evict the blocks lookups need), reads the file 256 KiB at a
+// time rather than a block at a time, and reuses its buffers for every
+// block, and after Close for the next scan iterator, so that it allocates
+// once instead of per block. Its Key and Value are valid only until it
+// moves.
 func (r *Reader) NewScanIterator() *Iterator {
-	return &Iterator{r: r, block: -1, bufs: new(blockBuffers)}
+	bufs := scanBuffers.Get().(*blockBuffers)
+	bufs.aheadOff, bufs.ahead = 0, bufs.ahead[:0] // another file's bytes
+	return &Iterator{r: r, block: -1, bufs: bufs}
 }
 
 // loadBlock positions the block iterator on data block i.
@@ -144,6 +148,9 @@ func (it *Iterator) Stats() LookupStats { return it.stats }
 func (it *Iterator) Close() error {
 	err := it.err
 	it.handle.Release()
+	if b := it.bufs; b != nil && b.readAhead && cap(b.stored) <= maxPooledBuffer && cap(b.decoded) <= maxPooledBuffer && cap(b.ahead) <= 2*scanReadAhead {
+		scanBuffers.Put(b)
+	}
 	*it = Iterator{err: err}
 	return err
 }

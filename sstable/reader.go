@@ -282,7 +282,21 @@ func (r *Reader) readBlock(h BlockHandle, what string) ([]byte, error) {
 // copies.
 type blockBuffers struct {
 	stored, decoded []byte
+	// A scan iterator's buffers also read ahead: ahead holds the file's
+	// bytes from aheadOff on, read scanReadAhead at a time, so that a
+	// scan makes one read per scanReadAhead bytes of the file instead of
+	// one per block (a compaction's reads were a fifth of its time in
+	// system calls, one pread per 4 KiB block).
+	readAhead bool
+	ahead     []byte
+	aheadOff  uint64
 }
+
+// scanReadAhead is how much of the file a scan iterator reads at once.
+const scanReadAhead = 256 << 10
+
+// scanBuffers are the blockBuffers of scan iterators, returned by Close.
+var scanBuffers = sync.Pool{New: func() any { return &blockBuffers{readAhead: true} }}
 
 // readBuffers are blockBuffers for reads whose block the cache copies.
 var readBuffers = sync.Pool{New: func() any { return new(blockBuffers) }}
@@ -298,14 +312,31 @@ func (r *Reader) readBlockInto(h BlockHandle, what string, bufs *blockBuffers) (
 		return nil, r.corrupt(int64(min(h.Offset, uint64(r.size))), "%s block [%d, +%d) runs past the end of the data", what, h.Offset, h.Length)
 	}
 	var buf, decoded []byte
-	if bufs == nil {
-		buf = make([]byte, h.Length+blockTrailerLen)
-	} else {
-		bufs.stored = slices.Grow(bufs.stored[:0], int(h.Length+blockTrailerLen))[:h.Length+blockTrailerLen]
+	n := h.Length + blockTrailerLen
+	switch {
+	case bufs == nil:
+		buf = make([]byte, n)
+	case bufs.readAhead:
+		if h.Offset < bufs.aheadOff || h.Offset+n > bufs.aheadOff+uint64(len(bufs.ahead)) {
+			// Up to the end of the file, which the check above puts
+			// past the block.
+			size := min(max(n, scanReadAhead), uint64(r.size)-h.Offset)
+			bufs.ahead = slices.Grow(bufs.ahead[:0], int(size))[:size]
+			bufs.aheadOff = h.Offset
+			if _, err := r.file.ReadAt(bufs.ahead, int64(h.Offset)); err != nil {
+				bufs.ahead = bufs.ahead[:0]
+				return nil, r.readError(int64(h.Offset), err)
+			}
+		}
+		buf, decoded = bufs.ahead[h.Offset-bufs.aheadOff:][:n:n], bufs.decoded
+	default:
+		bufs.stored = slices.Grow(bufs.stored[:0], int(n))[:n]
 		buf, decoded = bufs.stored, bufs.decoded
 	}
-	if _, err := r.file.ReadAt(buf, int64(h.Offset)); err != nil {
-		return nil, r.readError(int64(h.Offset), err)
+	if !(bufs != nil && bufs.readAhead) {
+		if _, err := r.file.ReadAt(buf, int64(h.Offset)); err != nil {
+			return nil, r.readError(int64(h.Offset), err)
+		}
 	}
 	stored, c := buf[:h.Length], compressionIndicator(buf[h.Length])
 	if got, want := blockChecksum(stored, c), binary.LittleEndian.Uint32(buf[h.Length+1:]); got != want {

@@ -201,10 +201,8 @@ func (w *Writer) flushDataBlock() {
 
 // writeBlock compresses and writes one block and its trailer.
 func (w *Writer) writeBlock(raw []byte, c Compression) BlockHandle {
-	stored, ind := compress(c.indicator(), raw, w.scratch)
-	if ind != noCompressionIndicator {
-		w.scratch = stored
-	}
+	stored, ind, scratch := compress(c.indicator(), raw, w.scratch)
+	w.scratch = scratch
 	h := BlockHandle{Offset: w.offset, Length: uint64(len(stored))}
 	var trailer [blockTrailerLen]byte
 	trailer[0] = byte(ind)
