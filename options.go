@@ -156,9 +156,11 @@ type Options struct {
 	// L0CompactionTrigger is the number of L0 tables at which L0 is
 	// compacted into L1. Default 4.
 	L0CompactionTrigger int
-	// L0SlowdownTrigger is the number of L0 tables at which each write
-	// group waits a millisecond, to let compaction catch up. Default
-	// 5·L0CompactionTrigger (20); at least L0CompactionTrigger.
+	// L0SlowdownTrigger is the number of L0 tables from which writes are
+	// paced, at a rate that falls from twice what L0 compactions drain to
+	// a small fraction of it at L0StopTrigger (see pacing.go), and L0
+	// compactions go before all others. Default 5·L0CompactionTrigger
+	// (20); at least L0CompactionTrigger.
 	L0SlowdownTrigger int
 	// L0StopTrigger is the number of L0 tables at which writes stop until
 	// compaction brings L0 below it: every L0 table whose range holds a
@@ -170,7 +172,8 @@ type Options struct {
 	// out reads nothing, so with filters an L0 table costs a missing-key
 	// Get one filter check and a present-key Get about one percent of a
 	// block read, and writes need not wait as early. Measured on a
-	// 1,000,000-key fillrandom (bench/peers settings, 2 cores): LevelDB's
+	// 1,000,000-key fillrandom (bench/peers settings, 2 cores, with the
+	// fixed millisecond's slowdown of the time): LevelDB's
 	// thresholds stalled writes 166 times for 338 ms, 690k ops/s; these 10
 	// times for 80–115 ms, 790k–840k ops/s.
 	L0StopTrigger int
@@ -192,9 +195,11 @@ type Options struct {
 	// Default DynamicLevelSizing.
 	LevelSizing LevelSizing
 	// MaxConcurrentCompactions bounds the compactions that run at once,
-	// each on a goroutine of its own. With two or more, one is always left
-	// for L0, so that L0 never waits behind compactions deeper down.
-	// Default GOMAXPROCS at Open, at most 4; at least 1.
+	// each on a goroutine of its own. With two or more, compactions below
+	// L0 take at most all but one, so that an L0 compaction never waits
+	// for a slot behind them: only, at most, for the one compaction of the
+	// base level that holds a table it needs. Default GOMAXPROCS at Open,
+	// at most 4; at least 1.
 	MaxConcurrentCompactions int
 
 	// MaxOpenFiles bounds the file descriptors the DB holds. All but ten of
