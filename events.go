@@ -12,8 +12,9 @@ import (
 //
 // The DB calls a callback from the goroutine doing the work, sometimes while
 // it holds internal locks: a callback must return quickly and must not call
-// methods of the DB. Callbacks of one kind may run concurrently (a flush and a
-// compaction run at once).
+// methods of the DB. Callbacks may run concurrently, those of one kind too: a
+// flush runs beside up to Options.MaxConcurrentCompactions compactions, each
+// with its own JobID.
 type EventListener struct {
 	// BackgroundError is called when a flush, a compaction, a WAL write or a
 	// manifest update fails; see BackgroundErrorInfo.

@@ -342,11 +342,7 @@ func runChild(o *options, name string, stderr io.Writer) ([]result, int64, error
 // could not be made equal.
 func printTables(stdout io.Writer, runs []engineRun, ws []workload.Workload) {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "workload\t")
-	for _, r := range runs {
-		fmt.Fprintf(tw, "%s ops/s\t", r.Name)
-	}
-	fmt.Fprintln(tw)
+	writeHeader(tw, runs, " ops/s")
 	for j, w := range ws {
 		fmt.Fprintf(tw, "%s\t", w)
 		base := runs[0].Results[j].opsPerSec()
@@ -381,11 +377,7 @@ func printTables(stdout io.Writer, runs []engineRun, ws []workload.Workload) {
 
 	fmt.Fprint(stdout, "\np50 / p99 / p99.9 / max latency\n")
 	tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "workload\t")
-	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t", r.Name)
-	}
-	fmt.Fprintln(tw)
+	writeHeader(tw, runs, "")
 	for j, w := range ws {
 		fmt.Fprintf(tw, "%s\t", w)
 		for _, r := range runs {
@@ -429,11 +421,7 @@ func printL0(stdout io.Writer, runs []engineRun, ws []workload.Workload) {
 	}
 	fmt.Fprintf(stdout, "\nL0 during each fill, sampled %s at its end: the most tables seen, and the L0 at which writes stop\n", every)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "workload\t")
-	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t", r.Name)
-	}
-	fmt.Fprintln(tw)
+	writeHeader(tw, runs, "")
 	for _, j := range fills {
 		fmt.Fprintf(tw, "%s\t", ws[j])
 		for _, r := range runs {
@@ -559,4 +547,14 @@ func dur(ns int64) string {
 		return fmt.Sprintf("%.2fms", float64(d)/1e6)
 	}
 	return fmt.Sprintf("%.2fs", d.Seconds())
+}
+
+// writeHeader writes a table's header row: "workload", then each engine's
+// name followed by suffix.
+func writeHeader(tw io.Writer, runs []engineRun, suffix string) {
+	fmt.Fprint(tw, "workload\t")
+	for _, r := range runs {
+		fmt.Fprintf(tw, "%s%s\t", r.Name, suffix)
+	}
+	fmt.Fprintln(tw)
 }
