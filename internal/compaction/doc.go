@@ -8,8 +8,11 @@
 //
 // # Picking
 //
-// Every level but the last has a score (Scores); the highest at least 1 is
-// compacted (Pick), ties to the shallower level:
+// Every level but the last has a score (Scores), and those at least 1 need
+// compacting; Pick takes them by their score over the score of the level
+// they compact into, highest first (ties to the shallower level), so that
+// the bottom of the tree drains first, and L0 first once it reaches
+// L0SlowdownTrigger tables:
 //
 //	L0:             number of tables / L0CompactionTrigger
 //	Ln, Base≤n≤5:   size / target

@@ -149,21 +149,6 @@ func byPriority(v *manifest.Version, t Targets, scores [manifest.NumLevels]float
 	return levels
 }
 
-// sharesTable reports whether compactions a and b have an input table in
-// common.
-func sharesTable(a, b *Compaction) bool {
-	for _, fa := range a.Inputs {
-		for _, f := range fa {
-			for _, fb := range b.Inputs {
-				if slices.Contains(fb, f) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
 // conflictsAny reports whether c conflicts with one of running, whose
 // input tables are busy.
 func conflictsAny(c *Compaction, running []*Compaction, busy map[uint64]bool) bool {
