@@ -23,8 +23,8 @@ import (
 // time from when it became due — L0 at its trigger, the previous L0
 // compaction done — to its end, waits for a slot or for a conflicting
 // compaction included; an exponentially weighted average over the L0
-// compactions. Each write group waits until its bytes fit the rate: a few
-// microseconds for a small write, spread over every write, where a
+// compactions. Each write group waits until its bytes fit the rate, at
+// most a second (maxPaceWait): a few microseconds for a small write, spread over every write, where a
 // millisecond's sleep for every group while L0 is past the trigger (as
 // LevelDB and bloomkv did) made the millisecond the tail of every write.
 // Waits under a millisecond spin, yielding the processor to the flush and
@@ -73,6 +73,11 @@ const (
 	paceBurst = time.Millisecond
 	// maxSpin is the longest wait spent spinning rather than sleeping.
 	maxSpin = time.Millisecond
+	// maxPaceWait bounds one group's wait: a huge batch at a slow rate
+	// would otherwise hold its writer (and Close, which waits for it)
+	// for as long as its bytes take. The bucket still charges all of it,
+	// so the groups after it wait the rest.
+	maxPaceWait = time.Second
 )
 
 // drained records an L0 compaction that took in tables holding writeBytes
@@ -115,7 +120,7 @@ func (p *pacer) admit(now time.Time, size int64, l0 int, o *Options) time.Durati
 		p.next = now.Add(-paceBurst)
 	}
 	p.next = p.next.Add(time.Duration(float64(size) / rate * float64(time.Second)))
-	return max(p.next.Sub(now), 0)
+	return min(max(p.next.Sub(now), 0), maxPaceWait)
 }
 
 // l0DueLocked notes that an L0 compaction is due from now, if L0 is at its

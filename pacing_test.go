@@ -49,10 +49,19 @@ func TestPacerAdmit(t *testing.T) {
 	now := time.Unix(1000, 0)
 	const size = 64 << 10
 	for i := range 40 {
-		want := max(time.Duration(float64((i+1)*size)/rate*1e9)-paceBurst, 0)
+		want := min(max(time.Duration(float64((i+1)*size)/rate*1e9)-paceBurst, 0), maxPaceWait)
 		if got := p.admit(now, size, 28, o); (got - want).Abs() > time.Microsecond {
 			t.Fatalf("write %d at once: wait %v, want %v", i, got, want)
 		}
+	}
+	// One huge group waits at most maxPaceWait; the groups after it pay
+	// for the rest.
+	q0 := pacer{drainRate: 1 << 20}
+	if got := q0.admit(now, 10<<20, 28, o); got != maxPaceWait {
+		t.Errorf("10 MiB at 1 MiB/s: wait %v, want the cap %v", got, maxPaceWait)
+	}
+	if got := q0.admit(now.Add(maxPaceWait), 1, 28, o); got != maxPaceWait {
+		t.Errorf("the group after it: wait %v, want the cap %v (9 s still owed)", got, maxPaceWait)
 	}
 	// Below the slowdown trigger the bucket empties: no wait.
 	if got := p.admit(now, size, 19, o); got != 0 {
