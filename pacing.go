@@ -24,9 +24,10 @@ import (
 // compaction done — to its end, waits for a slot or for a conflicting
 // compaction included; an exponentially weighted average over the L0
 // compactions. Each write group waits until its bytes fit the rate, at
-// most a second (maxPaceWait): a few microseconds for a small write, spread over every write, where a
-// millisecond's sleep for every group while L0 is past the trigger (as
-// LevelDB and bloomkv did) made the millisecond the tail of every write.
+// most a second (maxPaceWait): a few microseconds for a small write,
+// spread over every write, where a millisecond's sleep for every group
+// while L0 is past the trigger (as LevelDB and bloomkv did) made the
+// millisecond the tail of every write.
 // Waits under a millisecond spin, yielding the processor to the flush and
 // compactions (the Go runtime's timers sleep at least about a millisecond
 // here, so that sleeping short waits would put a millisecond on a write
@@ -41,8 +42,8 @@ import (
 // also cheaper to compact into the level below it.
 //
 // The measured effect is in the README (TestSustainedWrites' long form,
-// and a 10M-key fillrandom beside Pebble); TestWritePacing checks the
-// mechanism.
+// and 10M-key fills beside Pebble); TestPacerRate, TestPacerAdmit and
+// TestWritePacing check the mechanism.
 
 // pacer is the token bucket, and the L0 drain it follows. In d.mu.
 type pacer struct {
