@@ -77,12 +77,11 @@ func (d *DB) compactLocked(c *compaction.Compaction) error {
 	d.mu.Unlock()
 	start := time.Now()
 	err := d.runCompaction(c, v)
-	elapsed := time.Since(start)
 	d.mu.Lock()
 	d.mu.compactions = slices.DeleteFunc(d.mu.compactions, func(r *compaction.Compaction) bool { return r == c })
 	d.mu.pickGen++
 	if err == nil && c.Level == 0 && !c.Manual {
-		d.l0CompactedLocked(c.Inputs[0], start, start.Add(elapsed))
+		d.l0CompactedLocked(c.Inputs[0], start, time.Now())
 	}
 	d.unrefVersionLocked(v)
 	d.mu.cond.Broadcast()

@@ -337,7 +337,7 @@ func (d *DB) Metrics() Metrics {
 	m.CompactionsInProgress = len(d.mu.compactions)
 	if v := d.mu.current; v != nil {
 		targets := compaction.TargetsOf(v.Version, &d.opts.compaction)
-		scores := compaction.Scores(v.Version, &d.opts.compaction)
+		scores := compaction.Scores(v.Version, targets, &d.opts.compaction)
 		m.BaseLevel = targets.Base
 		for level := range m.Levels {
 			m.Levels[level].TargetSize, m.Levels[level].Score = targets.Size[level], scores[level]

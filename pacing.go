@@ -109,14 +109,10 @@ func (p *pacer) rate(l0 int, o *Options) float64 {
 	return drain * 2 * float64(o.L0StopTrigger-l0) / span
 }
 
-// admit charges a write group of size bytes at now with l0 tables in L0,
-// and returns how long it must wait before it goes on.
-func (p *pacer) admit(now time.Time, size int64, l0 int, o *Options) time.Duration {
-	rate := p.rate(l0, o)
-	if rate <= 0 {
-		p.next = time.Time{}
-		return 0
-	}
+// admit charges a write group of size bytes at now to the bucket at rate
+// (> 0) bytes per second, and returns how long it must wait before it
+// goes on.
+func (p *pacer) admit(now time.Time, size int64, rate float64) time.Duration {
 	if p.next.Before(now.Add(-paceBurst)) {
 		p.next = now.Add(-paceBurst)
 	}
@@ -155,7 +151,14 @@ func (d *DB) l0CompactedLocked(inputs []*manifest.FileMetadata, start, end time.
 // pacer, with d.mu released while it waits. It reports whether the group
 // waited. d.mu is held.
 func (d *DB) paceLocked(size int64) bool {
-	wait := d.mu.pacer.admit(time.Now(), size, len(d.mu.current.Levels[0]), &d.opts)
+	rate := d.mu.pacer.rate(len(d.mu.current.Levels[0]), &d.opts)
+	if rate <= 0 {
+		// No limit, and no clock read on the write path: the bucket
+		// starts empty when a limit comes back.
+		d.mu.pacer.next = time.Time{}
+		return false
+	}
+	wait := d.mu.pacer.admit(time.Now(), size, rate)
 	if wait <= 0 {
 		return false
 	}

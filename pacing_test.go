@@ -50,28 +50,26 @@ func TestPacerAdmit(t *testing.T) {
 	const size = 64 << 10
 	for i := range 40 {
 		want := min(max(time.Duration(float64((i+1)*size)/rate*1e9)-paceBurst, 0), maxPaceWait)
-		if got := p.admit(now, size, 28, o); (got - want).Abs() > time.Microsecond {
+		if got := p.admit(now, size, rate); (got - want).Abs() > time.Microsecond {
 			t.Fatalf("write %d at once: wait %v, want %v", i, got, want)
 		}
 	}
 	// One huge group waits at most maxPaceWait; the groups after it pay
 	// for the rest.
 	q0 := pacer{drainRate: 1 << 20}
-	if got := q0.admit(now, 10<<20, 28, o); got != maxPaceWait {
+	if got := q0.admit(now, 10<<20, rate); got != maxPaceWait {
 		t.Errorf("10 MiB at 1 MiB/s: wait %v, want the cap %v", got, maxPaceWait)
 	}
-	if got := q0.admit(now.Add(maxPaceWait), 1, 28, o); got != maxPaceWait {
+	if got := q0.admit(now.Add(maxPaceWait), 1, rate); got != maxPaceWait {
 		t.Errorf("the group after it: wait %v, want the cap %v (9 s still owed)", got, maxPaceWait)
 	}
-	// Below the slowdown trigger the bucket empties: no wait.
-	if got := p.admit(now, size, 19, o); got != 0 {
-		t.Errorf("below the slowdown trigger: wait %v", got)
-	}
-	// At half the rate, no write waits that fits the burst.
+	// At half the rate, on an empty bucket, no write waits that fits the
+	// burst.
+	p = pacer{drainRate: 1 << 20}
 	const small = 512 // 0.5 ms at 1 MiB/s
 	interval := time.Duration(2 * small / rate * 1e9)
 	for i := range 40 {
-		if got := p.admit(now.Add(time.Duration(i)*interval), small, 28, o); got != 0 {
+		if got := p.admit(now.Add(time.Duration(i)*interval), small, rate); got != 0 {
 			t.Fatalf("write %d at half the rate: wait %v", i, got)
 		}
 	}

@@ -313,28 +313,33 @@ func (r *Reader) readBlockInto(h BlockHandle, what string, bufs *blockBuffers) (
 	}
 	var buf, decoded []byte
 	n := h.Length + blockTrailerLen
+	// read is what the file is read into, from the block's offset: the
+	// block alone, a new read-ahead window, or nothing when the window
+	// holds the block already.
+	var read []byte
 	switch {
 	case bufs == nil:
 		buf = make([]byte, n)
-	case bufs.readAhead:
+		read = buf
+	case !bufs.readAhead:
+		bufs.stored = slices.Grow(bufs.stored[:0], int(n))[:n]
+		buf, decoded, read = bufs.stored, bufs.decoded, bufs.stored
+	default:
 		if h.Offset < bufs.aheadOff || h.Offset+n > bufs.aheadOff+uint64(len(bufs.ahead)) {
 			// Up to the end of the file, which the check above puts
 			// past the block.
 			size := min(max(n, scanReadAhead), uint64(r.size)-h.Offset)
 			bufs.ahead = slices.Grow(bufs.ahead[:0], int(size))[:size]
 			bufs.aheadOff = h.Offset
-			if _, err := r.file.ReadAt(bufs.ahead, int64(h.Offset)); err != nil {
-				bufs.ahead = bufs.ahead[:0]
-				return nil, r.readError(int64(h.Offset), err)
-			}
+			read = bufs.ahead
 		}
 		buf, decoded = bufs.ahead[h.Offset-bufs.aheadOff:][:n:n], bufs.decoded
-	default:
-		bufs.stored = slices.Grow(bufs.stored[:0], int(n))[:n]
-		buf, decoded = bufs.stored, bufs.decoded
 	}
-	if !(bufs != nil && bufs.readAhead) {
-		if _, err := r.file.ReadAt(buf, int64(h.Offset)); err != nil {
+	if read != nil {
+		if _, err := r.file.ReadAt(read, int64(h.Offset)); err != nil {
+			if bufs != nil {
+				bufs.ahead = bufs.ahead[:0] // a window half read holds nothing
+			}
 			return nil, r.readError(int64(h.Offset), err)
 		}
 	}

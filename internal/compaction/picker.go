@@ -13,17 +13,14 @@ import (
 // is no level below it to compact into.
 const lastLevel = manifest.NumLevels - 1
 
-// Scores returns each level's compaction score: for L0 its number of tables
-// over L0CompactionTrigger (every L0 table costs every read a probe, so L0
-// is limited by count, not size); for the levels from the base level to L5
-// their size over their target (TargetsOf). The last level scores 0: it has
-// nowhere to go; so do the levels above the base level, which are empty. A
-// level whose score is at least 1 needs compacting.
-func Scores(v *manifest.Version, opts *Options) [manifest.NumLevels]float64 {
-	return scores(v, TargetsOf(v, opts), opts)
-}
-
-func scores(v *manifest.Version, t Targets, opts *Options) [manifest.NumLevels]float64 {
+// Scores returns each level's compaction score in v, whose targets are t
+// (TargetsOf): for L0 its number of tables over L0CompactionTrigger (every
+// L0 table costs every read a probe, so L0 is limited by count, not size);
+// for the levels from the base level to L5 their size over their target.
+// The last level scores 0: it has nowhere to go; so do the levels above the
+// base level, which are empty. A level whose score is at least 1 needs
+// compacting.
+func Scores(v *manifest.Version, t Targets, opts *Options) [manifest.NumLevels]float64 {
 	var s [manifest.NumLevels]float64
 	s[0] = float64(v.NumFiles(0)) / float64(opts.L0CompactionTrigger)
 	for level := t.Base; level < lastLevel; level++ {
@@ -92,16 +89,15 @@ func Pick(v *manifest.Version, opts *Options, running []*Compaction) *Compaction
 	deeperAllowed := slots == 1 || deeperRunning < slots-1
 
 	t := TargetsOf(v, opts)
-	scores := scores(v, t, opts)
+	scores := Scores(v, t, opts)
 	for _, level := range byPriority(v, t, scores, opts) {
 		if level == 0 {
 			if l0Running {
 				continue
 			}
-			c := newCompaction(v, 0, t.Base, slices.Clone(v.Levels[0]), opts)
+			c := candidateOf(v, 0, t.Base, slices.Clone(v.Levels[0]))
 			if !conflictsAny(c, running, busy) {
-				c.Score = scores[0]
-				return c
+				return c.chosen(v, scores[0], opts)
 			}
 			continue
 		}
@@ -112,10 +108,9 @@ func Pick(v *manifest.Version, opts *Options, running []*Compaction) *Compaction
 			if busy[f.FileNum] {
 				continue
 			}
-			c := newCompaction(v, level, level+1, []*manifest.FileMetadata{f}, opts)
+			c := candidateOf(v, level, level+1, []*manifest.FileMetadata{f})
 			if !conflictsAny(c, running, busy) {
-				c.Score = scores[level]
-				return c
+				return c.chosen(v, scores[level], opts)
 			}
 		}
 	}
@@ -281,6 +276,24 @@ func l0Closure(v *manifest.Version, lo, hi []byte) []*manifest.FileMetadata {
 // are empty): the output level's overlapping tables, the key range, the
 // bottommost flag and the output tables' filters.
 func newCompaction(v *manifest.Version, level, output int, inputs []*manifest.FileMetadata, o *Options) *Compaction {
+	c := candidateOf(v, level, output, inputs)
+	c.setFilters(PlanForLevel(v, c.OutputLevel, o))
+	return c
+}
+
+// chosen completes a candidate Pick returns: its score and its output
+// tables' filters, planned only for the one chosen — under BestAllocation
+// a plan is a small optimization, too dear to make for every candidate a
+// running compaction rules out.
+func (c *Compaction) chosen(v *manifest.Version, score float64, o *Options) *Compaction {
+	c.Score = score
+	c.setFilters(PlanForLevel(v, c.OutputLevel, o))
+	return c
+}
+
+// candidateOf is newCompaction without the filters: what the conflict checks
+// look at.
+func candidateOf(v *manifest.Version, level, output int, inputs []*manifest.FileMetadata) *Compaction {
 	c := &Compaction{Level: level, OutputLevel: output}
 	c.Inputs[0] = inputs
 	lo, hi := keyRange(inputs)
@@ -293,7 +306,6 @@ func newCompaction(v *manifest.Version, level, output int, inputs []*manifest.Fi
 			break
 		}
 	}
-	c.setFilters(PlanForLevel(v, c.OutputLevel, o))
 	return c
 }
 

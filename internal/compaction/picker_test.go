@@ -195,7 +195,7 @@ func TestScoresAndTargets(t *testing.T) {
 		3: {meta(3, "a", "b", 1, 1, 150<<10)},
 		6: {meta(6, "a", "b", 1, 1, 1<<40)},
 	})
-	got := Scores(v, pickerOpts)
+	got := Scores(v, TargetsOf(v, pickerOpts), pickerOpts)
 	want := [manifest.NumLevels]float64{0.5, 0.5, 0, 1.5, 0, 0, 0}
 	if got != want {
 		t.Errorf("Scores = %v, want %v", got, want)

@@ -39,15 +39,18 @@ func (b *Bloomkv) Scan(start []byte, n int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	return readN(it, it.SeekGE(start), n)
+}
+
+// readN reads up to n entries of it, which ok says is at its first, and
+// closes it.
+func readN(it *bloomkv.Iterator, ok bool, n int) (int, error) {
 	read := 0
-	for ok := it.SeekGE(start); ok && read < n; ok = it.Next() {
+	for ; ok && read < n; ok = it.Next() {
 		_, _ = it.Key(), it.Value()
 		read++
 	}
-	if err := it.Close(); err != nil {
-		return read, err
-	}
-	return read, nil
+	return read, it.Close()
 }
 
 // SeekPrefix reads up to n entries with prefix, from the first, after an
@@ -58,15 +61,7 @@ func (b *Bloomkv) SeekPrefix(prefix []byte, n int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	read := 0
-	for ok := it.SeekPrefixGE(prefix); ok && read < n; ok = it.Next() {
-		_, _ = it.Key(), it.Value()
-		read++
-	}
-	if err := it.Close(); err != nil {
-		return read, err
-	}
-	return read, nil
+	return readN(it, it.SeekPrefixGE(prefix), n)
 }
 
 // PrefixExtractor returns the prefix extractor of the prefix workloads'
