@@ -328,18 +328,24 @@ func (c *corruptDB) check(fs vfs.FS, name string, bit int64, st *corruptStats) (
 			failed = true
 			continue
 		}
-		ok := false
-		for _, m := range allowed {
-			if want != nil && !mapsEqualPtr(m, want) {
-				continue
-			}
-			wv, present := m[string(k)]
-			if present == (err == nil) && (!present || bytes.Equal(v, []byte(wv))) {
-				ok = true
-			}
-		}
-		if !ok {
+		if !allowedRead(allowed, want, k, v, err == nil) {
 			return fmt.Errorf("Get(%q) = %q, %v: a wrong value (want %q)", k, shortKey(string(v)), err, shortKey(c.model[string(k)]))
+		}
+	}
+	// MultiGet of every key: an error wrapping ErrCorruption, or for each
+	// key what one allowed state holds.
+	st.reads++
+	values, err := d.MultiGet(c.keys)
+	switch {
+	case err != nil && !isCorruption(err):
+		return fmt.Errorf("MultiGet: %v; want an error wrapping ErrCorruption naming %s", err, name)
+	case err != nil:
+		failed = true
+	default:
+		for i, k := range c.keys {
+			if !allowedRead(allowed, want, k, values[i], values[i] != nil) {
+				return fmt.Errorf("MultiGet: %q = %q: a wrong value (want %q)", k, shortKey(string(values[i])), shortKey(c.model[string(k)]))
+			}
 		}
 	}
 	switch {
@@ -351,6 +357,22 @@ func (c *corruptDB) check(fs vfs.FS, name string, bit int64, st *corruptStats) (
 		st.undamaged++
 	}
 	return nil
+}
+
+// allowedRead reports whether a read of k that found value (found false:
+// not found) is what one of the allowed states holds — want alone, once a
+// scan has settled on it.
+func allowedRead(allowed []kvModel, want kvModel, k, value []byte, found bool) bool {
+	for _, m := range allowed {
+		if want != nil && !mapsEqualPtr(m, want) {
+			continue
+		}
+		wv, present := m[string(k)]
+		if present == found && (!present || bytes.Equal(value, []byte(wv))) {
+			return true
+		}
+	}
+	return false
 }
 
 // mapsEqualPtr reports whether a and b are the same map.

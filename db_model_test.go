@@ -166,8 +166,10 @@ func (r *modelRun) step() error {
 			return fmt.Errorf("Apply of an empty batch: %v", err)
 		}
 		return nil
-	case x < 735:
+	case x < 705:
 		return r.get()
+	case x < 735:
+		return r.multiGet()
 	case x < 770:
 		return r.iterate()
 	case x < 785:
@@ -342,6 +344,29 @@ func (r *modelRun) get() error {
 	r.note("%s.Get(%s)", name, shortKey(string(k)))
 	r.gets++
 	if err := checkGet(rd, k, m); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// multiGet checks a MultiGet of up to 40 keys — known ones, keys most
+// likely never written, and repeats — against the model.
+func (r *modelRun) multiGet() error {
+	rd, m, name := r.reader()
+	keys := make([][]byte, r.rng.IntN(41))
+	for i := range keys {
+		switch x := r.rng.IntN(10); {
+		case x < 2:
+			keys[i] = r.ks.probe(r.rng)
+		case x < 3 && i > 0:
+			keys[i] = keys[r.rng.IntN(i)]
+		default:
+			keys[i] = r.ks.pick(r.rng)
+		}
+	}
+	r.note("%s.MultiGet(%d keys)", name, len(keys))
+	r.gets += uint64(len(keys))
+	if err := checkMultiGet(rd, keys, m); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil

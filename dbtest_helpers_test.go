@@ -219,6 +219,7 @@ func fillValue(rng *rand.Rand, v []byte, n int) []byte {
 // dbReader is what a DB and a Snapshot both offer.
 type dbReader interface {
 	Get(key []byte) ([]byte, error)
+	MultiGet(keys [][]byte) ([][]byte, error)
 	NewIter(opts *IterOptions) (*Iterator, error)
 }
 
@@ -294,6 +295,31 @@ func checkGet(r dbReader, key []byte, m kvModel) error {
 	return nil
 }
 
+// checkMultiGet checks r's MultiGet of keys, in their order, against the
+// model: a value for every key the model holds (an empty one non-nil),
+// nil for every other.
+func checkMultiGet(r dbReader, keys [][]byte, m kvModel) error {
+	values, err := r.MultiGet(keys)
+	if err != nil {
+		return fmt.Errorf("MultiGet of %d keys: %w", len(keys), err)
+	}
+	if len(values) != len(keys) {
+		return fmt.Errorf("MultiGet of %d keys returned %d values", len(keys), len(values))
+	}
+	for i, k := range keys {
+		want, ok := m[string(k)]
+		switch got := values[i]; {
+		case !ok && got != nil:
+			return fmt.Errorf("MultiGet: key %d, %s = %s; want nil (not found)", i, shortKey(string(k)), shortKey(string(got)))
+		case ok && got == nil:
+			return fmt.Errorf("MultiGet: key %d, %s = nil (not found); want %s", i, shortKey(string(k)), shortKey(want))
+		case ok && string(got) != want:
+			return fmt.Errorf("MultiGet: key %d, %s = %s; want %s", i, shortKey(string(k)), shortKey(string(got)), shortKey(want))
+		}
+	}
+	return nil
+}
+
 // checkState checks every key of ks with Get, and a full scan, against m.
 // It returns the number of Gets it made.
 func checkState(r dbReader, ks *keySpace, m kvModel) (gets int, err error) {
@@ -302,6 +328,10 @@ func checkState(r dbReader, ks *keySpace, m kvModel) (gets int, err error) {
 		if err := checkGet(r, k, m); err != nil {
 			return gets, err
 		}
+	}
+	gets += len(ks.keys)
+	if err := checkMultiGet(r, ks.keys, m); err != nil {
+		return gets, err
 	}
 	got, err := readAll(r)
 	if err != nil {

@@ -3,6 +3,7 @@ package bloomkv_test
 import (
 	"errors"
 	"fmt"
+	"log"
 	"os"
 
 	"github.com/bloomkv/bloomkv"
@@ -86,6 +87,27 @@ func ExampleDB_NewIter() {
 	// fruit/banana=banana
 	// fruit/cherry=cherry
 	// fruit/date=date
+}
+
+func ExampleDB_MultiGet() {
+	dir := tempDir()
+	defer os.RemoveAll(dir)
+	db, _ := bloomkv.Open(dir, nil)
+	defer db.Close()
+
+	db.Put([]byte("apple"), []byte("red"), nil)
+	db.Put([]byte("kiwi"), []byte(""), nil)
+	values, err := db.MultiGet([][]byte{[]byte("kiwi"), []byte("fig"), []byte("apple")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, v := range values {
+		fmt.Printf("%q found=%v\n", v, v != nil)
+	}
+	// Output:
+	// "" found=true
+	// "" found=false
+	// "red" found=true
 }
 
 func ExampleDB_NewSnapshot() {

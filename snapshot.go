@@ -33,6 +33,15 @@ func (s *Snapshot) Get(key []byte) ([]byte, error) {
 	return s.db.get(key, s.seq)
 }
 
+// MultiGet is DB.MultiGet at the snapshot: the values of keys as they
+// were when it was taken.
+func (s *Snapshot) MultiGet(keys [][]byte) ([][]byte, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return s.db.multiGet(keys, s.seq)
+}
+
 // NewIter returns an iterator over the DB as it was when the snapshot was
 // taken. opts may be nil.
 func (s *Snapshot) NewIter(opts *IterOptions) (*Iterator, error) {

@@ -234,6 +234,9 @@ func (f *tableFile) acquire() (*tableHandle, error) {
 		}
 		return nil, fmt.Errorf("bloomkv: open table: %w", err)
 	}
+	// Lookups read single blocks: no read-ahead. The readers that go
+	// through a table in order read large chunks themselves.
+	_ = vfs.AdviseRandom(file)
 	h := &tableHandle{file: file}
 	h.refs.Store(1) // the caller's
 

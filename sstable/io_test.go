@@ -78,3 +78,76 @@ func TestReadsPerLookup(t *testing.T) {
 		}
 	}
 }
+
+// TestIteratorReadsAhead counts the file reads of scans through the block
+// cache: forward, after seqReadsBeforeAhead blocks read one at a time, one
+// read per scanReadAhead bytes; backward, one read per block; and a second
+// forward scan none, every block having been copied into the cache. Every
+// scan sees exactly the entries written.
+func TestIteratorReadsAhead(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	entries := randomEntries(rng, 30_000, 16, 100)
+	mem := vfs.NewMem()
+	f, err := mem.Create("000009.sst")
+	must(t, err)
+	w, err := NewWriter(f, WriterOptions{Compression: SnappyCompression})
+	must(t, err)
+	for _, e := range entries {
+		must(t, w.Add(e.key, e.value))
+	}
+	props, err := w.Finish()
+	must(t, err)
+	must(t, f.Close())
+	fs := vfs.NewCounting(mem, nil)
+	open := func() *Reader {
+		file, err := fs.Open("000009.sst")
+		must(t, err)
+		info, err := file.Stat()
+		must(t, err)
+		r, err := Open(file, info.Size(), ReaderOptions{FileName: "000009.sst", FileNum: 9, Cache: cache.New(64 << 20)})
+		must(t, err)
+		t.Cleanup(func() { r.Close() })
+		return r
+	}
+	reads := func() int64 { return fs.Kind(vfs.KindTable).ReadCalls() }
+	scan := func(r *Reader) int64 {
+		t.Helper()
+		before := reads()
+		it := r.NewIterator()
+		n := 0
+		for ok := it.First(); ok; ok = it.Next() {
+			if e := entries[n]; base.CompareInternal(it.Key(), e.key) != 0 || string(it.Value()) != string(e.value) {
+				t.Fatalf("entry %d: %v, want %v", n, it.Key(), e.key)
+			}
+			n++
+		}
+		must(t, it.Close())
+		if n != len(entries) {
+			t.Fatalf("scan saw %d entries, want %d", n, len(entries))
+		}
+		return reads() - before
+	}
+	blocks := int64(props.DataBlocks)
+	if blocks < 100 {
+		t.Fatalf("the table has %d data blocks; the test needs many", blocks)
+	}
+
+	r := open()
+	windows := (int64(props.DataBytes) + scanReadAhead - 1) / scanReadAhead
+	if got, most := scan(r), int64(seqReadsBeforeAhead)+windows+1; got > most {
+		t.Errorf("forward scan of %d blocks (%d bytes): %d reads, want at most %d", blocks, props.DataBytes, got, most)
+	}
+	if got := scan(r); got != 0 {
+		t.Errorf("second forward scan: %d reads, want 0 (every block cached)", got)
+	}
+	// Backward on a cold cache: no read-ahead, one read per block.
+	r = open()
+	before := reads()
+	it := r.NewIterator()
+	for ok := it.Last(); ok; ok = it.Prev() {
+	}
+	must(t, it.Close())
+	if got := reads() - before; got != blocks {
+		t.Errorf("backward scan: %d reads, want one per block, %d", got, blocks)
+	}
+}

@@ -6,20 +6,34 @@ import (
 
 // Iterator walks a table's entries in internal-key order: every version of
 // every key, tombstones included. It reads one data block at a time through
-// the block cache. An Iterator is not safe for concurrent use; a Reader may
-// have many.
+// the block cache, until it has read seqReadsBeforeAhead blocks in a row
+// from the file going forward: from then on its misses are read
+// scanReadAhead at a time, as a scan iterator's are, and copied into the
+// cache block by block. (The DB advises the kernel against read-ahead on
+// table files, for the sake of lookups, so a scan must read ahead itself.)
+// An Iterator is not safe for concurrent use; a Reader may have many.
 //
 // Positioning methods report whether the iterator is at an entry; when one
 // reports false, Error says whether that was the end or damage.
 type Iterator struct {
-	r      *Reader
-	bufs   *blockBuffers // a scan iterator's reused buffers; nil: the cache
-	block  int           // index of the current data block
-	handle CacheHandle   // on the current data block, released when it moves off it
-	data   blockIter
-	stats  LookupStats
-	err    error
+	r    *Reader
+	bufs *blockBuffers // a scan iterator's reused buffers; nil: the cache
+	// ahead is a cache iterator's read-ahead window, from scanBuffers, once
+	// seqReads reaches seqReadsBeforeAhead: the forward loads in a row
+	// that read their block from the file.
+	ahead    *blockBuffers
+	seqReads int
+	block    int         // index of the current data block
+	handle   CacheHandle // on the current data block, released when it moves off it
+	data     blockIter
+	stats    LookupStats
+	err      error
 }
+
+// seqReadsBeforeAhead is how many blocks in a row, going forward, an
+// Iterator reads from the file before it reads ahead: two, as RocksDB's
+// iterators do, so that a short seek-and-next pays for no window.
+const seqReadsBeforeAhead = 2
 
 // NewIterator returns an unpositioned iterator over the table.
 func (r *Reader) NewIterator() *Iterator { return &Iterator{r: r, block: -1} }
@@ -32,13 +46,20 @@ func (r *Reader) NewIterator() *Iterator { return &Iterator{r: r, block: -1} }
 // once instead of per block. Its Key and Value are valid only until it
 // moves.
 func (r *Reader) NewScanIterator() *Iterator {
-	bufs := scanBuffers.Get().(*blockBuffers)
-	bufs.aheadOff, bufs.ahead = 0, bufs.ahead[:0] // another file's bytes
-	return &Iterator{r: r, block: -1, bufs: bufs}
+	return &Iterator{r: r, block: -1, bufs: newScanBuffers()}
+}
+
+// newScanBuffers returns read-ahead buffers from scanBuffers, their window
+// emptied: it holds another file's bytes.
+func newScanBuffers() *blockBuffers {
+	b := scanBuffers.Get().(*blockBuffers)
+	b.aheadOff, b.ahead = 0, b.ahead[:0]
+	return b
 }
 
 // loadBlock positions the block iterator on data block i.
 func (it *Iterator) loadBlock(i int) bool {
+	forward := i == it.block+1
 	it.block = i
 	it.data.valid = false
 	it.handle.Release()
@@ -46,7 +67,22 @@ func (it *Iterator) loadBlock(i int) bool {
 	if i < 0 || i >= it.r.numBlocks() {
 		return false
 	}
-	b, err := it.r.dataBlockInto(i, &it.stats, it.bufs)
+	bufs, cached := it.bufs, it.bufs == nil
+	if cached && forward {
+		bufs = it.ahead // nil until the iterator reads ahead
+	}
+	read := it.stats.BlocksRead
+	b, err := it.r.dataBlockInto(i, &it.stats, bufs, cached)
+	if cached && it.ahead == nil {
+		switch {
+		case !forward:
+			it.seqReads = 0
+		case it.stats.BlocksRead > read:
+			if it.seqReads++; it.seqReads >= seqReadsBeforeAhead {
+				it.ahead = newScanBuffers()
+			}
+		}
+	}
 	if err == nil {
 		it.handle = b
 		if err = it.data.init(b.Bytes(), base.CompareEncoded); err != nil {
@@ -148,8 +184,10 @@ func (it *Iterator) Stats() LookupStats { return it.stats }
 func (it *Iterator) Close() error {
 	err := it.err
 	it.handle.Release()
-	if b := it.bufs; b != nil && b.readAhead && cap(b.stored) <= maxPooledBuffer && cap(b.decoded) <= maxPooledBuffer && cap(b.ahead) <= 2*scanReadAhead {
-		scanBuffers.Put(b)
+	for _, b := range [...]*blockBuffers{it.bufs, it.ahead} {
+		if b != nil && b.readAhead && cap(b.stored) <= maxPooledBuffer && cap(b.decoded) <= maxPooledBuffer && cap(b.ahead) <= 2*scanReadAhead {
+			scanBuffers.Put(b)
+		}
 	}
 	*it = Iterator{err: err}
 	return err

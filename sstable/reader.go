@@ -420,15 +420,10 @@ func (r *Reader) Get(k LookupKey, stats *LookupStats) (value []byte, kind Kind, 
 	if stats == nil {
 		stats = new(LookupStats)
 	}
-	if r.filter != nil {
-		stats.FilterChecked = true
-		if !r.filter.MayContainHash(k.Hash) {
-			stats.FilterNegative = true
-			return nil, 0, false, nil
-		}
+	seek, i, ok := r.locate(k, stats)
+	if !ok {
+		return nil, 0, false, nil
 	}
-	seek := base.MakeInternalKey(k.UserKey, k.Seq, base.KindMax).Append(nil)
-	i := r.searchIndex(seek)
 	if i == r.numBlocks() {
 		stats.KeyPresent, err = r.hasNewer(k.UserKey, seek, i, nil)
 		return nil, 0, false, err
@@ -438,26 +433,50 @@ func (r *Reader) Get(k LookupKey, stats *LookupStats) (value []byte, kind Kind, 
 		return nil, 0, false, err
 	}
 	defer block.Release()
+	return r.getInBlock(block.Bytes(), i, k.UserKey, seek, &stats.KeyPresent)
+}
+
+// locate is the half of a Get that reads nothing: the filter's verdict on
+// k (ok false: it rules k out) and then the data block that holds k's
+// versions at or below k.Seq if the table has any, numBlocks if k sorts
+// past the last block. seek is k's encoded seek key, which getInBlock and
+// hasNewer take.
+func (r *Reader) locate(k LookupKey, stats *LookupStats) (seek []byte, block int, ok bool) {
+	if r.filter != nil {
+		stats.FilterChecked = true
+		if !r.filter.MayContainHash(k.Hash) {
+			stats.FilterNegative = true
+			return nil, 0, false
+		}
+	}
+	seek = base.MakeInternalKey(k.UserKey, k.Seq, base.KindMax).Append(nil)
+	return seek, r.searchIndex(seek), true
+}
+
+// getInBlock finds, in data block i (its bytes), the newest version of
+// userKey at or below seek's sequence number, and sets *present as
+// LookupStats.KeyPresent says.
+func (r *Reader) getInBlock(data []byte, i int, userKey, seek []byte, present *bool) (value []byte, kind Kind, found bool, err error) {
 	var it blockIter
-	if err := it.init(block.Bytes(), base.CompareEncoded); err != nil {
+	if err := it.init(data, base.CompareEncoded); err != nil {
 		return nil, 0, false, r.corrupt(int64(r.indexHandle(i).Offset), "data block: %v", err)
 	}
 	if !it.seekGE(seek) {
 		if it.err != nil {
 			return nil, 0, false, r.corrupt(int64(r.indexHandle(i).Offset), "data block: %v", it.err)
 		}
-		stats.KeyPresent, err = r.hasNewer(k.UserKey, seek, i, &it)
+		*present, err = r.hasNewer(userKey, seek, i, &it)
 		return nil, 0, false, err
 	}
 	ik, ok := base.DecodeInternalKey(it.key)
 	if !ok {
 		return nil, 0, false, r.corrupt(int64(r.indexHandle(i).Offset), "data block: key shorter than a trailer")
 	}
-	if !bytes.Equal(ik.UserKey, k.UserKey) {
-		stats.KeyPresent, err = r.hasNewer(k.UserKey, seek, i, &it)
+	if !bytes.Equal(ik.UserKey, userKey) {
+		*present, err = r.hasNewer(userKey, seek, i, &it)
 		return nil, 0, false, err
 	}
-	stats.KeyPresent = true
+	*present = true
 	return bytes.Clone(it.value), ik.Kind(), true, nil
 }
 
@@ -499,16 +518,20 @@ func (r *Reader) hasNewer(userKey, seek []byte, i int, it *blockIter) (bool, err
 // dataBlock returns data block i from the cache or the file. The caller
 // releases the Handle when done with the block.
 func (r *Reader) dataBlock(i int, stats *LookupStats) (CacheHandle, error) {
-	return r.dataBlockInto(i, stats, nil)
+	return r.dataBlockInto(i, stats, nil, true)
 }
 
-// dataBlockInto is dataBlock; with bufs it bypasses the block cache and
-// reads into bufs (see NewScanIterator): the block is then valid until the
-// next use of bufs, and its Handle's Release does nothing.
-func (r *Reader) dataBlockInto(i int, stats *LookupStats, bufs *blockBuffers) (CacheHandle, error) {
+// dataBlockInto is dataBlock reading into bufs (nil: a pair borrowed from
+// readBuffers), whose read-ahead window may hold the block already. Without
+// cached it bypasses the block cache (see NewScanIterator): the block then
+// aliases bufs, valid until their next use, and its Handle's Release does
+// nothing. With cached and bufs, a miss is read through bufs' window and
+// copied into the cache: a forward scan through the cache (Iterator).
+func (r *Reader) dataBlockInto(i int, stats *LookupStats, bufs *blockBuffers, cached bool) (CacheHandle, error) {
 	h := r.indexHandle(i)
 	key := CacheKey{FileNum: r.opts.FileNum, Offset: h.Offset}
-	if bufs == nil && r.opts.Cache != nil {
+	useCache := cached && r.opts.Cache != nil
+	if useCache {
 		if b, ok := r.opts.Cache.Get(key); ok {
 			stats.BlocksCached++
 			return b, nil
@@ -523,18 +546,17 @@ func (r *Reader) dataBlockInto(i int, stats *LookupStats, bufs *blockBuffers) (C
 		stats.BlocksRead++
 		stats.BytesRead += int64(h.Length + blockTrailerLen)
 	}
-	if !borrowed {
-		return cache.Uncached(b), err
-	}
 	var block CacheHandle
 	switch {
 	case err != nil:
-	case r.opts.Cache != nil:
-		block = r.opts.Cache.Insert(key, b)
+	case useCache:
+		block = r.opts.Cache.Insert(key, b) // a copy
+	case !cached:
+		block = cache.Uncached(b)
 	default:
 		block = cache.Uncached(bytes.Clone(b))
 	}
-	if cap(bufs.stored) <= maxPooledBuffer && cap(bufs.decoded) <= maxPooledBuffer {
+	if borrowed && cap(bufs.stored) <= maxPooledBuffer && cap(bufs.decoded) <= maxPooledBuffer {
 		readBuffers.Put(bufs)
 	}
 	return block, err

@@ -206,6 +206,9 @@ func (f *countingFile) Sync() error {
 	return f.f.Sync()
 }
 
+// AdviseRandom passes the advice on (RandomAdviser); it is not counted.
+func (f *countingFile) AdviseRandom() error { return AdviseRandom(f.f) }
+
 func (f *countingFile) Stat() (os.FileInfo, error) { return f.f.Stat() }
 
 func (f *countingFile) Close() error { return f.f.Close() }

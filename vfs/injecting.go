@@ -258,6 +258,10 @@ func (f *injectingFile) Sync() error {
 	return f.f.Sync()
 }
 
+// AdviseRandom passes the advice on (RandomAdviser). No fault is injected
+// into it: advice changes no data, so its failure loses nothing.
+func (f *injectingFile) AdviseRandom() error { return AdviseRandom(f.f) }
+
 func (f *injectingFile) Stat() (os.FileInfo, error) {
 	if err := f.fs.check(OpStat, f.name, ""); err != nil {
 		return nil, err

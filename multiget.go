@@ -1,0 +1,267 @@
+package bloomkv
+
+import (
+	"bytes"
+	"cmp"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/sstable"
+)
+
+// multiGetReads bounds the block reads one MultiGet has in flight: enough
+// to keep an SSD's queue busy (a cold read here takes ~70 µs, most of it
+// the device's), few enough that one call does not crowd out the rest of
+// the process.
+const multiGetReads = 16
+
+// MultiGet returns the values of keys, in their order: values[i] is
+// keys[i]'s value, or nil if keys[i] is not found (a present empty value
+// is an empty slice, not nil). Each value is the caller's to keep and
+// modify. Every key is read at one point in time, as a snapshot would read
+// them, and the answers are those of a Get of each key at that point.
+//
+// It costs less than a Get per key: every key's memtable and filter
+// checks come first, so keys the filters rule out cost no read, and the
+// data blocks left to read are read concurrently (up to 16 at a time),
+// each once however many keys it holds. Metrics count every key as a Get.
+// The first error ends the call; a damaged table is an error wrapping
+// ErrCorruption.
+func (d *DB) MultiGet(keys [][]byte) (values [][]byte, err error) {
+	return d.multiGet(keys, liveSeq)
+}
+
+// multiGet is MultiGet at seq (liveSeq: the read state's own), behind
+// DB.MultiGet and Snapshot.MultiGet.
+func (d *DB) multiGet(keys [][]byte, seq base.SeqNum) ([][]byte, error) {
+	rs, err := d.acquireReadState()
+	if err != nil {
+		return nil, err
+	}
+	defer d.releaseReadState(rs)
+	if seq == liveSeq {
+		seq = rs.seq
+	}
+	d.counters.gets.Add(uint64(len(keys)))
+	values := make([][]byte, len(keys))
+	slab := make([]batchKey, 0, len(keys))
+	pending := make([]*batchKey, 0, len(keys))
+	for i, key := range keys {
+		if value, kind, found := memtablesGet(rs, key, seq); found {
+			d.counters.memtableHits.Add(1)
+			if kind != base.KindDelete {
+				values[i] = bytes.Clone(value)
+				if values[i] == nil {
+					values[i] = []byte{}
+				}
+			}
+			continue
+		}
+		slab = append(slab, batchKey{i: i, lk: sstable.MakeLookupKey(key, seq)})
+		pending = append(pending, &slab[len(slab)-1])
+	}
+	// Rounds: each key still unanswered goes to the next table that may
+	// hold it; the blocks so chosen are read, each once; a key its table
+	// answers is done, one a filter's false positive sent there goes on.
+	var reads []blockRead
+	for len(pending) > 0 {
+		pending = d.routeBatch(rs, pending)
+		reads = groupByBlock(pending, reads[:0])
+		if err := d.readBatch(reads); err != nil {
+			return nil, err
+		}
+		next := pending[:0]
+		for _, k := range pending {
+			if !k.res.Found {
+				next = append(next, k)
+			} else if k.res.Kind != base.KindDelete {
+				values[k.i] = k.res.Value
+				if values[k.i] == nil {
+					values[k.i] = []byte{}
+				}
+			}
+		}
+		pending = next
+	}
+	return values, nil
+}
+
+// memtablesGet looks key up in rs's memtables, newest first.
+func memtablesGet(rs *readState, key []byte, seq base.SeqNum) ([]byte, base.Kind, bool) {
+	if value, kind, _, found := rs.mem.Get(key, seq); found {
+		return value, kind, true
+	}
+	for _, mem := range rs.imm {
+		if value, kind, _, found := mem.Get(key, seq); found {
+			return value, kind, true
+		}
+	}
+	return nil, 0, false
+}
+
+// batchKey is one key of a MultiGet past the memtables: where in the
+// version its lookup has got to, as lookup walks it — the L0 tables newest
+// first, then one table per deeper level — and its last table's answer.
+type batchKey struct {
+	i     int // its index in the request
+	lk    sstable.LookupKey
+	level int // the level of the next table to try
+	l0    int // within L0, the index of the next table to try
+	// The table the key was last sent to, its level, the block there, the
+	// filter check that sent it (its stats), and the answer.
+	t      *table
+	tlevel int
+	loc    sstable.Location
+	stats  sstable.LookupStats
+	res    sstable.GetResult
+}
+
+// blockRead is one data block a round of MultiGet reads, and the keys
+// that need it.
+type blockRead struct {
+	level int
+	t     *table
+	keys  []*batchKey
+}
+
+// routeBatch sends every key of pending to the next table that may hold
+// it, past the tables whose range or filter rules it out (counted as a
+// Get's probes are), and returns, in pending's array, the keys sent
+// somewhere, ordered by table and block; the others no table holds.
+func (d *DB) routeBatch(rs *readState, pending []*batchKey) []*batchKey {
+	routed := pending[:0]
+	for _, k := range pending {
+		k.res = sstable.GetResult{}
+		if d.nextTable(rs, k) {
+			routed = append(routed, k)
+		}
+	}
+	slices.SortFunc(routed, func(a, b *batchKey) int {
+		return cmp.Or(cmp.Compare(a.t.meta.FileNum, b.t.meta.FileNum), cmp.Compare(a.loc.Block, b.loc.Block))
+	})
+	return routed
+}
+
+// groupByBlock appends to reads one blockRead per run of keys of routed
+// (ordered by routeBatch) that need the same block.
+func groupByBlock(routed []*batchKey, reads []blockRead) []blockRead {
+	for start := 0; start < len(routed); {
+		k := routed[start]
+		end := start + 1
+		for end < len(routed) && routed[end].t == k.t && routed[end].loc.Block == k.loc.Block {
+			end++
+		}
+		reads = append(reads, blockRead{level: k.tlevel, t: k.t, keys: routed[start:end]})
+		start = end
+	}
+	return reads
+}
+
+// nextTable advances k to the next table, in lookup's order, whose key
+// range holds k and whose filter does not rule it out, and records it, its
+// level and the block to read in k; false when there is none. Every
+// filter checked is counted in its level's metrics.
+func (d *DB) nextTable(rs *readState, k *batchKey) bool {
+	key := k.lk.UserKey
+	try := func(level int, t *table) bool {
+		k.stats = sstable.LookupStats{}
+		loc, ok := t.reader.Locate(k.lk, &k.stats)
+		if !ok {
+			d.counters.levels[level].record(&k.stats)
+			return false
+		}
+		k.t, k.tlevel, k.loc = t, level, loc
+		return true
+	}
+	if k.level == 0 {
+		l0 := rs.version.tables[0]
+		for i := k.l0; i < len(l0); i++ {
+			if l0[i].meta.ContainsUserKey(key) && try(0, l0[i]) {
+				k.l0 = i + 1
+				return true
+			}
+		}
+		k.level = 1
+	}
+	for ; k.level < manifest.NumLevels; k.level++ {
+		if t := rs.version.findTable(k.level, key); t != nil && try(k.level, t) {
+			k.level++
+			return true
+		}
+	}
+	return false
+}
+
+// readBatch reads the blocks of one round: those in the block cache
+// inline, the others concurrently, at most multiGetReads at a time; each
+// key's answer lands in its res. It returns the first error.
+func (d *DB) readBatch(reads []blockRead) error {
+	var misses []*blockRead
+	for i := range reads {
+		r := &reads[i]
+		hit, err := d.readBlock(r, true)
+		if err != nil {
+			return err
+		}
+		if !hit {
+			misses = append(misses, r)
+		}
+	}
+	if len(misses) == 1 {
+		_, err := d.readBlock(misses[0], false)
+		return err
+	}
+	// Workers, each reading the next miss until none is left.
+	var (
+		wg    sync.WaitGroup
+		next  atomic.Int64
+		mu    sync.Mutex
+		first error
+	)
+	for range min(len(misses), multiGetReads) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1) - 1; i < int64(len(misses)); i = next.Add(1) - 1 {
+				if _, err := d.readBlock(misses[i], false); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// readBlock answers r's keys from r's block (with cachedOnly, only if the
+// block is cached; false if it is not) and counts, as a Get would, each
+// key's probe of the table — the block read or cache hit once, with the
+// first key.
+func (d *DB) readBlock(r *blockRead, cachedOnly bool) (bool, error) {
+	var read sstable.LookupStats
+	reader := r.t.reader
+	b, ok, err := reader.LoadBlock(r.keys[0].loc, &read, cachedOnly)
+	if !ok || err != nil {
+		return ok, err
+	}
+	defer b.Release()
+	for j, k := range r.keys {
+		if k.res, err = reader.GetLocated(b, k.lk, k.loc); err != nil {
+			return true, err
+		}
+		stats := k.stats
+		stats.KeyPresent = k.res.KeyPresent
+		if j == 0 {
+			stats.BlocksRead, stats.BlocksCached, stats.BytesRead = read.BlocksRead, read.BlocksCached, read.BytesRead
+		}
+		d.counters.levels[r.level].record(&stats)
+	}
+	return true, nil
+}

@@ -1,0 +1,32 @@
+//go:build linux && (amd64 || arm64 || loong64 || ppc64 || ppc64le || riscv64 || s390x || mips64 || mips64le)
+
+package vfs
+
+import (
+	"io/fs"
+	"syscall"
+)
+
+// fadvRandom is POSIX_FADV_RANDOM.
+const fadvRandom = 1
+
+// AdviseRandom turns off the kernel's read-ahead for f's open file
+// (RandomAdviser). The raw system call takes the offset and length in
+// single registers on 64-bit platforms only, hence the build constraint.
+func (f osFile) AdviseRandom() error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var errno syscall.Errno
+	err = rc.Control(func(fd uintptr) {
+		_, _, errno = syscall.Syscall6(syscall.SYS_FADVISE64, fd, 0, 0, fadvRandom, 0, 0)
+	})
+	if err != nil {
+		return &fs.PathError{Op: "fadvise", Path: f.Name(), Err: fs.ErrClosed}
+	}
+	if errno != 0 {
+		return &fs.PathError{Op: "fadvise", Path: f.Name(), Err: errno}
+	}
+	return nil
+}

@@ -1,0 +1,105 @@
+//go:build linux && (amd64 || arm64 || loong64 || ppc64 || ppc64le || riscv64 || s390x || mips64 || mips64le)
+
+package vfs
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"unsafe"
+)
+
+// TestAdviseRandom reads two adjacent pages from the middle of a file whose
+// pages were dropped from the page cache, and counts the pages the reads
+// brought in (mincore): with the kernel's read-ahead, which the second,
+// sequential read starts, more; after AdviseRandom, the two asked for. The oracle is the kernel's own record of what it
+// read, so the test fails if the advice is not applied.
+func TestAdviseRandom(t *testing.T) {
+	page := os.Getpagesize()
+	const pages = 1024
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, make([]byte, pages*page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name       string
+		advise     bool
+		minP, maxP int // resident pages after the read
+	}{
+		{"default read-ahead", false, 3, pages},
+		{"AdviseRandom", true, 2, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := NewOS().Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			fd := int(f.(osFile).Fd())
+			// Write the pages back and drop them (POSIX_FADV_DONTNEED).
+			if err := syscall.Fsync(fd); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, e := syscall.Syscall6(syscall.SYS_FADVISE64, uintptr(fd), 0, 0, 4, 0, 0); e != 0 {
+				t.Fatal(e)
+			}
+			if got := residentPages(t, fd, pages*page); got != 0 {
+				t.Fatalf("%d pages resident after POSIX_FADV_DONTNEED; the test needs 0", got)
+			}
+			if c.advise {
+				if err := f.(RandomAdviser).AdviseRandom(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for p := pages / 2; p < pages/2+2; p++ {
+				if _, err := f.ReadAt(make([]byte, page), int64(p*page)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := residentPages(t, fd, pages*page); got < c.minP || got > c.maxP {
+				t.Errorf("two adjacent pages read: %d pages resident, want [%d, %d]", got, c.minP, c.maxP)
+			}
+		})
+	}
+	f, err := NewOS().Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := f.(RandomAdviser).AdviseRandom(); !errors.Is(err, fs.ErrClosed) {
+		t.Errorf("AdviseRandom of a closed file: %v, want an error wrapping fs.ErrClosed", err)
+	}
+	cf, err := NewCounting(NewOS(), nil).Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cf.Close()
+	if _, ok := cf.(RandomAdviser); !ok {
+		t.Error("a Counting file does not pass AdviseRandom through")
+	} else if err := AdviseRandom(cf); err != nil {
+		t.Errorf("AdviseRandom through Counting: %v", err)
+	}
+}
+
+// residentPages counts the file's pages in the page cache.
+func residentPages(t *testing.T, fd, size int) int {
+	t.Helper()
+	m, err := syscall.Mmap(fd, 0, size, syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(m)
+	vec := make([]byte, (size+os.Getpagesize()-1)/os.Getpagesize())
+	if _, _, e := syscall.Syscall(syscall.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(size), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+		t.Fatal(e)
+	}
+	n := 0
+	for _, v := range vec {
+		n += int(v & 1)
+	}
+	return n
+}
