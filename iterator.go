@@ -489,12 +489,9 @@ func (d *DB) newIter(seq base.SeqNum, opts *IterOptions) (*Iterator, error) {
 	if opts != nil {
 		o = *opts
 	}
-	rs, err := d.acquireReadState()
+	rs, seq, err := d.acquireReadStateAt(seq)
 	if err != nil {
 		return nil, err
-	}
-	if seq == liveSeq {
-		seq = rs.seq
 	}
 	v := rs.version
 	children := make([]iterator.Iterator, 0, 1+len(rs.imm)+len(v.tables[0])+len(v.tables)-1)

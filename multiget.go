@@ -37,14 +37,11 @@ func (d *DB) MultiGet(keys [][]byte) (values [][]byte, err error) {
 // multiGet is MultiGet at seq (liveSeq: the read state's own), behind
 // DB.MultiGet and Snapshot.MultiGet.
 func (d *DB) multiGet(keys [][]byte, seq base.SeqNum) ([][]byte, error) {
-	rs, err := d.acquireReadState()
+	rs, seq, err := d.acquireReadStateAt(seq)
 	if err != nil {
 		return nil, err
 	}
 	defer d.releaseReadState(rs)
-	if seq == liveSeq {
-		seq = rs.seq
-	}
 	d.counters.gets.Add(uint64(len(keys)))
 	values := make([][]byte, len(keys))
 	slab := make([]batchKey, 0, len(keys))

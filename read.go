@@ -18,14 +18,11 @@ func (d *DB) Get(key []byte) ([]byte, error) {
 // read state (memtables and version) for the read's length and looks key up
 // at seq, liveSeq meaning the read state's own sequence number; see lookup.
 func (d *DB) get(key []byte, seq base.SeqNum) ([]byte, error) {
-	rs, err := d.acquireReadState()
+	rs, seq, err := d.acquireReadStateAt(seq)
 	if err != nil {
 		return nil, err
 	}
 	defer d.releaseReadState(rs)
-	if seq == liveSeq {
-		seq = rs.seq
-	}
 	return d.lookup(rs, key, seq, nil)
 }
 

@@ -48,6 +48,16 @@ func (d *DB) acquireReadState() (*readState, error) {
 	return rs, nil
 }
 
+// acquireReadStateAt is acquireReadState for a read at seq, which it
+// returns resolved: liveSeq becomes the state's own.
+func (d *DB) acquireReadStateAt(seq base.SeqNum) (*readState, base.SeqNum, error) {
+	rs, err := d.acquireReadState()
+	if err == nil && seq == liveSeq {
+		seq = rs.seq
+	}
+	return rs, seq, err
+}
+
 func (d *DB) releaseReadState(rs *readState) {
 	d.mu.Lock()
 	d.unrefVersionLocked(rs.version)

@@ -17,16 +17,7 @@ func TestReadsPerLookup(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	entries := randomEntries(rng, 20_000, 16, 100)
 	mem := vfs.NewMem()
-	f, err := mem.Create("000007.sst")
-	must(t, err)
-	w, err := NewWriter(f, WriterOptions{Filter: Bloom(10), Compression: SnappyCompression})
-	must(t, err)
-	for _, e := range entries {
-		must(t, w.Add(e.key, e.value))
-	}
-	_, err = w.Finish()
-	must(t, err)
-	must(t, f.Close())
+	writeTableFile(t, mem, "000007.sst", entries, WriterOptions{Filter: Bloom(10), Compression: SnappyCompression})
 
 	fs := vfs.NewCounting(mem, nil)
 	file, err := fs.Open("000007.sst")
@@ -81,23 +72,14 @@ func TestReadsPerLookup(t *testing.T) {
 
 // TestIteratorReadsAhead counts the file reads of scans through the block
 // cache: forward, after seqReadsBeforeAhead blocks read one at a time, one
-// read per scanReadAhead bytes; backward, one read per block; and a second
-// forward scan none, every block having been copied into the cache. Every
-// scan sees exactly the entries written.
+// read per scanReadAhead bytes, and a second forward scan none, every block
+// having been copied into the cache; backward, one read per block. Every
+// forward scan sees exactly the entries written.
 func TestIteratorReadsAhead(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	entries := randomEntries(rng, 30_000, 16, 100)
 	mem := vfs.NewMem()
-	f, err := mem.Create("000009.sst")
-	must(t, err)
-	w, err := NewWriter(f, WriterOptions{Compression: SnappyCompression})
-	must(t, err)
-	for _, e := range entries {
-		must(t, w.Add(e.key, e.value))
-	}
-	props, err := w.Finish()
-	must(t, err)
-	must(t, f.Close())
+	props := writeTableFile(t, mem, "000009.sst", entries, WriterOptions{Compression: SnappyCompression})
 	fs := vfs.NewCounting(mem, nil)
 	open := func() *Reader {
 		file, err := fs.Open("000009.sst")
@@ -150,4 +132,20 @@ func TestIteratorReadsAhead(t *testing.T) {
 	if got := reads() - before; got != blocks {
 		t.Errorf("backward scan: %d reads, want one per block, %d", got, blocks)
 	}
+}
+
+// writeTableFile writes entries to a table file named name on fs.
+func writeTableFile(t *testing.T, fs vfs.FS, name string, entries []entry, opts WriterOptions) Properties {
+	t.Helper()
+	f, err := fs.Create(name)
+	must(t, err)
+	w, err := NewWriter(f, opts)
+	must(t, err)
+	for _, e := range entries {
+		must(t, w.Add(e.key, e.value))
+	}
+	props, err := w.Finish()
+	must(t, err)
+	must(t, f.Close())
+	return props
 }
