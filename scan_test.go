@@ -3,6 +3,7 @@ package bloomkv
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -22,9 +23,13 @@ func TestScanReportsErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
+	// Values of 2 KiB, half of them random, so that the table outgrows an
+	// iterator's read-ahead window (256 KiB): a scan goes on reading the
+	// file to its end.
+	rng := rand.New(rand.NewPCG(1, 2))
 	m := kvModel{}
 	for i := range 500 {
-		k, v := fmt.Sprintf("k%04d", i), fmt.Sprintf("v%d", i)
+		k, v := fmt.Sprintf("k%04d", i), string(fillValue(rng, nil, 2<<10))
 		if err := d.Put([]byte(k), []byte(v), NoSync); err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +54,7 @@ func TestScanReportsErrors(t *testing.T) {
 	seen := 0
 	err = d.Scan(nil, nil, func(k, v []byte) error {
 		if seen++; seen == 100 {
-			failReads.Store(true) // the next data block's read fails
+			failReads.Store(true) // the next read of the file fails
 		}
 		return nil
 	})
