@@ -1,10 +1,8 @@
 package bloomkv
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/bloomkv/bloomkv/internal/manifest"
@@ -18,15 +16,16 @@ type version struct {
 	// tables are the open tables of Levels, index for index, so that a
 	// reader finds a table without the DB's lock.
 	tables [manifest.NumLevels][]*table
+	// bounds are the key ranges of the levels' tables from L1 down, packed
+	// for findTable.
+	bounds [manifest.NumLevels]levelBounds
 	refs   int // guarded by DB.mu
 }
 
 // findTable returns the table of level ≥ 1 whose key range holds userKey,
 // or nil: a binary search, since the level's tables do not overlap.
 func (v *version) findTable(level int, userKey []byte) *table {
-	files := v.Levels[level]
-	i := sort.Search(len(files), func(i int) bool { return bytes.Compare(files[i].Largest.UserKey, userKey) >= 0 })
-	if i < len(files) && files[i].ContainsUserKey(userKey) {
+	if i := v.bounds[level].find(userKey); i >= 0 {
 		return v.tables[level][i]
 	}
 	return nil
@@ -48,6 +47,9 @@ func (d *DB) installVersionLocked(v *manifest.Version) {
 				d.mu.tables[f.FileNum] = t
 			}
 			nv.tables[level] = append(nv.tables[level], t)
+		}
+		if level > 0 {
+			nv.bounds[level] = newLevelBounds(files)
 		}
 	}
 	d.mu.current = nv

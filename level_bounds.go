@@ -1,0 +1,116 @@
+package bloomkv
+
+import (
+	"bytes"
+	"encoding/binary"
+
+	"github.com/bloomkv/bloomkv/internal/manifest"
+)
+
+// levelBounds packs the key ranges of one level's tables (a level of L1 or
+// deeper: the ranges ascend and do not overlap) for the binary search of
+// every point read. A step of a search of the FileMetadata slice is a
+// bytes.Compare of two keys, which for keys that share a long prefix —
+// the bench's 16-byte decimal keys share eight zeros — is most of a
+// missing-key Get's table search. Here each bound is reduced to the eight
+// bytes after the prefix that every bound of the level shares, a uint64
+// compared in one instruction; only equal words compare the whole keys.
+type levelBounds struct {
+	// prefix is the longest prefix of every bound.
+	prefix []byte
+	// For table i of n, words[i] is the eight bytes after prefix of its
+	// smallest key, words[n+i] of its largest, big-endian and zero-padded
+	// (the largest apart, so that a search walks one dense array). Bound
+	// j — table j/2's smallest key if j is even, its largest if odd — is
+	// keys[ends[j-1]:ends[j]].
+	words []uint64
+	keys  []byte
+	ends  []uint32
+}
+
+func newLevelBounds(files []*manifest.FileMetadata) levelBounds {
+	var b levelBounds
+	if len(files) == 0 {
+		return b
+	}
+	n := 0
+	for _, f := range files {
+		n += len(f.Smallest.UserKey) + len(f.Largest.UserKey)
+	}
+	// The bounds ascend, so the prefix of the first and last is everyone's.
+	first, last := files[0].Smallest.UserKey, files[len(files)-1].Largest.UserKey
+	p := 0
+	for p < min(len(first), len(last)) && first[p] == last[p] {
+		p++
+	}
+	b.prefix = bytes.Clone(first[:p])
+	b.words = make([]uint64, 2*len(files))
+	b.keys = make([]byte, 0, n)
+	b.ends = make([]uint32, 0, 2*len(files))
+	for i, f := range files {
+		b.words[i], b.words[len(files)+i] = word(f.Smallest.UserKey[p:]), word(f.Largest.UserKey[p:])
+		for _, k := range [2][]byte{f.Smallest.UserKey, f.Largest.UserKey} {
+			b.keys = append(b.keys, k...)
+			b.ends = append(b.ends, uint32(len(b.keys)))
+		}
+	}
+	return b
+}
+
+// word returns the first eight bytes of k as a big-endian number, k
+// zero-padded if shorter. Two words that differ order as their keys do;
+// equal words say nothing.
+func word(k []byte) uint64 {
+	if len(k) >= 8 {
+		return binary.BigEndian.Uint64(k)
+	}
+	var buf [8]byte
+	copy(buf[:], k)
+	return binary.BigEndian.Uint64(buf[:])
+}
+
+// bound returns bound j's key.
+func (b *levelBounds) bound(j int) []byte {
+	start := uint32(0)
+	if j > 0 {
+		start = b.ends[j-1]
+	}
+	return b.keys[start:b.ends[j]]
+}
+
+// find returns the index of the table whose range holds userKey, or -1.
+func (b *levelBounds) find(userKey []byte) int {
+	n := len(b.words) / 2
+	lo, hi := 0, n
+	if bytes.HasPrefix(userKey, b.prefix) {
+		w := word(userKey[len(b.prefix):])
+		// The first table whose largest key is ≥ userKey, by words where
+		// they differ.
+		for lo < hi {
+			mid := int(uint(lo+hi) >> 1)
+			if x := b.words[n+mid]; x < w || x == w && bytes.Compare(b.bound(2*mid+1), userKey) < 0 {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		if lo < n {
+			if x := b.words[lo]; x < w || x == w && bytes.Compare(b.bound(2*lo), userKey) <= 0 {
+				return lo
+			}
+		}
+		return -1
+	}
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if bytes.Compare(b.bound(2*mid+1), userKey) < 0 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo < n && bytes.Compare(b.bound(2*lo), userKey) <= 0 {
+		return lo
+	}
+	return -1
+}
