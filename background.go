@@ -181,6 +181,7 @@ func (d *DB) recoverWALLocked() (bool, error) {
 		if !d.mu.mem.Empty() {
 			d.mu.imm = append(d.mu.imm, &immutable{mem: d.mu.mem, walNum: d.mu.memWAL})
 			d.mu.mem = memtable.New(d.opts.MemtableSize)
+			d.updateReadStateLocked()
 		}
 		d.mu.memWAL = d.mu.nextFileNum
 		d.mu.nextFileNum++

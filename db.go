@@ -127,9 +127,12 @@ type DB struct {
 		lastSeq     base.SeqNum // the last sequence number handed out
 		nextFileNum uint64
 
-		current  *version
-		versions map[*version]struct{} // every version with references
-		tables   map[uint64]*table     // every open table, by file number
+		current *version
+		// readState is the read state of the memtables and current now,
+		// which reads take references on (read_state.go).
+		readState *readState
+		versions  map[*version]struct{} // every version with references
+		tables    map[uint64]*table     // every open table, by file number
 		// pendingTables are the tables an edit being appended adds,
 		// opened before the append (see applyEditLocked); no version
 		// lists them yet, so unrefVersionLocked leaves them alone.
@@ -253,9 +256,12 @@ func (d *DB) Close() error {
 		errs = append(errs, d.manifest.Close())
 		d.manifestMu.Unlock()
 	}
-	// The DB's reference to the current version. Its tables close now,
-	// unless an iterator left open holds a version that lists them: they
-	// then stay open, files and memory, until it is closed.
+	// The DB's references to its read state and to the current version.
+	// Its tables close now, unless a reader left open (an iterator) holds
+	// the read state or a version that lists them: they then stay open,
+	// files and memory, until it is closed.
+	d.dropReadStateLocked(d.mu.readState)
+	d.mu.readState = nil
 	errs = append(errs, d.unrefVersionLocked(d.mu.current))
 	// The DB's references to its memtables; a reader still open keeps its
 	// own, so what it reads stays valid until it is closed.

@@ -120,7 +120,7 @@ func randOps(rng *rand.Rand, ks *keySpace, tag string) []kvOp {
 // WAL may be a compaction's output in progress).
 func checkDirFiles(fs vfs.FS, dir string, d *DB) error {
 	// A referenced version keeps its tables while a compaction runs.
-	rs, err := d.acquireReadState()
+	rs, _, err := d.acquireReadState()
 	if err != nil {
 		return err
 	}

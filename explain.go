@@ -24,12 +24,11 @@ import (
 // ErrClosed, or a read error such as corruption, in which case the Trace
 // holds the steps up to the failure.
 func (d *DB) Explain(key []byte) (*Trace, error) {
-	rs, err := d.acquireReadState()
+	rs, seq, err := d.acquireReadState()
 	if err != nil {
 		return nil, err
 	}
 	defer d.releaseReadState(rs)
-	seq := rs.seq
 	t := &Trace{Key: bytes.Clone(key), SeqNum: uint64(seq)}
 	value, err := d.lookup(rs, key, seq, t)
 	switch {

@@ -71,6 +71,7 @@ func (d *DB) flushOldestLocked() error {
 		if err = d.applyEditLocked(edit); err == nil {
 			d.mu.imm = d.mu.imm[1:]
 			imm.mem.Unref() // the DB's reference; readers may still hold theirs
+			d.updateReadStateLocked()
 			d.counters.flushes.Add(1)
 			if meta != nil {
 				d.counters.compactions.bytesWritten[0].Add(meta.Size)

@@ -13,7 +13,7 @@ import (
 // API does not offer: the same lookup, with a Trace.
 func explainAt(t *testing.T, d *DB, key []byte, seq base.SeqNum) *Trace {
 	t.Helper()
-	rs, err := d.acquireReadState()
+	rs, _, err := d.acquireReadState()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -163,6 +163,12 @@ func (d *DB) closeFiles() {
 	if d.mu.mem != nil {
 		d.mu.mem.Unref()
 	}
+	if rs := d.mu.readState; rs != nil { // its version's tables are closed above
+		rs.mem.Unref()
+		for _, m := range rs.imm {
+			m.Unref()
+		}
+	}
 	d.cache.Close()
 	d.lock.Close()
 }

@@ -53,6 +53,7 @@ func (d *DB) installVersionLocked(v *manifest.Version) {
 		}
 	}
 	d.mu.current = nv
+	d.updateReadStateLocked()
 	d.mu.pickGen++
 	d.l0DueLocked(v, time.Now())
 	d.mu.versions[d.mu.current] = struct{}{}

@@ -276,6 +276,7 @@ func (d *DB) rotateMemtableLocked() error {
 	old := d.mu.walFile
 	d.mu.imm = append(d.mu.imm, &immutable{mem: d.mu.mem, walNum: d.mu.memWAL})
 	d.mu.mem = memtable.New(d.opts.MemtableSize)
+	d.updateReadStateLocked()
 	d.mu.memWAL, d.mu.wal, d.mu.walFile = num, wal.NewWriter(f), f
 	d.mu.cond.Broadcast() // wakes the flush loop
 	// Every byte of the old WAL is synced: a failure to close it loses
