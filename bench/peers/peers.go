@@ -179,6 +179,10 @@ type Outcome struct {
 	// previous fill's Tree, or the open, to its own: what the fill and its
 	// settle wrote. -1 where the engine does not count it.
 	WriteAmp float64
+	// DeviceBytes is what a read workload had read from the device
+	// (DeviceReadBytes) after the page cache was dropped (Measure.Cold);
+	// -1 when not measured.
+	DeviceBytes int64
 }
 
 // SpaceAmp returns the space amplification of the tree the fill left:
@@ -200,6 +204,10 @@ type Measure struct {
 	// space amplification of the tree the last fill left. It can take
 	// longer than the fill.
 	SpaceAmp bool
+	// Cold drops the page cache (DropPageCache) before each read workload
+	// and counts the bytes the workload has read from the device
+	// (Outcome.DeviceBytes). It needs Linux and root.
+	Cold bool
 	// Progress, if not nil, is called before each workload and returns
 	// the progress function passed to it.
 	Progress func(w workload.Workload) func(int)
@@ -245,8 +253,22 @@ func (m *Measure) Run(e Engine, dir string, s Settings, cfg *workload.Config, ws
 		if shaper != nil && w.IsFill() {
 			sampler = sampleL0(shaper, m.SampleInterval)
 		}
+		deviceBefore := int64(-1)
+		if m.Cold && !w.IsFill() {
+			if err := DropPageCache(); err != nil {
+				return fail(err)
+			}
+			if deviceBefore, err = DeviceReadBytes(); err != nil {
+				return fail(err)
+			}
+		}
 		r, err := cfg.Run(st, w, pr)
-		o := &Outcome{Result: r}
+		o := &Outcome{Result: r, DeviceBytes: -1}
+		if err == nil && deviceBefore >= 0 {
+			var after int64
+			after, err = DeviceReadBytes()
+			o.DeviceBytes = after - deviceBefore
+		}
 		if sampler != nil {
 			l0, serr := sampler.finish()
 			if err == nil && serr != nil {

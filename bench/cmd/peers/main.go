@@ -116,6 +116,10 @@ type result struct {
 	Compacted *peers.Tree      `json:"compacted,omitempty"`
 	CompactNS int64            `json:"compact_ns,omitempty"`
 	WriteAmp  float64          `json:"write_amp,omitempty"` // -1: not counted; 0: not a fill on a Shaper
+	// Cold: a read workload run after the page cache was dropped (-cold),
+	// which read DeviceBytes from the device.
+	Cold        bool  `json:"cold,omitempty"`
+	DeviceBytes int64 `json:"device_bytes,omitempty"`
 }
 
 func (r *result) opsPerSec() float64 {
@@ -137,7 +141,8 @@ func fromOutcomes(outs []*peers.Outcome) []result {
 		out[i] = result{Workload: o.Workload, Ops: o.Ops, ElapsedNS: int64(o.Elapsed), Missing: o.Missing,
 			P50NS: int64(h.Percentile(0.5)), P99NS: int64(h.Percentile(0.99)),
 			P999NS: int64(h.Percentile(0.999)), MaxNS: int64(h.Max()),
-			L0: o.L0, Tree: o.Tree, Compacted: o.Compacted, CompactNS: int64(o.CompactTime), WriteAmp: o.WriteAmp}
+			L0: o.L0, Tree: o.Tree, Compacted: o.Compacted, CompactNS: int64(o.CompactTime), WriteAmp: o.WriteAmp,
+			Cold: o.DeviceBytes >= 0, DeviceBytes: max(o.DeviceBytes, 0)}
 	}
 	return out
 }
@@ -156,7 +161,7 @@ type options struct {
 	engines, workloads, dir, engine                        string
 	seed                                                   uint64
 	missRatio                                              float64
-	inProcess, spaceAmp                                    bool
+	inProcess, spaceAmp, cold                              bool
 	sampleInterval                                         time.Duration
 }
 
@@ -167,7 +172,7 @@ func (o *options) config(keys *workload.Keys) *workload.Config {
 
 // measure returns what o's flags measure besides the workloads.
 func (o *options) measure() *peers.Measure {
-	return &peers.Measure{SampleInterval: o.sampleInterval, SpaceAmp: o.spaceAmp}
+	return &peers.Measure{SampleInterval: o.sampleInterval, SpaceAmp: o.spaceAmp, Cold: o.cold}
 }
 
 // childArgs are the flags that make a child run engine name with o's
@@ -179,7 +184,7 @@ func (o *options) childArgs(name string) []string {
 		"-miss-ratio", strconv.FormatFloat(o.missRatio, 'g', -1, 64),
 		"-scan-length", strconv.Itoa(o.scanLength), "-dir", o.dir,
 		"-writes-per-key", strconv.Itoa(o.writesPerKey), "-sample-interval", o.sampleInterval.String(),
-		"-space-amp=" + strconv.FormatBool(o.spaceAmp)}
+		"-space-amp=" + strconv.FormatBool(o.spaceAmp), "-cold=" + strconv.FormatBool(o.cold)}
 }
 
 // run is the command: main with its arguments and output streams. It
@@ -202,6 +207,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.writesPerKey, "writes-per-key", workload.DefaultWritesPerKey, fmt.Sprintf("filloverwrite's writes of each key, in [1, %d] (0: the default)", workload.MaxWritesPerKey))
 	fs.DurationVar(&o.sampleInterval, "sample-interval", peers.DefaultSampleInterval, "how often L0 is sampled during a fill (0: once, at its end)")
 	fs.BoolVar(&o.spaceAmp, "space-amp", false, "after the last workload, compact the whole key range to measure the last fill's space amplification (slow)")
+	fs.BoolVar(&o.cold, "cold", false, "drop the page cache before each read workload (Linux, root) and report the bytes each operation read from the device")
 	// Hidden: set by the parent for its children, not meant for people.
 	fs.StringVar(&o.engine, "engine", "", "")
 	fs.Usage = func() {
@@ -240,6 +246,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		o.writesPerKey = workload.DefaultWritesPerKey
 	case o.writesPerKey < 1 || o.writesPerKey > workload.MaxWritesPerKey:
 		return fail(2, fmt.Errorf("-writes-per-key %d is outside [1, %d]", o.writesPerKey, workload.MaxWritesPerKey))
+	}
+	if o.cold && o.engine == "" {
+		// Fail now, not after the first fill.
+		if err := peers.DropPageCache(); err != nil {
+			return fail(2, fmt.Errorf("-cold: %w", err))
+		}
+		if _, err := peers.DeviceReadBytes(); err != nil {
+			return fail(2, fmt.Errorf("-cold: %w", err))
+		}
 	}
 	keys, err := workload.NewKeys(o.n, o.keySize, o.valueSize, o.seed)
 	if err != nil {
@@ -388,6 +403,7 @@ func printTables(stdout io.Writer, runs []engineRun, ws []workload.Workload) {
 	}
 	tw.Flush()
 
+	printDevice(stdout, runs, ws)
 	printL0(stdout, runs, ws)
 	for j, w := range ws {
 		if w.IsFill() {
@@ -396,6 +412,38 @@ func printTables(stdout io.Writer, runs []engineRun, ws []workload.Workload) {
 	}
 	fmt.Fprintln(stdout)
 	fmt.Fprintln(stdout, notEqual())
+}
+
+// printDevice prints, for each read workload measured cold, the bytes each
+// operation read from the device, if any was.
+func printDevice(stdout io.Writer, runs []engineRun, ws []workload.Workload) {
+	measured := false
+	for _, r := range runs {
+		for _, res := range r.Results {
+			measured = measured || res.Cold
+		}
+	}
+	if !measured {
+		return
+	}
+	fmt.Fprint(stdout, "\ndevice bytes read per operation, the page cache dropped before each read workload (/proc/self/io read_bytes)\n")
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	writeHeader(tw, runs, "")
+	for j, w := range ws {
+		if w.IsFill() {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t", w)
+		for _, r := range runs {
+			if res := &r.Results[j]; res.Cold && res.Ops > 0 {
+				fmt.Fprintf(tw, "%.0f B\t", float64(res.DeviceBytes)/float64(res.Ops))
+			} else {
+				fmt.Fprint(tw, "–\t")
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
 }
 
 // printL0 prints the table of L0 during each fill, if any engine sampled it.

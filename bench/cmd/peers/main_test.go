@@ -211,9 +211,9 @@ func TestFlags(t *testing.T) {
 			t.Errorf("%q: exit %d, want %d", tc.args, code, tc.code)
 		}
 	}
-	o := &options{writesPerKey: 5, sampleInterval: 30 * time.Millisecond, spaceAmp: true}
+	o := &options{writesPerKey: 5, sampleInterval: 30 * time.Millisecond, spaceAmp: true, cold: true}
 	args := strings.Join(o.childArgs("pebble"), " ")
-	for _, want := range []string{"-writes-per-key 5", "-sample-interval 30ms", "-space-amp=true"} {
+	for _, want := range []string{"-writes-per-key 5", "-sample-interval 30ms", "-space-amp=true", "-cold=true"} {
 		if !strings.Contains(args, want) {
 			t.Errorf("child args %q lack %q", args, want)
 		}
@@ -231,5 +231,48 @@ func TestFlags(t *testing.T) {
 	if len(rs) != 2 || rs[0].Ops != 3000 || rs[0].L0 == nil || rs[0].Tree == nil || rs[0].Compacted != nil || rs[0].MaxNS < rs[0].P999NS ||
 		rs[1].L0 != nil || rs[1].Tree != nil {
 		t.Errorf("child results %+v", rs)
+	}
+}
+
+// TestCold runs the command with -cold, engines in child processes, on a
+// database in the package's directory (on the checkout's disk: a tmpfs
+// keeps its pages whatever is dropped), and checks the device table: a
+// cell per engine for each read workload, present-key Gets reading from
+// the device, and bloomkv's missing-key Gets, which its filters answer,
+// reading less than its present-key ones. It needs Linux and root.
+func TestCold(t *testing.T) {
+	dir, err := os.MkdirTemp(".", "cold-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	var out, errs bytes.Buffer
+	args := []string{"-n", "20000", "-reads", "5000", "-engines", "bloomkv,pebble", "-workloads", "fillrandom,readrandom,readmissing", "-cold", "-dir", dir}
+	if code := run(args, &out, &errs); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	report := out.String()
+	_, rest, ok := strings.Cut(report, "\ndevice bytes read per operation")
+	if !ok {
+		t.Fatalf("no device table in the report:\n%s", report)
+	}
+	body, _, _ := strings.Cut(rest, "\n\n")
+	cells := map[string][]float64{}
+	for _, line := range strings.Split(body, "\n")[2:] { // past the title and the header
+		f := strings.Fields(line)
+		for i := 1; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil || f[i+1] != "B" {
+				t.Fatalf("row %q: cell %q %q", line, f[i], f[i+1])
+			}
+			cells[f[0]] = append(cells[f[0]], v)
+		}
+	}
+	present, missing := cells["readrandom"], cells["readmissing"]
+	if len(present) != 2 || len(missing) != 2 {
+		t.Fatalf("device table %q: want two cells (bloomkv, pebble) for readrandom and readmissing", body)
+	}
+	if present[0] <= 0 || present[1] <= 0 || missing[0] >= present[0] {
+		t.Errorf("device bytes per Get: readrandom %v, readmissing %v (bloomkv, pebble)", present, missing)
 	}
 }
