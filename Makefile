@@ -19,9 +19,11 @@ test: check-format vet staticcheck
 	./scripts/ensure-redis
 	$(GO) test -race -count=1 ./...
 	# The full-size runs of tests too slow for -race (which runs them smaller):
-	# the 1,000,000-entry table round trip and the Optimal-vs-Uniform tree.
+	# the 1,000,000-entry table round trip and the Optimal-vs-Uniform tree;
+	# and the memory accounting, whose oracle, the process's resident memory,
+	# the race detector's shadow memory would swamp.
 	$(GO) test -count=1 -run='^TestRoundTrip$$' ./sstable
-	$(GO) test -count=1 -run='^TestOptimalFilterAllocation$$' .
+	$(GO) test -count=1 -run='^(TestOptimalFilterAllocation|TestMemoryAccounted)$$' .
 	$(GO) test -count=1 -run='^TestTableCacheUnderFileLimit$$' -tablecache.tables=2000 .
 	cd bench && $(GO) test -race -count=1 ./...
 

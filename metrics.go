@@ -151,6 +151,9 @@ type Metrics struct {
 	// BackgroundErrors counts failed flushes, compactions, WAL writes and
 	// manifest updates (see EventListener.BackgroundError).
 	BackgroundErrors uint64
+	// Memory accounts for the process's memory: the DB's own off the Go
+	// heap, and the Go runtime's.
+	Memory MemoryMetrics
 }
 
 // CacheMetrics describe the block cache: what it holds against its
@@ -307,6 +310,11 @@ func (m Metrics) String() string {
 	fmt.Fprintf(tw, "block cache\t%s of %s\thits/misses\t%d/%d\n", humanize.Bytes(uint64(m.BlockCache.Bytes)),
 		humanize.Bytes(uint64(m.BlockCache.Capacity)), m.BlockCache.Hits, m.BlockCache.Misses)
 	fmt.Fprintf(tw, "filter memory\t%s\tobsolete files purged\t%d\n", humanize.Bytes(m.FilterMemory), m.ObsoleteFilesPurged)
+	mm := &m.Memory
+	fmt.Fprintf(tw, "memory\t%s\tmemtables %s, tables %s, block cache %s; Go heap %s + %s free, stacks %s, runtime %s\n",
+		humanize.Bytes(uint64(mm.Total())), humanize.Bytes(uint64(mm.Memtables)), humanize.Bytes(uint64(mm.Tables)),
+		humanize.Bytes(uint64(mm.BlockCache)), humanize.Bytes(uint64(mm.GoHeapObjects)), humanize.Bytes(uint64(mm.GoHeapFree)),
+		humanize.Bytes(uint64(mm.GoStacks)), humanize.Bytes(uint64(mm.GoRuntime)))
 	tw.Flush()
 	return b.String()
 }
@@ -332,6 +340,10 @@ func (d *DB) Metrics() Metrics {
 	}
 	if d.mu.mem != nil {
 		m.MemtableBytes = d.mu.mem.ApproximateSize()
+		m.Memory.Memtables = d.mu.mem.ArenaBytes()
+	}
+	for _, imm := range d.mu.imm {
+		m.Memory.Memtables += imm.mem.ArenaBytes()
 	}
 	m.ImmutableMemtables = len(d.mu.imm)
 	m.CompactionsInProgress = len(d.mu.compactions)
@@ -369,5 +381,8 @@ func (d *DB) Metrics() Metrics {
 	m.WriteDelays, m.WriteDelayDuration = c.delays.Load(), time.Duration(c.delayNanos.Load())
 	m.ObsoleteFilesPurged = c.obsoletePurged.Load()
 	m.BlockCache = cacheMetrics(d.cache.Metrics())
+	m.Memory.BlockCache = d.cache.Resident()
+	m.Memory.Tables = d.tableMemory.Resident()
+	readGoMemory(&m.Memory)
 	return m
 }

@@ -186,6 +186,15 @@ type Metrics struct {
 	Capacity     int64
 }
 
+// Resident returns the bytes of memory the cache holds: its blocks at
+// their allocation's size, and the freed buffers its allocator keeps.
+func (c *Cache) Resident() int64 {
+	if c == nil {
+		return 0
+	}
+	return c.alloc.Resident()
+}
+
 // Metrics returns the cache's counters now.
 func (c *Cache) Metrics() Metrics {
 	if c == nil {

@@ -1,6 +1,10 @@
 package memtable
 
-import "github.com/bloomkv/bloomkv/internal/offheap"
+import (
+	"sync/atomic"
+
+	"github.com/bloomkv/bloomkv/internal/offheap"
+)
 
 // arena hands out immutable copies of key‖value pairs carved from large
 // chunks. It is append-only: bytes already handed out are never written
@@ -16,7 +20,7 @@ type arena struct {
 	chunk     []byte // current chunk; len is the used prefix
 	chunkSize int
 	chunks    []offheap.Buffer // every chunk and large allocation, for free
-	allocated int64            // bytes of chunks and large allocations, for tests and tuning
+	allocated atomic.Int64     // bytes of chunks and large allocations (Memtable.ArenaBytes)
 }
 
 // Chunk sizes: large enough that per-chunk overhead and the unused tail of a
@@ -63,7 +67,7 @@ func (a *arena) alloc(key, value []byte) []byte {
 func (a *arena) newBuffer(n int) []byte {
 	b := offheap.Alloc(n)
 	a.chunks = append(a.chunks, b)
-	a.allocated += int64(n)
+	a.allocated.Add(int64(n))
 	return b.Bytes
 }
 

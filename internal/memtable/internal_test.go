@@ -78,14 +78,14 @@ func TestArena(t *testing.T) {
 			// Chunks waste at most the unused part of the current chunk
 			// plus, in each full one, a tail too short for the next entry.
 			if tc.wantOwnAlloc {
-				if a.allocated != int64(payload) {
-					t.Fatalf("big entries: allocated %d bytes for %d", a.allocated, payload)
+				if a.allocated.Load() != int64(payload) {
+					t.Fatalf("big entries: allocated %d bytes for %d", a.allocated.Load(), payload)
 				}
 			} else {
-				chunks := a.allocated / int64(a.chunkSize)
+				chunks := a.allocated.Load() / int64(a.chunkSize)
 				slack := int64(a.chunkSize) + chunks*int64(tc.key+tc.value)
-				if a.allocated > int64(payload)+slack {
-					t.Fatalf("allocated %d bytes in %d chunks for %d", a.allocated, chunks, payload)
+				if a.allocated.Load() > int64(payload)+slack {
+					t.Fatalf("allocated %d bytes in %d chunks for %d", a.allocated.Load(), chunks, payload)
 				}
 			}
 		})

@@ -149,3 +149,7 @@ func (m *Memtable) Empty() bool { return m.n.Load() == 0 }
 // per-entry overhead for the tree. It never decreases. The DB flushes the
 // memtable when this reaches its configured size.
 func (m *Memtable) ApproximateSize() int64 { return m.size.Load() }
+
+// ArenaBytes returns the bytes of the memtable's arena chunks, off the Go
+// heap: its keys and values, and the unused tail of its last chunk.
+func (m *Memtable) ArenaBytes() int64 { return m.arena.allocated.Load() }

@@ -3,6 +3,7 @@ package offheap
 import (
 	"math/bits"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -23,6 +24,13 @@ import (
 // An Allocator is safe for concurrent use. The zero value is ready.
 type Allocator struct {
 	classes [numClasses]sizeClass
+
+	// inUse counts the bytes handed out and not freed, at their class
+	// size (a large buffer at its own); kept the bytes of freed buffers
+	// that stay resident, on the free lists of the classes below
+	// releaseSize. Their sum is what the allocator keeps in memory:
+	// Resident.
+	inUse, kept atomic.Int64
 
 	mu    sync.Mutex
 	large map[*byte]Buffer // buffers above MaxClassSize, by address
@@ -81,15 +89,20 @@ func (a *Allocator) Alloc(n int) []byte {
 		}
 		a.large[unsafe.SliceData(b.Bytes)] = b
 		a.mu.Unlock()
+		a.inUse.Add(int64(n))
 		return b.Bytes
 	}
 	index, size := classOf(n)
+	a.inUse.Add(int64(size))
 	c := &a.classes[index]
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if k := len(c.free); k > 0 {
 		p := c.free[k-1]
 		c.free = c.free[:k-1]
+		if size < releaseSize {
+			a.kept.Add(-int64(size))
+		}
 		return unsafe.Slice(p, size)[:n]
 	}
 	if len(c.carve) < size {
@@ -114,6 +127,7 @@ func (a *Allocator) Free(b []byte) {
 		if !ok {
 			panic("offheap: Free of a buffer this allocator did not allocate")
 		}
+		a.inUse.Add(-int64(len(buf.Bytes)))
 		Free(buf)
 		return
 	}
@@ -121,8 +135,11 @@ func (a *Allocator) Free(b []byte) {
 	if size != cap(b) {
 		panic("offheap: Free of a buffer whose capacity is not a size class")
 	}
+	a.inUse.Add(-int64(size))
 	if size >= releaseSize {
 		releasePages(b[:size])
+	} else {
+		a.kept.Add(int64(size))
 	}
 	c := &a.classes[index]
 	c.mu.Lock()
@@ -138,6 +155,16 @@ func (a *Allocator) Free(b []byte) {
 const releaseSize = 16 << 10
 
 func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+// InUse returns the bytes of the buffers handed out and not yet freed, each
+// at its class's size.
+func (a *Allocator) InUse() int64 { return a.inUse.Load() }
+
+// Resident returns the bytes the allocator holds in memory: its buffers in
+// use and the freed ones it keeps touched for reuse (those below
+// releaseSize; the larger ones' pages go back to the system). The rest of
+// its slabs is mapped but was never written, and costs nothing.
+func (a *Allocator) Resident() int64 { return a.inUse.Load() + a.kept.Load() }
 
 // Release unmaps every slab and large buffer. Every buffer the allocator
 // handed out must have been freed or abandoned: none may be used again. The
@@ -158,4 +185,6 @@ func (a *Allocator) Release() {
 	}
 	a.large = nil
 	a.mu.Unlock()
+	a.inUse.Store(0)
+	a.kept.Store(0)
 }
