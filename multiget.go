@@ -24,7 +24,7 @@ const multiGetReads = 16
 // modify. Every key is read at one point in time, as a snapshot would read
 // them, and the answers are those of a Get of each key at that point.
 //
-// It costs less than a Get per key: every key's memtable and filter
+// It does less than a Get per key: every key's memtable and filter
 // checks come first, so keys the filters rule out cost no read, and the
 // data blocks left to read are read concurrently (up to 16 at a time),
 // each once however many keys it holds. Metrics count every key as a Get.
@@ -50,10 +50,7 @@ func (d *DB) multiGet(keys [][]byte, seq base.SeqNum) ([][]byte, error) {
 		if value, kind, found := memtablesGet(rs, key, seq); found {
 			d.counters.memtableHits.Add(1)
 			if kind != base.KindDelete {
-				values[i] = bytes.Clone(value)
-				if values[i] == nil {
-					values[i] = []byte{}
-				}
+				values[i] = foundValue(bytes.Clone(value))
 			}
 			continue
 		}
@@ -75,15 +72,21 @@ func (d *DB) multiGet(keys [][]byte, seq base.SeqNum) ([][]byte, error) {
 			if !k.res.Found {
 				next = append(next, k)
 			} else if k.res.Kind != base.KindDelete {
-				values[k.i] = k.res.Value
-				if values[k.i] == nil {
-					values[k.i] = []byte{}
-				}
+				values[k.i] = foundValue(k.res.Value)
 			}
 		}
 		pending = next
 	}
 	return values, nil
+}
+
+// foundValue returns value as MultiGet returns a key found: never nil, so that
+// an empty value is told from a key not found.
+func foundValue(value []byte) []byte {
+	if value == nil {
+		return []byte{}
+	}
+	return value
 }
 
 // memtablesGet looks key up in rs's memtables, newest first.
