@@ -85,6 +85,9 @@ func (rs *readState) releaseLocked(d *DB) {
 // updateReadStateLocked makes a new read state of the memtables and the
 // version now, after a change to either, and drops the DB's reference on
 // the one it replaces. d.mu is held.
+//
+// INVARIANT: d.mu.mem and d.mu.current are set: Open sets the memtable
+// before it installs the first version, and neither is unset before Close.
 func (d *DB) updateReadStateLocked() {
 	rs := &readState{mem: d.mu.mem, version: d.refVersionLocked()}
 	rs.refs.Store(1) // the DB's

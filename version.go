@@ -48,7 +48,11 @@ func (d *DB) installVersionLocked(v *manifest.Version) {
 			}
 			nv.tables[level] = append(nv.tables[level], t)
 		}
-		if level > 0 {
+		switch {
+		case level == 0:
+		case old != nil && slices.Equal(old.Levels[level], files):
+			nv.bounds[level] = old.bounds[level] // most edits change a level or two
+		default:
 			nv.bounds[level] = newLevelBounds(files)
 		}
 	}
