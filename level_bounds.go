@@ -80,37 +80,28 @@ func (b *levelBounds) bound(j int) []byte {
 
 // find returns the index of the table whose range holds userKey, or -1.
 func (b *levelBounds) find(userKey []byte) int {
-	n := len(b.words) / 2
-	lo, hi := 0, n
-	if bytes.HasPrefix(userKey, b.prefix) {
-		w := word(userKey[len(b.prefix):])
-		// The first table whose largest key is ≥ userKey, by words where
-		// they differ.
-		for lo < hi {
-			mid := int(uint(lo+hi) >> 1)
-			if x := b.words[n+mid]; x < w || x == w && bytes.Compare(b.bound(2*mid+1), userKey) < 0 {
-				lo = mid + 1
-			} else {
-				hi = mid
-			}
-		}
-		if lo < n {
-			if x := b.words[lo]; x < w || x == w && bytes.Compare(b.bound(2*lo), userKey) <= 0 {
-				return lo
-			}
-		}
+	// Every bound starts with prefix, so a key that does not sorts before
+	// or after all of them: no table holds it.
+	if !bytes.HasPrefix(userKey, b.prefix) {
 		return -1
 	}
+	n := len(b.words) / 2
+	w := word(userKey[len(b.prefix):])
+	// The first table whose largest key is ≥ userKey, by words where they
+	// differ.
+	lo, hi := 0, n
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		if bytes.Compare(b.bound(2*mid+1), userKey) < 0 {
+		if x := b.words[n+mid]; x < w || x == w && bytes.Compare(b.bound(2*mid+1), userKey) < 0 {
 			lo = mid + 1
 		} else {
 			hi = mid
 		}
 	}
-	if lo < n && bytes.Compare(b.bound(2*lo), userKey) <= 0 {
-		return lo
+	if lo < n {
+		if x := b.words[lo]; x < w || x == w && bytes.Compare(b.bound(2*lo), userKey) <= 0 {
+			return lo
+		}
 	}
 	return -1
 }

@@ -47,7 +47,7 @@ func (d *DB) multiGet(keys [][]byte, seq base.SeqNum) ([][]byte, error) {
 	slab := make([]batchKey, 0, len(keys))
 	pending := make([]*batchKey, 0, len(keys))
 	for i, key := range keys {
-		if value, kind, found := memtablesGet(rs, key, seq); found {
+		if value, kind, found := memtablesGet(rs, key, seq, nil); found {
 			d.counters.memtableHits.Add(1)
 			if kind != base.KindDelete {
 				values[i] = foundValue(bytes.Clone(value))
@@ -87,19 +87,6 @@ func foundValue(value []byte) []byte {
 		return []byte{}
 	}
 	return value
-}
-
-// memtablesGet looks key up in rs's memtables, newest first.
-func memtablesGet(rs *readState, key []byte, seq base.SeqNum) ([]byte, base.Kind, bool) {
-	if value, kind, _, found := rs.mem.Get(key, seq); found {
-		return value, kind, true
-	}
-	for _, mem := range rs.imm {
-		if value, kind, _, found := mem.Get(key, seq); found {
-			return value, kind, true
-		}
-	}
-	return nil, 0, false
 }
 
 // batchKey is one key of a MultiGet past the memtables: where in the

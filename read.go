@@ -40,23 +40,9 @@ func (d *DB) get(key []byte, seq base.SeqNum) ([]byte, error) {
 func (d *DB) lookup(rs *readState, key []byte, seq base.SeqNum, tr lookupTracer) ([]byte, error) {
 	d.counters.gets.Add(1)
 
-	value, kind, _, found := rs.mem.Get(key, seq)
-	if tr != nil {
-		tr.memtable(0, found, kind)
-	}
-	if found {
+	if value, kind, found := memtablesGet(rs, key, seq, tr); found {
 		d.counters.memtableHits.Add(1)
 		return answer(bytes.Clone(value), kind)
-	}
-	for i, mem := range rs.imm {
-		value, kind, _, found := mem.Get(key, seq)
-		if tr != nil {
-			tr.memtable(i+1, found, kind)
-		}
-		if found {
-			d.counters.memtableHits.Add(1)
-			return answer(bytes.Clone(value), kind)
-		}
 	}
 
 	lk := sstable.MakeLookupKey(key, seq) // hashed once for every filter
@@ -90,6 +76,23 @@ func (d *DB) lookup(rs *readState, key []byte, seq base.SeqNum, tr lookupTracer)
 		}
 	}
 	return nil, ErrNotFound
+}
+
+// memtablesGet looks key up in rs's memtables, newest first: the first
+// version at or below seq is the answer (its value aliases the memtable's
+// arena). tr, if not nil, records each memtable searched.
+func memtablesGet(rs *readState, key []byte, seq base.SeqNum, tr lookupTracer) ([]byte, base.Kind, bool) {
+	value, kind, _, found := rs.mem.Get(key, seq)
+	if tr != nil {
+		tr.memtable(0, found, kind)
+	}
+	for i := 0; !found && i < len(rs.imm); i++ {
+		value, kind, _, found = rs.imm[i].Get(key, seq)
+		if tr != nil {
+			tr.memtable(i+1, found, kind)
+		}
+	}
+	return value, kind, found
 }
 
 // getFromTable looks key up in one table and counts what that cost; tr,

@@ -63,16 +63,9 @@ func (r *Reader) LoadBlock(loc Location, stats *LookupStats, cachedOnly bool) (L
 		return b, true, nil
 	}
 	if cachedOnly {
-		if r.opts.Cache == nil {
-			return b, false, nil
-		}
-		h, ok := r.opts.Cache.Get(CacheKey{FileNum: r.opts.FileNum, Offset: r.indexHandle(loc.Block).Offset})
-		if !ok {
-			return b, false, nil
-		}
-		stats.BlocksCached++
+		h, ok := r.cachedDataBlock(loc.Block, stats)
 		b.handle = h
-		return b, true, nil
+		return b, ok, nil
 	}
 	h, err := r.dataBlock(loc.Block, stats)
 	b.handle = h

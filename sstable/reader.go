@@ -521,6 +521,19 @@ func (r *Reader) dataBlock(i int, stats *LookupStats) (CacheHandle, error) {
 	return r.dataBlockInto(i, stats, nil, true)
 }
 
+// cachedDataBlock returns data block i if the block cache holds it,
+// counting the hit in stats; it reads nothing.
+func (r *Reader) cachedDataBlock(i int, stats *LookupStats) (CacheHandle, bool) {
+	if r.opts.Cache == nil {
+		return CacheHandle{}, false
+	}
+	b, ok := r.opts.Cache.Get(CacheKey{FileNum: r.opts.FileNum, Offset: r.indexHandle(i).Offset})
+	if ok {
+		stats.BlocksCached++
+	}
+	return b, ok
+}
+
 // dataBlockInto is dataBlock reading into bufs (nil: a pair borrowed from
 // readBuffers), whose read-ahead window may hold the block already. Without
 // cached it bypasses the block cache (see NewScanIterator): the block then
@@ -532,8 +545,7 @@ func (r *Reader) dataBlockInto(i int, stats *LookupStats, bufs *blockBuffers, ca
 	key := CacheKey{FileNum: r.opts.FileNum, Offset: h.Offset}
 	useCache := cached && r.opts.Cache != nil
 	if useCache {
-		if b, ok := r.opts.Cache.Get(key); ok {
-			stats.BlocksCached++
+		if b, ok := r.cachedDataBlock(i, stats); ok {
 			return b, nil
 		}
 	}
