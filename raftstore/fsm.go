@@ -540,5 +540,8 @@ func (f *FSM) Restore(r io.ReadCloser) error {
 	f.applied.Store(applied)
 	f.failed = nil
 	f.mu.Unlock()
-	return old.retire(true)
+	// The new state is the FSM's, durably: failing to close or remove the
+	// old one is no failure of the restore, and OpenFSM removes what is left.
+	_ = old.retire(true)
+	return nil
 }
