@@ -545,3 +545,11 @@ func (f *FSM) Restore(r io.ReadCloser) error {
 	_ = old.retire(true)
 	return nil
 }
+
+// stateSeq returns the number of the current state directory; it grows by
+// one with each Restore.
+func (f *FSM) stateSeq() int {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.cur.seq
+}
