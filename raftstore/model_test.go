@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,11 +20,15 @@ type kvModel map[string]map[string]bool
 func (m kvModel) acked(key, value string) { m[key] = map[string]bool{value: true} }
 
 func (m kvModel) unknown(key, value string) {
+	unknownWrites.Add(1)
 	if m[key] == nil {
 		m[key] = map[string]bool{"": true}
 	}
 	m[key][value] = true
 }
+
+// unknownWrites counts the writes of unknown outcome, for the tests' logs.
+var unknownWrites atomic.Int64
 
 // check returns an error naming the first key whose value state cannot hold.
 func (m kvModel) check(state map[string]string) error {
