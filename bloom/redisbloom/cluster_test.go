@@ -276,7 +276,9 @@ func waitForCalls(counts *callCounts, n int) bool {
 // item is there.
 func TestClusterMasterRestart(t *testing.T) {
 	c := startCluster(t, 3, "--save", "", "--appendonly", "yes", "--appendfsync", "always")
-	rdb := c.Client(clusterClientOptions, func(o *redis.ClusterOptions) { o.MaxRetries = 1 })
+	// Few retries and redirections: with the master down, each one waits
+	// a backoff before the call fails.
+	rdb := c.Client(clusterClientOptions, func(o *redis.ClusterOptions) { o.MaxRetries, o.MaxRedirects = 1, 2 })
 	ctx := context.Background()
 	f := mustCreate(t, rdb, "restarted", 200_000, 0.01)
 	meta, _ := Keys("restarted")

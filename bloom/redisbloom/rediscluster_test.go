@@ -25,7 +25,7 @@ type testCluster struct {
 var clusterArgs = []string{
 	"--cluster-enabled", "yes",
 	"--cluster-config-file", "nodes.conf",
-	"--cluster-node-timeout", "2000",
+	"--cluster-node-timeout", "1000",
 }
 
 // startCluster starts n masters with the given persistence options
