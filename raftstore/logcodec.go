@@ -1,6 +1,7 @@
 package raftstore
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"time"
@@ -110,21 +111,10 @@ func (d *decoder) varint() int64 {
 
 // bytes reads a length-prefixed byte string: nil when empty, else a copy.
 func (d *decoder) bytes() []byte {
-	n := d.uvarint()
-	if d.err != nil {
-		return nil
+	if s := d.slice(); len(s) > 0 {
+		return bytes.Clone(s)
 	}
-	if n > uint64(len(d.b)) {
-		d.fail("length")
-		return nil
-	}
-	if n == 0 {
-		return nil
-	}
-	out := make([]byte, n)
-	copy(out, d.b)
-	d.b = d.b[n:]
-	return out
+	return nil
 }
 
 // slice reads a length-prefixed byte string aliasing the input.

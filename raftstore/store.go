@@ -84,8 +84,8 @@ func New(db *bloomkv.DB) (*Store, error) {
 // DB returns the DB the Store writes to.
 func (s *Store) DB() *bloomkv.DB { return s.db }
 
-// Close closes the DB if Open opened it; a Store from New leaves its DB open.
-// The Store is unusable afterwards either way.
+// Close closes the DB if Open opened it (the Store is unusable afterwards);
+// a Store from New leaves its DB open, and Close does nothing.
 func (s *Store) Close() error {
 	if s.owned {
 		return s.db.Close()
