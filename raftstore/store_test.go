@@ -371,7 +371,7 @@ func TestStoreModel(t *testing.T) {
 			}
 			s = openStore(t, dir, nil)
 		}
-		if step%25 == 0 || step == 299 {
+		if step%50 == 0 || step == 299 {
 			var want []uint64
 			for i := range model {
 				want = append(want, i)
