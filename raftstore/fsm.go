@@ -445,6 +445,9 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 			continue // applied before a restart
 		}
 		if l.Type == raft.LogCommand {
+			// INVARIANT: a command's ops go into a batch with room for
+			// them all (maxCommandSize), so addCommand adds all of a
+			// well-formed command or, for a malformed one, nothing.
 			if b.Size()+2*len(l.Data)+64 > bloomkv.MaxBatchSize {
 				if err := commit(i); err != nil {
 					return f.fail(resp, pending, err)
