@@ -72,8 +72,18 @@
 //	go run ./cmd/sstcopy -demo /tmp/t      # writes a source table there first
 //	go run ./cmd/sstcopy -compression zstd -bits-per-key 16 SRC.sst DST.sst
 //
-// These stores need Go 1.24 (badger/v4 declares go 1.24.0), so this module's
-// go directive is 1.24.0 (the store's own module says go 1.24).
+// # Raft
+//
+// Package bench/raftbench times raft's StoreLogs on bloomkv (module
+// github.com/bloomkv/bloomkv/raftstore, through a replace of ../raftstore)
+// against github.com/hashicorp/raft-boltdb/v2, synced batches of 1 and 64
+// entries, and checks the two stores against each other:
+//
+//	go test -run='^$' -bench=StoreLogs -count=6 ./raftbench | tee raft.txt
+//	benchstat -col /store raft.txt
+//
+// hashicorp/raft v1.8.0 declares go 1.25.0, so this module's go directive
+// is 1.25.0 (the store's own module says go 1.24).
 //
 // Timings on a shared machine are noisy: compare medians over several runs
 // (-count, -runs), not one, and prefer CPU time to wall-clock time. While

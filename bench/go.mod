@@ -1,13 +1,30 @@
 module github.com/bloomkv/bloomkv/bench
 
-go 1.24.0
+go 1.25.0
 
 require (
 	github.com/bits-and-blooms/bloom/v3 v3.7.1
 	github.com/bloomkv/bloomkv v0.0.0
+	github.com/bloomkv/bloomkv/raftstore v0.0.0
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/dgraph-io/badger/v4 v4.9.6
+	github.com/hashicorp/raft v1.8.0
+	github.com/hashicorp/raft-boltdb/v2 v2.3.1
 	github.com/syndtr/goleveldb v1.0.0
+)
+
+require (
+	github.com/armon/go-metrics v0.4.1 // indirect
+	github.com/boltdb/bolt v1.3.1 // indirect
+	github.com/fatih/color v1.13.0 // indirect
+	github.com/hashicorp/go-hclog v1.6.3 // indirect
+	github.com/hashicorp/go-immutable-radix v1.3.1 // indirect
+	github.com/hashicorp/go-metrics v0.7.0 // indirect
+	github.com/hashicorp/go-msgpack/v2 v2.1.5 // indirect
+	github.com/hashicorp/golang-lru v1.0.2 // indirect
+	github.com/mattn/go-colorable v0.1.13 // indirect
+	github.com/mattn/go-isatty v0.0.17 // indirect
+	go.etcd.io/bbolt v1.3.5 // indirect
 )
 
 require (
@@ -50,9 +67,16 @@ require (
 	go.opentelemetry.io/otel/metric v1.41.0 // indirect
 	go.opentelemetry.io/otel/trace v1.41.0 // indirect
 	golang.org/x/exp v0.0.0-20230626212559-97b1e661b5df // indirect
-	golang.org/x/sys v0.41.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
 	google.golang.org/protobuf v1.36.7 // indirect
 )
 
 replace github.com/bloomkv/bloomkv => ../
+
+replace github.com/bloomkv/bloomkv/raftstore => ../raftstore
+
+// raft-boltdb v2.3.1 (raftbench's baseline) imports go-metrics/compat, which
+// go-metrics v0.7.0 (required by raft v1.8.0) no longer has; v0.5.4 has both
+// it and the root package raft uses.
+replace github.com/hashicorp/go-metrics => github.com/hashicorp/go-metrics v0.5.4

@@ -1,0 +1,80 @@
+// Package raftstore runs bloomkv under github.com/hashicorp/raft: Store is
+// raft's LogStore and StableStore on a bloomkv DB (where raft-boltdb puts
+// them in a bbolt file), and FSM is a replicated key-value state machine kept
+// in a bloomkv DB. It is a module of its own, so that bloomkv's other users
+// never download raft.
+//
+//	store, _ := raftstore.Open("node1/raft", nil)      // logs and stable keys
+//	fsm, _ := raftstore.OpenFSM("node1/state", nil)    // the replicated state
+//	snaps, _ := raft.NewFileSnapshotStore("node1", 2, os.Stderr)
+//	r, _ := raft.NewRaft(config, fsm, store, store, snaps, transport)
+//	r.Apply(raftstore.AppendSet(nil, []byte("k"), []byte("v")), time.Second)
+//
+// # Store: key layout
+//
+// A Store's keys live in two key spaces of its DB, which may hold other
+// keys beside them:
+//
+//	"raft/log/"    + index (8 bytes, big-endian)  one raft.Log, encoded below
+//	"raft/stable/" + key                          a StableStore value (SetUint64: 8 bytes, big-endian)
+//
+// Big-endian indexes sort as numbers, so the log is one contiguous key range
+// in index order. The smallest and largest index are found by one seek at
+// each end when the Store opens, then kept in memory by every write, so
+// FirstIndex and LastIndex cost an atomic load.
+//
+// A log entry's value (its Index is the key's):
+//
+//	format      1 byte   1
+//	Term        uvarint
+//	Type        1 byte   raft.LogType
+//	Data        uvarint length, bytes
+//	Extensions  uvarint length, bytes
+//	AppendedAt  1 byte   0: the zero time; 1: followed by
+//	            varint   Unix seconds, uvarint nanoseconds
+//
+// StoreLogs writes all its entries in one bloomkv batch, synced: after a
+// crash either all are there or none. DeleteRange writes one point delete
+// per stored entry of the range, found by iterating it, in one synced batch
+// (in batches of a million deletes for larger ranges, ordered so that a crash
+// between them leaves no hole in the log). Get and GetUint64 of a key never
+// Set return ErrKeyNotFound, whose text "not found" is what raft looks for.
+//
+// # FSM: commands
+//
+// A command, the Data of a raft.Log applied by the FSM, is a sequence of
+// ops, applied in order in one atomic batch (AppendSet, AppendDelete build
+// them):
+//
+//	's'  uvarint key length, key, uvarint value length, value   set key to value
+//	'd'  uvarint key length, key                                delete key
+//
+// # FSM: directory and state DB
+//
+//	DIR/STATE           "state-NNNNNN\n": the current state directory
+//	DIR/state-NNNNNN/   a bloomkv DB:  "a"        the applied index (8 bytes, big-endian)
+//	                                   "k" + key  the user's key and its value
+//
+// Each batch of applied entries carries the index of the last one, so the
+// applied index always describes the state beside it. Restore builds the
+// next state-NNNNNN from the snapshot stream, syncs it, renames a new STATE
+// over the old and removes the old directory: a crash leaves either whole
+// state, never a mix (see OpenFSM).
+//
+// # FSM: snapshot stream
+//
+// Persist streams a bloomkv Snapshot of the state, taken by FSM.Snapshot,
+// while entries go on being applied:
+//
+//	magic     8 bytes  "bkvfsm\x00\x01" (the last byte the version)
+//	applied   uvarint  the applied index of the state
+//	pairs     per key in key order: uvarint key length + 1, key,
+//	          uvarint value length, value
+//	end       1 byte   0 (a key length + 1 of zero)
+//	count     uvarint  the number of pairs
+//	checksum  4 bytes  CRC-32C (Castagnoli), big-endian, of every byte before it
+//
+// Restore refuses, with an error wrapping bloomkv.ErrCorruption and the
+// offset, a stream that is cut short, too long, miscounted or does not
+// match its checksum, and keeps the old state.
+package raftstore
