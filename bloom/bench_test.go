@@ -183,7 +183,7 @@ type stripedCounting struct {
 func (s *stripedCounting) lockAll(h uint64, fn func(i uint64)) {
 	var stripes uint64
 	for _, i := range ClassicLocations(make([]uint64, 0, 16), h, s.c.m, s.c.k) {
-		stripes |= 1 << (i / countersPerWord % 64)
+		stripes |= 1 << (i / (64 / uint64(s.c.width)) % 64)
 	}
 	for st := range 64 {
 		if stripes&(1<<st) != 0 {
@@ -205,7 +205,7 @@ func (s *stripedCounting) lockAll(h uint64, fn func(i uint64)) {
 func (s *stripedCounting) add(h uint64) {
 	s.lockAll(h, func(i uint64) {
 		w, shift := s.c.counter(i)
-		if *w>>shift&counterMax != counterMax {
+		if *w>>shift&s.c.max != s.c.max {
 			*w += 1 << shift
 		}
 	})
@@ -215,7 +215,7 @@ func (s *stripedCounting) mayContain(h uint64) bool {
 	ok := true
 	s.lockAll(h, func(i uint64) {
 		w, shift := s.c.counter(i)
-		ok = ok && *w>>shift&counterMax != 0
+		ok = ok && *w>>shift&s.c.max != 0
 	})
 	return ok
 }

@@ -17,6 +17,10 @@ type Filter interface {
 	MayContainHash(h uint64) bool
 	// SizeBytes returns the memory the filter's bits or counters occupy.
 	SizeBytes() int
+	// LoadFactor returns the fraction of bits set (classic, blocked) or of
+	// counters non-zero (counting): about 1 − e^(−kn/m) after n distinct
+	// items, and the false-positive rate is roughly its k-th power.
+	LoadFactor() float64
 
 	encoding.BinaryMarshaler
 	io.WriterTo

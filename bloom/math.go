@@ -13,7 +13,8 @@ const (
 	// MaxBits is the largest classic or counting filter, in bits or
 	// counters: 2^40 (128 GiB of bits). A 32-bit platform holds less: no
 	// filter there has more than 2^31 bytes, about 2^34 bits or 2^32
-	// counters, since an int must count them.
+	// 4-bit counters (2^31 of 8 bits, 2^30 of 16), since an int must count
+	// them.
 	MaxBits = 1 << 40
 	// MaxProbes is the largest number of probes of a classic or counting
 	// filter. A target rate that needs more (p below about 1e-19) is refused.
@@ -60,12 +61,13 @@ func tooLarge(words, maxInt uint64) string {
 	return ""
 }
 
-// sizeFor is ClassicParams for a filter of kind (classic or counting) that
-// must fit a platform whose largest int is maxInt.
-func sizeFor(kind Kind, n int, p float64, maxInt uint64) (m uint64, k int, err error) {
+// sizeFor is ClassicParams for a filter of kind (classic, or counting with
+// counters of counterBits bits) that must fit a platform whose largest int
+// is maxInt.
+func sizeFor(kind Kind, n int, p float64, counterBits int, maxInt uint64) (m uint64, k int, err error) {
 	m, k, err = ClassicParams(n, p)
 	if err == nil {
-		err = checkFits("n", n, payloadWords(kind, m), maxInt)
+		err = checkFits("n", n, payloadWords(kind, m, counterBits), maxInt)
 	}
 	return m, k, err
 }
