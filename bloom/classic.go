@@ -166,9 +166,10 @@ func (f *Classic) SizeBytes() int { return len(f.words) * 8 }
 func (f *Classic) BitsSet() uint64 { return popCount(f.words) }
 
 // LoadFactor returns the fraction of bits set, X/m. After n distinct items
-// it is expected near 1 − e^(−kn/m); half full is the optimum a filter
-// sized by ClassicParams reaches at its n, and the false-positive rate is
-// its k-th power (EstimatedFalsePositiveRate).
+// it is expected near 1 − e^(−kn/m): about one half for a filter sized by
+// ClassicParams holding its n items (exactly half at the unrounded optimal
+// k), more once it holds more. The false-positive rate is its k-th power
+// (EstimatedFalsePositiveRate).
 func (f *Classic) LoadFactor() float64 { return float64(f.BitsSet()) / float64(f.m) }
 
 // EstimatedCount estimates the number of distinct items added from the

@@ -17,9 +17,10 @@
 //     — it stays present rather than risk a false negative for others.
 //
 // Every kind reports its LoadFactor, the fraction of bits set or counters
-// non-zero: about 1 − e^(−kn/m) after n distinct items, one half at the n
-// a classic filter was sized for, and the false-positive rate is roughly
-// its k-th power. It tells when a filter is fuller than it was sized for.
+// non-zero: about 1 − e^(−kn/m) after n distinct items, near one half at
+// the n a classic filter was sized for, and the false-positive rate is
+// roughly its k-th power. It tells when a filter is fuller than it was
+// sized for.
 //
 // Every filter is safe for concurrent use without locks: bits are set by
 // atomic OR (counters by compare-and-swap) on 64-bit words and read by
