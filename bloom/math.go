@@ -159,14 +159,49 @@ func BlockedProbes(bitsPerKey float64) int {
 // half a millisecond, and every table a DB writes asks again.
 var blockedProbesMemo sync.Map
 
+// ClassicBitsPerKey returns the bits per item a classic filter with a fixed
+// k probes needs for false-positive rate p: the c that solves
+// (1 − e^(−k/c))^k = p, that is c = −k / ln(1 − p^(1/k)). At the optimal k
+// it is about 1.44·log2(1/p), what ClassicParams sizes; any other k needs
+// more. It returns NaN for a p outside (0, 1) or a k below 1.
+func ClassicBitsPerKey(p float64, k int) float64 {
+	if !(p > 0 && p < 1) || k < 1 {
+		return math.NaN()
+	}
+	// 1 − p^(1/k) as −expm1(ln(p)/k), exact for p^(1/k) near 1.
+	return -float64(k) / math.Log(-math.Expm1(math.Log(p)/float64(k)))
+}
+
 // BlockedBitsPerKey returns the fewest bits per key (to 0.01) at which a
 // blocked filter with its best probe count reaches false-positive rate p,
 // or MaxBitsPerKey if none up to the limit does.
 func BlockedBitsPerKey(p float64) float64 {
-	rate := func(c float64) float64 { return BlockedFalsePositiveRate(c, BlockedProbes(c)) }
+	c, _ := fewestBitsPerKey(p, func(c float64) float64 { return BlockedFalsePositiveRate(c, BlockedProbes(c)) })
+	return c
+}
+
+// BlockedBitsPerKeyAtProbes is BlockedBitsPerKey for a blocked filter of a
+// fixed k probes instead of the best k at each bits per key. It returns
+// +Inf when no bits per key up to MaxBitsPerKey reaches p with k probes,
+// or when k is outside [1, MaxBlockedProbes].
+func BlockedBitsPerKeyAtProbes(p float64, k int) float64 {
+	if k < 1 || k > MaxBlockedProbes {
+		return math.Inf(1)
+	}
+	c, ok := fewestBitsPerKey(p, func(c float64) float64 { return BlockedFalsePositiveRate(c, k) })
+	if !ok {
+		return math.Inf(1)
+	}
+	return c
+}
+
+// fewestBitsPerKey bisects for the fewest bits per key c in [0.01,
+// MaxBitsPerKey], rounded up to 0.01, with rate(c) ≤ p; rate must fall as
+// c grows. It returns MaxBitsPerKey and false if rate(MaxBitsPerKey) > p.
+func fewestBitsPerKey(p float64, rate func(c float64) float64) (float64, bool) {
 	lo, hi := 0.01, float64(MaxBitsPerKey)
 	if rate(hi) > p {
-		return hi
+		return hi, false
 	}
 	for hi-lo > 0.005 {
 		mid := (lo + hi) / 2
@@ -176,7 +211,7 @@ func BlockedBitsPerKey(p float64) float64 {
 			lo = mid
 		}
 	}
-	return math.Ceil(hi*100) / 100
+	return math.Ceil(hi*100) / 100, true
 }
 
 // MinBitsPerKey is the information-theoretic lower bound on the memory of
