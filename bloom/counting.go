@@ -7,16 +7,11 @@ import (
 	"sync/atomic"
 )
 
-// The counter widths a Counting filter may have, in bits.
-const (
-	// DefaultCounterBits is the width of NewCounting's counters unless a
-	// CounterBits option says otherwise: 4 bits, as Fan et al. chose — a
-	// counter overflows only with probability below 1.37·10^-15·m when
-	// each item is added once and k is optimal.
-	DefaultCounterBits = 4
-	// MaxCounterBits is the widest counter, saturating at 65,535.
-	MaxCounterBits = 16
-)
+// DefaultCounterBits is the width of a Counting filter's counters unless a
+// CounterBits option says otherwise: 4 bits, as Fan et al. chose — when
+// each item is added once and k is optimal, any of the m counters reaches
+// 16 with probability below 1.37·10^-15·m.
+const DefaultCounterBits = 4
 
 // validCounterBits reports whether w is a counter width: 4, 8 or 16.
 func validCounterBits(w int) bool { return w == 4 || w == 8 || w == 16 }
