@@ -25,8 +25,9 @@ type countingOptions struct{ counterBits int }
 // 16, saturating at 15, 255 or 65,535. An item added more often than a
 // counter can count — the same item inserted 1,000 times, say — needs 16:
 // narrower counters saturate and the item can then never be removed. Wider
-// counters cost memory: the filter's size is m·bits/8 bytes. Another width
-// makes the constructor return an *ArgumentError naming "counterBits".
+// counters cost memory: the filter's size is m·bits/8 bytes, rounded up to
+// whole 64-bit words. Another width makes the constructor return an
+// *ArgumentError naming "counterBits".
 func CounterBits(bits int) CountingOption {
 	return func(o *countingOptions) { o.counterBits = bits }
 }
