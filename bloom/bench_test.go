@@ -82,7 +82,8 @@ func BenchmarkMayContain(b *testing.B) {
 // BenchmarkMembership is the classic lesson, at the sizes the README's
 // table shows: a filter's membership check costs the same at any n (one
 // hash, k probes), while scanning a list of the keys grows with n; a Go map
-// is the exact set for perspective, at some 10 times a filter's memory.
+// is the exact set for perspective, at over 50 times a filter's memory
+// (BenchmarkMemory).
 // Every query is for an absent key — the common case of a pre-check, and
 // the one where a scan compares against every key. The filters have 10 bits
 // per key; the keys are 16 bytes.
