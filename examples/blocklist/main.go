@@ -72,29 +72,38 @@ type report struct {
 // keyPrefix is where the blocklist lives in the store: card/NUMBER → reason.
 const keyPrefix = "card/"
 
-func main() {
+func main() { os.Exit(runMain(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// runMain runs the command line args and returns the exit code: 0, 1 for a
+// failure, 2 for a bad command line.
+func runMain(args []string, stdout, stderr io.Writer) int {
 	var cfg config
-	flag.StringVar(&cfg.dir, "db", "", "the bloomkv database holding the blocklist (default: a temporary one)")
-	flag.StringVar(&cfg.list, "list", "", "a file of card numbers, one per line, to load into an empty database")
-	flag.IntVar(&cfg.blocked, "blocked", 10_000, "card numbers to generate into an empty database when there is no -list")
-	flag.IntVar(&cfg.checks, "checks", 100_000, "payments to check")
-	flag.Float64Var(&cfg.blockedShare, "blocked-share", 0.01, "the share of payments made with blocked cards, in [0, 1]")
-	flag.Float64Var(&cfg.p, "p", 0.01, "the filter's target false-positive rate, in (0, 1)")
-	flag.StringVar(&cfg.redisAddr, "redis", "", "host:port of a Redis server: share the filter there instead of keeping it in memory")
-	flag.StringVar(&cfg.name, "name", "blocklist", "the shared filter's name in Redis")
-	flag.Uint64Var(&cfg.seed, "seed", 1, "the seed of the generated cards and payments")
-	flag.BoolVar(&cfg.verify, "verify", false, "also look up every card the filter cleared, to show none is blocked")
-	flag.Parse()
-	if flag.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "blocklist: unexpected arguments %q\n", flag.Args())
-		os.Exit(2)
+	fs := flag.NewFlagSet("blocklist", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.dir, "db", "", "the bloomkv database holding the blocklist (default: a temporary one)")
+	fs.StringVar(&cfg.list, "list", "", "a file of card numbers, one per line, to load into an empty database")
+	fs.IntVar(&cfg.blocked, "blocked", 10_000, "card numbers to generate into an empty database when there is no -list")
+	fs.IntVar(&cfg.checks, "checks", 100_000, "payments to check")
+	fs.Float64Var(&cfg.blockedShare, "blocked-share", 0.01, "the share of payments made with blocked cards, in [0, 1]")
+	fs.Float64Var(&cfg.p, "p", 0.01, "the filter's target false-positive rate, in (0, 1)")
+	fs.StringVar(&cfg.redisAddr, "redis", "", "host:port of a Redis server: share the filter there instead of keeping it in memory")
+	fs.StringVar(&cfg.name, "name", "blocklist", "the shared filter's name in Redis")
+	fs.Uint64Var(&cfg.seed, "seed", 1, "the seed of the generated cards and payments")
+	fs.BoolVar(&cfg.verify, "verify", false, "also look up every card the filter cleared, to show none is blocked")
+	if err := fs.Parse(args); err != nil {
+		return 2 // the flag package has said why
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "blocklist: unexpected arguments %q\n", fs.Args())
+		return 2
 	}
 	r, err := run(context.Background(), cfg)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "blocklist:", err)
-		os.Exit(1)
+		fmt.Fprintln(stderr, "blocklist:", err)
+		return 1
 	}
-	r.print(os.Stdout)
+	r.print(stdout)
+	return 0
 }
 
 // run opens (or makes) the store, fills the filter from it and checks the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"os"
@@ -188,6 +189,37 @@ func TestList(t *testing.T) {
 	same(t, "from a list", got, oracle(t, cfg))
 	if got.Stored != 50 {
 		t.Fatalf("%d cards stored from a list of 50", got.Stored)
+	}
+}
+
+// TestCommandLine runs the program as its main does, flags and all, and
+// checks the printed report against the oracle's counts.
+func TestCommandLine(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	var stdout, stderr strings.Builder
+	args := []string{"-db", dir, "-blocked", "300", "-checks", "3000", "-blocked-share", "0.2", "-p", "0.05", "-seed", "7", "-verify"}
+	if code := runMain(args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	want := oracle(t, tiny(dir))
+	for _, line := range []string{
+		fmt.Sprintf("blocklist: %d cards in the store\n", want.Stored),
+		fmt.Sprintf("payments checked:           %d\n", want.Checks),
+		fmt.Sprintf("  cleared by the filter:    %d (store lookups saved: %.1f%%)\n", want.Cleared, 100*float64(want.Cleared)/float64(want.Checks)),
+		fmt.Sprintf("  \"maybe\", store looked up: %d\n", want.Lookups),
+		fmt.Sprintf("    blocked, refused:       %d\n", want.Refused),
+		fmt.Sprintf("    false positives:        %d (", want.FalsePositive),
+		fmt.Sprintf("  verified: the store holds none of the %d cleared cards\n", want.Verified),
+	} {
+		if !strings.Contains(stdout.String(), line) {
+			t.Errorf("the report lacks %q:\n%s", line, stdout.String())
+		}
+	}
+	for _, bad := range [][]string{{"-checks", "x"}, {"extra"}, {"-nosuchflag"}} {
+		stderr.Reset()
+		if code := runMain(bad, io.Discard, &stderr); code != 2 || stderr.Len() == 0 {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 with a reason", bad, code, stderr.String())
+		}
 	}
 }
 
