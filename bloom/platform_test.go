@@ -152,6 +152,7 @@ func TestHugeSizesOnThisPlatform(t *testing.T) {
 		{"NewClassicSize", "m", func() error { _, err := NewClassicSize(1<<38, 3); return err }},
 		{"NewClassicFromBitmap", "m", func() error { _, err := NewClassicFromBitmap(1<<38, 3, nil); return err }},
 		{"NewCountingSize", "m", func() error { _, err := NewCountingSize(1<<34, 3); return err }},
+		{"NewCountingSize 16-bit", "m", func() error { _, err := NewCountingSize(1<<31, 3, CounterBits(16)); return err }},
 		{"NewClassic", "n", func() error { _, err := NewClassic(math.MaxInt, 0.01); return err }},
 		{"NewCounting", "n", func() error { _, err := NewCounting(math.MaxInt/2, 0.01); return err }},
 		{"NewBlocked", "n", func() error { _, err := NewBlocked(math.MaxInt, 64); return err }},
