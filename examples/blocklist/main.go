@@ -108,7 +108,7 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 
 // run opens (or makes) the store, fills the filter from it and checks the
 // payments.
-func run(ctx context.Context, cfg config) (report, error) {
+func run(ctx context.Context, cfg config) (_ report, err error) {
 	if err := cfg.validate(); err != nil {
 		return report{}, err
 	}
@@ -125,7 +125,11 @@ func run(ctx context.Context, cfg config) (report, error) {
 	if err != nil {
 		return report{}, err
 	}
-	defer db.Close()
+	defer func() {
+		if cerr := db.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
 
 	cards, err := storedCards(db)
 	if err != nil {
