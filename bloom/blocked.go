@@ -244,8 +244,13 @@ func (f *Blocked) SizeBytes() int { return len(f.blocks) * 8 }
 // BitsPerKey returns the bits per item added, or +Inf for an empty filter.
 func (f *Blocked) BitsPerKey() float64 { return float64(f.Bits()) / float64(f.Keys()) }
 
-// FillRatio returns the share of bits set.
-func (f *Blocked) FillRatio() float64 { return float64(popCount(f.blocks)) / float64(f.Bits()) }
+// LoadFactor returns the fraction of bits set. Blocks fill unevenly, but on
+// average a blocked filter of n items is as full as a classic filter of the
+// same bits and probes: 1 − e^(−kn/m) expected.
+func (f *Blocked) LoadFactor() float64 { return float64(popCount(f.blocks)) / float64(f.Bits()) }
+
+// FillRatio is LoadFactor, under the name it had first.
+func (f *Blocked) FillRatio() float64 { return f.LoadFactor() }
 
 // ExpectedFalsePositiveRate is BlockedFalsePositiveRate at the filter's
 // bits per key and probes: the rate to expect for items never added.

@@ -29,7 +29,7 @@ type Classic struct {
 // false-positive rate p (see ClassicParams for the formulas). Invalid
 // arguments return an *ArgumentError naming the argument.
 func NewClassic(n int, p float64) (*Classic, error) {
-	m, k, err := sizeFor(KindClassic, n, p, platformMaxInt)
+	m, k, err := sizeFor(KindClassic, n, p, 0, platformMaxInt)
 	if err != nil {
 		return nil, err
 	}
@@ -43,29 +43,29 @@ func NewClassic(n int, p float64) (*Classic, error) {
 // on a 32-bit one), or a k outside [1, MaxProbes], returns an
 // *ArgumentError naming it.
 func NewClassicSize(m uint64, k int) (*Classic, error) {
-	if err := checkSize(KindClassic, m, k, platformMaxInt); err != nil {
+	if err := checkSize(KindClassic, m, k, 0, platformMaxInt); err != nil {
 		return nil, err
 	}
 	return newClassic(m, k), nil
 }
 
 // checkSize validates the size m and probes k of a classic or counting
-// filter (kind says which: m counts bits or counters) for a platform whose
-// largest int is maxInt, so that newClassic and newCounting can convert
-// its word count to an int.
-func checkSize(kind Kind, m uint64, k int, maxInt uint64) error {
+// filter (kind says which: m counts bits or counters of counterBits bits)
+// for a platform whose largest int is maxInt, so that newClassic and
+// newCounting can convert its word count to an int.
+func checkSize(kind Kind, m uint64, k, counterBits int, maxInt uint64) error {
 	if m < 1 || m > MaxBits {
 		return argError("m", m, "size must be in [1, %d]", uint64(MaxBits))
 	}
 	if k < 1 || k > MaxProbes {
 		return argError("k", k, "probes must be in [1, %d]", MaxProbes)
 	}
-	return checkFits("m", m, payloadWords(kind, m), maxInt)
+	return checkFits("m", m, payloadWords(kind, m, counterBits), maxInt)
 }
 
 // newClassic allocates a classic filter whose m and k checkSize accepted.
 func newClassic(m uint64, k int) *Classic {
-	return &Classic{m: m, k: k, words: alignedWords(int(payloadWords(KindClassic, m)))}
+	return &Classic{m: m, k: k, words: alignedWords(int(payloadWords(KindClassic, m, 0)))}
 }
 
 func bitMask(i uint64) uint64 { return 1 << (63 - i%64) }
@@ -165,6 +165,13 @@ func (f *Classic) SizeBytes() int { return len(f.words) * 8 }
 // BitsSet returns the number of bits set (X).
 func (f *Classic) BitsSet() uint64 { return popCount(f.words) }
 
+// LoadFactor returns the fraction of bits set, X/m. After n distinct items
+// it is expected near 1 − e^(−kn/m): about one half for a filter sized by
+// ClassicParams holding its n items (exactly half at the unrounded optimal
+// k), more once it holds more. The false-positive rate is its k-th power
+// (EstimatedFalsePositiveRate).
+func (f *Classic) LoadFactor() float64 { return float64(f.BitsSet()) / float64(f.m) }
+
 // EstimatedCount estimates the number of distinct items added from the
 // bits set (Swamidass and Baldi, 2007): n ≈ −(m/k)·ln(1 − X/m). It returns
 // +Inf when every bit is set.
@@ -175,7 +182,7 @@ func (f *Classic) EstimatedCount() float64 {
 // EstimatedFalsePositiveRate is the chance that an item never added tests
 // positive now: (X/m)^k for X bits set.
 func (f *Classic) EstimatedFalsePositiveRate() float64 {
-	return math.Pow(float64(f.BitsSet())/float64(f.m), float64(f.k))
+	return math.Pow(f.LoadFactor(), float64(f.k))
 }
 
 // AppendBitmap appends the filter's m bits to dst as ⌈m/8⌉ bytes, bit i at
@@ -198,7 +205,7 @@ func (f *Classic) AppendBitmap(dst []byte) []byte {
 // highest set bit); a longer one, or one with bits set at or past m, is
 // refused.
 func NewClassicFromBitmap(m uint64, k int, bitmap []byte) (*Classic, error) {
-	if err := checkSize(KindClassic, m, k, platformMaxInt); err != nil {
+	if err := checkSize(KindClassic, m, k, 0, platformMaxInt); err != nil {
 		return nil, err
 	}
 	if uint64(len(bitmap)) > (m+7)/8 {

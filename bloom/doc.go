@@ -10,7 +10,17 @@
 //   - Blocked: all k probes of an item inside one 512-bit block, so a query
 //     costs one cache miss. Built from a set of keys at a bits-per-key; the
 //     filter every bloomkv SSTable embeds.
-//   - Counting: 4-bit counters instead of bits, so items can be removed.
+//   - Counting: counters instead of bits, so items can be removed. They
+//     are 4 bits wide unless the CounterBits option makes them 8 or 16: a
+//     counter saturates at its maximum (15, 255, 65,535) and then never
+//     changes, so an item added more often than that can never be removed
+//     — it stays present rather than risk a false negative for others.
+//
+// Every kind reports its LoadFactor, the fraction of bits set or counters
+// non-zero: about 1 − e^(−kn/m) after n distinct items, near one half at
+// the n a classic filter was sized for, and the false-positive rate is
+// roughly its k-th power. It tells when a filter is fuller than it was
+// sized for.
 //
 // Every filter is safe for concurrent use without locks: bits are set by
 // atomic OR (counters by compare-and-swap) on 64-bit words and read by
@@ -36,21 +46,32 @@
 //
 //	offset  size  field
 //	     0     4  magic "BLMF"
-//	     4     1  format version (1)
+//	     4     1  format version: 1, or 2 for a counting filter of 8- or
+//	              16-bit counters
 //	     5     1  kind: 1 classic, 2 blocked, 3 counting
 //	     6     1  k, probes per item (1–64; blocked 1–32)
-//	     7     1  reserved, 0
+//	     7     1  version 1: reserved, 0 (a counting filter's counters are
+//	              4 bits); version 2: counter width w in bits, 8 or 16
 //	     8     8  m: bits (classic, blocked: a multiple of 512) or counters
 //	    16     8  n: items sized for (classic, counting; 0 if sized by m)
 //	              or items added (blocked)
-//	    24     8  payload length in bytes: 8·⌈m/64⌉, or 8·⌈m/16⌉ for counting
+//	    24     8  payload length in bytes: 8·⌈m/64⌉, or 8·⌈m·w/64⌉ for
+//	              counting (w = 4 in version 1)
 //	    32     4  CRC-32C (Castagnoli) of bytes 0–31
 //	    36     …  payload: the filter's 64-bit words, each big-endian
 //	     …     4  CRC-32C of the payload
 //
 // The header has its own checksum so that a reader validates the sizes before
 // it allocates anything. A classic filter's payload, read as bytes, is its
-// bitmap in Redis order: bit i is byte i/8, mask 0x80>>(i mod 8).
+// bitmap in Redis order: bit i is byte i/8, mask 0x80>>(i mod 8). A counting
+// filter's counter i is the w bits at shift w·(i mod 64/w) of word
+// i/(64/w), counted from the word's least significant bit.
+//
+// Version 2 exists only for counting filters of 8- or 16-bit counters; every
+// other filter, a 4-bit counting filter included, is written as version 1,
+// byte for byte as before counter widths existed, so earlier readers still
+// read it and each filter has exactly one encoding. A version-2 header of
+// another kind or width is refused.
 //
 // INVARIANT: decoding accepts only what encoding produces. Truncated,
 // damaged or other-kind input returns an error wrapping ErrCorrupt — every

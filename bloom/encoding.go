@@ -31,10 +31,15 @@ func (k Kind) String() string {
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
 
-// The serialized format; the package doc draws it.
+// The serialized format; the package doc draws it. Version 2 differs from
+// version 1 only in byte 7, which holds a counting filter's counter width;
+// it is written for counting filters of 8- or 16-bit counters, and version
+// 1 for every other filter, so that each filter has one encoding and the
+// filters version 1 could express are written as they always were.
 const (
 	magic         = "BLMF"
-	formatVersion = 1
+	formatVersion = 1 // classic, blocked, and counting of 4-bit counters
+	widthVersion  = 2 // counting of 8- or 16-bit counters
 	headerLen     = 36
 	checksumLen   = 4
 )
@@ -47,24 +52,39 @@ type header struct {
 	k    int    // probes per item
 	m    uint64 // bits (classic, blocked) or counters (counting)
 	n    uint64 // items: sized for (classic, counting) or added (blocked)
+	// counterBits is a counting filter's counter width, 4, 8 or 16; 0 for
+	// the other kinds.
+	counterBits int
 }
 
 // payloadWords is the number of 64-bit words of the filter's payload.
-func (h header) payloadWords() uint64 { return payloadWords(h.kind, h.m) }
+func (h header) payloadWords() uint64 { return payloadWords(h.kind, h.m, h.counterBits) }
 
 // payloadWords is the number of 64-bit words of a filter of kind and size
-// m: m bits (classic, blocked) or m 4-bit counters (counting).
-func payloadWords(kind Kind, m uint64) uint64 {
+// m: m bits (classic, blocked) or m counters of counterBits bits
+// (counting).
+func payloadWords(kind Kind, m uint64, counterBits int) uint64 {
 	if kind == KindCounting {
-		return (m + countersPerWord - 1) / countersPerWord
+		perWord := uint64(64 / counterBits)
+		return (m + perWord - 1) / perWord
 	}
 	return (m + 63) / 64
 }
 
+// versionAndWidth returns the header's bytes 4 and 7: the format version,
+// and 0 or, in version 2, the counter width.
+func (h header) versionAndWidth() (byte, byte) {
+	if h.kind == KindCounting && h.counterBits != DefaultCounterBits {
+		return widthVersion, byte(h.counterBits)
+	}
+	return formatVersion, 0
+}
+
 func (h header) appendTo(dst []byte) []byte {
 	start := len(dst)
+	version, width := h.versionAndWidth()
 	dst = append(dst, magic...)
-	dst = append(dst, formatVersion, byte(h.kind), byte(h.k), 0)
+	dst = append(dst, version, byte(h.kind), byte(h.k), width)
 	dst = binary.LittleEndian.AppendUint64(dst, h.m)
 	dst = binary.LittleEndian.AppendUint64(dst, h.n)
 	dst = binary.LittleEndian.AppendUint64(dst, h.payloadWords()*8)
@@ -85,8 +105,8 @@ func parseHeader(b []byte, want Kind, maxInt uint64) (header, error) {
 	if sum := binary.LittleEndian.Uint32(b[32:]); sum != crc32.Checksum(b[:32], castagnoli) {
 		return header{}, corruptf("header checksum mismatch")
 	}
-	if b[4] != formatVersion {
-		return header{}, corruptf("format version %d, this package reads %d", b[4], formatVersion)
+	if b[4] != formatVersion && b[4] != widthVersion {
+		return header{}, corruptf("format version %d, this package reads %d and %d", b[4], formatVersion, widthVersion)
 	}
 	h := header{
 		kind: Kind(b[5]),
@@ -97,8 +117,17 @@ func parseHeader(b []byte, want Kind, maxInt uint64) (header, error) {
 	if h.kind != want {
 		return header{}, corruptf("holds a %v filter, not a %v filter", h.kind, want)
 	}
-	if b[7] != 0 {
+	switch {
+	case b[4] == formatVersion && b[7] != 0:
 		return header{}, corruptf("reserved byte is %#x, not 0", b[7])
+	case b[4] == widthVersion && h.kind != KindCounting:
+		return header{}, corruptf("format version %d encodes only counting filters, not a %v filter", widthVersion, h.kind)
+	case b[4] == widthVersion && (b[7] != 8 && b[7] != 16):
+		return header{}, corruptf("counter width %d bits in format version %d, want 8 or 16", b[7], widthVersion)
+	case h.kind == KindCounting && b[4] == formatVersion:
+		h.counterBits = DefaultCounterBits
+	case h.kind == KindCounting:
+		h.counterBits = int(b[7])
 	}
 	maxK := MaxProbes
 	if h.kind == KindBlocked {

@@ -132,3 +132,49 @@ func ExampleBlocked_UnmarshalBinaryInto() {
 	// Output:
 	// cherry: true words from the arena: 8
 }
+
+// An item inserted 1,000 times and removed as often: 16-bit counters count
+// it back to zero, while the default 4-bit counters saturate at 15 and
+// stick, so the item can never be removed (but no other item is lost).
+func ExampleCounterBits() {
+	for _, width := range []int{4, 16} {
+		f, err := bloom.NewCounting(1000, 0.01, bloom.CounterBits(width))
+		if err != nil {
+			panic(err)
+		}
+		for range 1000 {
+			f.Add([]byte("retry-job-7"))
+		}
+		for range 1000 {
+			if err := f.Remove([]byte("retry-job-7")); err != nil {
+				panic(err)
+			}
+		}
+		fmt.Printf("%2d-bit counters: present %v, saturated %d, %d bytes\n",
+			width, f.MayContain([]byte("retry-job-7")), f.Saturated(), f.SizeBytes())
+	}
+	// Output:
+	//  4-bit counters: present true, saturated 7, 4800 bytes
+	// 16-bit counters: present false, saturated 0, 19176 bytes
+}
+
+// A filter sized for n items is about half full when it holds them (a
+// little more here, as k = 7 is rounded up from 6.6); a load factor well
+// above one half says more items went in than it was sized for, and its
+// false-positive rate has grown past the target.
+func ExampleClassic_LoadFactor() {
+	f, err := bloom.NewClassic(1000, 0.01)
+	if err != nil {
+		panic(err)
+	}
+	for i := range 3000 {
+		f.Add(fmt.Appendf(nil, "user-%d", i))
+		if i+1 == 1000 || i+1 == 3000 {
+			fmt.Printf("%d items: load factor %.2f, estimated FPR %.3f\n",
+				i+1, f.LoadFactor(), f.EstimatedFalsePositiveRate())
+		}
+	}
+	// Output:
+	// 1000 items: load factor 0.52, estimated FPR 0.010
+	// 3000 items: load factor 0.89, estimated FPR 0.451
+}

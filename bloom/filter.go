@@ -17,6 +17,11 @@ type Filter interface {
 	MayContainHash(h uint64) bool
 	// SizeBytes returns the memory the filter's bits or counters occupy.
 	SizeBytes() int
+	// LoadFactor returns the fraction of bits set (classic, blocked) or of
+	// counters non-zero (counting): about 1 − e^(−kn/m) after n distinct
+	// items, and the false-positive rate is roughly its k-th power. It reads
+	// the whole filter, so it costs time in proportion to its size.
+	LoadFactor() float64
 
 	encoding.BinaryMarshaler
 	io.WriterTo

@@ -13,7 +13,8 @@ const (
 	// MaxBits is the largest classic or counting filter, in bits or
 	// counters: 2^40 (128 GiB of bits). A 32-bit platform holds less: no
 	// filter there has more than 2^31 bytes, about 2^34 bits or 2^32
-	// counters, since an int must count them.
+	// 4-bit counters (2^31 of 8 bits, 2^30 of 16), since an int must count
+	// them.
 	MaxBits = 1 << 40
 	// MaxProbes is the largest number of probes of a classic or counting
 	// filter. A target rate that needs more (p below about 1e-19) is refused.
@@ -60,12 +61,13 @@ func tooLarge(words, maxInt uint64) string {
 	return ""
 }
 
-// sizeFor is ClassicParams for a filter of kind (classic or counting) that
-// must fit a platform whose largest int is maxInt.
-func sizeFor(kind Kind, n int, p float64, maxInt uint64) (m uint64, k int, err error) {
+// sizeFor is ClassicParams for a filter of kind (classic, or counting with
+// counters of counterBits bits) that must fit a platform whose largest int
+// is maxInt.
+func sizeFor(kind Kind, n int, p float64, counterBits int, maxInt uint64) (m uint64, k int, err error) {
 	m, k, err = ClassicParams(n, p)
 	if err == nil {
-		err = checkFits("n", n, payloadWords(kind, m), maxInt)
+		err = checkFits("n", n, payloadWords(kind, m, counterBits), maxInt)
 	}
 	return m, k, err
 }
@@ -157,14 +159,49 @@ func BlockedProbes(bitsPerKey float64) int {
 // half a millisecond, and every table a DB writes asks again.
 var blockedProbesMemo sync.Map
 
+// ClassicBitsPerKey returns the bits per item a classic filter with a fixed
+// k probes needs for false-positive rate p: the c that solves
+// (1 − e^(−k/c))^k = p, that is c = −k / ln(1 − p^(1/k)). At the optimal k
+// it is about 1.44·log2(1/p), what ClassicParams sizes; any other k needs
+// more. It returns NaN for a p outside (0, 1) or a k below 1.
+func ClassicBitsPerKey(p float64, k int) float64 {
+	if !(p > 0 && p < 1) || k < 1 {
+		return math.NaN()
+	}
+	// 1 − p^(1/k) as −expm1(ln(p)/k), exact for p^(1/k) near 1.
+	return -float64(k) / math.Log(-math.Expm1(math.Log(p)/float64(k)))
+}
+
 // BlockedBitsPerKey returns the fewest bits per key (to 0.01) at which a
 // blocked filter with its best probe count reaches false-positive rate p,
 // or MaxBitsPerKey if none up to the limit does.
 func BlockedBitsPerKey(p float64) float64 {
-	rate := func(c float64) float64 { return BlockedFalsePositiveRate(c, BlockedProbes(c)) }
+	c, _ := fewestBitsPerKey(p, func(c float64) float64 { return BlockedFalsePositiveRate(c, BlockedProbes(c)) })
+	return c
+}
+
+// BlockedBitsPerKeyAtProbes is BlockedBitsPerKey for a blocked filter of a
+// fixed k probes instead of the best k at each bits per key. It returns
+// +Inf when no bits per key up to MaxBitsPerKey reaches p with k probes,
+// or when k is outside [1, MaxBlockedProbes].
+func BlockedBitsPerKeyAtProbes(p float64, k int) float64 {
+	if k < 1 || k > MaxBlockedProbes {
+		return math.Inf(1)
+	}
+	c, ok := fewestBitsPerKey(p, func(c float64) float64 { return BlockedFalsePositiveRate(c, k) })
+	if !ok {
+		return math.Inf(1)
+	}
+	return c
+}
+
+// fewestBitsPerKey bisects for the fewest bits per key c in [0.01,
+// MaxBitsPerKey], rounded up to 0.01, with rate(c) ≤ p; rate must fall as
+// c grows. It returns MaxBitsPerKey and false if rate(MaxBitsPerKey) > p.
+func fewestBitsPerKey(p float64, rate func(c float64) float64) (float64, bool) {
 	lo, hi := 0.01, float64(MaxBitsPerKey)
 	if rate(hi) > p {
-		return hi
+		return hi, false
 	}
 	for hi-lo > 0.005 {
 		mid := (lo + hi) / 2
@@ -174,7 +211,7 @@ func BlockedBitsPerKey(p float64) float64 {
 			lo = mid
 		}
 	}
-	return math.Ceil(hi*100) / 100
+	return math.Ceil(hi*100) / 100, true
 }
 
 // MinBitsPerKey is the information-theoretic lower bound on the memory of

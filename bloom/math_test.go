@@ -126,3 +126,65 @@ func TestBlockedBitsPerKey(t *testing.T) {
 		}
 	}
 }
+
+// TestClassicBitsPerKey checks the closed form by putting its answer back
+// into the rate formula, and the lesson it teaches: the optimal k needs the
+// fewest bits, about 1.44·log2(1/p), and a k off by some needs more.
+func TestClassicBitsPerKey(t *testing.T) {
+	for _, p := range []float64{0.5, 0.1, 0.01, 0.001, 1e-6} {
+		best, bestK := math.Inf(1), 0
+		for k := 1; k <= 30; k++ {
+			c := ClassicBitsPerKey(p, k)
+			if rate := math.Pow(-math.Expm1(-float64(k)/c), float64(k)); math.Abs(rate-p)/p > 1e-9 {
+				t.Fatalf("p = %v, k = %d: %v bits/key give rate %v", p, k, c, rate)
+			}
+			if c < best {
+				best, bestK = c, k
+			}
+		}
+		opt := -math.Log2(p) / math.Ln2 // 1.44·log2(1/p), at the unrounded optimal k
+		if best < opt*(1-1e-9) || best > opt*1.05 {
+			t.Errorf("p = %v: the fewest bits/key %v (k = %d), want just above %v", p, best, bestK, opt)
+		}
+		// The best integer k is next to the real optimum log2(1/p).
+		if kStar := -math.Log2(p); float64(bestK) < math.Floor(kStar) || float64(bestK) > math.Ceil(kStar) {
+			t.Errorf("p = %v: best k %d, not next to the optimum %.2f", p, bestK, kStar)
+		}
+	}
+	for _, tc := range []struct {
+		p float64
+		k int
+	}{{0, 3}, {1, 3}, {math.NaN(), 3}, {0.01, 0}} {
+		if c := ClassicBitsPerKey(tc.p, tc.k); !math.IsNaN(c) {
+			t.Errorf("ClassicBitsPerKey(%v, %d) = %v, want NaN", tc.p, tc.k, c)
+		}
+	}
+}
+
+func TestBlockedBitsPerKeyAtProbes(t *testing.T) {
+	for _, tc := range []struct {
+		p float64
+		k int
+	}{{0.01, 7}, {0.01, 4}, {0.01, 2}, {0.001, 10}, {0.001, 3}, {0.1, 1}} {
+		c := BlockedBitsPerKeyAtProbes(tc.p, tc.k)
+		if r := BlockedFalsePositiveRate(c, tc.k); r > tc.p {
+			t.Errorf("BlockedBitsPerKeyAtProbes(%v, %d) = %v reaches only %v", tc.p, tc.k, c, r)
+		}
+		if r := BlockedFalsePositiveRate(c-0.02, tc.k); r <= tc.p {
+			t.Errorf("BlockedBitsPerKeyAtProbes(%v, %d) = %v is not the fewest: %v reaches %v", tc.p, tc.k, c, c-0.02, r)
+		}
+		if best := BlockedBitsPerKey(tc.p); c < best {
+			t.Errorf("k = %d needs %v bits/key for %v, fewer than the best k's %v", tc.k, c, tc.p, best)
+		}
+	}
+	// One probe cannot reach 1e-4 within 64 bits per key (it needs about
+	// 10,000); nor can a k no block takes.
+	for _, tc := range []struct {
+		p float64
+		k int
+	}{{1e-4, 1}, {0.01, 0}, {0.01, MaxBlockedProbes + 1}} {
+		if c := BlockedBitsPerKeyAtProbes(tc.p, tc.k); !math.IsInf(c, 1) {
+			t.Errorf("BlockedBitsPerKeyAtProbes(%v, %d) = %v, want +Inf", tc.p, tc.k, c)
+		}
+	}
+}

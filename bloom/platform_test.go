@@ -2,6 +2,7 @@ package bloom
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/big"
 	"math/bits"
@@ -53,22 +54,29 @@ func TestSizesFitThePlatform(t *testing.T) {
 	for _, m := range []uint64{64, 1 << 32, words32 * 64, words32*64 + 1, 1 << 38, MaxBits} {
 		cases = append(cases,
 			sizing{"classic m=" + strconv.FormatUint(m, 10), "m", ceilDiv(m, 64),
-				func(maxInt uint64) error { return checkSize(KindClassic, m, 3, maxInt) }},
-			sizing{"counting m=" + strconv.FormatUint(m, 10), "m", ceilDiv(m, 16),
-				func(maxInt uint64) error { return checkSize(KindCounting, m, 3, maxInt) }},
+				func(maxInt uint64) error { return checkSize(KindClassic, m, 3, 0, maxInt) }},
 		)
+		for _, width := range []int{4, 8, 16} {
+			cases = append(cases, sizing{fmt.Sprintf("counting m=%d width=%d", m, width), "m", ceilDiv(m, uint64(64/width)),
+				func(maxInt uint64) error { return checkSize(KindCounting, m, 3, width, maxInt) }})
+		}
 	}
 	cases = append(cases,
 		sizing{"classic n=MaxInt32", "n", ceilDiv(classicM, 64), func(maxInt uint64) error {
-			_, _, err := sizeFor(KindClassic, classicN, classicP, maxInt)
+			_, _, err := sizeFor(KindClassic, classicN, classicP, 0, maxInt)
 			return err
 		}},
 		sizing{"counting n=MaxInt32", "n", ceilDiv(classicM, 16), func(maxInt uint64) error {
-			_, _, err := sizeFor(KindCounting, classicN, classicP, maxInt)
+			_, _, err := sizeFor(KindCounting, classicN, classicP, 4, maxInt)
 			return err
 		}},
 		sizing{"counting n=1e6", "n", ceilDiv(9_585_059, 16), func(maxInt uint64) error {
-			_, _, err := sizeFor(KindCounting, 1_000_000, 0.01, maxInt)
+			_, _, err := sizeFor(KindCounting, 1_000_000, 0.01, 4, maxInt)
+			return err
+		}},
+		// 2^28 items at 1%: 2^28·ln(100)/(ln 2)² counters, 16 bits each.
+		sizing{"counting n=2^28 width=16", "n", ceilDiv(uint64(math.Ceil(1<<28*math.Log(100)/(math.Ln2*math.Ln2))), 4), func(maxInt uint64) error {
+			_, _, err := sizeFor(KindCounting, 1<<28, 0.01, 16, maxInt)
 			return err
 		}},
 		// n·bitsPerKey/512 blocks of 8 words.
@@ -107,13 +115,16 @@ func TestSizesFitThePlatform(t *testing.T) {
 		{kind: KindClassic, k: 3, m: words32 * 64},
 		{kind: KindClassic, k: 3, m: words32*64 + 1},
 		{kind: KindBlocked, k: 3, m: 1 << 38},
-		{kind: KindCounting, k: 3, m: 1 << 32},
-		{kind: KindCounting, k: 3, m: 1 << 33},
+		{kind: KindCounting, k: 3, m: 1 << 32, counterBits: 4},
+		{kind: KindCounting, k: 3, m: 1 << 33, counterBits: 4},
+		{kind: KindCounting, k: 3, m: 1 << 30, counterBits: 16},
+		{kind: KindCounting, k: 3, m: 1 << 31, counterBits: 16},
+		{kind: KindCounting, k: 3, m: 1 << 31, counterBits: 8},
 		{kind: KindClassic, k: 3, m: MaxBits},
 	} {
 		words := ceilDiv(h.m, 64)
 		if h.kind == KindCounting {
-			words = ceilDiv(h.m, 16)
+			words = ceilDiv(h.m, uint64(64/h.counterBits))
 		}
 		for _, maxInt := range []uint64{max32, max64} {
 			_, err := parseHeader(h.appendTo(nil), h.kind, maxInt)
@@ -141,6 +152,7 @@ func TestHugeSizesOnThisPlatform(t *testing.T) {
 		{"NewClassicSize", "m", func() error { _, err := NewClassicSize(1<<38, 3); return err }},
 		{"NewClassicFromBitmap", "m", func() error { _, err := NewClassicFromBitmap(1<<38, 3, nil); return err }},
 		{"NewCountingSize", "m", func() error { _, err := NewCountingSize(1<<34, 3); return err }},
+		{"NewCountingSize 16-bit", "m", func() error { _, err := NewCountingSize(1<<31, 3, CounterBits(16)); return err }},
 		{"NewClassic", "n", func() error { _, err := NewClassic(math.MaxInt, 0.01); return err }},
 		{"NewCounting", "n", func() error { _, err := NewCounting(math.MaxInt/2, 0.01); return err }},
 		{"NewBlocked", "n", func() error { _, err := NewBlocked(math.MaxInt, 64); return err }},

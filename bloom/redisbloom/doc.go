@@ -33,7 +33,8 @@
 // BITFIELD SET, MayContain BITFIELD_RO GET and TestAndAdd BITFIELD SET (which
 // returns the old bits) over all the k·len(items) positions of the batch,
 // 1024 positions per BITFIELD because Lua's unpack is limited; the script
-// folds the bits into one answer per item. A script runs atomically, so each
+// folds the bits into one answer per item; LoadFactor runs one BITCOUNT over
+// the bits key. A script runs atomically, so each
 // item's test-and-add is atomic: of many
 // concurrent TestAndAdd calls of one new item, exactly one reports it absent
 // (unless it is a false positive). To keep any one script short, a batch of

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"math"
 
 	"github.com/bloomkv/bloomkv/bloom/redisbloom"
 	"github.com/redis/go-redis/v9"
@@ -30,4 +31,25 @@ func Example() {
 		log.Fatal(err)
 	}
 	fmt.Println(maybe[0], maybe[1]) // true false, unless acct-99 is a false positive
+}
+
+// A monitor watches how full a shared filter is: past about one half it
+// holds more items than it was sized for, and its false-positive rate has
+// grown past the target. (It needs a Redis server, so it is compiled but
+// not run by go test.)
+func ExampleFilter_LoadFactor() {
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	defer rdb.Close()
+
+	f, err := redisbloom.Open(ctx, rdb, "blocked-accounts")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fill, err := f.LoadFactor(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%.1f%% of %d bits set, false-positive rate about %.3f%%\n",
+		100*fill, f.Bits(), 100*math.Pow(fill, float64(f.Probes())))
 }

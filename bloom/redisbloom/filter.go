@@ -268,6 +268,28 @@ func (f *Filter) TestAndAddHashes(ctx context.Context, hashes ...uint64) ([]bool
 	return f.run(ctx, "test", hashes)
 }
 
+// LoadFactor returns the fraction of the filter's bits that are set, in one
+// round trip: one BITCOUNT over the bits key, in the script that first
+// checks the filter is still the one this handle opened. After n distinct
+// items it is expected near 1 − e^(−kn/m), about one half at the n the
+// filter was sized for; well above that, more went in than it was sized
+// for and its false-positive rate has grown. BITCOUNT reads the whole
+// bitmap, up to 512 MiB, and Redis serves nothing else meanwhile, so call
+// it to monitor a large filter, not per request.
+func (f *Filter) LoadFactor(ctx context.Context) (float64, error) {
+	reply, err := withContext(ctx, func() (any, error) {
+		return opScript.Run(ctx, f.rdb, f.keys, f.mArg, f.kArg, "count").Result()
+	})
+	if err != nil {
+		return 0, opError("load factor", f.name, err)
+	}
+	set, ok := reply.(int64)
+	if !ok || set < 0 || uint64(set) > f.m {
+		return 0, fmt.Errorf("%w: load factor %q: BITCOUNT of %v for a filter of %d bits", ErrCorrupt, f.name, reply, f.m)
+	}
+	return float64(set) / float64(f.m), nil
+}
+
 func hashItems(items [][]byte) []uint64 {
 	hashes := make([]uint64, len(items))
 	for i, item := range items {

@@ -67,15 +67,16 @@ return reply
 `)
 
 // opScript adds, tests, or tests and adds the items whose bit positions it
-// is given, after checking that the filter is still the one the handle
-// opened.
+// is given, or counts the bits set, after checking that the filter is still
+// the one the handle opened.
 //
 //	KEYS: meta, bits
-//	ARGV: m, k, mode ("add", "get", "test"), then k positions per item
+//	ARGV: m, k, mode ("add", "get", "test", "count"), then k positions per
+//	      item (none for "count")
 //
 // It replies, for "get" and "test", one integer per item: 1 if all its k
 // bits were set (before this call, for "test"), else 0; for "add", an empty
-// array. BITFIELD SET returns each bit's old value, so a test-and-add is one
+// array; for "count", the BITCOUNT of the bits key. BITFIELD SET returns each bit's old value, so a test-and-add is one
 // command. Positions go to BITFIELD 1024 at a time because Lua's unpack
 // takes at most about 8000 values.
 var opScript = redis.NewScript(`
@@ -94,6 +95,9 @@ if redis.call('EXISTS', KEYS[2]) == 0 then
 end
 local k = tonumber(ARGV[2])
 local mode = ARGV[3]
+if mode == 'count' then
+  return redis.call('BITCOUNT', KEYS[2])
+end
 local out, set, seen = {}, 1, 0
 local last = #ARGV
 local i = 4

@@ -17,9 +17,10 @@ import (
 // runCalc sizes filters for n items. The Bloom family (the default): a
 // classic and a blocked filter, either at a target rate p (each filter
 // takes the memory it needs) or at a fixed bits per key (each filter gets
-// that memory and reaches the rate it can). The fuse family: a binary fuse
-// filter of -bits fingerprint bits, or of the narrowest width that reaches
-// p, beside the blocked Bloom filter of the same rate.
+// that memory and reaches the rate it can); with -k, each beside the same
+// filter with k probes instead of the optimal number. The fuse family: a
+// binary fuse filter of -bits fingerprint bits, or of the narrowest width
+// that reaches p, beside the blocked Bloom filter of the same rate.
 func runCalc(args []string, stdout io.Writer) error {
 	fs := newFlagSet("calc")
 	n := fs.Int("n", 1_000_000, "number of items")
@@ -27,6 +28,7 @@ func runCalc(args []string, stdout io.Writer) error {
 	bitsPerKey := fs.Float64("bits-per-key", 0, "bloom: bits per item; if set, sizes by memory instead of -p")
 	family := fs.String("family", "bloom", "filter family: bloom (classic and blocked) or fuse (binary fuse)")
 	width := fs.Int("bits", 0, "fuse: fingerprint bits w, in [1, 16] (rate 2^-w); if set, instead of the narrowest width that reaches -p")
+	fixedK := fs.Int("k", 0, "bloom: compare a fixed number of probes, in [1, 64], with the optimal one")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -39,8 +41,18 @@ func runCalc(args []string, stdout io.Writer) error {
 		if set["bits"] {
 			return usageError{errors.New("-bits is the fuse family's fingerprint width; a Bloom filter is sized by -p or -bits-per-key")}
 		}
-		err = calcBloom(stdout, *n, *p, *bitsPerKey, set["bits-per-key"])
+		k := 0
+		if set["k"] {
+			if *fixedK < 1 || *fixedK > bloom.MaxProbes {
+				return usageError{&bloom.ArgumentError{Arg: "k", Value: *fixedK, Reason: fmt.Sprintf("probes must be in [1, %d]", bloom.MaxProbes)}}
+			}
+			k = *fixedK
+		}
+		err = calcBloom(stdout, *n, *p, *bitsPerKey, set["bits-per-key"], k)
 	case "fuse":
+		if set["k"] {
+			return usageError{errors.New("-k is a Bloom filter's probe count; a fuse filter always probes 3 slots")}
+		}
 		if set["bits-per-key"] {
 			return usageError{errors.New("-bits-per-key sizes a Bloom filter; a fuse filter is sized by -p or -bits (its fingerprint width)")}
 		}
@@ -56,7 +68,10 @@ func runCalc(args []string, stdout io.Writer) error {
 	return err
 }
 
-func calcBloom(stdout io.Writer, n int, p, bitsPerKey float64, bitsSet bool) error {
+// calcBloom prints the classic and blocked filters for n items at rate p or
+// at bitsPerKey (bitsSet), and with fixedK > 0 the comparison of that k with
+// the optimal one.
+func calcBloom(stdout io.Writer, n int, p, bitsPerKey float64, bitsSet bool, fixedK int) error {
 	var rows []calcRow
 	var err error
 	if bitsSet {
@@ -83,8 +98,100 @@ func calcBloom(stdout io.Writer, n int, p, bitsPerKey float64, bitsSet bool) err
 	tw.Flush()
 	fmt.Fprintf(stdout, "\nbound: log2(1/FPR) bits per item, the least any filter with that rate can use.\n")
 	fmt.Fprintf(stdout, "blocked: all probes of an item in one 512-bit block, one cache miss per query.\n")
+	if fixedK > 0 {
+		printFixedK(stdout, fixedKRows(rows, n, p, bitsSet, fixedK), fixedK, bitsSet)
+	}
 	return nil
 }
+
+// fixedKRow compares, for one filter of calcBloom's table, the optimal
+// probe count with a fixed one: the rate each reaches in the filter's
+// memory, and the memory each needs for the target rate — p, or with
+// -bits-per-key the rate the optimal k reaches.
+type fixedKRow struct {
+	name          string
+	optK          int
+	bitsPerItem   float64 // the filter's memory, m/n
+	optFPR, fpr   float64 // at bitsPerItem, with the optimal k and the fixed one
+	target        float64 // the rate the bits-per-item columns are for
+	optNeed, need float64 // bits per item for target: optimal k, fixed k (+Inf: out of reach)
+	tooManyProbes bool    // blocked only: the fixed k is more than a block takes
+}
+
+// fixedKRows derives the comparison of k probes with the optimal ones from
+// calcBloom's rows (classic, then blocked).
+func fixedKRows(rows []calcRow, n int, p float64, bitsSet bool, k int) []fixedKRow {
+	out := make([]fixedKRow, 0, len(rows))
+	for _, r := range rows {
+		c := float64(r.bits) / float64(n)
+		target := p
+		if bitsSet {
+			target = r.fpr
+		}
+		row := fixedKRow{name: r.name, optK: r.probes, bitsPerItem: c, optFPR: r.fpr, target: target}
+		switch r.name {
+		case "classic":
+			row.fpr = bloom.ClassicFalsePositiveRate(r.bits, k, float64(n))
+			row.optNeed, row.need = bloom.ClassicBitsPerKey(target, r.probes), bloom.ClassicBitsPerKey(target, k)
+		case "blocked":
+			row.tooManyProbes = k > bloom.MaxBlockedProbes
+			row.fpr = bloom.BlockedFalsePositiveRate(c, k)
+			row.optNeed, row.need = bloom.BlockedBitsPerKeyAtProbes(target, r.probes), bloom.BlockedBitsPerKeyAtProbes(target, k)
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+func printFixedK(stdout io.Writer, rows []fixedKRow, k int, bitsSet bool) {
+	fmt.Fprintf(stdout, "\nk = %d probes against the optimal number, in the same memory and for the same rate:\n\n", k)
+	forRate := "bits/item for p"
+	if bitsSet {
+		forRate = "bits/item for the optimal k's FPR"
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "filter\tprobes (k)\tbits/item\texpected FPR\tFPR vs optimal\t%s\tbits vs optimal\t\n", forRate)
+	outOfReach := false
+	for _, r := range rows {
+		optNeed, optRatio := fmtNeed(r.optNeed, r.optNeed)
+		outOfReach = outOfReach || math.IsInf(r.optNeed, 1)
+		fmt.Fprintf(tw, "%s\t%d (optimal)\t%.2f\t%s\t1×\t%s\t%s\t\n", r.name, r.optK, r.bitsPerItem, fmtPercent(r.optFPR), optNeed, optRatio)
+		if r.tooManyProbes {
+			fmt.Fprintf(tw, "%s\t%d\t-\t-\t-\t-\t-\t\n", r.name, k)
+			continue
+		}
+		need, ratio := fmtNeed(r.need, r.optNeed)
+		outOfReach = outOfReach || math.IsInf(r.need, 1)
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%s\t%.2f×\t%s\t%s\t\n", r.name, k, r.bitsPerItem, fmtPercent(r.fpr), r.fpr/r.optFPR, need, ratio)
+	}
+	tw.Flush()
+	fmt.Fprintln(stdout)
+	if bitsSet {
+		fmt.Fprintf(stdout, "the optimal k's FPR: each filter's at its bits per item above.\n")
+	}
+	fmt.Fprintf(stdout, "classic: bits/item for a rate p with k probes is −k / ln(1 − p^(1/k)); the optimal k ≈ (m/n)·ln 2.\n")
+	if outOfReach {
+		fmt.Fprintf(stdout, "> %d: no blocked filter of up to %d bits per item reaches the rate with that k.\n", bloom.MaxBitsPerKey, bloom.MaxBitsPerKey)
+	}
+	if k > bloom.MaxBlockedProbes {
+		fmt.Fprintf(stdout, "blocked: at most %d probes fit one 512-bit block.\n", bloom.MaxBlockedProbes)
+	}
+}
+
+// fmtNeed prints the bits per item a filter needs, and their ratio to
+// those of the optimal k, optNeed; +Inf, out of reach, shows as "> 64".
+func fmtNeed(need, optNeed float64) (string, string) {
+	switch {
+	case math.IsInf(need, 1):
+		return fmt.Sprintf("> %d", bloom.MaxBitsPerKey), "-"
+	case math.IsInf(optNeed, 1):
+		return fmt.Sprintf("%.2f", need), "-"
+	}
+	return fmt.Sprintf("%.2f", need), fmt.Sprintf("%.2f×", need/optNeed)
+}
+
+// fmtPercent prints a rate with four significant digits, as a percentage.
+func fmtPercent(r float64) string { return fmt.Sprintf("%.4g%%", 100*r) }
 
 // fuseWidthFor returns the narrowest fingerprint width w with 2^-w ≤ p.
 func fuseWidthFor(p float64) (int, error) {

@@ -1,7 +1,7 @@
 // Command bloomkv is the bloomkv tool: it sizes Bloom and binary fuse
 // filters, and reads and writes a database from the command line.
 //
-//	bloomkv calc [-n items] [-p rate | -bits-per-key c]
+//	bloomkv calc [-n items] [-p rate | -bits-per-key c] [-k probes]
 //	bloomkv calc -family fuse [-n items] [-p rate | -bits w]
 //	bloomkv put -db DIR [-hex] KEY VALUE
 //	bloomkv put -db DIR [-hex] -value-file F KEY
@@ -17,7 +17,11 @@
 //
 // calc prints, for the classic and the blocked filter of package bloom, the
 // bits, probes, bytes and expected false-positive rate, beside the
-// information-theoretic lower bound; with -family fuse, for a binary fuse
+// information-theoretic lower bound; with -k, each filter beside the same
+// one probing k times instead of the optimal number — the rate that k
+// reaches in the same memory, and the bits per item it needs for the rate p
+// (or, with -bits-per-key, for the rate the optimal k reaches) against the
+// optimal k's; with -family fuse, for a binary fuse
 // filter (package fuse) of w-bit fingerprints — -bits, or the narrowest
 // width with 2^-w ≤ p — its bytes, bits per item and rate 2^-w, a
 // comparison with the blocked Bloom filter of the same rate (which is

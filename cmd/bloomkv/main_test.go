@@ -29,6 +29,9 @@ func TestGolden(t *testing.T) {
 		{"calc-fuse-bits8", []string{"calc", "-family", "fuse", "-n", "1000", "-bits", "8"}},
 		{"calc-fuse-bits16", []string{"calc", "-family", "fuse", "-n", "1000000", "-bits", "16"}},
 		{"calc-fuse-small", []string{"calc", "-family", "fuse", "-n", "100", "-bits", "8"}},
+		{"calc-k4", []string{"calc", "-k", "4"}},
+		{"calc-bits10-k3", []string{"calc", "-n", "1000", "-bits-per-key", "10", "-k", "3"}},
+		{"calc-k40-p1e-9", []string{"calc", "-p", "1e-9", "-k", "40"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -99,6 +102,10 @@ func TestErrors(t *testing.T) {
 		{[]string{"calc", "-bits", "8"}, 2, "-bits is the fuse family's"},
 		{[]string{"calc", "-family", "fuse", "-bits-per-key", "10"}, 2, "-bits-per-key sizes a Bloom filter"},
 		{[]string{"calc", "-family", "fuse", "-n", "0"}, 2, "n = 0"},
+		{[]string{"calc", "-k", "0"}, 2, "k = 0"},
+		{[]string{"calc", "-k", "65"}, 2, "k = 65"},
+		{[]string{"calc", "-k", "x"}, 2, "invalid value"},
+		{[]string{"calc", "-family", "fuse", "-k", "4"}, 2, "-k is a Bloom filter's probe count"},
 		{[]string{"calc", "-family", "fuse", "-p", "0"}, 2, "p = 0"},
 		{[]string{"calc", "-family", "fuse", "-p", "NaN"}, 2, "p = NaN"},
 		{[]string{"calc", "-family", "fuse", "-p", "1e-6"}, 2, "widest fingerprint"},
