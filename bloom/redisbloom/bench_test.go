@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/bloom"
+	"github.com/bloomkv/bloomkv/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -133,7 +134,7 @@ func naiveMayContain(ctx context.Context, rdb *redis.Client, key string, m uint6
 // benchSetup starts a server with a filter (and its local twin) holding a
 // pool of items the benchmarks cycle through.
 func benchSetup(b testing.TB) ([]benchTarget, [][]byte) {
-	rdb := startServer(b).Client()
+	rdb := redistest.Start(b).Client()
 	ctx := context.Background()
 	f, err := Create(ctx, rdb, "bench", benchN, benchP)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bloomkv/bloomkv/bloom"
+	"github.com/bloomkv/bloomkv/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -84,7 +85,7 @@ func sameBits(t *testing.T, rdb redis.UniversalClient, name string, want *bloom.
 // Redis filter answers like a local bloom.Classic of the same parameters
 // and holds its bitmap bit for bit.
 func TestMatchesLocalFilter(t *testing.T) {
-	rdb := startServer(t).Client()
+	rdb := redistest.Start(t).Client()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		n     int
@@ -155,7 +156,7 @@ func TestMatchesLocalFilter(t *testing.T) {
 }
 
 func TestEmptyBatch(t *testing.T) {
-	rdb := startServer(t).Client()
+	rdb := redistest.Start(t).Client()
 	ctx := context.Background()
 	f := mustCreate(t, rdb, "empty", 100, 0.01)
 	if err := f.Add(ctx); err != nil {
@@ -179,7 +180,7 @@ func TestNoFalseNegativesAndRate(t *testing.T) {
 		tolerance = 0.15
 		sigmas    = 4
 	)
-	rdb := startServer(t).Client()
+	rdb := redistest.Start(t).Client()
 	ctx := context.Background()
 	f := mustCreate(t, rdb, "fnr", n, p)
 	local := mustNewClassic(t, n, p)
@@ -233,7 +234,7 @@ func TestNoFalseNegativesAndRate(t *testing.T) {
 // TestTwoClients simulates two replicas: separate clients (separate
 // connection pools) each open the filter by name and see the other's adds.
 func TestTwoClients(t *testing.T) {
-	srv := startServer(t)
+	srv := redistest.Start(t)
 	a, b := srv.Client(), srv.Client()
 	ctx := context.Background()
 	fa := mustCreate(t, a, "shared", 10_000, 0.001)
@@ -272,7 +273,7 @@ func TestTwoClients(t *testing.T) {
 // TestConcurrentCreate: replicas creating one filter at once agree on it;
 // with conflicting parameters, one side wins and the other gets ErrConflict.
 func TestConcurrentCreate(t *testing.T) {
-	srv := startServer(t)
+	srv := redistest.Start(t)
 	clients := []*redis.Client{srv.Client(), srv.Client()}
 	ctx := context.Background()
 	const g = 8
@@ -310,7 +311,7 @@ func TestConcurrentCreate(t *testing.T) {
 // TestConcurrentTestAndAdd: a test-and-add is atomic, so of many concurrent
 // calls with the same new item, across clients, exactly one reports it new.
 func TestConcurrentTestAndAdd(t *testing.T) {
-	srv := startServer(t)
+	srv := redistest.Start(t)
 	clients := []*redis.Client{srv.Client(), srv.Client()}
 	ctx := context.Background()
 	// p is tiny, so that no item is a false positive in practice.
@@ -369,7 +370,7 @@ func TestPersistence(t *testing.T) {
 		{"rdb-shutdown", []string{"--appendonly", "no", "--save", "3600", "1"}, syscall.SIGTERM},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := startServer(t, tc.persistence...)
+			srv := redistest.Start(t, tc.persistence...)
 			rdb := srv.Client()
 			ctx := context.Background()
 			f := mustCreate(t, rdb, "durable", 20_000, 0.01)
@@ -413,7 +414,7 @@ func TestPersistence(t *testing.T) {
 // persistence) or one of its keys, every call fails instead of answering
 // "absent" from zero bits.
 func TestDataLossIsAnError(t *testing.T) {
-	srv := startServer(t)
+	srv := redistest.Start(t)
 	rdb := srv.Client()
 	ctx := context.Background()
 	f := mustCreate(t, rdb, "lost", 1000, 0.01)
@@ -460,7 +461,7 @@ func TestDataLossIsAnError(t *testing.T) {
 // TestServerKilled: killing Redis while calls are in flight makes them
 // fail with errors; no call ever answers "absent" for an added item.
 func TestServerKilled(t *testing.T) {
-	srv := startServer(t)
+	srv := redistest.Start(t)
 	// No retries, so that calls fail fast once the server is gone.
 	noRetry := func(o *redis.Options) {
 		o.MaxRetries = -1
@@ -562,7 +563,7 @@ func TestServerKilled(t *testing.T) {
 // context.DeadlineExceeded, whether or not the client itself watches
 // contexts.
 func TestContextDeadline(t *testing.T) {
-	srv := startServer(t)
+	srv := redistest.Start(t)
 	ctl := srv.Client()
 	bg := context.Background()
 	f := mustCreate(t, ctl, "deadline", 1000, 0.01)
@@ -662,7 +663,7 @@ func commandsProcessed(t *testing.T, rdb *redis.Client) int64 {
 // TestConflict: creating with other parameters fails with a clear error;
 // a handle whose filter was recreated with other parameters fails too.
 func TestConflict(t *testing.T) {
-	rdb := startServer(t).Client()
+	rdb := redistest.Start(t).Client()
 	ctx := context.Background()
 	f := mustCreate(t, rdb, "params", 1000, 0.01)
 
@@ -720,7 +721,7 @@ func TestConflict(t *testing.T) {
 // TestDamagedKeys: wrong types and damaged or half-missing keys are errors
 // for Open and for every call, never answers.
 func TestDamagedKeys(t *testing.T) {
-	rdb := startServer(t).Client()
+	rdb := redistest.Start(t).Client()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name   string
@@ -791,7 +792,7 @@ func is(target error) func(error) bool { return func(err error) bool { return er
 // TestArguments: bad names and sizes, including filters larger than a
 // Redis string, return *bloom.ArgumentError naming the argument.
 func TestArguments(t *testing.T) {
-	rdb := startServer(t).Client()
+	rdb := redistest.Start(t).Client()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name string
@@ -838,7 +839,7 @@ func TestArguments(t *testing.T) {
 // TestToRedisFromRedis: a local filter exported to Redis and read back is
 // the same filter; exporting into an existing filter is a union.
 func TestToRedisFromRedis(t *testing.T) {
-	rdb := startServer(t).Client()
+	rdb := redistest.Start(t).Client()
 	ctx := context.Background()
 	a, b := mustNewClassic(t, 5000, 0.01), mustNewClassic(t, 5000, 0.01)
 	fromA, fromB := items("a", 0, 3000), items("b", 0, 3000)
@@ -949,7 +950,7 @@ func exercise(t *testing.T, rdb redis.UniversalClient, name string) {
 // command whose keys are in different hash slots (CROSSSLOT), so this
 // checks the key layout, and the ClusterClient's routing of scripts.
 func TestCluster(t *testing.T) {
-	srv := startServer(t, append([]string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"}, noPersistence...)...)
+	srv := redistest.Start(t, append([]string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"}, redistest.NoPersistence...)...)
 	ctx := context.Background()
 	admin := srv.Client()
 	if err := admin.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, 16383).Err(); err != nil {
@@ -975,7 +976,7 @@ func TestCluster(t *testing.T) {
 // TestRing shards filters across two servers with a Ring: each filter's
 // keys land together on one of them.
 func TestRing(t *testing.T) {
-	a, b := startServer(t), startServer(t)
+	a, b := redistest.Start(t), redistest.Start(t)
 	rdb := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": a.Addr(), "b": b.Addr()}})
 	t.Cleanup(func() { _ = rdb.Close() })
 	ctx := context.Background()

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/bits"
 	"testing"
+
+	"github.com/bloomkv/bloomkv/internal/redistest"
 )
 
 // TestLoadFactor checks the Redis filter's LoadFactor against three
@@ -15,7 +17,7 @@ import (
 // five binomial standard deviations. A lost or recreated filter is an
 // error, not a load factor of zero.
 func TestLoadFactor(t *testing.T) {
-	rdb := startServer(t).Client()
+	rdb := redistest.Start(t).Client()
 	ctx := context.Background()
 	const n = 5000
 	f := mustCreate(t, rdb, "fill", n, 0.01)

@@ -7,14 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bloomkv/bloomkv/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
 // testCluster is a Redis Cluster of masters (no replicas), each a
-// testServer in cluster mode with its own data directory and nodes.conf.
+// redistest.Server in cluster mode with its own data directory and nodes.conf.
 type testCluster struct {
 	tb      testing.TB
-	servers []*testServer
+	servers []*redistest.Server
 	ids     []string        // node IDs, by server
 	admins  []*redis.Client // a plain client of each server
 }
@@ -29,19 +30,19 @@ var clusterArgs = []string{
 }
 
 // startCluster starts n masters with the given persistence options
-// (noPersistence if none), splits the 16384 hash slots among them in equal
+// (redistest.NoPersistence if none), splits the 16384 hash slots among them in equal
 // ranges, joins them with CLUSTER MEET and waits until every node reports
 // the cluster ok. It fails the test — never skips it — when redis-server is
 // not installed.
 func startCluster(tb testing.TB, n int, persistence ...string) *testCluster {
 	tb.Helper()
 	if len(persistence) == 0 {
-		persistence = noPersistence
+		persistence = redistest.NoPersistence
 	}
 	c := &testCluster{tb: tb}
 	ctx := context.Background()
 	for i := range n {
-		s := startServer(tb, append(append([]string{}, clusterArgs...), persistence...)...)
+		s := redistest.Start(tb, append(append([]string{}, clusterArgs...), persistence...)...)
 		c.servers = append(c.servers, s)
 		admin := s.Client()
 		c.admins = append(c.admins, admin)
@@ -57,7 +58,7 @@ func startCluster(tb testing.TB, n int, persistence ...string) *testCluster {
 	}
 	first := c.admins[0]
 	for _, s := range c.servers[1:] {
-		if err := first.ClusterMeet(ctx, "127.0.0.1", strconv.Itoa(s.port)).Err(); err != nil {
+		if err := first.ClusterMeet(ctx, "127.0.0.1", strconv.Itoa(s.Port())).Err(); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -178,7 +179,7 @@ func (c *testCluster) migrateSlot(slot, src, dst int, pause func()) {
 		if len(keys) == 0 {
 			break
 		}
-		args := []any{"MIGRATE", "127.0.0.1", c.servers[dst].port, "", 0, 5000, "KEYS"}
+		args := []any{"MIGRATE", "127.0.0.1", c.servers[dst].Port(), "", 0, 5000, "KEYS"}
 		for _, k := range keys {
 			args = append(args, k)
 		}

@@ -1,24 +1,21 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/bloomkv/bloomkv"
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/bloom/redisbloom"
+	"github.com/bloomkv/bloomkv/internal/redistest"
 )
 
 // tiny is a run small enough for -race: 300 blocked cards, 3,000
@@ -148,7 +145,7 @@ func TestLocal(t *testing.T) {
 // blocklist of another size refused with ErrConflict rather than checked
 // against a filter sized for other parameters.
 func TestShared(t *testing.T) {
-	addr := startRedis(t)
+	addr := redistest.Start(t).Addr()
 	cfg := tiny(filepath.Join(t.TempDir(), "db"))
 	cfg.redisAddr = addr
 	for i := range 2 {
@@ -226,7 +223,7 @@ func TestCommandLine(t *testing.T) {
 // TestErrors: bad arguments, a missing list, and an unreachable Redis are
 // errors — never a run that clears every card.
 func TestErrors(t *testing.T) {
-	dead := freePort(t) // nothing listens there
+	dead := "127.0.0.1:" + strconv.Itoa(redistest.FreePort(t)) // nothing listens there
 	for _, tc := range []struct {
 		name     string
 		edit     func(c *config)
@@ -248,74 +245,4 @@ func TestErrors(t *testing.T) {
 			t.Errorf("%s: %+v, %v; want an error mentioning %q", tc.name, r, err, tc.mentions)
 		}
 	}
-}
-
-// startRedis starts a redis-server on a free loopback port, with nothing
-// persisted, for the length of the test; the test fails, never skips, when
-// redis-server is not installed (scripts/ensure-redis installs it).
-func startRedis(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Fatalf("redis-server not found: install Debian's redis-server package, e.g. run scripts/ensure-redis (%v)", err)
-	}
-	// Another process may take the free port before Redis binds it; then
-	// Redis exits, and another port is tried.
-	for try := 0; try < 3; try++ {
-		addr := freePort(t)
-		_, port, _ := net.SplitHostPort(addr)
-		cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(exited) }()
-		t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
-		if waitPong(addr, exited) {
-			return addr
-		}
-	}
-	t.Fatal("redis-server did not start")
-	return ""
-}
-
-// waitPong waits up to 10 seconds for the server at addr to answer PING,
-// and reports whether it did before exiting.
-func waitPong(addr string, exited <-chan struct{}) bool {
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-		if pong(addr) {
-			return true
-		}
-		select {
-		case <-exited:
-			return false
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	return false
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-}
-
-// pong reports whether the server at addr answers PING.
-func pong(addr string) bool {
-	c, err := net.DialTimeout("tcp", addr, time.Second)
-	if err != nil {
-		return false
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(time.Second))
-	if _, err := c.Write([]byte("PING\r\n")); err != nil {
-		return false
-	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	return err == nil && strings.HasPrefix(line, "+PONG")
 }

@@ -1,4 +1,4 @@
-package redisbloom
+package redistest
 
 import (
 	"os/exec"

@@ -1,4 +1,9 @@
-package redisbloom
+// Package redistest starts real redis-server processes for tests: each on a
+// free loopback port with a fresh data directory, killed at the test's
+// cleanup (and by the kernel, on Linux, if the test binary dies first). A
+// test that needs Redis fails — never skips — when redis-server is not
+// installed; scripts/ensure-redis installs it.
+package redistest
 
 import (
 	"bufio"
@@ -15,9 +20,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// testServer is a redis-server child process that one test starts on a free
+// Server is a redis-server child process that one test starts on a free
 // loopback port with a fresh data directory, and kills at its cleanup.
-type testServer struct {
+type Server struct {
 	tb     testing.TB
 	bin    string
 	dir    string
@@ -27,36 +32,38 @@ type testServer struct {
 	exited chan struct{} // closed when cmd has been waited for
 }
 
-// noPersistence is the default: nothing written to disk.
-var noPersistence = []string{"--save", "", "--appendonly", "no"}
+// NoPersistence is the default: nothing written to disk.
+var NoPersistence = []string{"--save", "", "--appendonly", "no"}
 
-// startServer starts redis-server with the given persistence options
-// (noPersistence if none) and waits until it answers PING. It fails the
+// Start starts redis-server with the given persistence options
+// (NoPersistence if none) and waits until it answers PING. It fails the
 // test — never skips it — when redis-server is not installed.
-func startServer(tb testing.TB, persistence ...string) *testServer {
+func Start(tb testing.TB, persistence ...string) *Server {
 	tb.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		tb.Fatalf("redis-server not found: install Debian's redis-server package, e.g. run scripts/ensure-redis (%v)", err)
 	}
 	if len(persistence) == 0 {
-		persistence = noPersistence
+		persistence = NoPersistence
 	}
-	s := &testServer{tb: tb, bin: bin, dir: tb.TempDir(), args: persistence}
+	s := &Server{tb: tb, bin: bin, dir: tb.TempDir(), args: persistence}
 	tb.Cleanup(func() { s.Stop(syscall.SIGKILL) })
 	// Another process may take the free port between our probe and Redis's
 	// bind; then Redis exits and we try another port.
 	for try := 0; ; try++ {
-		s.port = freePort(tb)
+		s.port = FreePort(tb)
 		if err := s.start(); err == nil {
 			return s
 		} else if try == 2 {
-			tb.Fatalf("redis-server did not start: %v\n%s", err, s.log())
+			tb.Fatalf("redis-server did not start: %v\n%s", err, s.Log())
 		}
 	}
 }
 
-func freePort(tb testing.TB) int {
+// FreePort returns a loopback port nothing listened on a moment ago: where
+// a server is to start, or an address a test wants to be unreachable.
+func FreePort(tb testing.TB) int {
 	tb.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -67,7 +74,7 @@ func freePort(tb testing.TB) int {
 }
 
 // start runs redis-server on s.port in s.dir and waits for PONG.
-func (s *testServer) start() error {
+func (s *Server) start() error {
 	args := append([]string{
 		"--port", strconv.Itoa(s.port),
 		"--bind", "127.0.0.1",
@@ -117,12 +124,15 @@ func ping(addr string) bool {
 	return err == nil && strings.HasPrefix(line, "+PONG")
 }
 
+// Port returns the server's loopback port.
+func (s *Server) Port() int { return s.port }
+
 // Addr returns the server's host:port.
-func (s *testServer) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
+func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
 
 // Stop sends sig to the server and waits for it to exit: SIGTERM shuts it
 // down cleanly (saving an RDB if save points are set), SIGKILL is a crash.
-func (s *testServer) Stop(sig syscall.Signal) {
+func (s *Server) Stop(sig syscall.Signal) {
 	if s.cmd == nil || s.cmd.Process == nil {
 		return
 	}
@@ -142,16 +152,16 @@ func (s *testServer) Stop(sig syscall.Signal) {
 
 // Restart stops the server with sig and starts it again on the same port
 // and data directory.
-func (s *testServer) Restart(sig syscall.Signal) {
+func (s *Server) Restart(sig syscall.Signal) {
 	s.tb.Helper()
 	s.Stop(sig)
 	if err := s.start(); err != nil {
-		s.tb.Fatalf("redis-server did not restart: %v\n%s", err, s.log())
+		s.tb.Fatalf("redis-server did not restart: %v\n%s", err, s.Log())
 	}
 }
 
 // Client returns a client of the server, closed at the test's cleanup.
-func (s *testServer) Client(opt ...func(*redis.Options)) *redis.Client {
+func (s *Server) Client(opt ...func(*redis.Options)) *redis.Client {
 	o := &redis.Options{Addr: s.Addr()}
 	for _, f := range opt {
 		f(o)
@@ -161,8 +171,8 @@ func (s *testServer) Client(opt ...func(*redis.Options)) *redis.Client {
 	return c
 }
 
-// log returns the server's log, to explain a failure to start.
-func (s *testServer) log() string {
+// Log returns the server's log, to explain a failure to start.
+func (s *Server) Log() string {
 	b, _ := os.ReadFile(s.dir + "/redis.log")
 	return string(b)
 }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package redisbloom
+package redistest
 
 import "os/exec"
 
