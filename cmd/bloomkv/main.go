@@ -116,6 +116,7 @@ var commands = []command{
 	{"explain", "look a key up and show every table and filter it consulted", runExplain},
 	{"tree", "draw the levels and their tables", runTree},
 	{"inspect", "show what a table, WAL or manifest file holds", runInspect},
+	{"web", "serve the filter playground, the calculator and the live tree to a browser", runWeb},
 }
 
 // The exit codes.
