@@ -123,4 +123,3 @@ func TestPages(t *testing.T) {
 		{"POST", "/api/tree", "", http.StatusMethodNotAllowed, "use GET"},
 	})
 }
-

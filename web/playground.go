@@ -58,7 +58,7 @@ type playgroundResponse struct {
 	// the count is null when every bit is set, where the estimate is
 	// infinite.
 	EstimatedCount *float64 `json:"estimatedCount"`
-	EstimatedFPR   float64 `json:"estimatedFPR"`
+	EstimatedFPR   float64  `json:"estimatedFPR"`
 	// Probes is how many never-added words the rate was measured on;
 	// FalsePositives how many of them the full filter answers "maybe" for.
 	Probes         int        `json:"probes"`
