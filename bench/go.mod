@@ -1,6 +1,6 @@
 module github.com/bloomkv/bloomkv/bench
 
-go 1.24.0
+go 1.25
 
 require (
 	github.com/bits-and-blooms/bloom/v3 v3.7.1
