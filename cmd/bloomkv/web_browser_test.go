@@ -10,6 +10,8 @@ import (
 	"io"
 	"math"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -24,6 +26,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/bloomkv/bloomkv/bloom"
+	"github.com/bloomkv/bloomkv/web"
 )
 
 var screenshotDir = flag.String("web.screenshots", "", "write the browser tests' screenshot of each page into `DIR` (docs/web holds the README's)")
@@ -169,13 +172,46 @@ func (p *page) setRange(id string, value string) {
 }
 
 func TestWebBrowser(t *testing.T) {
-	// A brisk demo writer, so that flushes and compactions come within
-	// seconds.
-	base, _ := startWeb(t, webConfig{addr: "127.0.0.1:0", demo: true, rate: 3000})
+	// A demo writer brisk enough that flushes and compactions come within
+	// seconds (a flush every half second), while the other pages are tested.
+	base, _ := startWeb(t, webConfig{addr: "127.0.0.1:0", demo: true, rate: 1000})
 	browser := newBrowser(t)
+	t.Run("index", func(t *testing.T) { testIndex(t, browser, base) })
+	t.Run("mounted", func(t *testing.T) { testMounted(t, browser) })
 	t.Run("playground", func(t *testing.T) { testPlayground(t, browser, base) })
 	t.Run("calc", func(t *testing.T) { testCalc(t, browser, base) })
 	t.Run("tree", func(t *testing.T) { testTree(t, browser, base) })
+}
+
+// testIndex follows the index's links to each page.
+func testIndex(t *testing.T, browser context.Context, base string) {
+	p := newPage(t, browser, base)
+	links := eval[[]string](p, `[...document.querySelectorAll("main a")].map(a => a.href)`)
+	if want := []string{base + "playground", base + "calc", base + "tree"}; !slices.Equal(links, want) {
+		t.Fatalf("the index links to %q, want %q", links, want)
+	}
+	for _, link := range links {
+		p.do(chromedp.Navigate(link))
+		p.wait(fmt.Sprintf(`document.body.dataset.page === %q`, strings.TrimPrefix(link, base)))
+	}
+}
+
+// testMounted serves the filter pages under a prefix, as an application
+// mounts them, and checks that a page finds its script, its style and the
+// API there.
+func testMounted(t *testing.T, browser context.Context) {
+	mux := http.NewServeMux()
+	mux.Handle("/debug/bloomkv/", http.StripPrefix("/debug/bloomkv", web.FilterHandler()))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	p := newPage(t, browser, srv.URL+"/debug/bloomkv")
+	p.wait(`location.pathname === "/debug/bloomkv/"`) // the mux's redirect
+	p.do(chromedp.Navigate(srv.URL + "/debug/bloomkv/calc"))
+	p.wait(`document.body.dataset.ready >= 1 && document.querySelectorAll("#sizes tbody tr").length === 2`)
+	if bg := eval[string](p, `getComputedStyle(document.querySelector("header")).borderBottomStyle`); bg != "solid" {
+		t.Errorf("the stylesheet is not applied under the prefix (header border %q)", bg)
+	}
+	p.noError()
 }
 
 var fruits = []string{"apple", "banana", "cherry", "grape", "lemon", "mango", "orange", "peach", "pear", "plum"}
