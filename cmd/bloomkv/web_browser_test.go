@@ -25,6 +25,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/bloomkv/bloomkv"
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/web"
 )
@@ -181,6 +182,7 @@ func TestWebBrowser(t *testing.T) {
 	t.Run("playground", func(t *testing.T) { testPlayground(t, browser, base) })
 	t.Run("calc", func(t *testing.T) { testCalc(t, browser, base) })
 	t.Run("tree", func(t *testing.T) { testTree(t, browser, base) })
+	t.Run("tree-polling", func(t *testing.T) { testTreePolling(t, browser) })
 }
 
 // testIndex follows the index's links to each page.
@@ -479,4 +481,40 @@ func testTree(t *testing.T, browser context.Context, base string) {
 	}
 	p.noError()
 	p.screenshot("tree")
+}
+
+// testTreePolling mounts the handler for a DB without an EventLog, as an
+// application that opened its DB long before does, and checks that the
+// page still shows a flush and a compaction as they happen, from Metrics.
+func testTreePolling(t *testing.T, browser context.Context) {
+	db, err := bloomkv.Open(t.TempDir(), &bloomkv.Options{MemtableSize: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	srv := httptest.NewServer(web.Handler(db, nil))
+	t.Cleanup(srv.Close)
+	p := newPage(t, browser, srv.URL+"/tree")
+	p.wait(`document.body.dataset.polls >= 1`)
+	write := func(from int) {
+		for i := range 500 {
+			if err := db.Put(fmt.Appendf(nil, "k%05d", from+i), []byte("v"), bloomkv.NoSync); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(0)
+	p.wait(`document.querySelector('#events li[data-kind="flush"]') && document.querySelectorAll('.level[data-level="0"] .tbl').length === 1`)
+	write(500)
+	if err := db.Compact(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	p.wait(`document.querySelector('#events li[data-kind="compaction"]') && document.querySelectorAll('.level[data-level="0"] .tbl').length === 0`)
+	if note := eval[string](p, `document.getElementById("events-note").textContent`); !strings.Contains(note, "Metrics") {
+		t.Errorf("the events note %q does not say they are counted from Metrics", note)
+	}
+	p.noError()
 }
