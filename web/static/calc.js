@@ -13,25 +13,31 @@ function params() {
   return {n, p, k};
 }
 
-let chartData = null, chartK = null, lastCalc = null;
+// queryOf is the api/calc query of the sliders' values.
+function queryOf({n, p, k}) { return `n=${n}&p=${p}` + (k === null ? "" : `&k=${k}`); }
+
+let chartData = null, chartK = null;
+let latest = 0; // the number of the latest update: only its answer is drawn
 
 async function update() {
+  const seq = ++latest;
   const {n, p, k} = params();
   $("n-out").textContent = fmtInt(n);
   $("p-out").textContent = String(p);
   $("k-out").textContent = k === null ? "off" : String(k);
   try {
-    const q = `n=${n}&p=${p}` + (k === null ? "" : `&k=${k}`);
+    const q = queryOf({n, p, k});
     const ck = k === null ? 4 : k;
     const [calc, chart] = await Promise.all([api("api/calc?" + q), chartK === ck ? chartData : api("api/chart?k=" + ck)]);
-    chartData = chart; chartK = ck; lastCalc = calc;
+    if (seq !== latest) return; // a later update is under way; an earlier answer must not overwrite it
+    chartData = chart; chartK = ck;
     showError(null);
     drawSizes(calc);
     drawRateChart(calc, chart);
     document.body.dataset.query = q;
     document.body.dataset.ready = String((+document.body.dataset.ready || 0) + 1);
   } catch (err) {
-    showError(err);
+    if (seq === latest) showError(err);
   }
 }
 

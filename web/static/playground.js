@@ -16,15 +16,19 @@ function readControls() {
   state.k = Math.max(1, Math.min(16, parseInt($("k").value, 10) || 1));
 }
 
+let latest = 0; // the number of the latest request: only its answer is drawn
+
 async function refresh() {
+  const seq = ++latest;
   readControls();
   try {
     const resp = await api("api/playground", {m: state.m, k: state.k, words: state.words, checks: state.checks});
+    if (seq !== latest) return; // a later request is under way; this answer is stale
     state.resp = resp;
     showError(null);
     render(resp);
   } catch (err) {
-    showError(err);
+    if (seq === latest) showError(err);
   }
 }
 

@@ -128,10 +128,14 @@ function stepResult(s) {
   return ["read", `${filter} → index → ${block} → no version visible`];
 }
 
+let latestExplain = 0; // the number of the latest explain: only its trace is drawn
+
 async function explain() {
+  const seq = ++latestExplain;
   const key = $("key").value;
   try {
     const t = await api(`api/explain?key=${encodeURIComponent(key)}${$("hex").checked ? "&hex=1" : ""}`);
+    if (seq !== latestExplain) return;
     showError(null);
     tree.trace.clear();
     const steps = t.steps.map(s => {
