@@ -17,6 +17,7 @@ GOIMPORTS   ?= golang.org/x/tools/cmd/goimports@v0.52.0
 
 test: check-format vet staticcheck
 	./scripts/ensure-redis
+	./scripts/ensure-chromium
 	$(GO) test -race -count=1 ./...
 	# The full-size runs of tests too slow for -race (which runs them smaller):
 	# the 1,000,000-entry table round trip and the Optimal-vs-Uniform tree;

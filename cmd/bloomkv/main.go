@@ -14,6 +14,7 @@
 //	bloomkv explain -db DIR [-hex] KEY
 //	bloomkv tree -db DIR [-hex]
 //	bloomkv inspect [-v] [-type T] FILE
+//	bloomkv web [-addr HOST:PORT] [-db DIR | -demo [-rate N]]
 //
 // calc prints, for the classic and the blocked filter of package bloom, the
 // bits, probes, bytes and expected false-positive rate, beside the
@@ -86,6 +87,18 @@
 // a manifest (its version edits) or CURRENT; -v adds every entry. A damaged
 // file is reported, with the offset of the damage, and exits 1.
 //
+// # In a browser
+//
+// web serves the pages of package web until Ctrl-C (SIGINT) or SIGTERM,
+// then shuts down, letting requests in flight finish: a Bloom filter
+// playground, a filter calculator and, with -db DIR (opened read-only) or
+// -demo, the live LSM tree with an explain box. It listens on
+// 127.0.0.1:8080 by default, this machine only; -addr changes that. -demo
+// opens a database in a temporary directory (removed on exit) with a 64
+// KiB memtable and small levels, and a writer doing -rate writes per
+// second (400 by default; one in twenty a delete) and as many lookups, so
+// that a flush comes every second or two and compactions follow.
+//
 // # Exit status
 //
 //	0  success
@@ -120,6 +133,7 @@ var commands = []command{
 	{"explain", "look a key up and show every table and filter it consulted", runExplain},
 	{"tree", "draw the levels and their tables", runTree},
 	{"inspect", "show what a table, WAL or manifest file holds", runInspect},
+	{"web", "serve the filter playground, the calculator and the live tree to a browser", runWeb},
 }
 
 // The exit codes.

@@ -1,0 +1,63 @@
+package bloomkv
+
+import (
+	"bytes"
+
+	"github.com/bloomkv/bloomkv/internal/manifest"
+)
+
+// LiveTable describes one table of the DB's current version: what tools
+// that draw the tree (bloomkv web, for one) show of it.
+type LiveTable struct {
+	TableInfo
+	// Entries counts the table's entries (sets and tombstones); 0 for a
+	// table recorded before entries were counted.
+	Entries uint64
+	// SmallestSeqNum and LargestSeqNum bound its entries' sequence numbers.
+	SmallestSeqNum, LargestSeqNum uint64
+	// Filter is the table's filter, its family and parameter; the zero
+	// FilterSpec for none. FilterBitsPerKey is the memory it spends per key.
+	Filter           FilterSpec
+	FilterBitsPerKey float64
+}
+
+// Tables returns the tables of the DB's current version, level by level
+// from L0 down, each level in its own order: L0 newest first, the deeper
+// levels by key. The result is the caller's: its key bounds are copies.
+// After Close it returns ErrClosed.
+func (d *DB) Tables() ([]LiveTable, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.mu.closed {
+		return nil, ErrClosed
+	}
+	v := d.mu.current
+	if v == nil {
+		return nil, nil
+	}
+	var n int
+	for _, files := range v.Levels {
+		n += len(files)
+	}
+	out := make([]LiveTable, 0, n)
+	for level, files := range v.Levels {
+		for _, m := range files {
+			out = append(out, liveTable(level, m))
+		}
+	}
+	return out, nil
+}
+
+func liveTable(level int, m *manifest.FileMetadata) LiveTable {
+	family, param := m.Filter()
+	info := tableInfo(level, m)
+	info.Smallest, info.Largest = bytes.Clone(info.Smallest), bytes.Clone(info.Largest)
+	return LiveTable{
+		TableInfo:        info,
+		Entries:          m.Entries,
+		SmallestSeqNum:   uint64(m.SmallestSeqNum),
+		LargestSeqNum:    uint64(m.LargestSeqNum),
+		Filter:           FilterSpec{Family: FilterFamily(family), Bits: param},
+		FilterBitsPerKey: m.FilterBitsPerKey,
+	}
+}
