@@ -92,10 +92,9 @@ func blockedSize(n int, bitsPerKey float64) (filterSize, error) {
 }
 
 // fixedKBits is the fewest bits m at which a classic filter of k probes
-// over n items reaches rate p: (1 − e^(−kn/m))^k = p solved for m,
-// m = ⌈−k·n / ln(1 − p^(1/k))⌉.
+// over n items reaches rate p: n times bloom.ClassicBitsPerKey, rounded up.
 func fixedKBits(n int, p float64, k int) (uint64, error) {
-	m := math.Ceil(-float64(k) * float64(n) / math.Log1p(-math.Pow(p, 1/float64(k))))
+	m := math.Ceil(float64(n) * bloom.ClassicBitsPerKey(p, k))
 	if !(m <= bloom.MaxBits) {
 		return 0, badRequest("k = %d: at p = %g the filter needs more than bloom.MaxBits = %d bits", k, p, uint64(bloom.MaxBits))
 	}
