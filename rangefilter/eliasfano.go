@@ -37,7 +37,7 @@ type eliasFano struct {
 // lowBits is ⌊log2(r/m)⌋ for 1 ≤ m ≤ r.
 func lowBits(r, m uint64) uint { return uint(bits.Len64(r/m) - 1) }
 
-func lowLen(m uint64, l uint) uint64 { return 8 * ((m*uint64(l)+63)/64 + 1) }
+func lowLen(m uint64, l uint) uint64   { return 8 * ((m*uint64(l)+63)/64 + 1) }
 func highLen(m, buckets uint64) uint64 { return 8 * ((m + buckets + 63) / 64) }
 func samplesLen(buckets uint64) uint64 {
 	return (4*((buckets+sampleRate-1)/sampleRate) + 7) &^ 7

@@ -180,11 +180,15 @@ func decode(data []byte, flt *Filter) error {
 		if r == 0 || km.total > maxUniverse/r {
 			return corruptAt(alphaOff+32*uint64(i), "position %d has %d symbols: the mapping's values pass 2^63 or it has none", i, r)
 		}
-		if i == km.p-1 && r == 1 && i > 0 && km.radix[i-1] == 1 {
-			return corruptAt(alphaOff+32*uint64(i), "the last two positions have one symbol each")
-		}
 		km.radix[i] = uint16(r)
 		km.total *= r
+	}
+	trailing := 0
+	for trailing < km.p && km.radix[km.p-1-trailing] == 1 {
+		trailing++
+	}
+	if trailing > maxTrailing {
+		return corruptAt(alphaOff+32*uint64(km.p-trailing), "%d positions of one symbol at the end, more than %d", trailing, maxTrailing)
 	}
 	if h.min+h.span >= km.total {
 		return corruptAt(offSpan, "values up to %d, the mapping's are below %d", h.min+h.span, km.total)

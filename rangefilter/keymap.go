@@ -9,6 +9,10 @@ import (
 // reads: the ones after that never tell two keys apart in the filter.
 const maxPositions = 256
 
+// maxTrailing is the most positions of one symbol the mapping keeps after
+// the last position with more than one.
+const maxTrailing = 16
+
 // keyMap maps byte-string keys to integers in order, as a view over the
 // bytes of an encoded filter. A key is the table's common prefix, then a
 // suffix read as a number in a mixed radix: position i of the suffix is a
@@ -131,12 +135,10 @@ func (a *alphabets) keyMap(prefix []byte) keyMap {
 			m.p = i + 1
 		}
 	}
-	if m.p < reached {
-		// One position of one symbol more, free in values: a bound that
-		// goes on past the keys' last distinct position rounds up there
-		// (key+"\x00" past keys that end) instead of sharing a value.
-		m.p++
-	}
+	// Up to maxTrailing positions of one symbol more, free in values: a
+	// bound that differs from the keys there, or goes on after keys that
+	// end there (key+"\x00"), rounds up instead of sharing a key's value.
+	m.p = min(reached, m.p+maxTrailing)
 	alpha := make([]uint64, 0, 4*m.p)
 	for i := range m.p {
 		alpha = append(alpha, a.sets[i][:]...)
