@@ -32,8 +32,10 @@ type Builder struct {
 	prevKept   []byte // the previous key as kept
 	kept       []byte // per key: uvarint shared, uvarint rest, rest
 	alpha      *alphabets
+	digits     keyDigits
 	vals       []uint64
 	hashed     []uint64
+	buf        []uint64
 }
 
 // NewBuilder returns a Builder of filters of bitsPerKey bits per key, in
@@ -123,15 +125,16 @@ func (b *Builder) Finish() ([]byte, error) {
 	}
 	b.eachKept(func(key []byte) { b.alpha.add(key[len(prefix):]) })
 	km := b.alpha.keyMap(prefix)
+	b.digits = km.digits(b.digits)
 	b.vals = b.vals[:0]
 	var err error
 	b.eachKept(func(key []byte) {
-		v, _ := km.ceil(key)
+		v := km.value(b.digits, key[len(prefix):])
 		switch n := len(b.vals); {
 		case n == 0 || v > b.vals[n-1]:
 			b.vals = append(b.vals, v)
 		case v < b.vals[n-1] && err == nil:
-			// ceil is monotone and the keys sorted: this cannot happen.
+			// f is monotone and the keys sorted: this cannot happen.
 			err = argError("key", printable(key), "maps below the previous key (a bug in rangefilter)")
 		}
 	})
@@ -142,8 +145,9 @@ func (b *Builder) Finish() ([]byte, error) {
 	seed := mix(uint64(len(vals)) ^ mix(vals[0]^mix(vals[len(vals)-1])))
 	if cap(b.hashed) < len(vals) {
 		b.hashed = make([]uint64, len(vals))
+		b.buf = make([]uint64, len(vals))
 	}
-	f := buildIntFilter(vals, b.hashed, b.bitsPerKey, seed)
+	f := buildIntFilter(vals, b.hashed, b.buf, b.bitsPerKey, seed)
 	return appendFilter(nil, uint64(b.keys), uint64(len(vals)), &km, &f), nil
 }
 

@@ -3,6 +3,7 @@ package rangefilter
 import (
 	"encoding/binary"
 	"hash/crc32"
+	"math"
 	"math/bits"
 )
 
@@ -118,12 +119,12 @@ func parseHeader(b []byte) (header, error) {
 		return header{}, corruptAt(offValues, "%d distinct values of %d keys", h.values, h.keys)
 	case h.elements == 0 || h.elements > h.values:
 		return header{}, corruptAt(offElements, "%d hashes of %d values", h.elements, h.values)
-	case h.span >= maxUniverse || h.min > maxUniverse-1-h.span:
-		return header{}, corruptAt(offSpan, "values %d to %d+%d, past 2^63", h.min, h.min, h.span)
+	case h.min > math.MaxUint64-h.span:
+		return header{}, corruptAt(offSpan, "values %d to %d+%d, past 2^64", h.min, h.min, h.span)
 	case h.span < h.values-1:
 		return header{}, corruptAt(offSpan, "%d distinct values in a span of %d", h.values, h.span)
-	case h.universe < h.values || h.universe > h.span+1:
-		return header{}, corruptAt(offUniverse, "universe %d, want %d to %d", h.universe, h.values, h.span+1)
+	case h.universe < h.values || h.universe > maxUniverse || h.universe-1 > h.span:
+		return header{}, corruptAt(offUniverse, "universe %d, want %d to min(span+1, 2^63) for a span of %d", h.universe, h.values, h.span)
 	case h.lowBits != lowBits(h.universe, h.elements):
 		return header{}, corruptAt(offLowBits, "%d low bits, want %d for %d hashes below %d",
 			h.lowBits, lowBits(h.universe, h.elements), h.elements, h.universe)
@@ -161,7 +162,7 @@ func decode(data []byte, flt *Filter) error {
 		}
 	}
 	km := &flt.km
-	*km = keyMap{prefix: prefix[:h.prefixLen], p: int(h.positions), total: 1}
+	*km = keyMap{prefix: prefix[:h.prefixLen], p: int(h.positions)}
 	alphaOff := off
 	km.alpha = section(h.alphaSection())
 	endsOff := off
@@ -177,11 +178,12 @@ func decode(data []byte, flt *Filter) error {
 		for j := range uint64(4) {
 			r += uint64(bits.OnesCount64(word(km.alpha, 4*uint64(i)+j)))
 		}
-		if r == 0 || km.total > maxUniverse/r {
-			return corruptAt(alphaOff+32*uint64(i), "position %d has %d symbols: the mapping's values pass 2^63 or it has none", i, r)
+		last, ok := growProduct(km.last, r)
+		if !ok {
+			return corruptAt(alphaOff+32*uint64(i), "position %d has %d symbols: the mapping's values pass 2^64 or it has none", i, r)
 		}
 		km.radix[i] = uint16(r)
-		km.total *= r
+		km.last = last
 	}
 	trailing := 0
 	for trailing < km.p && km.radix[km.p-1-trailing] == 1 {
@@ -190,8 +192,8 @@ func decode(data []byte, flt *Filter) error {
 	if trailing > maxTrailing {
 		return corruptAt(alphaOff+32*uint64(km.p-trailing), "%d positions of one symbol at the end, more than %d", trailing, maxTrailing)
 	}
-	if h.min+h.span >= km.total {
-		return corruptAt(offSpan, "values up to %d, the mapping's are below %d", h.min+h.span, km.total)
+	if h.min+h.span > km.last {
+		return corruptAt(offSpan, "values up to %d, the mapping's are at most %d", h.min+h.span, km.last)
 	}
 	f := &flt.f
 	*f = intFilter{seed: h.seed, r: h.universe, min: h.min, span: h.span}

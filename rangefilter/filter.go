@@ -38,9 +38,15 @@ func (f *Filter) MayContainRange(lo, hi []byte) bool {
 	if bytes.Compare(lo, hi) >= 0 {
 		return false
 	}
-	a, _ := f.km.ceil(lo)
-	b, strict := f.km.ceil(hi)
-	if strict {
+	a, _, above := f.km.ceil(lo)
+	if above {
+		return false
+	}
+	b, strict, above := f.km.ceil(hi)
+	switch {
+	case above:
+		b = f.km.last
+	case strict:
 		if b == 0 {
 			return false
 		}
@@ -64,7 +70,7 @@ func (f *Filter) BitsPerKey() float64 { return 8 * float64(len(f.data)) / float6
 // buy. Its only false positives then come from keys the mapping does not
 // tell apart, and it answers falsely only for ranges that end inside one of
 // those groups.
-func (f *Filter) Exact() bool { return f.f.r == f.f.span+1 }
+func (f *Filter) Exact() bool { return f.f.span < maxUniverse && f.f.r == f.f.span+1 }
 
 // FalsePositiveBound returns the design's bound on the probability that
 // the filter answers true for a range with no key that covers width

@@ -8,6 +8,10 @@ import (
 	"testing"
 )
 
+// boundsPerSet is the number of pairs of bounds drawn per key set: fewer
+// under -race, which queries ten times slower.
+var boundsPerSet = map[bool]int{false: 60, true: 25}[raceEnabled]
+
 // checkNoFalseNegatives queries f with every range the pairs of bounds
 // make and fails on a range the oracle holds a key in that f rules out.
 func checkNoFalseNegatives(t *testing.T, f *Filter, oracle sortedKeys, bounds [][]byte) {
@@ -36,6 +40,7 @@ func TestNoFalseNegativesShapes(t *testing.T) {
 			{300, sh.max / 3, 400},
 			{300, sh.max / 2, 1e6},
 			{1000, 0, sh.max},
+			{200, sh.max - 1000, 1000}, // the top of the shape's values
 		} {
 			for _, bpk := range []float64{MinBitsPerKey, 8, 16, 23.5} {
 				r := rand.New(rand.NewPCG(uint64(tc.n), uint64(bpk*10)))
@@ -43,7 +48,7 @@ func TestNoFalseNegativesShapes(t *testing.T) {
 				f := build(t, keys, bpk)
 				oracle := newSortedKeys(keys)
 				var bounds [][]byte
-				for i := range 60 {
+				for i := range boundsPerSet {
 					x := xs[r.IntN(len(xs))]
 					switch i % 3 {
 					case 0:
@@ -70,7 +75,7 @@ func TestNoFalseNegativesShapes(t *testing.T) {
 // empty keys, long common prefixes, bytes the alphabets lack — the cases a
 // mapping gets wrong.
 func TestNoFalseNegativesAnyBytes(t *testing.T) {
-	for seed := range uint64(300) {
+	for seed := range uint64(map[bool]int{false: 300, true: 100}[raceEnabled]) {
 		r := rand.New(rand.NewPCG(seed, 7))
 		prefix := fuzzyKey(r, 3+int(seed%2)*300) // some past maxPositions
 		var keys [][]byte
@@ -196,5 +201,27 @@ func TestQueryAllocatesNothing(t *testing.T) {
 	lo, hi := prefixSuffix.key(nil, 12345), prefixSuffix.key(nil, 12377)
 	if n := testing.AllocsPerRun(100, func() { f.MayContainRange(lo, hi) }); n != 0 {
 		t.Errorf("MayContainRange allocates %v times", n)
+	}
+}
+
+// TestKeyDigits: the table of digits a builder maps its keys with gives
+// what ceil gives, for the keys of every shape.
+func TestKeyDigits(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for _, sh := range shapes {
+		keys, _ := shapeKeys(r, sh, 500, 0, sh.max)
+		keys = append(keys, append(slices.Clone(keys[len(keys)-1]), 0, 1))
+		var a alphabets
+		prefix := keys[0][:commonPrefixLen(keys[0], keys[len(keys)-1])]
+		for _, k := range keys {
+			a.add(k[len(prefix):])
+		}
+		m := a.keyMap(prefix)
+		digits := m.digits(nil)
+		for _, k := range keys {
+			if v, _, _ := m.ceil(k); m.value(digits, k[len(prefix):]) != v {
+				t.Fatalf("%s: %q maps to %d, ceil says %d", sh.name, k, m.value(digits, k[len(prefix):]), v)
+			}
+		}
 	}
 }

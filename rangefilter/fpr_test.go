@@ -56,8 +56,8 @@ func TestFalsePositiveRate(t *testing.T) {
 						if f.MayContainRange(lo, hi) {
 							positives++
 						}
-						a, _ := f.km.ceil(lo)
-						b, strict := f.km.ceil(hi)
+						a, _, _ := f.km.ceil(lo)
+						b, strict, _ := f.km.ceil(hi)
 						if strict {
 							b--
 						}

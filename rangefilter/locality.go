@@ -3,11 +3,10 @@ package rangefilter
 import (
 	"math"
 	"math/bits"
-	"slices"
 )
 
-// maxUniverse bounds the reduced universe and the key mapping's values, so
-// that sums of two values below it never overflow.
+// maxUniverse bounds the reduced universe, so that the sum of two values
+// below it never overflows.
 const maxUniverse = 1 << 63
 
 // intFilter is Grafite's range filter over integers: the set of mapped key
@@ -34,8 +33,8 @@ type intFilter struct {
 // of mapped values from the smallest to the largest: a universe that small
 // needs no hashing, and h is then one-to-one — the filter is exact.
 func universe(n, span uint64, bitsPerKey float64) uint64 {
-	r := float64(n) * math.Exp2(bitsPerKey-2)
-	if r >= float64(span)+1 {
+	r := min(float64(n)*math.Exp2(bitsPerKey-2), maxUniverse)
+	if span < maxUniverse && r >= float64(span)+1 {
 		return span + 1
 	}
 	return max(uint64(r), n)
@@ -68,8 +67,8 @@ func (f *intFilter) hash(x uint64) uint64 {
 }
 
 // buildIntFilter builds the filter of vals: sorted, distinct, at least one.
-// hashed is scratch space of len(vals), reused for the hashes.
-func buildIntFilter(vals, hashed []uint64, bitsPerKey float64, seed uint64) intFilter {
+// hashed and buf are scratch space of len(vals) or more.
+func buildIntFilter(vals, hashed, buf []uint64, bitsPerKey float64, seed uint64) intFilter {
 	n := uint64(len(vals))
 	f := intFilter{seed: seed, min: vals[0], span: vals[n-1] - vals[0]}
 	f.r = universe(n, f.span, bitsPerKey)
@@ -77,47 +76,10 @@ func buildIntFilter(vals, hashed []uint64, bitsPerKey float64, seed uint64) intF
 	for i, v := range vals {
 		hashed[i] = f.hash(v - f.min)
 	}
-	sortRotated(hashed)
+	sortHashes(hashed, buf)
 	hashed = dedupSorted(hashed)
 	f.ef = buildEliasFano(hashed, f.r)
 	return f
-}
-
-// sortRotated sorts s. The hashes of values sorted and all in one block are
-// a rotation of a sorted sequence — the exact filter of a dense table —
-// which it sorts in linear time; other orders go to a general sort.
-func sortRotated(s []uint64) {
-	cut := -1
-	for i := 1; i < len(s); i++ {
-		if s[i] < s[i-1] {
-			if cut >= 0 {
-				slices.Sort(s)
-				return
-			}
-			cut = i
-		}
-	}
-	if cut < 0 {
-		return
-	}
-	if s[len(s)-1] > s[0] {
-		slices.Sort(s)
-		return
-	}
-	rotate(s, cut)
-}
-
-// rotate moves s[cut:] before s[:cut] in place.
-func rotate(s []uint64, cut int) {
-	reverse(s[:cut])
-	reverse(s[cut:])
-	reverse(s)
-}
-
-func reverse(s []uint64) {
-	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
-		s[i], s[j] = s[j], s[i]
-	}
 }
 
 func dedupSorted(s []uint64) []uint64 {
