@@ -43,11 +43,6 @@ func samplesLen(buckets uint64) uint64 {
 	return (4*((buckets+sampleRate-1)/sampleRate) + 7) &^ 7
 }
 
-// encodedLen is the bytes of the three sections together.
-func (e *eliasFano) encodedLen() uint64 {
-	return lowLen(e.m, e.l) + highLen(e.m, e.buckets) + samplesLen(e.buckets)
-}
-
 // buildEliasFano encodes vals, sorted, distinct, below r, at least one.
 func buildEliasFano(vals []uint64, r uint64) eliasFano {
 	m := uint64(len(vals))

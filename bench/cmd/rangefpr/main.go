@@ -3,8 +3,12 @@
 // on 100,000 empty ranges per setting, next to the design's bound and
 // Grafite's ℓ/2^(B−2); the CPU time of building it per key beside a
 // blocked Bloom filter's at the same bits per key, in the same run; and
-// the CPU time of a query. It writes one CSV row per key shape, bits per
-// key, width and query distribution, and a chart of the rates.
+// the CPU time of a query. Beside it, at the same bits per key and on the
+// same ranges, the design it was chosen over: Rosetta, a hierarchy of
+// Bloom filters over the keys' dyadic prefixes (rosetta.go). It writes one
+// CSV row per filter, key shape, bits per key, width and query
+// distribution, a chart of rangefilter's rates (-chart) and one of both
+// designs' on decimal keys (-chart's name with "-rosetta" added).
 //
 // Usage, from the bench module's directory:
 //
@@ -31,6 +35,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -62,6 +67,12 @@ var shapes = []shape{
 	}, 1e14},
 }
 
+// chartColors is a colour per bits-per-key setting.
+var chartColors = []color.Color{
+	color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
+	color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
+}
+
 var (
 	bitsPerKey = []float64{8, 12, 16, 20}
 	widths     = []uint64{1, 2, 8, 32, 128}
@@ -82,7 +93,7 @@ func main() {
 
 // row is one line of the CSV.
 type row struct {
-	shape, dist                  string
+	filter, shape, dist          string
 	bpk, actualBPK               float64
 	exact                        bool
 	width                        uint64
@@ -105,6 +116,10 @@ func run(n, queries, runs int, csvPath, chartPath string) error {
 			if err != nil {
 				return err
 			}
+			ros, rosettaNS, err := buildRosetta(xs, bpk, runs)
+			if err != nil {
+				return err
+			}
 			for _, w := range widths {
 				for _, dist := range []string{"uniform", "adjacent"} {
 					var los []uint64
@@ -113,14 +128,21 @@ func run(n, queries, runs int, csvPath, chartPath string) error {
 					} else {
 						los = adjacentRanges(r, xs, w, queries)
 					}
+					grafite := math.Min(1, float64(w)/math.Exp2(bpk-2))
 					positives, queryNS := measure(f, sh, los, w, runs)
 					rows = append(rows, row{
-						shape: sh.name, dist: dist, bpk: bpk, actualBPK: f.BitsPerKey(), exact: f.Exact(), width: w,
-						queries: len(los), positives: positives, boundDesign: f.FalsePositiveBound(w),
-						boundGrafite: math.Min(1, float64(w)/math.Exp2(bpk-2)),
-						queryNS:      queryNS, buildNS: buildNS, bloomBuild: bloomNS,
+						filter: "rangefilter", shape: sh.name, dist: dist, bpk: bpk, actualBPK: f.BitsPerKey(), exact: f.Exact(), width: w,
+						queries: len(los), positives: positives, boundDesign: f.FalsePositiveBound(w), boundGrafite: grafite,
+						queryNS: queryNS, buildNS: buildNS, bloomBuild: bloomNS,
 					})
-					fmt.Fprintf(os.Stderr, "%s B=%v ℓ=%d %s: %.5f\n", sh.name, bpk, w, dist, float64(positives)/float64(len(los)))
+					rp, rq := measureRosetta(ros, los, w, runs)
+					rows = append(rows, row{
+						filter: "rosetta", shape: sh.name, dist: dist, bpk: bpk, actualBPK: bpk, width: w,
+						queries: len(los), positives: rp, boundDesign: math.NaN(), boundGrafite: grafite,
+						queryNS: rq, buildNS: rosettaNS, bloomBuild: bloomNS,
+					})
+					fmt.Fprintf(os.Stderr, "%s B=%v ℓ=%d %s: rangefilter %.5f, rosetta %.5f\n", sh.name, bpk, w, dist,
+						float64(positives)/float64(len(los)), float64(rp)/float64(len(los)))
 				}
 			}
 		}
@@ -147,7 +169,7 @@ func run(n, queries, runs int, csvPath, chartPath string) error {
 		}
 		positives, queryNS := measureKeys(f, los, his, runs)
 		rows = append(rows, row{
-			shape: "bench keys", dist: "missing key", bpk: bpk, actualBPK: f.BitsPerKey(), exact: f.Exact(), width: 1,
+			filter: "rangefilter", shape: "bench keys", dist: "missing key", bpk: bpk, actualBPK: f.BitsPerKey(), exact: f.Exact(), width: 1,
 			queries: queries, positives: positives, boundDesign: f.FalsePositiveBound(1),
 			boundGrafite: 1 / math.Exp2(bpk-2), queryNS: queryNS, buildNS: buildNS, bloomBuild: bloomNS,
 		})
@@ -155,10 +177,14 @@ func run(n, queries, runs int, csvPath, chartPath string) error {
 	if err := writeCSV(csvPath, n, queries, runs, rows); err != nil {
 		return err
 	}
-	if chartPath != "" {
-		return writeChart(chartPath, n, rows)
+	if chartPath == "" {
+		return nil
 	}
-	return nil
+	if err := writeChart(chartPath, n, rows); err != nil {
+		return err
+	}
+	ext := filepath.Ext(chartPath)
+	return writeComparison(strings.TrimSuffix(chartPath, ext)+"-rosetta"+ext, n, rows)
 }
 
 // sparse returns n distinct random integers below max, sorted.
@@ -251,6 +277,41 @@ func buildBoth(keys [][]byte, bpk float64, runs int) (*rangefilter.Filter, float
 	return f, median(rangeNS), median(bloomNS), err
 }
 
+// buildRosetta builds the Rosetta filter of xs runs times and returns it
+// and the median CPU ns per key.
+func buildRosetta(xs []uint64, bpk float64, runs int) (*rosetta, float64, error) {
+	var f *rosetta
+	var err error
+	var times []float64
+	for range runs {
+		ns := cpuNS(func() { f, err = newRosetta(xs, bpk) })
+		if err != nil {
+			return nil, 0, err
+		}
+		times = append(times, ns/float64(len(xs)))
+	}
+	return f, median(times), nil
+}
+
+// measureRosetta is measure for the Rosetta filter, which takes the
+// integers themselves.
+func measureRosetta(f *rosetta, los []uint64, w uint64, runs int) (int, float64) {
+	var positives int
+	var times []float64
+	for range runs {
+		positives = 0
+		ns := cpuNS(func() {
+			for _, x := range los {
+				if f.mayContain(x, x+w-1) {
+					positives++
+				}
+			}
+		})
+		times = append(times, ns/float64(len(los)))
+	}
+	return positives, median(times)
+}
+
 // measure counts the false positives of the ranges [x, x+w) and returns
 // the median CPU ns per query over runs.
 func measure(f *rangefilter.Filter, sh shape, los []uint64, w uint64, runs int) (int, float64) {
@@ -299,11 +360,15 @@ func writeCSV(path string, n, queries, runs int, rows []row) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# go run ./cmd/rangefpr -n %d -queries %d -runs %d (bench module); %s, %d CPUs, %s/%s, %s; %s UTC\n",
 		n, queries, runs, host, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), time.Now().UTC().Format("2006-01-02 15:04"))
-	b.WriteString("shape,queries,bits_per_key,actual_bits_per_key,exact,width,ranges,false_positives,fpr,bound_design,bound_grafite,query_cpu_ns,build_cpu_ns_per_key,blocked_bloom_build_cpu_ns_per_key\n")
+	b.WriteString("filter,shape,queries,bits_per_key,actual_bits_per_key,exact,width,ranges,false_positives,fpr,bound_design,bound_grafite,query_cpu_ns,build_cpu_ns_per_key,blocked_bloom_build_cpu_ns_per_key\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%s,%s,%g,%.2f,%v,%d,%d,%d,%.6f,%.6f,%.6f,%.1f,%.1f,%.1f\n",
-			r.shape, r.dist, r.bpk, r.actualBPK, r.exact, r.width, r.queries, r.positives,
-			float64(r.positives)/float64(r.queries), r.boundDesign, r.boundGrafite, r.queryNS, r.buildNS, r.bloomBuild)
+		design := "" // Rosetta's rate has no bound of this form
+		if !math.IsNaN(r.boundDesign) {
+			design = fmt.Sprintf("%.6f", r.boundDesign)
+		}
+		fmt.Fprintf(&b, "%s,%s,%s,%g,%.2f,%v,%d,%d,%d,%.6f,%s,%.6f,%.1f,%.1f,%.1f\n",
+			r.filter, r.shape, r.dist, r.bpk, r.actualBPK, r.exact, r.width, r.queries, r.positives,
+			float64(r.positives)/float64(r.queries), design, r.boundGrafite, r.queryNS, r.buildNS, r.bloomBuild)
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
@@ -321,10 +386,7 @@ func writeChart(path string, n int, rows []row) error {
 	const floor = 1e-6
 	p.Y.Min, p.Y.Max = floor, 1
 	p.Legend.Top, p.Legend.Left = true, true
-	colors := []color.Color{
-		color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
-		color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
-	}
+	colors := chartColors
 	glyphs := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.SquareGlyph{}}
 	for i, bpk := range bitsPerKey {
 		var bound plotter.XYs
@@ -341,7 +403,7 @@ func writeChart(path string, n int, rows []row) error {
 		for j, sh := range shapes {
 			var pts plotter.XYs
 			for _, r := range rows {
-				if r.shape == sh.name && r.bpk == bpk && r.dist == "uniform" {
+				if r.filter == "rangefilter" && r.shape == sh.name && r.bpk == bpk && r.dist == "uniform" {
 					pts = append(pts, plotter.XY{X: float64(r.width), Y: math.Max(floor, float64(r.positives)/float64(r.queries))})
 				}
 			}
@@ -359,6 +421,43 @@ func writeChart(path string, n int, rows []row) error {
 				key.Color, key.Shape, key.Radius = color.Gray{Y: 0x40}, glyphs[j], vg.Points(3)
 				p.Legend.Add(sh.name+", measured", key)
 			}
+		}
+	}
+	return p.Save(8*vg.Inch, 6*vg.Inch, path)
+}
+
+// writeComparison plots the rate against the width, log-log, of both
+// designs on decimal keys and uniform ranges, one colour per bits per key:
+// rangefilter solid, Rosetta dashed.
+func writeComparison(path string, n int, rows []row) error {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("rangefilter (Grafite) vs Rosetta at equal bits per key: decimal keys, %d per table", n)
+	p.X.Label.Text = "range width ℓ (consecutive integers)"
+	p.Y.Label.Text = "false-positive rate"
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
+	const floor = 1e-6
+	p.Y.Min, p.Y.Max = floor, 1
+	p.Legend.Top, p.Legend.Left = true, true
+	for i, bpk := range bitsPerKey {
+		for _, filter := range []string{"rangefilter", "rosetta"} {
+			var pts plotter.XYs
+			for _, r := range rows {
+				if r.filter == filter && r.shape == "decimal" && r.bpk == bpk && r.dist == "uniform" {
+					pts = append(pts, plotter.XY{X: float64(r.width), Y: math.Max(floor, float64(r.positives)/float64(r.queries))})
+				}
+			}
+			l, s, err := plotter.NewLinePoints(pts)
+			if err != nil {
+				return err
+			}
+			l.Color, s.Color = chartColors[i], chartColors[i]
+			if filter == "rosetta" {
+				l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+				s.Shape = draw.TriangleGlyph{}
+			}
+			p.Add(l, s)
+			p.Legend.Add(fmt.Sprintf("B=%g %s", bpk, filter), l, s)
 		}
 	}
 	return p.Save(8*vg.Inch, 6*vg.Inch, path)
