@@ -41,10 +41,11 @@ type Builder struct {
 // NewBuilder returns a Builder of filters of bitsPerKey bits per key, in
 // [MinBitsPerKey, MaxBitsPerKey]; for other values it returns an
 // *ArgumentError. The filter answers an empty range of ℓ values of the key
-// mapping falsely with probability at most ℓ/2^(bitsPerKey−2); it takes
-// at most bitsPerKey·n + 0.13·n bits for n distinct keys, plus a 72-byte
-// header and 32 bytes per position of the mapping (see the package doc),
-// and less when the keys are dense.
+// mapping falsely with probability at most ℓ/2^(bitsPerKey−2). For n
+// distinct mapped values its hashes take at most bitsPerKey·n bits and
+// its select samples 0.13·n more; the header, the common prefix, 32 bytes
+// per position of the mapping and a few words of padding come on top.
+// Keys dense enough for an exact filter take fewer bits.
 func NewBuilder(bitsPerKey float64) (*Builder, error) {
 	if math.IsNaN(bitsPerKey) || bitsPerKey < MinBitsPerKey || bitsPerKey > MaxBitsPerKey {
 		return nil, argError("bitsPerKey", bitsPerKey, "must be in [%d, %d]", MinBitsPerKey, MaxBitsPerKey)

@@ -378,14 +378,11 @@ func writeCSV(path string, n, queries, runs int, rows []row) error {
 // and Grafite's bound (dashed). A rate of 0 is drawn at the plot's floor.
 func writeChart(path string, n int, rows []row) error {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("rangefilter: false-positive rate of empty ranges, %d keys per table", n)
+	p.Title.Text = fmt.Sprintf("rangefilter: false-positive rate of empty ranges, %d keys per table (0 drawn at 1e-6)", n)
 	p.X.Label.Text = "range width ℓ (consecutive integers)"
 	p.Y.Label.Text = "false-positive rate"
-	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
 	const floor = 1e-6
-	p.Y.Min, p.Y.Max = floor, 1
-	p.Legend.Top, p.Legend.Left = true, true
+	logAxes(p, floor)
 	colors := chartColors
 	glyphs := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.SquareGlyph{}}
 	for i, bpk := range bitsPerKey {
@@ -413,17 +410,35 @@ func writeChart(path string, n int, rows []row) error {
 			}
 			s.Color, s.Shape, s.Radius = colors[i], glyphs[j], vg.Points(3)
 			p.Add(s)
-			if i == 0 {
-				key, err := plotter.NewScatter(plotter.XYs{{X: 1, Y: 1}})
-				if err != nil {
-					return err
-				}
-				key.Color, key.Shape, key.Radius = color.Gray{Y: 0x40}, glyphs[j], vg.Points(3)
-				p.Legend.Add(sh.name+", measured", key)
-			}
 		}
 	}
+	for j, sh := range shapes {
+		key, err := plotter.NewScatter(plotter.XYs{{X: 1, Y: 1}})
+		if err != nil {
+			return err
+		}
+		key.Color, key.Shape, key.Radius = color.Gray{Y: 0x40}, glyphs[j], vg.Points(3)
+		p.Legend.Add(sh.name+", measured", key)
+	}
 	return p.Save(8*vg.Inch, 6*vg.Inch, path)
+}
+
+// logAxes makes both axes logarithmic, with ticks at the widths measured
+// and at the powers of ten from floor to 1, and puts the legend at the
+// bottom right, where the rates are lowest.
+func logAxes(p *plot.Plot, floor float64) {
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	var xt, yt []plot.Tick
+	for _, w := range widths {
+		xt = append(xt, plot.Tick{Value: float64(w), Label: fmt.Sprint(w)})
+	}
+	for e := math.Log10(floor); e <= 0; e++ {
+		yt = append(yt, plot.Tick{Value: math.Pow(10, e), Label: fmt.Sprintf("1e%d", int(e))})
+	}
+	p.X.Tick.Marker, p.Y.Tick.Marker = plot.ConstantTicks(xt), plot.ConstantTicks(yt)
+	p.X.Min, p.X.Max = float64(widths[0]), float64(widths[len(widths)-1])
+	p.Y.Min, p.Y.Max = floor, 1
+	p.Legend.Top, p.Legend.Left = false, false
 }
 
 // writeComparison plots the rate against the width, log-log, of both
@@ -431,14 +446,11 @@ func writeChart(path string, n int, rows []row) error {
 // rangefilter solid, Rosetta dashed.
 func writeComparison(path string, n int, rows []row) error {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("rangefilter (Grafite) vs Rosetta at equal bits per key: decimal keys, %d per table", n)
+	p.Title.Text = fmt.Sprintf("rangefilter (Grafite) vs Rosetta, equal bits per key: decimal keys, %d per table (0 at 1e-6)", n)
 	p.X.Label.Text = "range width ℓ (consecutive integers)"
 	p.Y.Label.Text = "false-positive rate"
-	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
 	const floor = 1e-6
-	p.Y.Min, p.Y.Max = floor, 1
-	p.Legend.Top, p.Legend.Left = true, true
+	logAxes(p, floor)
 	for i, bpk := range bitsPerKey {
 		for _, filter := range []string{"rangefilter", "rosetta"} {
 			var pts plotter.XYs
