@@ -192,6 +192,7 @@ func decode(data []byte, flt *Filter) error {
 	if trailing > maxTrailing {
 		return corruptAt(alphaOff+32*uint64(km.p-trailing), "%d positions of one symbol at the end, more than %d", trailing, maxTrailing)
 	}
+	km.countBelow()
 	if h.min+h.span > km.last {
 		return corruptAt(offSpan, "values up to %d, the mapping's are at most %d", h.min+h.span, km.last)
 	}

@@ -38,13 +38,12 @@ func (f *Filter) MayContainRange(lo, hi []byte) bool {
 	if bytes.Compare(lo, hi) >= 0 {
 		return false
 	}
-	a, _, above := f.km.ceil(lo)
-	if above {
+	a, aAbove, b, strict, bAbove := f.km.ceilPair(lo, hi)
+	if aAbove {
 		return false
 	}
-	b, strict, above := f.km.ceil(hi)
 	switch {
-	case above:
+	case bAbove:
 		b = f.km.last
 	case strict:
 		if b == 0 {

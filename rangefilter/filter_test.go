@@ -225,3 +225,26 @@ func TestKeyDigits(t *testing.T) {
 		}
 	}
 }
+
+// TestCeilPair: mapping both bounds at once gives what mapping each does.
+func TestCeilPair(t *testing.T) {
+	r := rand.New(rand.NewPCG(10, 10))
+	for _, sh := range shapes {
+		keys, xs := shapeKeys(r, sh, 300, 0, sh.max)
+		f := build(t, keys, 12)
+		for range 2000 {
+			x := xs[r.IntN(len(xs))] - min(xs[0], r.Uint64N(3))
+			lo, hi := sh.key(nil, x), sh.key(nil, min(x+r.Uint64N(200), sh.max-1))
+			if r.IntN(4) == 0 {
+				lo, hi = nearby(r, lo), nearby(r, hi)
+			}
+			a, aAbove, b, bStrict, bAbove := f.km.ceilPair(lo, hi)
+			wa, _, waAbove := f.km.ceil(lo)
+			wb, wbStrict, wbAbove := f.km.ceil(hi)
+			if a != wa || aAbove != waAbove || b != wb || bStrict != wbStrict || bAbove != wbAbove {
+				t.Fatalf("%s: ceilPair(%q, %q) = %d %v, %d %v %v; ceil says %d %v, %d %v %v",
+					sh.name, lo, hi, a, aAbove, b, bStrict, bAbove, wa, waAbove, wb, wbStrict, wbAbove)
+			}
+		}
+	}
+}

@@ -39,20 +39,30 @@ type keyMap struct {
 	p      int    // positions
 	last   uint64 // Π a_i − 1: the largest value
 	radix  [maxPositions]uint16
+	// below[i][w] is the digit of the first byte value of word w of
+	// position i's set: the symbols of the words before it, and the end
+	// mark. A digit then costs one popcount.
+	below [maxPositions][4]uint16
 }
 
 // digit returns byte c's digit at position i: the symbols of A_i below c,
 // and whether c is in A_i.
 func (m *keyMap) digit(i int, c byte) (d uint64, present bool) {
-	set := m.alpha[32*i : 32*i+32]
 	w := uint64(c >> 6)
-	n := 0
-	for j := range w {
-		n += bits.OnesCount64(word(set, j))
+	x := word(m.alpha, 4*uint64(i)+w)
+	n := uint64(m.below[i][w]) + uint64(bits.OnesCount64(x&(uint64(1)<<(c&63)-1)))
+	return n, x>>(c&63)&1 != 0
+}
+
+// countBelow fills below from the alphabets and end marks.
+func (m *keyMap) countBelow() {
+	for i := range m.p {
+		n := uint16(m.end(i))
+		for w := range uint64(4) {
+			m.below[i][w] = n
+			n += uint16(bits.OnesCount64(word(m.alpha, 4*uint64(i)+w)))
+		}
 	}
-	x := word(set, w)
-	n += bits.OnesCount64(x & (uint64(1)<<(c&63) - 1))
-	return uint64(n) + m.end(i), x>>(c&63)&1 != 0
 }
 
 // end is 1 if some key ends at position i, else 0.
@@ -71,39 +81,86 @@ func (m *keyMap) end(i int) uint64 { return word(m.ends, uint64(i)/64) >> (i % 6
 // most one unit of position j; if not, v takes the digit of the next
 // symbol of A_j — at most k's — and 0s after. If j ≥ P, v = f(k).
 func (m *keyMap) ceil(s []byte) (v uint64, strict, above bool) {
+	suffix, where := m.strip(s)
+	if where != 0 {
+		return 0, true, where > 0
+	}
+	var st ceilState
+	for i := range m.p {
+		m.step(&st, i, suffix)
+	}
+	return m.result(&st, suffix)
+}
+
+// ceilPair is ceil of lo and of hi, computing the digits of the positions
+// the two share once: the bounds of a short range share most of theirs.
+func (m *keyMap) ceilPair(lo, hi []byte) (a uint64, aAbove bool, b uint64, bStrict, bAbove bool) {
+	los, lw := m.strip(lo)
+	his, hw := m.strip(hi)
+	if lw != 0 || hw != 0 {
+		a, _, aAbove = m.ceil(lo)
+		b, bStrict, bAbove = m.ceil(hi)
+		return
+	}
+	var st ceilState
+	i, shared := 0, min(commonPrefixLen(los, his), m.p)
+	for ; i < shared; i++ {
+		m.step(&st, i, los)
+	}
+	lst, hst := st, st
+	for j := i; j < m.p; j++ {
+		m.step(&lst, j, los)
+		m.step(&hst, j, his)
+	}
+	a, _, aAbove = m.result(&lst, los)
+	b, bStrict, bAbove = m.result(&hst, his)
+	return
+}
+
+// strip returns s after the common prefix, and where = 0 if s starts with
+// it, −1 if s is below every key, +1 if above.
+func (m *keyMap) strip(s []byte) (suffix []byte, where int) {
 	c := len(m.prefix)
 	n := min(len(s), c)
 	switch cmp := bytes.Compare(s[:n], m.prefix[:n]); {
 	case cmp < 0, cmp == 0 && len(s) < c:
-		return 0, true, false // s is below every key
+		return nil, -1
 	case cmp > 0:
+		return nil, 1
+	}
+	return s[c:], 0
+}
+
+// ceilState is ceil's value so far, in 128 bits, hi:v: a digit a_i (a
+// byte above every symbol of A_i) carries into the position before, and
+// can carry out of the first to Π a_i, 2^64 at most.
+type ceilState struct {
+	v, hi   uint64
+	inexact bool // some digit so far is not the bound's own byte
+}
+
+// step adds position i's digit of suffix s to st.
+func (m *keyMap) step(st *ceilState, i int, s []byte) {
+	d, present := uint64(0), true
+	if !st.inexact && i < len(s) {
+		d, present = m.digit(i, s[i])
+	}
+	h, l := bits.Mul64(st.v, uint64(m.radix[i]))
+	var carry uint64
+	st.v, carry = bits.Add64(l, d, 0)
+	st.hi = st.hi*uint64(m.radix[i]) + h + carry
+	if !present {
+		// The next symbol up, or one unit more at position i−1 if none:
+		// 0s after, and every key below s is below v.
+		st.inexact = true
+	}
+}
+
+func (m *keyMap) result(st *ceilState, s []byte) (v uint64, strict, above bool) {
+	if st.hi != 0 || st.v > m.last {
 		return 0, true, true
 	}
-	s = s[c:]
-	// v is computed in 128 bits, hi:v: a digit a_i (a byte above every
-	// symbol of A_i) carries into the position before, and can carry out
-	// of the first to Π a_i, 2^64 at most.
-	var hi uint64
-	exact := true // every digit so far is s's own byte
-	for i := range m.p {
-		d, present := uint64(0), true
-		if exact && i < len(s) {
-			d, present = m.digit(i, s[i])
-		}
-		h, l := bits.Mul64(v, uint64(m.radix[i]))
-		var carry uint64
-		v, carry = bits.Add64(l, d, 0)
-		hi = hi*uint64(m.radix[i]) + h + carry
-		if !present {
-			// The next symbol up, or one unit more at position i−1 if
-			// none: 0s after, and every key below s is below v.
-			exact = false
-		}
-	}
-	if hi != 0 || v > m.last {
-		return 0, true, true
-	}
-	return v, !exact || len(s) <= m.p, false
+	return st.v, st.inexact || len(s) <= m.p, false
 }
 
 // alphabets accumulates the alphabets of the keys' suffixes while a
@@ -158,6 +215,7 @@ func (a *alphabets) keyMap(prefix []byte) keyMap {
 		ends[len(ends)-1] &= 1<<(m.p%64) - 1
 	}
 	m.ends = wordsToBytes(ends)
+	m.countBelow()
 	return m
 }
 
