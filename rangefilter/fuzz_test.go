@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// FuzzDecode: no input makes Decode or a query on what it accepts panic or
-// read outside the input, and every accepted input re-encodes to itself
-// through the queries' view (a filter from a builder is accepted).
+// FuzzDecode: no input makes Decode, or a query of a filter it accepts,
+// panic or read outside the input; Decode returns a filter or an error,
+// never both. The seeds are builders' encodings, which it accepts.
 func FuzzDecode(f *testing.F) {
 	for _, data := range smallEncodings(f) {
 		f.Add(data, []byte("user0001/event"), []byte("user9"))
