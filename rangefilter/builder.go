@@ -1,0 +1,173 @@
+package rangefilter
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"strconv"
+)
+
+// Bits per key accepted by NewBuilder. At 3 a filter answers a range of ℓ
+// values falsely with probability at most ℓ/2; above 40 the bound, below
+// 10^−11 per value, is smaller than any table's chance of other faults.
+const (
+	MinBitsPerKey = 3
+	MaxBitsPerKey = 40
+)
+
+// MaxKeys is the most distinct keys one filter holds: the positions in its
+// Elias–Fano high bits are 32-bit.
+const MaxKeys = 1 << 30
+
+// Builder builds the range filter of one table from its keys, given in
+// sorted order as a table writer produces them. It keeps the keys — each
+// as the bytes it shares with the previous one's and the rest, cut after
+// the bytes the mapping may read — until Finish maps them, which needs the
+// whole table's alphabets. A Builder is not safe for concurrent use.
+type Builder struct {
+	bitsPerKey float64
+	keys       int
+	first      []byte // the first key
+	prev       []byte // the previous key, whole, for the order check
+	prevKept   []byte // the previous key as kept
+	kept       []byte // per key: uvarint shared, uvarint rest, rest
+	alpha      *alphabets
+	digits     keyDigits
+	vals       []uint64
+	hashed     []uint64
+	buf        []uint64
+}
+
+// NewBuilder returns a Builder of filters of bitsPerKey bits per key, in
+// [MinBitsPerKey, MaxBitsPerKey]; for other values it returns an
+// *ArgumentError. The filter answers an empty range of ℓ values of the key
+// mapping falsely with probability at most ℓ/2^(bitsPerKey−2). For n
+// distinct mapped values its hashes take at most bitsPerKey·n bits and
+// its select samples 0.13·n more; the header, the common prefix, 32 bytes
+// per position of the mapping and a few words of padding come on top.
+// Keys dense enough for an exact filter take fewer bits.
+func NewBuilder(bitsPerKey float64) (*Builder, error) {
+	if math.IsNaN(bitsPerKey) || bitsPerKey < MinBitsPerKey || bitsPerKey > MaxBitsPerKey {
+		return nil, argError("bitsPerKey", bitsPerKey, "must be in [%d, %d]", MinBitsPerKey, MaxBitsPerKey)
+	}
+	return &Builder{bitsPerKey: bitsPerKey}, nil
+}
+
+// Reset empties the builder for the next table, keeping its memory.
+func (b *Builder) Reset() {
+	b.keys = 0
+	b.first, b.prev, b.prevKept, b.kept = b.first[:0], b.prev[:0], b.prevKept[:0], b.kept[:0]
+}
+
+// Keys returns the distinct keys added since the last Reset.
+func (b *Builder) Keys() int { return b.keys }
+
+// Add adds the next key of the table. Keys must come in sorted order
+// (bytes.Compare); a key equal to the previous one is the same key, as
+// the versions of one user key in a table are. A key below the previous
+// one returns an *ArgumentError and is not added: a filter built from
+// keys out of order would miss some. The builder copies what it needs of
+// key.
+func (b *Builder) Add(key []byte) error {
+	if b.keys > 0 {
+		switch c := bytes.Compare(key, b.prev); {
+		case c == 0:
+			return nil
+		case c < 0:
+			return argError("key", printable(key), "sorts before the previous key %s", printable(b.prev))
+		}
+	} else {
+		b.first = append(b.first[:0], key...)
+	}
+	if b.keys == MaxKeys {
+		return argError("key", printable(key), "a filter holds at most %d keys", MaxKeys)
+	}
+	b.keys++
+	b.prev = append(b.prev[:0], key...)
+	// The mapping reads no key past the common prefix, at most
+	// lcp(first, key), plus maxPositions bytes.
+	kept := key[:min(len(key), commonPrefixLen(b.first, key)+maxPositions)]
+	shared := commonPrefixLen(b.prevKept, kept)
+	b.kept = binary.AppendUvarint(b.kept, uint64(shared))
+	b.kept = binary.AppendUvarint(b.kept, uint64(len(kept)-shared))
+	b.kept = append(b.kept, kept[shared:]...)
+	b.prevKept = append(b.prevKept[:shared], kept[shared:]...)
+	return nil
+}
+
+// eachKept calls fn with every key as kept, in order. The slice is reused.
+func (b *Builder) eachKept(fn func(key []byte)) {
+	var key []byte
+	for p := b.kept; len(p) > 0; {
+		shared, n := binary.Uvarint(p)
+		p = p[n:]
+		rest, n := binary.Uvarint(p)
+		p = p[n:]
+		key = append(key[:shared], p[:rest]...)
+		p = p[rest:]
+		fn(key)
+	}
+}
+
+// Finish returns the encoded filter of the keys added since the last
+// Reset, in the format the package doc draws; Decode reads it. With no
+// keys it returns an error wrapping ErrEmpty. The builder may then be
+// Reset and reused.
+func (b *Builder) Finish() ([]byte, error) {
+	if b.keys == 0 {
+		return nil, ErrEmpty
+	}
+	// Sorted keys share what the first and the last share.
+	prefix := b.first[:commonPrefixLen(b.first, b.prevKept)]
+	if b.alpha == nil {
+		b.alpha = new(alphabets)
+	} else {
+		*b.alpha = alphabets{}
+	}
+	b.eachKept(func(key []byte) { b.alpha.add(key[len(prefix):]) })
+	km := b.alpha.keyMap(prefix)
+	b.digits = km.digits(b.digits)
+	b.vals = b.vals[:0]
+	var err error
+	b.eachKept(func(key []byte) {
+		v := km.value(b.digits, key[len(prefix):])
+		switch n := len(b.vals); {
+		case n == 0 || v > b.vals[n-1]:
+			b.vals = append(b.vals, v)
+		case v < b.vals[n-1] && err == nil:
+			// f is monotone and the keys sorted: this cannot happen.
+			err = argError("key", printable(key), "maps below the previous key (a bug in rangefilter)")
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	vals := b.vals
+	seed := mix(uint64(len(vals)) ^ mix(vals[0]^mix(vals[len(vals)-1])))
+	if cap(b.hashed) < len(vals) {
+		b.hashed = make([]uint64, len(vals))
+		b.buf = make([]uint64, len(vals))
+	}
+	f := buildIntFilter(vals, b.hashed, b.buf, b.bitsPerKey, seed)
+	return appendFilter(nil, uint64(b.keys), uint64(len(vals)), &km, &f), nil
+}
+
+func commonPrefixLen(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// printable quotes a key for an error message, cut to 64 bytes.
+func printable(key []byte) string {
+	if len(key) > 64 {
+		return quote(key[:64]) + "…"
+	}
+	return quote(key)
+}
+
+func quote(b []byte) string { return strconv.Quote(string(b)) }

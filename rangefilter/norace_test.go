@@ -1,0 +1,5 @@
+//go:build !race
+
+package rangefilter
+
+const raceEnabled = false
