@@ -4,10 +4,12 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/bloomkv/bloomkv/internal/radix"
 )
 
 // TestDistinct checks distinct against slices.Sort and slices.Compact, on
-// both sides of radixSortMin and on sets whose keys share digits (which
+// both sides of radix.MinLen and on sets whose keys share digits (which
 // the radix sort skips).
 func TestDistinct(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
@@ -19,7 +21,7 @@ func TestDistinct(t *testing.T) {
 		"few values":   func() uint64 { return []uint64{0, 1, 1 << 63, ^uint64(0)}[rng.IntN(4)] },
 	}
 	for name, gen := range gens {
-		for _, n := range []int{1, 2, 100, radixSortMin - 1, radixSortMin, radixSortMin + 1, 5000, 30_000} {
+		for _, n := range []int{1, 2, 100, radix.MinLen - 1, radix.MinLen, radix.MinLen + 1, 5000, 30_000} {
 			hashes := make([]uint64, n)
 			for i := range hashes {
 				hashes[i] = gen()

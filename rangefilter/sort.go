@@ -1,10 +1,10 @@
 package rangefilter
 
-import "slices"
+import (
+	"slices"
 
-// radixSortMin is the fewest values sortHashes radix-sorts: below it the
-// passes over the counts cost more than they save.
-const radixSortMin = 512
+	"github.com/bloomkv/bloomkv/internal/radix"
+)
 
 // sortHashes sorts s, using buf, of at least its length, as scratch space.
 // The hashes of a table's values are sorted but for one rotation when they
@@ -28,10 +28,8 @@ func sortHashes(s, buf []uint64) {
 		return
 	case cut > 0 && s[len(s)-1] <= s[0]:
 		rotate(s, cut)
-	case len(s) < radixSortMin:
-		slices.Sort(s)
 	default:
-		radixSort(s, buf[:len(s)])
+		radix.Sort(s, buf)
 	}
 }
 
@@ -40,34 +38,4 @@ func rotate(s []uint64, cut int) {
 	slices.Reverse(s[:cut])
 	slices.Reverse(s[cut:])
 	slices.Reverse(s)
-}
-
-// radixSort sorts keys, fewer than 2^32, using buf, of the same length.
-func radixSort(keys, buf []uint64) {
-	var counts [8][256]uint32
-	for _, k := range keys {
-		for d := range 8 {
-			counts[d][byte(k>>(8*d))]++
-		}
-	}
-	src, dst := keys, buf
-	for d := range 8 {
-		c, shift := &counts[d], uint(8*d)
-		if int(c[byte(src[0]>>shift)]) == len(src) {
-			continue // a byte every key shares leaves the order as it is
-		}
-		pos := uint32(0)
-		for v := range c {
-			c[v], pos = pos, pos+c[v]
-		}
-		for _, k := range src {
-			v := byte(k >> shift)
-			dst[c[v]] = k
-			c[v]++
-		}
-		src, dst = dst, src
-	}
-	if &src[0] != &keys[0] {
-		copy(keys, src)
-	}
 }
