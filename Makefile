@@ -26,6 +26,8 @@ test: check-format vet staticcheck
 	$(GO) test -count=1 -run='^TestRoundTrip$$' ./sstable
 	$(GO) test -count=1 -run='^(TestOptimalFilterAllocation|TestMemoryAccounted)$$' .
 	$(GO) test -count=1 -run='^TestTableCacheUnderFileLimit$$' -tablecache.tables=2000 .
+	# The range filter's whole false-positive grid (-race runs one setting).
+	$(GO) test -count=1 -run='^(TestFalsePositiveRate|TestShortScanTarget|TestMappingAgainstBytes8)$$' ./rangefilter
 	cd bench && $(GO) test -race -count=1 ./...
 	# bloomkv under hashicorp/raft (its own module): the Store's conformance
 	# cases, the FSM, a 3-node cluster in one process, and 4 SIGKILLs of node
