@@ -194,6 +194,22 @@ func (s *memSink) Cancel() error        { s.cancelled = true; return nil }
 func (s *memSink) stream() []byte       { return s.Bytes() }
 func readCloser(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }
 
+// persisted takes a snapshot of f, persists it and releases it, and
+// returns the stream.
+func persisted(t *testing.T, f *FSM) []byte {
+	t.Helper()
+	snap, err := f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Release()
+	var sink memSink
+	if err := snap.Persist(&sink); err != nil {
+		t.Fatal(err)
+	}
+	return sink.stream()
+}
+
 func applyAll(t *testing.T, f *FSM, first uint64, cmds ...[]byte) {
 	t.Helper()
 	for i, c := range cmds {
@@ -261,16 +277,7 @@ func TestFSMSnapshotRestore(t *testing.T) {
 func TestFSMRestoreBadStream(t *testing.T) {
 	src := openFSM(t, t.TempDir(), nil)
 	applyAll(t, src, 1, AppendSet(nil, []byte("a"), []byte("1")), AppendSet(nil, []byte("b"), []byte("2")))
-	snap, err := src.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sink memSink
-	if err := snap.Persist(&sink); err != nil {
-		t.Fatal(err)
-	}
-	snap.Release()
-	good := sink.stream()
+	good := persisted(t, src)
 	dst := openFSM(t, t.TempDir(), nil)
 	applyAll(t, dst, 1, AppendSet(nil, []byte("old"), []byte("state")))
 	streams := map[string][]byte{"empty": nil, "extra byte": append(bytes.Clone(good), 0)}
@@ -319,15 +326,7 @@ func TestFSMRestoreCrash(t *testing.T) {
 		applyAll(t, src, uint64(i+1), AppendSet(nil, []byte(k), []byte(v)))
 		newState[k] = v
 	}
-	snap, err := src.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sink memSink
-	if err := snap.Persist(&sink); err != nil {
-		t.Fatal(err)
-	}
-	snap.Release()
+	stream := persisted(t, src)
 
 	fs := vfs.NewMem()
 	opts := &FSMOptions{DB: &bloomkv.Options{FS: fs}}
@@ -337,10 +336,8 @@ func TestFSMRestoreCrash(t *testing.T) {
 	}
 	oldState := map[string]string{"old": "state", "new05": "old value"}
 	applyAll(t, f, 1, AppendSet(nil, []byte("old"), []byte("state")), AppendSet(nil, []byte("new05"), []byte("old value")))
-	if _, err := f.Snapshot(); err != nil { // makes the old state durable
-		t.Fatal(err)
-	}
-	cr := &crashingReader{r: bytes.NewReader(sink.stream()), fs: fs, chunk: 128 << 10}
+	persisted(t, f) // makes the old state durable
+	cr := &crashingReader{r: bytes.NewReader(stream), fs: fs, chunk: 128 << 10}
 	if err := f.Restore(io.NopCloser(cr)); err != nil {
 		t.Fatal(err)
 	}
