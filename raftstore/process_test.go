@@ -9,9 +9,10 @@ package raftstore
 // Every write the leader acknowledged must be in every node's state at the
 // end, and the states equal.
 //
-// Long form (minutes of leader kills):
+// Long form (minutes of leader kills), from the raftstore module's
+// directory, as make raft-reliability runs it:
 //
-//	go test -count=1 -run TestRaftProcessKills -raft.kills=300 ./raftstore
+//	go test -count=1 -run TestRaftProcessKills -raft.kills=300 .
 
 import (
 	"bufio"
