@@ -301,6 +301,42 @@ func TestFSMRestoreBadStream(t *testing.T) {
 	sameState(t, "after the good stream", fsmState(t, dst), map[string]string{"a": "1", "b": "2"})
 }
 
+// failingReader reads a stream up to n bytes, then fails with err.
+type failingReader struct {
+	b   []byte
+	n   int
+	err error
+}
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	if f.n == 0 {
+		return 0, f.err
+	}
+	k := copy(p[:min(len(p), f.n)], f.b)
+	f.b, f.n = f.b[k:], f.n-k
+	return k, nil
+}
+
+func (f *failingReader) Close() error { return nil }
+
+// TestFSMRestoreReadError: a stream whose reader fails is refused with the
+// reader's error, not as corrupt, and the old state stays.
+func TestFSMRestoreReadError(t *testing.T) {
+	src := openFSM(t, t.TempDir(), nil)
+	applyAll(t, src, 1, AppendSet(nil, []byte("a"), []byte("1")), AppendSet(nil, []byte("b"), []byte("2")))
+	good := persisted(t, src)
+	dst := openFSM(t, t.TempDir(), nil)
+	applyAll(t, dst, 1, AppendSet(nil, []byte("old"), []byte("state")))
+	broken := errors.New("connection reset")
+	for _, n := range []int{0, 3, len(snapshotMagic) + 1, len(good) / 2, len(good) - 1} {
+		err := dst.Restore(&failingReader{b: good, n: n, err: broken})
+		if !errors.Is(err, broken) || errors.Is(err, bloomkv.ErrCorruption) {
+			t.Errorf("failing after %d bytes: Restore: %v, want the reader's error and not ErrCorruption", n, err)
+		}
+	}
+	sameState(t, "after failed reads", fsmState(t, dst), map[string]string{"old": "state"})
+}
+
 // crashingReader hands out a stream, and at every chunk boundary takes the
 // file system a crash would leave at that point of a Restore.
 type crashingReader struct {
