@@ -245,8 +245,10 @@ func (f *Blocked) SizeBytes() int { return len(f.blocks) * 8 }
 func (f *Blocked) BitsPerKey() float64 { return float64(f.Bits()) / float64(f.Keys()) }
 
 // LoadFactor returns the fraction of bits set. Blocks fill unevenly, but on
-// average a blocked filter of n items is as full as a classic filter of the
-// same bits and probes: 1 − e^(−kn/m) expected.
+// average a blocked filter of n items is about as full as a classic filter
+// of the same bits and probes, 1 − e^(−kn/m): a little less, since an
+// item's k probes within one 512-bit block coincide more often than k
+// probes over all m bits.
 func (f *Blocked) LoadFactor() float64 { return float64(popCount(f.blocks)) / float64(f.Bits()) }
 
 // FillRatio is LoadFactor, under the name it had first.

@@ -76,5 +76,7 @@
 //
 // Restore refuses, with an error wrapping bloomkv.ErrCorruption and the
 // offset, a stream that is cut short, too long, miscounted or does not
-// match its checksum, and keeps the old state.
+// match its checksum, and keeps the old state; a stream whose reader fails
+// keeps it too, with the reader's error (a failed transfer is no proof of a
+// corrupt snapshot).
 package raftstore

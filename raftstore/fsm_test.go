@@ -194,6 +194,22 @@ func (s *memSink) Cancel() error        { s.cancelled = true; return nil }
 func (s *memSink) stream() []byte       { return s.Bytes() }
 func readCloser(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }
 
+// persisted takes a snapshot of f, persists it and releases it, and
+// returns the stream.
+func persisted(t *testing.T, f *FSM) []byte {
+	t.Helper()
+	snap, err := f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Release()
+	var sink memSink
+	if err := snap.Persist(&sink); err != nil {
+		t.Fatal(err)
+	}
+	return sink.stream()
+}
+
 func applyAll(t *testing.T, f *FSM, first uint64, cmds ...[]byte) {
 	t.Helper()
 	for i, c := range cmds {
@@ -261,16 +277,7 @@ func TestFSMSnapshotRestore(t *testing.T) {
 func TestFSMRestoreBadStream(t *testing.T) {
 	src := openFSM(t, t.TempDir(), nil)
 	applyAll(t, src, 1, AppendSet(nil, []byte("a"), []byte("1")), AppendSet(nil, []byte("b"), []byte("2")))
-	snap, err := src.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sink memSink
-	if err := snap.Persist(&sink); err != nil {
-		t.Fatal(err)
-	}
-	snap.Release()
-	good := sink.stream()
+	good := persisted(t, src)
 	dst := openFSM(t, t.TempDir(), nil)
 	applyAll(t, dst, 1, AppendSet(nil, []byte("old"), []byte("state")))
 	streams := map[string][]byte{"empty": nil, "extra byte": append(bytes.Clone(good), 0)}
@@ -292,6 +299,42 @@ func TestFSMRestoreBadStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameState(t, "after the good stream", fsmState(t, dst), map[string]string{"a": "1", "b": "2"})
+}
+
+// failingReader reads a stream up to n bytes, then fails with err.
+type failingReader struct {
+	b   []byte
+	n   int
+	err error
+}
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	if f.n == 0 {
+		return 0, f.err
+	}
+	k := copy(p[:min(len(p), f.n)], f.b)
+	f.b, f.n = f.b[k:], f.n-k
+	return k, nil
+}
+
+func (f *failingReader) Close() error { return nil }
+
+// TestFSMRestoreReadError: a stream whose reader fails is refused with the
+// reader's error, not as corrupt, and the old state stays.
+func TestFSMRestoreReadError(t *testing.T) {
+	src := openFSM(t, t.TempDir(), nil)
+	applyAll(t, src, 1, AppendSet(nil, []byte("a"), []byte("1")), AppendSet(nil, []byte("b"), []byte("2")))
+	good := persisted(t, src)
+	dst := openFSM(t, t.TempDir(), nil)
+	applyAll(t, dst, 1, AppendSet(nil, []byte("old"), []byte("state")))
+	broken := errors.New("connection reset")
+	for _, n := range []int{0, 3, len(snapshotMagic) + 1, len(good) / 2, len(good) - 1} {
+		err := dst.Restore(&failingReader{b: good, n: n, err: broken})
+		if !errors.Is(err, broken) || errors.Is(err, bloomkv.ErrCorruption) {
+			t.Errorf("failing after %d bytes: Restore: %v, want the reader's error and not ErrCorruption", n, err)
+		}
+	}
+	sameState(t, "after failed reads", fsmState(t, dst), map[string]string{"old": "state"})
 }
 
 // crashingReader hands out a stream, and at every chunk boundary takes the
@@ -319,15 +362,7 @@ func TestFSMRestoreCrash(t *testing.T) {
 		applyAll(t, src, uint64(i+1), AppendSet(nil, []byte(k), []byte(v)))
 		newState[k] = v
 	}
-	snap, err := src.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sink memSink
-	if err := snap.Persist(&sink); err != nil {
-		t.Fatal(err)
-	}
-	snap.Release()
+	stream := persisted(t, src)
 
 	fs := vfs.NewMem()
 	opts := &FSMOptions{DB: &bloomkv.Options{FS: fs}}
@@ -337,10 +372,8 @@ func TestFSMRestoreCrash(t *testing.T) {
 	}
 	oldState := map[string]string{"old": "state", "new05": "old value"}
 	applyAll(t, f, 1, AppendSet(nil, []byte("old"), []byte("state")), AppendSet(nil, []byte("new05"), []byte("old value")))
-	if _, err := f.Snapshot(); err != nil { // makes the old state durable
-		t.Fatal(err)
-	}
-	cr := &crashingReader{r: bytes.NewReader(sink.stream()), fs: fs, chunk: 128 << 10}
+	persisted(t, f) // makes the old state durable
+	cr := &crashingReader{r: bytes.NewReader(stream), fs: fs, chunk: 128 << 10}
 	if err := f.Restore(io.NopCloser(cr)); err != nil {
 		t.Fatal(err)
 	}

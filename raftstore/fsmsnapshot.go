@@ -118,15 +118,35 @@ func (c *crcReader) full(p []byte) error {
 	return err
 }
 
+// failedReader remembers the first error of its reader other than io.EOF:
+// a stream that could not be read, which is no proof that it is corrupt.
+type failedReader struct {
+	r   io.Reader
+	err error
+}
+
+func (f *failedReader) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err != nil && err != io.EOF && f.err == nil {
+		f.err = err
+	}
+	return n, err
+}
+
 // readSnapshot loads a snapshot stream into db, an empty state DB, and
 // returns the applied index it carries. The pairs go in unsynced batches;
 // the last batch, with the applied index, is synced, which makes them all
 // durable. It returns an error wrapping bloomkv.ErrCorruption, with the byte
-// offset, for a stream that is not one Persist wrote.
+// offset, for a stream that is not one Persist wrote; one that wraps the
+// reader's error, with the offset, when r fails.
 func readSnapshot(r io.Reader, db *bloomkv.DB) (uint64, error) {
-	c := &crcReader{r: bufio.NewReaderSize(r, 256<<10), crc: crc32.New(castagnoli)}
+	src := &failedReader{r: r}
+	c := &crcReader{r: bufio.NewReaderSize(src, 256<<10), crc: crc32.New(castagnoli)}
 	var offset int64
 	bad := func(what string, err error) error {
+		if src.err != nil {
+			return fmt.Errorf("raftstore: snapshot stream: read failed near byte %d (%s): %w", offset, what, src.err)
+		}
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}

@@ -156,17 +156,23 @@ func (s *Store) StoreLog(log *raft.Log) error { return s.StoreLogs([]*raft.Log{l
 
 // StoreLogs stores entries in one atomic, synced batch: after a crash either
 // all of them are there or none. An entry stored again at its index replaces
-// the old one.
+// the old one. A nil entry or one of index 0 is refused with an
+// *bloomkv.ArgumentError, and nothing is stored.
 func (s *Store) StoreLogs(logs []*raft.Log) error {
 	if len(logs) == 0 {
 		return nil
 	}
 	b := bloomkv.NewBatch()
-	lo, hi := logs[0].Index, logs[0].Index
+	lo, hi := ^uint64(0), uint64(0)
 	var buf []byte
 	for _, l := range logs {
-		if l == nil {
+		switch {
+		case l == nil:
 			return &bloomkv.ArgumentError{Arg: "logs", Reason: "holds a nil *raft.Log"}
+		case l.Index == 0:
+			// Index 0 is raft's "no entry": FirstIndex and LastIndex
+			// could not tell a log holding it from an empty one.
+			return &bloomkv.ArgumentError{Arg: "logs", Reason: "holds an entry of index 0; raft's indexes start at 1"}
 		}
 		buf = appendLog(buf[:0], l)
 		if err := b.Set(logKey(l.Index), buf); err != nil {

@@ -82,6 +82,31 @@ func TestStoreFirstLastIndex(t *testing.T) {
 	}
 }
 
+// TestStoreLogsRefusals checks that a batch holding a nil entry, first or
+// later, or an entry of index 0 is refused whole with an ArgumentError.
+func TestStoreLogsRefusals(t *testing.T) {
+	s := openStore(t, t.TempDir(), nil)
+	for _, logs := range [][]*raft.Log{
+		{nil},
+		{nil, testLog(1, "a")},
+		{testLog(1, "a"), nil},
+		{testLog(0, "zero")},
+		{testLog(1, "a"), testLog(0, "zero")},
+	} {
+		err := s.StoreLogs(logs)
+		if !errors.As(err, new(*bloomkv.ArgumentError)) {
+			t.Errorf("StoreLogs(%v): %v, want an ArgumentError", logs, err)
+		}
+	}
+	if f, l := indexes(t, s); f != 0 || l != 0 {
+		t.Errorf("after the refusals: first %d last %d, want 0 0", f, l)
+	}
+	var got raft.Log
+	if err := s.GetLog(1, &got); err != raft.ErrLogNotFound {
+		t.Errorf("GetLog(1) after the refusals: %v, want ErrLogNotFound", err)
+	}
+}
+
 func TestStoreGetLog(t *testing.T) {
 	s := openStore(t, t.TempDir(), nil)
 	var got raft.Log

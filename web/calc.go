@@ -52,7 +52,9 @@ func (s *server) calc(r *http.Request) (any, error) {
 	resp := &calcResponse{N: n, P: p, Classic: classicSize(n, m, k), BoundBitsPerKey: bloom.MinBitsPerKey(p)}
 	resp.Blocked, err = blockedSize(n, bloom.BlockedBitsPerKey(p))
 	if err != nil {
-		return nil, badRequest("%v", err)
+		// The argument the bloom package names is one the request did not
+		// carry: say which of the request's parameters led to it.
+		return nil, badRequest("p = %g: the blocked filter cannot be sized: %v", p, err)
 	}
 	if ks := q.Get("k"); ks != "" {
 		fk, err := intParam(ks, "k", 1, bloom.MaxProbes)

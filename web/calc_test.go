@@ -91,6 +91,7 @@ func TestCalc(t *testing.T) {
 		{"GET", "/api/calc?n=10&p=NaN", "", http.StatusBadRequest, "in (0, 1)"},
 		{"GET", "/api/calc?n=10&p=x", "", http.StatusBadRequest, "in (0, 1)"},
 		{"GET", "/api/calc?n=10&p=1e-300", "", http.StatusBadRequest, "probes"},
+		{"GET", "/api/calc?n=10&p=0.9999", "", http.StatusBadRequest, "p = 0.9999: the blocked filter cannot be sized"},
 		{"GET", "/api/calc?n=10000000000&p=1e-30", "", http.StatusBadRequest, "maximum"},
 		{"GET", "/api/calc?n=10&p=0.1&k=0", "", http.StatusBadRequest, "k = \"0\": must be in [1, 64]"},
 		{"GET", "/api/calc?n=10&p=0.1&k=65", "", http.StatusBadRequest, "must be in [1, 64]"},

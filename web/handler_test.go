@@ -53,7 +53,7 @@ func get[T any](t *testing.T, h http.Handler, target string) T {
 	return v
 }
 
-// badRequest is one request the handler must refuse.
+// refusal is one request the handler must refuse, and how.
 type refusal struct {
 	method, target, body string
 	status               int

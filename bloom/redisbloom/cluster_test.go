@@ -221,17 +221,11 @@ func TestClusterSlotMigration(t *testing.T) {
 	dst := (src + 1) % 3
 
 	acked := &ackedItems{}
-	var before, during callCounts
-	stop := make(chan struct{})
-	wg := clusterClients(t, f, acked, &before, stop)
-	if !waitForCalls(&before, 20) {
-		t.Fatal("no calls answered before the migration")
-	}
-	close(stop)
-	wg.Wait()
+	var during callCounts
+	warmUp(t, f, acked, "the migration")
 
-	stop = make(chan struct{})
-	wg = clusterClients(t, f, acked, &during, stop)
+	stop := make(chan struct{})
+	wg := clusterClients(t, f, acked, &during, stop)
 	c.migrateSlot(int(slot), src, dst, func() { time.Sleep(100 * time.Millisecond) })
 	time.Sleep(200 * time.Millisecond) // calls after the move, on the new master
 	close(stop)
@@ -257,6 +251,21 @@ func TestClusterSlotMigration(t *testing.T) {
 	// The keys moved whole: the new master holds both.
 	if n, err := c.admins[dst].Exists(ctx, meta, bits).Result(); err != nil || n != 2 {
 		t.Fatalf("new master holds %d of the filter's 2 keys (%v)", n, err)
+	}
+}
+
+// warmUp runs the clients until 20 calls are answered, and stops them;
+// the test fails, once they have stopped, if none is answered in time.
+func warmUp(t *testing.T, f *Filter, acked *ackedItems, before string) {
+	t.Helper()
+	var counts callCounts
+	stop := make(chan struct{})
+	wg := clusterClients(t, f, acked, &counts, stop)
+	answered := waitForCalls(&counts, 20)
+	close(stop)
+	wg.Wait()
+	if !answered {
+		t.Fatalf("no calls answered before %s", before)
 	}
 }
 
@@ -289,17 +298,11 @@ func TestClusterMasterRestart(t *testing.T) {
 	master := c.servers[c.owner(int(slot))]
 
 	acked := &ackedItems{}
-	var before, down, after callCounts
-	stop := make(chan struct{})
-	wg := clusterClients(t, f, acked, &before, stop)
-	if !waitForCalls(&before, 20) {
-		t.Fatal("no calls answered before the kill")
-	}
-	close(stop)
-	wg.Wait()
+	var down, after callCounts
+	warmUp(t, f, acked, "the kill")
 
-	stop = make(chan struct{})
-	wg = clusterClients(t, f, acked, &down, stop)
+	stop := make(chan struct{})
+	wg := clusterClients(t, f, acked, &down, stop)
 	time.Sleep(50 * time.Millisecond) // calls in flight when it dies
 	master.Stop(syscall.SIGKILL)
 	// Down until calls fail (the client first retries and redirects).

@@ -76,9 +76,10 @@ return reply
 //
 // It replies, for "get" and "test", one integer per item: 1 if all its k
 // bits were set (before this call, for "test"), else 0; for "add", an empty
-// array; for "count", the BITCOUNT of the bits key. BITFIELD SET returns each bit's old value, so a test-and-add is one
-// command. Positions go to BITFIELD 1024 at a time because Lua's unpack
-// takes at most about 8000 values.
+// array; for "count", the BITCOUNT of the bits key. BITFIELD SET returns
+// each bit's old value, so a test-and-add is one command. Positions go to
+// BITFIELD 1024 at a time because Lua's unpack takes at most about 8000
+// values.
 var opScript = redis.NewScript(`
 local cur = redis.call('HMGET', KEYS[1], 'm', 'k')
 if not cur[1] or not cur[2] then

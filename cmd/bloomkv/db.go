@@ -293,15 +293,9 @@ const (
 // withDB opens the database in -db as mode says, calls fn with it, and
 // closes it.
 func (f *dbFlags) withDB(mode openMode, fn func(*bloomkv.DB) error) error {
-	opts := &bloomkv.Options{ReadOnly: mode == readDB, ErrorIfNotExists: mode != createDB}
-	db, err := bloomkv.Open(f.dir, opts)
-	switch {
-	case errors.Is(err, bloomkv.ErrLocked):
-		return fmt.Errorf("%s is in use: another process has the database open", f.dir)
-	case errors.Is(err, bloomkv.ErrDBDoesNotExist):
-		return fmt.Errorf("%s holds no bloomkv database", f.dir)
-	case err != nil:
-		return dbError(err)
+	db, err := openDB(f.dir, mode)
+	if err != nil {
+		return err
 	}
 	err = fn(db)
 	if cerr := db.Close(); err == nil && cerr != nil {
@@ -311,6 +305,22 @@ func (f *dbFlags) withDB(mode openMode, fn func(*bloomkv.DB) error) error {
 		return dbError(err)
 	}
 	return nil
+}
+
+// openDB opens the database in dir as mode says, its errors worded for
+// run to print: a directory in use or holding no database says so.
+func openDB(dir string, mode openMode) (*bloomkv.DB, error) {
+	opts := &bloomkv.Options{ReadOnly: mode == readDB, ErrorIfNotExists: mode != createDB}
+	db, err := bloomkv.Open(dir, opts)
+	switch {
+	case errors.Is(err, bloomkv.ErrLocked):
+		return nil, fmt.Errorf("%s is in use: another process has the database open", dir)
+	case errors.Is(err, bloomkv.ErrDBDoesNotExist):
+		return nil, fmt.Errorf("%s holds no bloomkv database", dir)
+	case err != nil:
+		return nil, dbError(err)
+	}
+	return db, nil
 }
 
 // dbError adapts an error of the DB for run to print: an argument the DB

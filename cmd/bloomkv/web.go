@@ -61,19 +61,15 @@ func serveWeb(ctx context.Context, cfg webConfig, stdout io.Writer, ready func(n
 	var opts web.Options
 	switch {
 	case cfg.dir != "":
-		db, err = bloomkv.Open(cfg.dir, &bloomkv.Options{ReadOnly: true})
-		switch {
-		case errors.Is(err, bloomkv.ErrDBDoesNotExist):
-			return fmt.Errorf("%s holds no bloomkv database", cfg.dir)
-		case errors.Is(err, bloomkv.ErrLocked):
-			return fmt.Errorf("%s is in use: another process has the database open", cfg.dir)
-		case err != nil:
-			return dbError(err)
+		if db, err = openDB(cfg.dir, readDB); err != nil {
+			return err
 		}
 		defer closeDB(db, &err)
 	case cfg.demo:
-		d, err := startDemo(cfg.rate)
-		if err != nil {
+		// d is assigned, not declared here: a := would shadow the named
+		// result err, and the deferred stop's error would be lost.
+		var d *demo
+		if d, err = startDemo(cfg.rate); err != nil {
 			return err
 		}
 		defer func() {
