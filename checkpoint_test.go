@@ -324,8 +324,10 @@ type ckptWrite struct {
 	start, ack int64
 }
 
-func ckptKey(w, i int) string   { return fmt.Sprintf("w%d-%06d", w, i) }
-func ckptValue(w, i int) string { return fmt.Sprintf("value of %d/%d|%s", w, i, strings.Repeat("x", (w*31+i)%97)) }
+func ckptKey(w, i int) string { return fmt.Sprintf("w%d-%06d", w, i) }
+func ckptValue(w, i int) string {
+	return fmt.Sprintf("value of %d/%d|%s", w, i, strings.Repeat("x", (w*31+i)%97))
+}
 
 // TestCheckpointUnderLoad takes checkpoints while writers write, over and
 // over, and checks each against the history: it must hold every write

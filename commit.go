@@ -42,7 +42,7 @@ type commitRequest struct {
 	// request ends its group, so that no request queued after it is before
 	// the cut. Its error becomes the request's.
 	cut func() error
-	err   error
+	err error
 	// wake receives when done, or when this request must lead: exactly
 	// once for a request that waits, never for one that leads at once, so
 	// it is empty again when commit returns and may be reused (singleWrite).
