@@ -36,18 +36,19 @@ type commitRequest struct {
 	batch *Batch // nil for a flush request
 	sync  bool
 	flush bool // rotate the memtable after this group (DB.Flush)
+	err   error
+	// wake receives when done, or when this request must lead: exactly
+	// once for a request that waits, never for one that leads at once, so
+	// it is empty again when commit returns and may be reused (singleWrite).
+	wake   chan struct{}
+	leader bool
+
 	// cut, if set, is run by the leader once the group holding the request
 	// is applied, before the next group begins: a point in the history
 	// between two groups, at which DB.Checkpoint takes its copy. The
 	// request ends its group, so that no request queued after it is before
 	// the cut. Its error becomes the request's.
 	cut func() error
-	err error
-	// wake receives when done, or when this request must lead: exactly
-	// once for a request that waits, never for one that leads at once, so
-	// it is empty again when commit returns and may be reused (singleWrite).
-	wake   chan struct{}
-	leader bool
 }
 
 // maxGroupBytes bounds a group, so that one leader's WAL write and the
