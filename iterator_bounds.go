@@ -20,10 +20,11 @@ import (
 // SeekLT or SeekPrefixGE (Next and Prev report false until then). It ends
 // prefix mode.
 //
-// SetBounds costs much less than a new Iterator: nothing is acquired or
-// allocated but room for the copied bounds, and the tables open stay open.
-// A failure that stopped the iterator is not cleared; on a closed Iterator
-// SetBounds does nothing.
+// SetBounds keeps the iterator stack and its read state: it allocates
+// nothing but room for the copied bounds, where a new Iterator builds the
+// stack anew (BenchmarkIterRebound: 13 allocations per SetBounds and seek,
+// 33 per NewIter and seek). A failure that stopped the iterator is not
+// cleared; on a closed Iterator SetBounds does nothing.
 func (it *Iterator) SetBounds(lower, upper []byte) {
 	if it.closed {
 		return
@@ -59,9 +60,9 @@ func copyBound(dst, b []byte) []byte {
 // two are independent: each has its own position and bounds, and each must
 // be closed; the clone keeps what it reads alive by itself, so either may
 // be closed first, and the clone works after the snapshot it reads, if any,
-// is closed, as it does. Cloning acquires nothing from the DB, and builds
-// the iterator stack anew: cheaper than a new Iterator, and the way to have
-// two positions in one consistent view.
+// is closed, as it does. It builds its own iterator stack, as NewIter
+// does, over the read state it shares with it: the way to have two
+// positions in one consistent view without a Snapshot.
 //
 // A failure that stopped it does not carry over. Clone returns ErrClosed if
 // it or the DB is closed.

@@ -306,3 +306,101 @@ func TestIterBoundsCloneDB(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkIterRebound compares the ways to read a new range of one point
+// in time: a new Iterator, SetBounds on one, and a Clone; each then seeks
+// to the range's first key. The DB has tables in L0 and deeper levels.
+func BenchmarkIterRebound(b *testing.B) {
+	d, err := Open("db", checkpointOptions(vfs.NewMem()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	key := func(i int) []byte { return fmt.Appendf(nil, "key%06d", i) }
+	for i := range 20000 {
+		if err := d.Put(key(i*7919%20000), []byte("value"), NoSync); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := d.Compact(nil, nil); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 3000 {
+		if err := d.Put(key(i*13%20000), []byte("newer"), NoSync); err != nil {
+			b.Fatal(err)
+		}
+	}
+	bounds := func(i int) (lo, hi []byte) {
+		n := i * 7 % 19000
+		return key(n), key(n + 100)
+	}
+	b.Run("NewIter", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			lo, hi := bounds(i)
+			it, err := d.NewIter(&IterOptions{LowerBound: lo, UpperBound: hi})
+			if err != nil {
+				b.Fatal(err)
+			}
+			it.First()
+			it.Close()
+		}
+	})
+	b.Run("SetBounds", func(b *testing.B) {
+		it, err := d.NewIter(nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer it.Close()
+		for i := 0; b.Loop(); i++ {
+			lo, hi := bounds(i)
+			it.SetBounds(lo, hi)
+			it.First()
+		}
+	})
+	b.Run("Clone", func(b *testing.B) {
+		it, err := d.NewIter(nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer it.Close()
+		for i := 0; b.Loop(); i++ {
+			lo, hi := bounds(i)
+			it.SetBounds(lo, hi)
+			c, err := it.Clone()
+			if err != nil {
+				b.Fatal(err)
+			}
+			c.First()
+			c.Close()
+		}
+	})
+}
+
+// TestSetBoundsAllocs checks that SetBounds allocates nothing once its
+// bounds' room is there: it re-bounds the stack in place.
+func TestSetBoundsAllocs(t *testing.T) {
+	d, err := Open("db", checkpointOptions(vfs.NewMem()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for i := range 3000 {
+		if err := d.Put(fmt.Appendf(nil, "key%05d", i), []byte("v"), NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Compact(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	it, err := d.NewIter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	lo, hi := []byte("key00100"), []byte("key00200")
+	it.SetBounds(lo, hi)
+	it.First()
+	if n := testing.AllocsPerRun(100, func() { it.SetBounds(hi, lo[:7]) }); n != 0 {
+		t.Errorf("SetBounds allocates %v times", n)
+	}
+}
