@@ -311,10 +311,9 @@ func (w *checkpointWriter) write(d *DB, cut *checkpointCut) error {
 	if err := w.copyFile(strings.NewReader(""), 0, manifest.MakeFilename(manifest.FileTypeLock, 0)); err != nil {
 		return err
 	}
-	// Every entry made so far durable before the manifest names them.
-	if err := w.fs.SyncDir(w.dir); err != nil {
-		return err
-	}
+	// manifest.Create syncs the directory after writing the manifest and
+	// before CURRENT: every entry made so far is durable before CURRENT
+	// names the manifest that lists them.
 	num := cut.nextFileNum
 	state := manifest.State{
 		Version:        cut.version.Version,

@@ -330,7 +330,8 @@ func ckptValue(w, i int) string {
 }
 
 // TestCheckpointUnderLoad takes checkpoints while writers write, over and
-// over, and checks each against the history: it must hold every write
+// over, and checks each, read after a crash, against the history: it must
+// hold every write
 // acknowledged before Checkpoint was called, none that began after it
 // returned, and be a prefix of the history — no write present whose start
 // came after the acknowledgement of a write missing. Meanwhile the DB
@@ -430,7 +431,8 @@ func TestCheckpointUnderLoad(t *testing.T) {
 			hist[w] = append([]ckptWrite(nil), history[w]...)
 		}
 		mu.Unlock()
-		err := checkCheckpointPrefix(mem, opts, dir, hist, called, returned)
+		// Read after a crash: Checkpoint made everything durable.
+		err := checkCheckpointPrefix(mem.CrashClone(vfs.CrashOptions{}), opts, dir, hist, called, returned)
 		gate.Unlock()
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
@@ -522,7 +524,7 @@ func checkCheckpointPrefix(fs vfs.FS, opts *Options, dir string, hist [][]ckptWr
 // checkpoint in turn, and fails each operation in turn: the DB's own
 // directory must come back whole, and the checkpoint whole (CURRENT
 // there) or refused by Open (no CURRENT); a failed Checkpoint leaves no
-// directory behind.
+// directory behind; a crash after Checkpoint returned keeps it whole.
 func TestCheckpointCrash(t *testing.T) {
 	for _, linking := range []bool{true, false} {
 		t.Run(fmt.Sprintf("links=%v", linking), func(t *testing.T) {
@@ -577,6 +579,12 @@ func testCheckpointCrash(t *testing.T, linking bool) {
 		o.FS = fs
 		return &o
 	}
+	// A crash after Checkpoint returned keeps the checkpoint whole.
+	if err := d.Checkpoint("ckpt-done", nil); err != nil {
+		t.Fatal(err)
+	}
+	checkDBHolds(t, "ckpt-done", crashedOpts(mem.CrashClone(vfs.CrashOptions{})), m)
+
 	for _, fail := range []bool{false, true} {
 		failing.Store(fail)
 		for at := int64(0); ; at++ {
