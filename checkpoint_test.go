@@ -317,16 +317,29 @@ func equalContents(a, b map[string]string) bool {
 	return true
 }
 
-// ckptWrite is one write of TestCheckpointUnderLoad's history: the key
-// writer w's i-th write sets, stamped from one counter when it began and
-// when it was acknowledged.
+// ckptWrite is one write of TestCheckpointUnderLoad's history, stamped
+// from one counter when it began and when it was acknowledged (0: not
+// yet).
 type ckptWrite struct {
 	start, ack int64
 }
 
-func ckptKey(w, i int) string { return fmt.Sprintf("w%d-%06d", w, i) }
+// ckptKeys is how many keys each writer of TestCheckpointUnderLoad cycles
+// through: its i-th write sets key i mod ckptKeys, so that a checkpoint
+// stays small however long the test runs, and tells how many of the
+// writer's writes it holds (the largest i it shows, plus one).
+const ckptKeys = 300
+
+func ckptKey(w, i int) string { return fmt.Sprintf("w%d-%04d", w, i%ckptKeys) }
 func ckptValue(w, i int) string {
-	return fmt.Sprintf("value of %d/%d|%s", w, i, strings.Repeat("x", (w*31+i)%97))
+	return fmt.Sprintf("%d/%d|%s", w, i, strings.Repeat("x", (w*31+i)%97))
+}
+
+// ckptState is the state writer w's first n writes leave.
+func ckptState(w, n int, into kvModel) {
+	for i := max(0, n-ckptKeys); i < n; i++ {
+		into[ckptKey(w, i)] = ckptValue(w, i)
+	}
 }
 
 // TestCheckpointUnderLoad takes checkpoints while writers write, over and
@@ -437,6 +450,7 @@ func TestCheckpointUnderLoad(t *testing.T) {
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
+		removeDir(t, mem, dir) // so that the next rounds' crashes copy less
 	}
 	stopWriters()
 
@@ -449,11 +463,11 @@ func TestCheckpointUnderLoad(t *testing.T) {
 	}
 	want := kvModel{}
 	for w, writes := range history {
-		for i, h := range writes {
-			if h.ack != 0 {
-				want[ckptKey(w, i)] = ckptValue(w, i)
-			}
+		n := 0
+		for n < len(writes) && writes[n].ack != 0 {
+			n++
 		}
+		ckptState(w, n, want)
 	}
 	for k, v := range want {
 		if got[k] != v {
@@ -480,41 +494,45 @@ func checkCheckpointPrefix(fs vfs.FS, opts *Options, dir string, hist [][]ckptWr
 	if err != nil {
 		return err
 	}
-	present := map[string]bool{}
-	// The write missing whose acknowledgement came first: no write that
-	// began after it may be present.
-	firstMissingAck, firstMissing := int64(1<<62), ""
+	// How many of each writer's writes the checkpoint holds: its state
+	// must be that of the writer's first n writes.
+	want := kvModel{}
+	lastStart, firstMissingAck := int64(0), int64(1<<62)
+	total := 0
 	for w, writes := range hist {
-		for i, h := range writes {
-			k := ckptKey(w, i)
-			v, ok := got[k]
-			switch {
-			case ok && v != ckptValue(w, i):
-				return fmt.Errorf("%s = %q, want %q", k, v, ckptValue(w, i))
-			case ok && h.start > returned:
-				return fmt.Errorf("%s is present, but began after Checkpoint returned", k)
-			case !ok && h.ack != 0 && h.ack < called:
-				return fmt.Errorf("%s is missing, but was acknowledged before Checkpoint was called", k)
-			case !ok && h.ack != 0 && h.ack < firstMissingAck:
-				firstMissingAck, firstMissing = h.ack, k
-			}
-			if ok {
-				present[k] = true
-				delete(got, k)
+		n := 0
+		for k, v := range got {
+			var gw, gi int
+			if _, err := fmt.Sscanf(v, "%d/%d|", &gw, &gi); err == nil && gw == w && strings.HasPrefix(k, fmt.Sprintf("w%d-", w)) {
+				n = max(n, gi+1)
 			}
 		}
-	}
-	if len(got) > 0 {
-		return fmt.Errorf("%d keys never written, such as %v", len(got), got)
-	}
-	for w, writes := range hist {
-		for i, h := range writes {
-			if k := ckptKey(w, i); present[k] && h.start > firstMissingAck {
-				return fmt.Errorf("not a prefix: %s is present, but began after %s, missing, was acknowledged", k, firstMissing)
-			}
+		switch {
+		case n > len(writes):
+			return fmt.Errorf("writer %d: holds %d writes, of %d begun", w, n, len(writes))
+		case n > 0 && writes[n-1].start > returned:
+			return fmt.Errorf("writer %d: holds its write %d, which began after Checkpoint returned", w, n-1)
+		case n < len(writes) && writes[n].ack != 0 && writes[n].ack < called:
+			return fmt.Errorf("writer %d: holds %d writes; its write %d was acknowledged before Checkpoint was called", w, n, n)
 		}
+		if n > 0 {
+			lastStart = max(lastStart, writes[n-1].start)
+		}
+		if n < len(writes) && writes[n].ack != 0 {
+			firstMissingAck = min(firstMissingAck, writes[n].ack)
+		}
+		ckptState(w, n, want)
+		total += n
 	}
-	if len(present) == 0 {
+	if diff := diffModels(got, want); diff != "" {
+		return fmt.Errorf("not the state of a prefix of each writer's writes:\n%s", diff)
+	}
+	// A prefix of the whole history: no write present began after the
+	// acknowledgement of one missing.
+	if lastStart > firstMissingAck {
+		return fmt.Errorf("not a prefix: a write present began at %d, after one missing was acknowledged at %d", lastStart, firstMissingAck)
+	}
+	if total == 0 {
 		return errors.New("the checkpoint holds no write")
 	}
 	return nil
@@ -639,5 +657,22 @@ func testCheckpointCrash(t *testing.T, linking bool) {
 				t.Fatalf("crash at operation %d: Open of %s without CURRENT, holding %v: %v; want ErrCorruption", at, dir, names, err)
 			}
 		}
+	}
+}
+
+// removeDir removes dir and the files in it.
+func removeDir(t *testing.T, fs vfs.FS, dir string) {
+	t.Helper()
+	names, err := fs.List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		if err := fs.Remove(fs.PathJoin(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fs.Remove(dir); err != nil {
+		t.Fatal(err)
 	}
 }
