@@ -18,9 +18,9 @@ import (
 // writes: the backup an application takes without stopping.
 //
 // The point is a cut between two groups of the commit pipeline: a request
-// whose cut function the pipeline's leader runs once every group before it
-// is in the WAL writer and the memtable, and before the next group begins
-// (commitRequest.cut). There, under d.mu, the cut flushes the WAL writer's
+// whose cut function the pipeline's leader runs once the group ending with
+// it, and every group before, is in the WAL writer and the memtable, and
+// before the next group begins (commitRequest.cut). There, under d.mu, the cut flushes the WAL writer's
 // buffer to the file (no fsync: the copy is synced instead) and records
 //
 //   - the current version, referenced, and its log number: the version's
@@ -40,8 +40,8 @@ import (
 // the WALs copied up to their cut lengths, a LOCK file made, and a fresh
 // manifest holding the version written, and CURRENT naming it, by
 // manifest.Create — last, so that a directory without CURRENT is a
-// checkpoint a crash interrupted, which Open refuses (see checkNewDBDir)
-// rather than mistake for a DB.
+// checkpoint a crash interrupted, which Open refuses once any of its tables
+// or WALs is there (see checkNewDBDir) rather than mistake it for a DB.
 //
 // INVARIANT: nothing the checkpoint reads goes away before it is copied:
 // the referenced version keeps its tables on disk (unrefVersionLocked),
@@ -49,9 +49,11 @@ import (
 // deletion of the file does not close (vfs.FS.Remove; a file system that
 // refuses to remove an open file leaves it to the next Open's cleanup).
 //
-// INVARIANT: Checkpoint writes nothing in the DB's directory, and in the
-// target only the files it creates; on failure it removes those, and the
-// directory if it made it.
+// INVARIANT: in the DB's directory Checkpoint writes only what a write with
+// Sync would — the WAL writer's buffer of acknowledged records, to the WAL —
+// and in a read-only DB nothing; in the target it writes only the files it
+// creates, and on failure it removes those, and the directory if it made
+// it.
 
 // CheckpointOptions are the choices of DB.Checkpoint; the zero value, or a
 // nil pointer, is the default.
@@ -82,11 +84,13 @@ type CheckpointOptions struct {
 // the options the DB uses. Everything is synced before Checkpoint
 // returns, so a crash after it keeps the checkpoint whole; a crash during
 // it leaves the DB as it was and, in dir, a directory without CURRENT,
-// which Open refuses. On failure Checkpoint removes what it wrote.
+// which Open refuses once any table or WAL of the checkpoint is in it. On
+// failure Checkpoint removes what it wrote.
 //
-// A read-only DB checkpoints too — it is how to back up a DB another
-// process may open at any moment, without taking its write lock: its
-// state does not change, so the copy holds what it recovered. While a
+// A read-only DB checkpoints too, as the bloomkv checkpoint command does:
+// it backs up a DB no process has open for writing, beside other readers
+// and changing nothing in its directory; its state does not change, so the
+// copy holds what it recovered. While a
 // checkpoint is being written, the tables it links stay on the DB's disk
 // even if compactions replace them. A DB whose writes are stopped (see
 // Resume) refuses with that error.
