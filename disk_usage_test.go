@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/bloomkv/bloomkv/vfs"
 )
@@ -100,10 +101,22 @@ func TestEstimateDiskUsage(t *testing.T) {
 		}
 	}
 
+	// The oracle reads the tables of one version, which must stay current
+	// while the estimates are checked: wait for the compactions the
+	// flushes called for (the deeper levels' sizes may).
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if m := d.Metrics(); !m.CompactionPending && m.ImmutableMemtables == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("compactions never ended")
+		}
+	}
 	rs, _, err := d.acquireReadState()
 	if err != nil {
 		t.Fatal(err)
 	}
+	version := rs.version
 	var oracles []usageOracle
 	var total uint64
 	levels := 0
@@ -172,6 +185,16 @@ func TestEstimateDiskUsage(t *testing.T) {
 	floor := total - uint64(len(oracles)*(len(bounds)-1))
 	if sum < floor || float64(sum) > float64(total)+slack {
 		t.Errorf("a partition's estimates add up to %d; the tables hold %d (+ up to %.0f)", sum, total, slack)
+	}
+
+	rs, _, err = d.acquireReadState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := rs.version != version
+	d.releaseReadState(rs)
+	if changed {
+		t.Fatal("the tables changed while the estimates were checked: the oracle is stale")
 	}
 
 	for _, tc := range []struct{ lo, hi []byte }{
