@@ -65,12 +65,13 @@ bench:
 # edges — a crash at every step of every manifest rotation of 20
 # workloads and a failure at each, a failure at every operation of a flush
 # and a compaction, a full tmpfs (root), read-only opens, foreign
-# directories, 2,000 tables under a 256-file limit. Not under -race: the
-# point is the count. Takes about 15 minutes on 2 cores.
+# directories, 2,000 tables under a 256-file limit; 200 checkpoints beside
+# concurrent writers. Not under -race: the point is the count. Takes about
+# 15 minutes on 2 cores.
 reliability:
-	$(GO) test -count=1 -timeout=60m -v -run='^(TestCrashSIGKILL|TestCorruption.*|TestMetamorphic|TestDBRecovery.*|TestReliability.*|TestManifestRotation.*|TestBackground.*|TestWALFailureResume|TestCompactionCorruptionNotRetried|TestOutOfSpace|TestReadOnly.*|TestOpenForeignDirectory|TestTableCacheUnderFileLimit)$$' \
+	$(GO) test -count=1 -timeout=60m -v -run='^(TestCrashSIGKILL|TestCorruption.*|TestMetamorphic|TestDBRecovery.*|TestReliability.*|TestManifestRotation.*|TestBackground.*|TestWALFailureResume|TestCompactionCorruptionNotRetried|TestOutOfSpace|TestReadOnly.*|TestOpenForeignDirectory|TestTableCacheUnderFileLimit|TestCheckpoint.*)$$' \
 		-crash.cycles=500 -corrupt.flips=10000 -meta.seeds=200 -meta.configs=8 -db.crashcycles=40 \
-		-db.rotationseeds=20 -db.rotationall -tablecache.tables=2000 .
+		-db.rotationseeds=20 -db.rotationall -tablecache.tables=2000 -checkpoint.rounds=200 .
 
 # The long form of the raft suite: 300 SIGKILLs of a node process (the
 # leader mostly, in the middle of the client's writes) of a 3-node raft

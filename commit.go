@@ -42,6 +42,13 @@ type commitRequest struct {
 	// it is empty again when commit returns and may be reused (singleWrite).
 	wake   chan struct{}
 	leader bool
+
+	// cut, if set, is run by the leader once the group holding the request
+	// is applied, before the next group begins: a point in the history
+	// between two groups, at which DB.Checkpoint takes its copy. The
+	// request ends its group, so that no request queued after it is before
+	// the cut. Its error becomes the request's.
+	cut func() error
 }
 
 // maxGroupBytes bounds a group, so that one leader's WAL write and the
@@ -70,6 +77,11 @@ func (p *commitPipeline) commit(req *commitRequest, apply func(group []*commitRe
 	p.mu.Unlock()
 
 	apply(group)
+	for _, r := range group {
+		if r.cut != nil && r.err == nil {
+			r.err = r.cut()
+		}
+	}
 
 	p.mu.Lock()
 	if len(p.queue) > 0 {
@@ -89,12 +101,16 @@ func (p *commitPipeline) commit(req *commitRequest, apply func(group []*commitRe
 }
 
 // takeGroup removes the next group from the queue: every queued request up
-// to maxGroupBytes (and at least one). p.mu must be held.
+// to maxGroupBytes (and at least one), up to the first with a cut. p.mu
+// must be held.
 func (p *commitPipeline) takeGroup() []*commitRequest {
 	n, size := 0, 0
 	for n < len(p.queue) && (n == 0 || size+p.queue[n].size() <= maxGroupBytes) {
 		size += p.queue[n].size()
 		n++
+		if p.queue[n-1].cut != nil {
+			break // the cut falls right after it: see commitRequest.cut
+		}
 	}
 	group := p.queue[:n:n]
 	p.queue = append([]*commitRequest(nil), p.queue[n:]...)

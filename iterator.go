@@ -98,6 +98,12 @@ type Iterator struct {
 	innerOK bool
 	err     error // sticky: a failure, or ErrClosed after Close
 	closed  bool
+
+	// levels are the stack's level iterators, which SetBounds bounds anew;
+	// clone builds an Iterator over the same sources at seq (Clone), nil
+	// where there is none (see iterator_bounds.go).
+	levels []*iterator.LevelIter
+	clone  func(IterOptions) (*Iterator, error)
 }
 
 // direction is the way an Iterator last moved.
@@ -493,6 +499,12 @@ func (d *DB) newIter(seq base.SeqNum, opts *IterOptions) (*Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
+	return d.iterOver(rs, seq, o), nil
+}
+
+// iterOver builds the iterator stack of newIter over rs, whose reference
+// the Iterator takes over, at seq.
+func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions) *Iterator {
 	v := rs.version
 	children := make([]iterator.Iterator, 0, 1+len(rs.imm)+len(v.tables[0])+len(v.tables)-1)
 	children = append(children, rs.mem.NewIter())
@@ -504,6 +516,7 @@ func (d *DB) newIter(seq base.SeqNum, opts *IterOptions) (*Iterator, error) {
 		children = append(children, t.reader.NewIterator())
 	}
 	var levels []prefixLevel // under Options.Prefix only
+	var levelIters []*iterator.LevelIter
 	for level := 1; level < len(v.tables); level++ {
 		tables := v.tables[level]
 		if len(tables) == 0 {
@@ -512,6 +525,7 @@ func (d *DB) newIter(seq base.SeqNum, opts *IterOptions) (*Iterator, error) {
 		open := func(i int) (iterator.Iterator, error) { return tables[i].reader.NewIterator(), nil }
 		li := iterator.NewLevelIter(v.Levels[level], open, o.LowerBound, o.UpperBound)
 		children = append(children, li)
+		levelIters = append(levelIters, li)
 		if d.opts.Prefix != nil {
 			levels = append(levels, prefixLevel{level: level, tables: tables, iter: li})
 		}
@@ -525,5 +539,7 @@ func (d *DB) newIter(seq base.SeqNum, opts *IterOptions) (*Iterator, error) {
 	if d.opts.Prefix != nil {
 		it.ps = newPrefixSeek(d, merging, memtables, v.tables[0], levels)
 	}
-	return it, nil
+	it.levels = levelIters
+	it.clone = func(o IterOptions) (*Iterator, error) { return d.cloneIter(rs, seq, o) }
+	return it
 }

@@ -275,7 +275,7 @@ func (d *DB) recover() error {
 		// The last replayed memtable stays the mutable one, which no write
 		// will reach.
 		d.mu.mem, mem = mem, nil
-		d.installVersionLocked(state.Version)
+		d.installVersionLocked(state)
 		d.visibleSeq.Store(uint64(d.mu.lastSeq))
 		return nil
 	}
@@ -315,7 +315,7 @@ func (d *DB) recover() error {
 			return err
 		}
 	}
-	d.installVersionLocked(state.Version)
+	d.installVersionLocked(state)
 	d.visibleSeq.Store(uint64(d.mu.lastSeq))
 	d.removeObsoleteFiles(names, walNum)
 	return nil

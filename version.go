@@ -19,6 +19,9 @@ type version struct {
 	// bounds are the key ranges of the levels' tables from L1 down, packed
 	// for findTable.
 	bounds [manifest.NumLevels]levelBounds
+	// logNum is the manifest's log number with this version: the WALs
+	// numbered from it on hold every write the version's tables do not.
+	logNum uint64
 	refs   int // guarded by DB.mu
 }
 
@@ -31,13 +34,14 @@ func (v *version) findTable(level int, userKey []byte) *table {
 	return nil
 }
 
-// installVersionLocked makes v current; every table it lists must be open,
-// in d.mu.tables or, opened for an edit being appended, d.mu.pendingTables,
-// from which it moves them. The previous version is retired once its last
-// reader lets go of it.
-func (d *DB) installVersionLocked(v *manifest.Version) {
+// installVersionLocked makes the version of s current, with s's log
+// number; every table it lists must be open, in d.mu.tables or, opened for
+// an edit being appended, d.mu.pendingTables, from which it moves them. The
+// previous version is retired once its last reader lets go of it.
+func (d *DB) installVersionLocked(s manifest.State) {
+	v := s.Version
 	old := d.mu.current
-	nv := &version{Version: v, refs: 1}
+	nv := &version{Version: v, logNum: s.LogNumber, refs: 1}
 	for level, files := range v.Levels {
 		for _, f := range files {
 			t := d.mu.tables[f.FileNum]
@@ -186,7 +190,7 @@ func (d *DB) applyEditLocked(edit *manifest.VersionEdit) error {
 		return nil
 	}
 	d.mu.installedEdit = ticket
-	d.installVersionLocked(state.Version)
+	d.installVersionLocked(state)
 	d.maybeRotateManifestLocked()
 	return nil
 }

@@ -28,6 +28,7 @@ const (
 	OpWrite
 	OpSync
 	OpClose
+	OpLink
 )
 
 var opKindNames = [...]string{
@@ -45,6 +46,7 @@ var opKindNames = [...]string{
 	OpWrite:    "write",
 	OpSync:     "sync",
 	OpClose:    "close",
+	OpLink:     "link",
 }
 
 func (k OpKind) String() string {
@@ -60,7 +62,8 @@ type Op struct {
 	// Name is the file or directory operated on; for a File method, the name
 	// it was opened with.
 	Name string
-	// NewName is the target of a rename, and empty for other operations.
+	// NewName is the target of a rename or a link, and empty for other
+	// operations.
 	NewName string
 	// Index is the operation's position among all operations through this
 	// Injecting, counting from 0.
@@ -68,7 +71,7 @@ type Op struct {
 }
 
 func (op Op) String() string {
-	if op.Kind == OpRename {
+	if op.Kind == OpRename || op.Kind == OpLink {
 		return fmt.Sprintf("op %d: %s %s -> %s", op.Index, op.Kind, op.Name, op.NewName)
 	}
 	return fmt.Sprintf("op %d: %s %s", op.Index, op.Kind, op.Name)

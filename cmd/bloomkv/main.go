@@ -15,6 +15,7 @@
 //	bloomkv tree -db DIR [-hex]
 //	bloomkv inspect [-v] [-type T] FILE
 //	bloomkv web [-addr HOST:PORT] [-db DIR | -demo [-rate N]]
+//	bloomkv checkpoint -db DIR OUT
 //
 // calc prints, for the classic and the blocked filter of package bloom, the
 // bits, probes, bytes and expected false-positive rate, beside the
@@ -49,7 +50,10 @@
 // keys in [-start, -end) in key order, at most -limit of them (0: all);
 // stats prints the tables and filter metrics of each level (the lookup
 // counters count this process's lookups, so they are zero). Writes are
-// durable — in the fsynced log — once the command exits 0. put creates the
+// durable — in the fsynced log — once the command exits 0. checkpoint
+// writes a consistent copy of the database into OUT, a missing or empty
+// directory, that opens as a database of its own (DB.Checkpoint; the tables
+// are hard links where the file system allows). put creates the
 // database if DIR holds none; the other commands refuse such a directory.
 // One process at a time may have a database open: a command on a database
 // another process has open fails at once.
@@ -134,6 +138,7 @@ var commands = []command{
 	{"tree", "draw the levels and their tables", runTree},
 	{"inspect", "show what a table, WAL or manifest file holds", runInspect},
 	{"web", "serve the filter playground, the calculator and the live tree to a browser", runWeb},
+	{"checkpoint", "copy the database, consistently, into a new directory", runCheckpoint},
 }
 
 // The exit codes.
@@ -182,7 +187,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: bloomkv <command> [flags]\n\ncommands:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'bloomkv <command> -h' for a command's flags.")
 	fmt.Fprintln(w, "Exit status: 0 success, 1 failure, 2 usage error, 3 key not found (get).")
