@@ -6,6 +6,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/iterator"
+	"github.com/bloomkv/bloomkv/internal/rangedel"
 )
 
 // IterOptions restrict the keys an Iterator shows. The zero value shows
@@ -57,12 +58,21 @@ type IterOptions struct {
 // (DB.newIter), which yields every version of every key, tombstones
 // included: nothing below hides a version. The hiding is done here:
 // versions newer than the read sequence number are skipped, and of each
-// user key only the newest visible version is shown, if it is a Set; a
-// tombstone hides the key and every older version of it.
+// user key only the newest visible version is shown, if it is a Set that
+// no visible range tombstone with a newer seqnum covers; a tombstone, or a
+// Set so covered, hides the key and every older version of it. The range
+// tombstones are those of every memtable and table of the read, held in
+// memory (a table's are pinned when it opens), so asking them reads
+// nothing.
 type Iterator struct {
 	inner   iterator.Iterator // every version of every key; owned
 	seq     base.SeqNum       // versions with a larger seqnum are invisible
 	onClose func() error
+	// rangeDels are the range tombstones of every memtable and table the
+	// iterator reads (the non-empty lists only): a version they cover with
+	// a newer seqnum the read sees is deleted, as if a tombstone were its
+	// newest version.
+	rangeDels []rangedel.List
 
 	// lower and upper are the bounds the moves keep to: userLower and
 	// userUpper, the IterOptions' bounds, narrowed to the prefix's range
@@ -283,8 +293,10 @@ func (it *Iterator) findNext(ok, skipping bool) bool {
 		if k.SeqNum() > it.seq {
 			continue
 		}
-		if k.Kind() != base.KindSet {
-			// A tombstone: the key is deleted; hide its older versions.
+		if k.Kind() != base.KindSet || it.rangeDeleted(k) {
+			// A tombstone, or a version a range tombstone deletes: the key
+			// is deleted; hide its older versions (a range tombstone
+			// newer than this version is newer than them too).
 			it.key = append(it.key[:0], k.UserKey...)
 			skipping = true
 			continue
@@ -315,7 +327,7 @@ func (it *Iterator) findPrev(ok bool) bool {
 		if found && bytes.Compare(k.UserKey, it.key) < 0 {
 			break
 		}
-		found = k.Kind() == base.KindSet
+		found = k.Kind() == base.KindSet && !it.rangeDeleted(k)
 		if found {
 			it.key = append(it.key[:0], k.UserKey...)
 			it.value = append(it.value[:0], it.inner.Value()...)
@@ -329,6 +341,17 @@ func (it *Iterator) findPrev(ok bool) bool {
 		return true
 	}
 	return it.stop(ok, posBefore)
+}
+
+// rangeDeleted reports whether a range tombstone the read sees covers k
+// and is newer than it.
+func (it *Iterator) rangeDeleted(k base.InternalKey) bool {
+	for _, l := range it.rangeDels {
+		if l.Cover(k.UserKey, it.seq) > k.SeqNum() {
+			return true
+		}
+	}
+	return false
 }
 
 // stop ends a move that found no key: at pos if inner just ran out or went
@@ -522,6 +545,7 @@ func (d *DB) newIter(seq base.SeqNum, opts *IterOptions) (*Iterator, error) {
 	}
 	merging := iterator.NewMergingIter(children...)
 	it := newIterator(merging, seq, o, release)
+	it.rangeDels = rs.rangeDels()
 	if d.opts.Prefix != nil {
 		it.ps = newPrefixSeek(d, merging, memtables, v.tables[0], levels)
 	}

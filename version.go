@@ -3,9 +3,11 @@ package bloomkv
 import (
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/rangedel"
 )
 
 // version is a manifest.Version with the references readers hold on it.
@@ -20,6 +22,26 @@ type version struct {
 	// for findTable.
 	bounds [manifest.NumLevels]levelBounds
 	refs   int // guarded by DB.mu
+	// allRangeDels is the merge of every table's range tombstones, built
+	// by rangeDels on an iterator's first need of it; a version never
+	// changes, so neither does it.
+	allRangeDels func() rangedel.List
+}
+
+// rangeDels returns the range tombstones of all of v's tables as one list.
+func (v *version) rangeDels() rangedel.List { return v.allRangeDels() }
+
+// mergeRangeDels merges the range tombstones of the tables of every level.
+func mergeRangeDels(tables *[manifest.NumLevels][]*table) rangedel.List {
+	var lists []rangedel.List
+	for _, level := range tables {
+		for _, t := range level {
+			if l := t.reader.RangeDels(); len(l) > 0 {
+				lists = append(lists, l)
+			}
+		}
+	}
+	return rangedel.Merge(lists...)
 }
 
 // findTable returns the table of level ≥ 1 whose key range holds userKey,
@@ -56,6 +78,7 @@ func (d *DB) installVersionLocked(v *manifest.Version) {
 			nv.bounds[level] = newLevelBounds(files)
 		}
 	}
+	nv.allRangeDels = sync.OnceValue(func() rangedel.List { return mergeRangeDels(&nv.tables) })
 	d.mu.current = nv
 	d.updateReadStateLocked()
 	d.mu.pickGen++

@@ -3,6 +3,7 @@ package sstable
 import (
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/cache"
+	"github.com/bloomkv/bloomkv/internal/rangedel"
 )
 
 // The types a table's API speaks in, named here so that code outside this
@@ -31,11 +32,24 @@ const SeqNumMax = base.SeqNumMax
 // (KindDelete).
 type Kind = base.Kind
 
-// The kinds a table holds.
+// The kinds a table holds. KindRangeDelete marks a table bound that a
+// range tombstone set (Properties.Smallest and Largest); the tombstones
+// themselves are RangeTombstones, in a block of their own.
 const (
-	KindDelete = base.KindDelete
-	KindSet    = base.KindSet
+	KindDelete      = base.KindDelete
+	KindSet         = base.KindSet
+	KindRangeDelete = base.KindRangeDelete
 )
+
+// RangeTombstones are range deletions fragmented: non-overlapping key
+// ranges [Start, End) in order, each with the seqnums, newest first, of
+// the tombstones covering it. A version of a key in a fragment's range is
+// deleted for a read at S if one of the fragment's seqnums ≤ S is above the
+// version's (Cover answers that).
+type RangeTombstones = rangedel.List
+
+// RangeTombstone is one fragment of RangeTombstones.
+type RangeTombstone = rangedel.Fragment
 
 // MakeInternalKey returns the internal key of userKey at seq, of kind.
 func MakeInternalKey(userKey []byte, seq SeqNum, kind Kind) InternalKey {
