@@ -119,7 +119,7 @@ type Metrics struct {
 	Gets         uint64 // Get calls
 	MemtableHits uint64 // Gets answered by a memtable
 	PrefixSeeks  uint64 // Iterator.SeekPrefixGE calls (see LevelMetrics.PrefixProbes)
-	Writes       uint64 // sets and deletes committed
+	Writes       uint64 // sets, deletes and range deletions committed
 	Batches      uint64 // batches committed (a Put is a batch of one)
 
 	WALBytes uint64 // bytes appended to WALs
