@@ -48,8 +48,19 @@ const (
 // version's (Cover answers that).
 type RangeTombstones = rangedel.List
 
-// RangeTombstone is one fragment of RangeTombstones.
-type RangeTombstone = rangedel.Fragment
+// RangeTombstoneFragment is one fragment of RangeTombstones.
+type RangeTombstoneFragment = rangedel.Fragment
+
+// RangeTombstone is one range deletion as written: [Start, End) at Seq.
+// FragmentRangeTombstones makes RangeTombstones of any set of them;
+// RangeTombstones.Tombstones lists them back.
+type RangeTombstone = rangedel.Tombstone
+
+// FragmentRangeTombstones cuts range deletions, overlapping in any way,
+// into the fragments a table stores (Writer.SetRangeDels): where they
+// overlap, a fragment carries every covering seqnum. Empty ranges are left
+// out. The result aliases the deletions' keys.
+func FragmentRangeTombstones(ts []RangeTombstone) RangeTombstones { return rangedel.Build(ts) }
 
 // MakeInternalKey returns the internal key of userKey at seq, of kind.
 func MakeInternalKey(userKey []byte, seq SeqNum, kind Kind) InternalKey {

@@ -26,10 +26,15 @@ const cancelCheckInterval = 1024
 // visible to the latest read only.
 //
 // Of the versions of a user key, newest first, Run keeps a version iff it is
-// the newest of its snapshot stripe (see the package doc); and when
-// c.Bottommost, it drops the tombstones among those that have no kept
-// version older than them — a read that saw such a tombstone now finds
-// nothing, as before. Output tables are cut once they reach
+// the newest of its snapshot stripe (see the package doc) and no range
+// tombstone of the inputs in the same stripe covers it with a newer
+// seqnum; and when c.Bottommost, it drops the tombstones among those that
+// have no kept version older than them — a read that saw such a tombstone
+// now finds nothing, as before. The inputs' range tombstones (Env.RangeDels)
+// are merged and carried to the outputs, keeping the newest seqnum of each
+// stripe and, when c.Bottommost, none of the oldest stripe (see
+// readRangeDels); each output gets the part between its boundaries, which
+// fall just past its last key, so outputs' bounds never share a user key. Output tables are cut once they reach
 // opts.TargetFileSize, at the next change of user key, and built with
 // opts.TableOptions, each with the filter c.OutputFilter gives its file
 // number.
