@@ -48,3 +48,35 @@ func ExampleBatch_Len() {
 	// 3 false
 	// 0 true
 }
+
+// Explain names the range tombstone that deleted a key, and shows that the
+// lookup read no data block: the newer table's tombstones are in memory,
+// asked before its filter (which, holding other keys, rules the key out),
+// and the older table, whose versions are older than the tombstone, is not
+// consulted at all.
+func ExampleDB_Explain_rangeDeletion() {
+	dir := tempDir()
+	defer os.RemoveAll(dir)
+	db, _ := bloomkv.Open(dir, nil)
+	defer db.Close()
+
+	for i := range 100 {
+		db.Put(fmt.Appendf(nil, "key%03d", i), []byte("v"), bloomkv.NoSync)
+	}
+	db.Flush()
+	db.DeleteRange([]byte("key020"), []byte("key060"), bloomkv.NoSync)
+	db.Put([]byte("other"), []byte("v"), bloomkv.NoSync)
+	db.Flush()
+
+	trace, err := db.Explain([]byte("key042"))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Print(trace)
+	// Output:
+	// lookup "key042" at seqnum 102
+	// #  place          key range            in range  filter  index  data block  result
+	// 1  memtable                                                                 not here
+	// 2  L0/000007.sst  "key020" .. "other"  yes       absent                     covered by range tombstone ["key020", "key060") @101
+	// summary: 1 table skipped by its filter, no block read, covered by range tombstone ["key020", "key060") @101 in L0/000007.sst
+}
