@@ -6,7 +6,6 @@ import (
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/memtable"
-	"github.com/bloomkv/bloomkv/internal/rangedel"
 )
 
 // readState is what reads look at: the memtables and the version as they
@@ -81,24 +80,6 @@ func (rs *readState) releaseLocked(d *DB) {
 	for _, m := range rs.imm {
 		m.Unref()
 	}
-}
-
-// rangeDels returns the non-empty range-tombstone lists of rs: each
-// memtable's, and one of all the version's tables.
-func (rs *readState) rangeDels() []rangedel.List {
-	var lists []rangedel.List
-	if l := rs.mem.RangeDels(); len(l) > 0 {
-		lists = append(lists, l)
-	}
-	for _, m := range rs.imm {
-		if l := m.RangeDels(); len(l) > 0 {
-			lists = append(lists, l)
-		}
-	}
-	if l := rs.version.rangeDels(); len(l) > 0 {
-		lists = append(lists, l)
-	}
-	return lists
 }
 
 // updateReadStateLocked makes a new read state of the memtables and the

@@ -22,26 +22,24 @@ type version struct {
 	// for findTable.
 	bounds [manifest.NumLevels]levelBounds
 	refs   int // guarded by DB.mu
-	// allRangeDels is the merge of every table's range tombstones, built
-	// by rangeDels on an iterator's first need of it; a version never
-	// changes, so neither does it.
-	allRangeDels func() rangedel.List
+	// levelRangeDels are, per level from L1 down, the range tombstones of
+	// the level's tables end to end: one list, since the tables do not
+	// overlap and each table's tombstones lie within its bounds. Built on
+	// an iterator's first need of them; a version never changes, so
+	// neither do they.
+	levelRangeDels func() [manifest.NumLevels]rangedel.List
 }
 
-// rangeDels returns the range tombstones of all of v's tables as one list.
-func (v *version) rangeDels() rangedel.List { return v.allRangeDels() }
-
-// mergeRangeDels merges the range tombstones of the tables of every level.
-func mergeRangeDels(tables *[manifest.NumLevels][]*table) rangedel.List {
-	var lists []rangedel.List
-	for _, level := range tables {
-		for _, t := range level {
-			if l := t.reader.RangeDels(); len(l) > 0 {
-				lists = append(lists, l)
-			}
+// concatRangeDels returns, per level from L1 down, its tables' range
+// tombstones end to end.
+func concatRangeDels(tables *[manifest.NumLevels][]*table) [manifest.NumLevels]rangedel.List {
+	var lists [manifest.NumLevels]rangedel.List
+	for level := 1; level < manifest.NumLevels; level++ {
+		for _, t := range tables[level] {
+			lists[level] = append(lists[level], t.reader.RangeDels()...)
 		}
 	}
-	return rangedel.Merge(lists...)
+	return lists
 }
 
 // findTable returns the table of level ≥ 1 whose key range holds userKey,
@@ -78,7 +76,7 @@ func (d *DB) installVersionLocked(v *manifest.Version) {
 			nv.bounds[level] = newLevelBounds(files)
 		}
 	}
-	nv.allRangeDels = sync.OnceValue(func() rangedel.List { return mergeRangeDels(&nv.tables) })
+	nv.levelRangeDels = sync.OnceValue(func() [manifest.NumLevels]rangedel.List { return concatRangeDels(&nv.tables) })
 	d.mu.current = nv
 	d.updateReadStateLocked()
 	d.mu.pickGen++

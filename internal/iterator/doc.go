@@ -29,7 +29,10 @@
 // read point can see (range-deleted ones included) and, at the bottom of
 // the tree, the tombstones that hide nothing. Range tombstones are not
 // entries of this stack at all: they are held beside it, fragmented
-// (package rangedel), by the memtables and tables themselves.
+// (package rangedel), by the memtables and tables themselves; the one thing
+// the merge offers for them is SkipForward and SkipBackward, with which
+// the DB's Iterator seeks the older children past a range a tombstone
+// deletes.
 // Keeping the merge ignorant of versions is what lets one merge serve both,
 // and keeps its inner loop a heap operation and nothing else.
 //
