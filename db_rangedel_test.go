@@ -303,3 +303,58 @@ func TestDeleteRangeSurvivesReopen(t *testing.T) {
 	}
 	db.Close()
 }
+
+// TestBatchLenResetEmpty checks Len, Empty and Reset against a count kept
+// beside the batch, and that a reset batch applies as a new one would.
+func TestBatchLenResetEmpty(t *testing.T) {
+	db, err := Open("/db", &Options{FS: vfs.NewMem()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	b := NewBatch()
+	if b.Len() != 0 || !b.Empty() {
+		t.Fatalf("new batch: Len %d, Empty %v", b.Len(), b.Empty())
+	}
+	writes := []func() error{
+		func() error { return b.Set([]byte("a"), []byte("1")) },
+		func() error { return b.Delete([]byte("b")) },
+		func() error { return b.DeleteRange([]byte("c"), []byte("e")) },
+		func() error { return b.Set([]byte("d"), []byte("2")) },
+	}
+	for i, w := range writes {
+		if err := w(); err != nil {
+			t.Fatal(err)
+		}
+		if b.Len() != i+1 || b.Empty() {
+			t.Fatalf("after %d writes: Len %d, Empty %v", i+1, b.Len(), b.Empty())
+		}
+	}
+	size := b.Size()
+	b.Reset()
+	if b.Len() != 0 || !b.Empty() || b.Size() != NewBatch().Size() {
+		t.Fatalf("after Reset: Len %d, Empty %v, Size %d", b.Len(), b.Empty(), b.Size())
+	}
+	// Reused: the same writes give the same bytes, and apply.
+	for _, w := range writes {
+		if err := w(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b.Size() != size {
+		t.Fatalf("the reused batch is %d bytes, the first %d", b.Size(), size)
+	}
+	if err := db.Apply(b, nil); err != nil {
+		t.Fatal(err)
+	}
+	// d is set after the range deletion in the same batch: it stays.
+	for k, want := range map[string]string{"a": "1", "b": "", "c": "", "d": "2"} {
+		v, err := db.Get([]byte(k))
+		if want == "" && !errors.Is(err, ErrNotFound) || want != "" && string(v) != want {
+			t.Errorf("Get(%s) = %q, %v; want %q", k, v, err, want)
+		}
+	}
+	if m := db.Metrics(); m.Writes != 4 || m.Batches != 1 {
+		t.Errorf("Metrics: %d writes, %d batches; want 4 and 1", m.Writes, m.Batches)
+	}
+}
