@@ -77,6 +77,9 @@ func TestRangeDelsRoundTrip(t *testing.T) {
 			if v := footerVersion(data); v != wantVersion {
 				t.Errorf("format version %d, want %d", v, wantVersion)
 			}
+			if l, err := r.Layout(); err != nil || l.RangeDels.BlockHandle != props.RangeDelBlock || l.FormatVersion != wantVersion {
+				t.Errorf("Layout: range deletions %+v, version %d (%v); want %+v, %d", l.RangeDels, l.FormatVersion, err, props.RangeDelBlock, wantVersion)
+			}
 			if props.RangeDels != uint64(tt.rd.Count()) || r.Properties().RangeDels != props.RangeDels {
 				t.Errorf("RangeDels property %d (read back %d), want %d", props.RangeDels, r.Properties().RangeDels, tt.rd.Count())
 			}

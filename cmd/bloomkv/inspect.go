@@ -124,6 +124,9 @@ func inspectTable(w *bufio.Writer, f *os.File, size int64, name string, verbose 
 		row("filter", l.Filter, "")
 	}
 	row("index", l.Index, "")
+	if l.RangeDels.Length > 0 {
+		row("range dels", l.RangeDels, "")
+	}
 	row("properties", l.Properties, "")
 	fmt.Fprintf(tw, "footer\t%d\t64\t64\t\t\t\t\n", l.FooterOffset)
 	tw.Flush()
