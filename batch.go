@@ -1,6 +1,7 @@
 package bloomkv
 
 import (
+	"bytes"
 	"encoding/binary"
 
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -39,6 +40,32 @@ func (b *Batch) Delete(key []byte) error {
 	return b.add(base.KindDelete, key, nil)
 }
 
+// DeleteRange adds a deletion of every key in [start, end): start
+// inclusive, end exclusive. It is one record however many keys the range
+// holds, a range tombstone that hides the older versions of every key in
+// it from every read that sees it. It returns an *ArgumentError, and adds
+// nothing, for a key over MaxKeySize or an empty range (start ≥ end).
+func (b *Batch) DeleteRange(start, end []byte) error {
+	if err := checkRange(start, end); err != nil {
+		return err
+	}
+	return b.add(base.KindRangeDelete, start, end)
+}
+
+// checkRange checks DeleteRange's arguments.
+func checkRange(start, end []byte) error {
+	if len(start) > MaxKeySize {
+		return argError("start", "%d bytes, more than MaxKeySize (%d)", len(start), MaxKeySize)
+	}
+	if len(end) > MaxKeySize {
+		return argError("end", "%d bytes, more than MaxKeySize (%d)", len(end), MaxKeySize)
+	}
+	if bytes.Compare(start, end) >= 0 {
+		return argError("end", "%q does not sort after start %q: the range [start, end) is empty", end, start)
+	}
+	return nil
+}
+
 func checkKeyValue(key, value []byte) error {
 	if len(key) > MaxKeySize {
 		return argError("key", "%d bytes, more than MaxKeySize (%d)", len(key), MaxKeySize)
@@ -63,13 +90,18 @@ func (b *Batch) add(kind base.Kind, key, value []byte) error {
 	return nil
 }
 
-// Len returns the number of writes in the batch.
+// Len returns the number of records in the batch: each Set, Delete and
+// DeleteRange counts one.
 func (b *Batch) Len() int { return int(b.count) }
+
+// Empty reports whether the batch holds no record.
+func (b *Batch) Empty() bool { return b.count == 0 }
 
 // Size returns the batch's encoded size in bytes.
 func (b *Batch) Size() int { return max(len(b.data), batchrepr.HeaderLen) }
 
-// Reset empties the batch, keeping its memory for reuse.
+// Reset empties the batch, keeping its memory for reuse. A batch must not
+// be reset while Apply runs on it.
 func (b *Batch) Reset() { b.data, b.count = b.data[:0], 0 }
 
 // setSeqNum stamps the sequence number of the batch's first write.

@@ -10,6 +10,7 @@ import (
 	"github.com/bloomkv/bloomkv/internal/compaction"
 	"github.com/bloomkv/bloomkv/internal/iterator"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/rangedel"
 )
 
 // Compactions run in the background, up to Options.MaxConcurrentCompactions
@@ -203,17 +204,33 @@ func bytesOf(files []*manifest.FileMetadata) uint64 {
 	return n
 }
 
+// inputTable returns the open table of f, a compaction input in v.
+func (v *version) inputTable(f *manifest.FileMetadata) (*table, error) {
+	for level, files := range v.Levels {
+		if i := slices.Index(files, f); i >= 0 {
+			return v.tables[level][i], nil
+		}
+	}
+	return nil, fmt.Errorf("bloomkv: compaction input %06d is not in its version", f.FileNum)
+}
+
 // compactionEnv gives a compaction the tables of v to read and new
 // numbered files to write.
 func (d *DB) compactionEnv(v *version, job int) compaction.Env {
 	return compaction.Env{
 		Open: func(f *manifest.FileMetadata) (iterator.Iterator, error) {
-			for level, files := range v.Levels {
-				if i := slices.Index(files, f); i >= 0 {
-					return v.tables[level][i].reader.NewScanIterator(), nil
-				}
+			t, err := v.inputTable(f)
+			if err != nil {
+				return nil, err
 			}
-			return nil, fmt.Errorf("bloomkv: compaction input %06d is not in its version", f.FileNum)
+			return t.reader.NewScanIterator(), nil
+		},
+		RangeDels: func(f *manifest.FileMetadata) (rangedel.List, error) {
+			t, err := v.inputTable(f)
+			if err != nil {
+				return nil, err
+			}
+			return t.reader.RangeDels(), nil
 		},
 		Create: func() (*compaction.Output, error) {
 			d.mu.Lock()

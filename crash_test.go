@@ -58,8 +58,8 @@ func crashOptions(seed uint64) *Options {
 	}
 }
 
-// crashOps returns the batch of op index i of cycle seed: a Put, a Delete
-// or a batch of both. The parent regenerates the child's ops from the seed.
+// crashOps returns the batch of op index i of cycle seed: a Put, a Delete,
+// a DeleteRange or a batch of them. The parent regenerates the child's ops from the seed.
 func crashOps(seed uint64, i int) []kvOp {
 	rng := rand.New(rand.NewPCG(seed, uint64(i)))
 	n := 1
@@ -68,7 +68,13 @@ func crashOps(seed uint64, i int) []kvOp {
 	}
 	ops := make([]kvOp, n)
 	for j := range ops {
-		key := crashKey(rng.IntN(crashKeys))
+		k := rng.IntN(crashKeys)
+		key := crashKey(k)
+		if rng.IntN(40) == 0 {
+			// A range deletion of up to 40 keys.
+			ops[j] = kvOp{rangeDel: true, key: key, end: crashKey(k + 1 + rng.IntN(40))}
+			continue
+		}
 		if rng.IntN(6) == 0 {
 			ops[j] = kvOp{del: true, key: key}
 			continue

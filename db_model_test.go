@@ -206,14 +206,30 @@ func (r *modelRun) step() error {
 	}
 }
 
-// randOp returns a set (three times in four) or a delete of a key of the
-// space.
+// randOp returns a set (three times in four), a delete of a key of the
+// space or, one time in twenty, a range deletion.
 func (r *modelRun) randOp() kvOp {
+	if r.rng.IntN(20) == 0 {
+		return randRangeDel(r.rng, r.ks)
+	}
 	k := string(r.ks.pick(r.rng))
 	if r.rng.IntN(4) == 0 {
 		return kvOp{del: true, key: k}
 	}
 	return kvOp{key: k, value: string(randValue(r.rng, fmt.Sprint("v", r.n)))}
+}
+
+// randRangeDel returns a DeleteRange over keys of ks: between two of its
+// keys, or, one time in four, of exactly one key ([k, k‖0x00)).
+func randRangeDel(rng *rand.Rand, ks *keySpace) kvOp {
+	a, b := ks.pick(rng), ks.pick(rng)
+	if bytes.Compare(a, b) > 0 {
+		a, b = b, a
+	}
+	if bytes.Equal(a, b) || rng.IntN(4) == 0 {
+		b = append(bytes.Clone(a), 0)
+	}
+	return kvOp{rangeDel: true, key: string(a), end: string(b)}
 }
 
 // randWriteOptions returns nil, Sync or NoSync, and whether it syncs.
@@ -281,7 +297,9 @@ func (r *modelRun) batch() error {
 		}
 		op := r.randOp()
 		var err error
-		if op.del {
+		if op.rangeDel {
+			err = b.DeleteRange([]byte(op.key), []byte(op.end))
+		} else if op.del {
 			err = b.Delete([]byte(op.key))
 		} else {
 			err = b.Set([]byte(op.key), []byte(op.value))
@@ -307,9 +325,22 @@ func (r *modelRun) batch() error {
 	return nil
 }
 
-// oversized makes a Put or Delete of an oversized key, which must fail with
-// an *ArgumentError and change nothing (later checks see that it did not).
+// oversized makes a Put or Delete of an oversized key, or a DeleteRange of
+// an empty range, which must fail with an *ArgumentError and change nothing
+// (later checks see that it did not).
 func (r *modelRun) oversized() error {
+	if r.rng.IntN(3) == 0 {
+		a, b := r.ks.pick(r.rng), r.ks.pick(r.rng)
+		if bytes.Compare(a, b) < 0 {
+			a, b = b, a
+		}
+		r.note("DeleteRange(%s, %s), an empty range", shortKey(string(a)), shortKey(string(b)))
+		err := r.db.DeleteRange(a, b, nil)
+		if ae := (*ArgumentError)(nil); !errors.As(err, &ae) || ae.Arg != "end" {
+			return fmt.Errorf("DeleteRange(%q, %q): %v; want an *ArgumentError for end", a, b, err)
+		}
+		return nil
+	}
 	big := bytes.Repeat([]byte{'q'}, MaxKeySize+1+r.rng.IntN(100))
 	var err error
 	if r.rng.IntN(2) == 0 {

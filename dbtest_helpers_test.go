@@ -46,7 +46,13 @@ func (m kvModel) clone() kvModel { return maps.Clone(m) }
 // apply applies the writes of one batch, in order.
 func (m kvModel) apply(ops []kvOp) {
 	for _, op := range ops {
-		if op.del {
+		if op.rangeDel {
+			for k := range m {
+				if op.key <= k && k < op.end {
+					delete(m, k)
+				}
+			}
+		} else if op.del {
 			delete(m, op.key)
 		} else {
 			m[op.key] = op.value
@@ -68,13 +74,19 @@ func (m kvModel) sorted(lower, upper []byte) (keys, values [][]byte) {
 	return keys, values
 }
 
-// kvOp is one write of a batch.
+// kvOp is one write of a batch: a set, a delete, or with rangeDel a
+// DeleteRange(key, end).
 type kvOp struct {
 	del        bool
 	key, value string
+	rangeDel   bool
+	end        string
 }
 
 func (op kvOp) String() string {
+	if op.rangeDel {
+		return fmt.Sprintf("delrange(%s, %s)", shortKey(op.key), shortKey(op.end))
+	}
 	if op.del {
 		return fmt.Sprintf("del(%s)", shortKey(op.key))
 	}
@@ -86,7 +98,9 @@ func batchOf(ops []kvOp) (*Batch, error) {
 	b := NewBatch()
 	for _, op := range ops {
 		var err error
-		if op.del {
+		if op.rangeDel {
+			err = b.DeleteRange([]byte(op.key), []byte(op.end))
+		} else if op.del {
 			err = b.Delete([]byte(op.key))
 		} else {
 			err = b.Set([]byte(op.key), []byte(op.value))
@@ -101,6 +115,9 @@ func batchOf(ops []kvOp) (*Batch, error) {
 // applyOps writes ops as a Put or Delete when there is one, else as a batch.
 func applyOps(d *DB, ops []kvOp, wo *WriteOptions) error {
 	if len(ops) == 1 {
+		if ops[0].rangeDel {
+			return d.DeleteRange([]byte(ops[0].key), []byte(ops[0].end), wo)
+		}
 		if ops[0].del {
 			return d.Delete([]byte(ops[0].key), wo)
 		}

@@ -64,6 +64,10 @@ type Trace struct {
 	// Source names where the version was found, as Step.Place does:
 	// "memtable", "immutable memtable 1", "L2/000123.sst"; empty when none was.
 	Source string
+	// CoveredBy, when a range tombstone deleted Key, names it and where it
+	// was met: `range tombstone ["a", "m") @42 in L1/000123.sst`. Deleted
+	// is then true, and Source the place.
+	CoveredBy string
 }
 
 // StepKind says what a TraceStep consulted.
@@ -158,8 +162,33 @@ type TraceStep struct {
 	// table whose versions are all newer than the read's finds nothing,
 	// yet its filter's "maybe" was right.
 	KeyInTable bool
+	// RangeDelStart, RangeDelEnd and RangeDelSeq describe the range
+	// tombstone the step met covering the key, if it met one the read
+	// sees (RangeDelSeq > 0): its fragment [RangeDelStart, RangeDelEnd)
+	// and the newest of its seqnums the read sees. Range tombstones are
+	// in memory, asked before the filter. CoveredByRangeDel reports that
+	// the tombstone deleted the key (the step then has Found and Deleted):
+	// the place held no newer version.
+	RangeDelStart, RangeDelEnd []byte
+	RangeDelSeq                uint64
+	CoveredByRangeDel          bool
 	// Err is the error that ended the lookup at this step, if any.
 	Err error
+}
+
+// rangeDel returns the step's range tombstone as Trace.String prints it:
+// `range tombstone ["a", "m") @42`.
+func (s *TraceStep) rangeDel() string {
+	return fmt.Sprintf("range tombstone [%q, %q) @%d", s.RangeDelStart, s.RangeDelEnd, s.RangeDelSeq)
+}
+
+// setRangeDel records the range tombstone a step met.
+func (s *TraceStep) setRangeDel(hit rangeDelHit) {
+	if hit.frag == nil {
+		return
+	}
+	s.RangeDelStart, s.RangeDelEnd = bytes.Clone(hit.frag.Start), bytes.Clone(hit.frag.End)
+	s.RangeDelSeq, s.CoveredByRangeDel = uint64(hit.seq), hit.decided
 }
 
 // Place names the step's place: "memtable", "immutable memtable 2",
@@ -192,18 +221,19 @@ func (s *TraceStep) FalsePositive() bool {
 
 // Trace is lookup's tracer: the methods below are the lookupTracer hooks.
 
-func (t *Trace) memtable(i int, found bool, kind base.Kind) {
+func (t *Trace) memtable(i int, found bool, kind base.Kind, hit rangeDelHit) {
 	s := TraceStep{Kind: MemtableStep, Memtable: i, Found: found, Deleted: found && kind == base.KindDelete}
+	s.setRangeDel(hit)
 	t.Steps = append(t.Steps, s)
 	t.settle(&s)
 }
 
 func (t *Trace) outOfRange(level int, tb *table) {
-	t.addTable(level, tb, nil, false, 0, nil)
+	t.addTable(level, tb, nil, false, 0, rangeDelHit{}, nil)
 }
 
-func (t *Trace) table(level int, tb *table, stats sstable.LookupStats, found bool, kind base.Kind, err error) {
-	t.addTable(level, tb, &stats, found, kind, err)
+func (t *Trace) table(level int, tb *table, stats sstable.LookupStats, found bool, kind base.Kind, hit rangeDelHit, err error) {
+	t.addTable(level, tb, &stats, found, kind, hit, err)
 }
 
 func (t *Trace) noTable(level, tables int) {
@@ -230,7 +260,7 @@ func (t *Trace) prefixTable(level int, tb *table, inRange bool, verdict FilterVe
 }
 
 // addTable records a table step; a nil stats means the range check failed.
-func (t *Trace) addTable(level int, tb *table, stats *sstable.LookupStats, found bool, kind base.Kind, err error) {
+func (t *Trace) addTable(level int, tb *table, stats *sstable.LookupStats, found bool, kind base.Kind, hit rangeDelHit, err error) {
 	s := TraceStep{
 		Kind:     TableStep,
 		Level:    level,
@@ -254,6 +284,7 @@ func (t *Trace) addTable(level int, tb *table, stats *sstable.LookupStats, found
 		s.BlocksFromCache, s.BlocksFromFile, s.BytesRead = stats.BlocksCached, stats.BlocksRead, stats.BytesRead
 		s.KeyInTable = stats.KeyPresent
 	}
+	s.setRangeDel(hit)
 	t.Steps = append(t.Steps, s)
 	t.settle(&s)
 }
@@ -262,6 +293,9 @@ func (t *Trace) addTable(level int, tb *table, stats *sstable.LookupStats, found
 func (t *Trace) settle(s *TraceStep) {
 	if s.Found {
 		t.Found, t.Deleted, t.Source = true, s.Deleted, s.Place()
+		if s.CoveredByRangeDel {
+			t.CoveredBy = s.rangeDel() + " in " + t.Source
+		}
 	}
 }
 
@@ -346,6 +380,8 @@ func (t *Trace) Summary() string {
 		parts = append(parts, plural(n.BlocksFromCache, "block", "blocks")+" from the cache")
 	}
 	switch {
+	case t.CoveredBy != "":
+		parts = append(parts, "covered by "+t.CoveredBy)
 	case t.Deleted:
 		parts = append(parts, "deleted in "+t.Source)
 	case t.Found:
@@ -432,6 +468,8 @@ func (s *TraceStep) result() string {
 	switch {
 	case s.Err != nil:
 		return "error: " + s.Err.Error()
+	case s.CoveredByRangeDel:
+		return "covered by " + s.rangeDel()
 	case s.Deleted:
 		return "deleted (tombstone)"
 	case s.Found:

@@ -85,7 +85,7 @@ func (d *DB) flushOldestLocked() error {
 	return err
 }
 
-// writeTable writes mem's entries to the table numbered num with the filter
+// writeTable writes mem's entries and range tombstones to the table numbered num with the filter
 // filter, syncs it and its directory entry, and returns its metadata;
 // nil for an empty memtable. On failure it removes the file. job and reason
 // are for the TableCreated event.
@@ -117,6 +117,9 @@ func (d *DB) writeTable(job int, reason string, num uint64, mem *memtable.Memtab
 		}
 	}
 	it.Close()
+	if err := w.SetRangeDels(mem.RangeDels()); err != nil {
+		return fail(err)
+	}
 	props, err := w.Finish()
 	if err != nil {
 		return fail(err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/iterator"
+	"github.com/bloomkv/bloomkv/internal/rangedel"
 )
 
 // IterOptions restrict the keys an Iterator shows. The zero value shows
@@ -57,12 +58,32 @@ type IterOptions struct {
 // (DB.newIter), which yields every version of every key, tombstones
 // included: nothing below hides a version. The hiding is done here:
 // versions newer than the read sequence number are skipped, and of each
-// user key only the newest visible version is shown, if it is a Set; a
-// tombstone hides the key and every older version of it.
+// user key only the newest visible version is shown, if it is a Set that
+// no visible range tombstone with a newer seqnum covers; a tombstone, or a
+// Set so covered, hides the key and every older version of it. The range
+// tombstones are those of every memtable and table of the read, held in
+// memory (a table's are pinned when it opens), so asking them reads
+// nothing. Past a version a range tombstone deletes, the older sources'
+// entries in the rest of its range are deleted too (older places hold older
+// versions: see DB.lookup), so the merge seeks those sources past the
+// range rather than step through it (MergingIter.SkipForward and
+// SkipBackward): a scan or seek over a deleted range of any size costs a
+// seek per source, not a step per deleted version.
 type Iterator struct {
 	inner   iterator.Iterator // every version of every key; owned
 	seq     base.SeqNum       // versions with a larger seqnum are invisible
 	onClose func() error
+	// rangeDels are the range tombstones of every memtable and table the
+	// iterator reads (the non-empty lists only), each with the index of
+	// its source among merging's children, in that order: a version they
+	// cover with a newer seqnum the read sees is deleted, as if a
+	// tombstone were its newest version. merging, when not nil, is inner
+	// as the MergingIter it is, through which a move past a deleted
+	// version skips the rest of the tombstone's range in the older
+	// sources (MergingIter.SkipForward).
+	rangeDels []sourceRangeDels
+	merging   *iterator.MergingIter
+	rdHit     rangeDeletionHit // rangeDeletion's result, kept here so as not to allocate
 
 	// lower and upper are the bounds the moves keep to: userLower and
 	// userUpper, the IterOptions' bounds, narrowed to the prefix's range
@@ -275,24 +296,35 @@ func (it *Iterator) Prev() bool {
 // user key it.key are passed over: it is the key shown last.
 func (it *Iterator) findNext(ok, skipping bool) bool {
 	it.dir = forward
-	for ; ok; ok = it.inner.Next() {
+	for ok {
 		k := it.inner.Key()
 		// Passing over it.key comes before the bound and prefix checks:
 		// it is within the bounds, or, when Next comes back into the
 		// prefix, the key outside it where a backward move stopped.
 		if skipping && bytes.Compare(k.UserKey, it.key) <= 0 {
+			ok = it.inner.Next()
 			continue
 		}
 		if it.upper != nil && bytes.Compare(k.UserKey, it.upper) >= 0 || it.outsidePrefix(k.UserKey) {
 			break
 		}
 		if k.SeqNum() > it.seq {
+			ok = it.inner.Next()
 			continue
 		}
-		if k.Kind() != base.KindSet {
-			// A tombstone: the key is deleted; hide its older versions.
+		rd := it.rangeDeletion(k)
+		if k.Kind() != base.KindSet || rd != nil {
+			// A tombstone, or a version a range tombstone deletes: the key
+			// is deleted; hide its older versions (a range tombstone
+			// newer than this version is newer than them too).
 			it.key = append(it.key[:0], k.UserKey...)
 			skipping = true
+			ok = it.inner.Next()
+			if ok && rd != nil && it.merging != nil {
+				// The older sources' entries in the rest of the range are
+				// deleted too: seek past them.
+				ok = it.merging.SkipForward(rd.frag.End, rd.child+1)
+			}
 			continue
 		}
 		it.pos = posAt
@@ -310,21 +342,30 @@ func (it *Iterator) findNext(ok, skipping bool) bool {
 func (it *Iterator) findPrev(ok bool) bool {
 	it.dir = backward
 	found := false // it.key and it.value hold a visible Set of the key being passed
-	for ; ok; ok = it.inner.Prev() {
+	for ok {
 		k := it.inner.Key()
 		if it.lower != nil && bytes.Compare(k.UserKey, it.lower) < 0 || it.outsidePrefix(k.UserKey) {
 			break
 		}
 		if k.SeqNum() > it.seq {
+			ok = it.inner.Prev()
 			continue
 		}
 		if found && bytes.Compare(k.UserKey, it.key) < 0 {
 			break
 		}
-		found = k.Kind() == base.KindSet
+		rd := it.rangeDeletion(k)
+		found = k.Kind() == base.KindSet && rd == nil
 		if found {
 			it.key = append(it.key[:0], k.UserKey...)
 			it.value = append(it.value[:0], it.inner.Value()...)
+		}
+		ok = it.inner.Prev()
+		if ok && rd != nil && it.merging != nil {
+			// The older sources' entries in the range before k are
+			// deleted too; newer versions of k, which a backward move
+			// meets after this one, come from newer sources and stay.
+			ok = it.merging.SkipBackward(rd.frag.Start, rd.child+1)
 		}
 	}
 	it.innerOK = ok
@@ -335,6 +376,36 @@ func (it *Iterator) findPrev(ok bool) bool {
 		return true
 	}
 	return it.stop(ok, posBefore)
+}
+
+// sourceRangeDels are the range tombstones of one source of an
+// Iterator's merge: a memtable, an L0 table, or the tables of a level
+// (which do not overlap, so their lists, end to end, are one).
+type sourceRangeDels struct {
+	list  rangedel.List
+	child int // the source's index among the merge's children
+}
+
+// rangeDeletionHit is a range tombstone that deletes a version: its
+// fragment and the merge child it comes from.
+type rangeDeletionHit struct {
+	frag  *rangedel.Fragment
+	child int
+}
+
+// rangeDeletion returns a range tombstone the read sees that covers k and
+// is newer than it, from the newest source that has one; nil if none
+// deletes k. The newest source is the one whose older sources are the
+// most, so the one a skip past the range moves the most children of.
+func (it *Iterator) rangeDeletion(k base.InternalKey) *rangeDeletionHit {
+	for i := range it.rangeDels {
+		s := &it.rangeDels[i]
+		if f := s.list.Find(k.UserKey); f != nil && f.Visible(it.seq) > k.SeqNum() {
+			it.rdHit = rangeDeletionHit{frag: f, child: s.child}
+			return &it.rdHit
+		}
+	}
+	return nil
 }
 
 // stop ends a move that found no key: at pos if inner just ran out or went
@@ -507,14 +578,24 @@ func (d *DB) newIter(seq base.SeqNum, opts *IterOptions) (*Iterator, error) {
 func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions) *Iterator {
 	v := rs.version
 	children := make([]iterator.Iterator, 0, 1+len(rs.imm)+len(v.tables[0])+len(v.tables)-1)
+	var rangeDels []sourceRangeDels
+	addRangeDels := func(l rangedel.List) {
+		if len(l) > 0 {
+			rangeDels = append(rangeDels, sourceRangeDels{list: l, child: len(children)})
+		}
+	}
+	addRangeDels(rs.mem.RangeDels())
 	children = append(children, rs.mem.NewIter())
 	for _, m := range rs.imm {
+		addRangeDels(m.RangeDels())
 		children = append(children, m.NewIter())
 	}
 	memtables := len(children)
 	for _, t := range v.tables[0] {
+		addRangeDels(t.reader.RangeDels())
 		children = append(children, t.reader.NewIterator())
 	}
+	levelRangeDels := v.levelRangeDels()
 	var levels []prefixLevel // under Options.Prefix only
 	var levelIters []*iterator.LevelIter
 	for level := 1; level < len(v.tables); level++ {
@@ -524,6 +605,7 @@ func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions) *Iterator {
 		}
 		open := func(i int) (iterator.Iterator, error) { return tables[i].reader.NewIterator(), nil }
 		li := iterator.NewLevelIter(v.Levels[level], open, o.LowerBound, o.UpperBound)
+		addRangeDels(levelRangeDels[level])
 		children = append(children, li)
 		levelIters = append(levelIters, li)
 		if d.opts.Prefix != nil {
@@ -536,6 +618,7 @@ func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions) *Iterator {
 	}
 	merging := iterator.NewMergingIter(children...)
 	it := newIterator(merging, seq, o, release)
+	it.rangeDels, it.merging = rangeDels, merging
 	if d.opts.Prefix != nil {
 		it.ps = newPrefixSeek(d, merging, memtables, v.tables[0], levels)
 	}

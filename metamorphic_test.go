@@ -80,6 +80,10 @@ func genHistory(seed uint64, n int) []metaOp {
 		case r < 600:
 			op.kind = mWrite
 			for range 1 + rng.IntN(4)*rng.IntN(3) {
+				if rng.IntN(25) == 0 {
+					op.ops = append(op.ops, randRangeDel(rng, ks))
+					continue
+				}
 				k := string(ks.pick(rng))
 				if rng.IntN(5) == 0 {
 					op.ops = append(op.ops, kvOp{del: true, key: k})

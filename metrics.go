@@ -20,6 +20,10 @@ import (
 type LevelMetrics struct {
 	Tables int
 	Bytes  uint64
+	// RangeDels counts the range tombstones in the level's tables, one
+	// per fragment and seqnum (a DeleteRange split at table boundaries or
+	// cut by others counts once per piece).
+	RangeDels uint64
 	// TargetSize is the size compaction keeps the level at (levels 1–5:
 	// see Options.LevelSizing); 0 for L0, which is bounded by its table
 	// count, for the last level, and for levels above the base level,
@@ -77,6 +81,7 @@ type LevelMetrics struct {
 func (l LevelMetrics) Plus(o LevelMetrics) LevelMetrics {
 	l.Tables += o.Tables
 	l.Bytes += o.Bytes
+	l.RangeDels += o.RangeDels
 	l.TableProbes += o.TableProbes
 	l.FilterChecks += o.FilterChecks
 	l.FilterNegatives += o.FilterNegatives
@@ -114,7 +119,7 @@ type Metrics struct {
 	Gets         uint64 // Get calls
 	MemtableHits uint64 // Gets answered by a memtable
 	PrefixSeeks  uint64 // Iterator.SeekPrefixGE calls (see LevelMetrics.PrefixProbes)
-	Writes       uint64 // sets and deletes committed
+	Writes       uint64 // sets, deletes and range deletions committed
 	Batches      uint64 // batches committed (a Put is a batch of one)
 
 	WALBytes uint64 // bytes appended to WALs
@@ -277,20 +282,20 @@ type compactionCounters struct {
 func (m Metrics) String() string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "level\ttables\tsize\tbits/key\tprobes\tfilter no\tfilter maybe\ttrue pos\tFPR\tprefix no\tprefix sought\tblocks file\tblocks cache\tread\tcompact in\tcompact out\t")
+	fmt.Fprintln(tw, "level\ttables\tsize\trange dels\tbits/key\tprobes\tfilter no\tfilter maybe\ttrue pos\tFPR\tprefix no\tprefix sought\tblocks file\tblocks cache\tread\tcompact in\tcompact out\t")
 	var total LevelMetrics
 	for i, l := range m.Levels {
 		if l.Tables == 0 && l.TableProbes == 0 && l.PrefixProbes == 0 {
 			continue
 		}
-		fmt.Fprintf(tw, "L%d\t%d\t%s\t%.1f\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", i, l.Tables, humanize.Bytes(l.Bytes),
+		fmt.Fprintf(tw, "L%d\t%d\t%s\t%d\t%.1f\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", i, l.Tables, humanize.Bytes(l.Bytes), l.RangeDels,
 			l.FilterBitsPerKey, l.TableProbes, l.FilterNegatives, l.FilterPositives, l.TruePositives,
 			percent(l.FalsePositiveRate()), l.PrefixFilterNegatives, l.PrefixSought,
 			l.BlocksFromFile, l.BlocksFromCache, humanize.Bytes(l.BytesRead),
 			humanize.Bytes(l.CompactionBytesRead), humanize.Bytes(l.CompactionBytesWritten))
 		total = total.Plus(l)
 	}
-	fmt.Fprintf(tw, "total\t%d\t%s\t\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", total.Tables, humanize.Bytes(total.Bytes),
+	fmt.Fprintf(tw, "total\t%d\t%s\t%d\t\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", total.Tables, humanize.Bytes(total.Bytes), total.RangeDels,
 		total.TableProbes, total.FilterNegatives, total.FilterPositives, total.TruePositives,
 		percent(total.FalsePositiveRate()), total.PrefixFilterNegatives, total.PrefixSought,
 		total.BlocksFromFile, total.BlocksFromCache, humanize.Bytes(total.BytesRead),
@@ -331,6 +336,7 @@ func (d *DB) Metrics() Metrics {
 			l.Tables = len(tables)
 			for _, t := range tables {
 				l.Bytes += t.meta.Size
+				l.RangeDels += t.reader.Properties().RangeDels
 				l.FilterBitsPerKey += t.meta.FilterBitsPerKey / float64(len(tables))
 				if f := t.reader.Filter(); f != nil {
 					m.FilterMemory += uint64(f.SizeBytes())

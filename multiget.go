@@ -151,9 +151,17 @@ func groupByBlock(routed []*batchKey, reads []blockRead) []blockRead {
 // range holds k and whose filter does not rule it out, and records it, its
 // level and the block to read in k; false when there is none. Every
 // filter checked is counted in its level's metrics.
+//
+// Range tombstones come first, as in lookup: one covering the key sets
+// k.lk.Covered, and the key's lookup ends at that table — deleted, unless
+// the table holds a newer version — so a key already covered goes nowhere.
 func (d *DB) nextTable(rs *readState, k *batchKey) bool {
 	key := k.lk.UserKey
+	if k.lk.Covered > 0 {
+		return false
+	}
 	try := func(level int, t *table) bool {
+		k.lk.Covered = rangeDelAt(t.reader.RangeDels(), key, k.lk.Seq).seq
 		k.stats = sstable.LookupStats{}
 		loc, ok := t.reader.Locate(k.lk, &k.stats)
 		if !ok {
@@ -170,6 +178,9 @@ func (d *DB) nextTable(rs *readState, k *batchKey) bool {
 				k.l0 = i + 1
 				return true
 			}
+			if k.lk.Covered > 0 {
+				return false // deleted: the filter ruled out a newer version
+			}
 		}
 		k.level = 1
 	}
@@ -177,6 +188,9 @@ func (d *DB) nextTable(rs *readState, k *batchKey) bool {
 		if t := rs.version.findTable(k.level, key); t != nil && try(k.level, t) {
 			k.level++
 			return true
+		}
+		if k.lk.Covered > 0 {
+			return false
 		}
 	}
 	return false

@@ -351,7 +351,7 @@ func (d *DB) replayWAL(num uint64, last bool, mem **memtable.Memtable, flush fun
 		}
 		m := *mem
 		batchrepr.Decode(record, func(e batchrepr.Entry) {
-			m.Add(e.Seq, e.Kind, e.Key, e.Value)
+			applyEntry(m, e)
 			d.mu.lastSeq = max(d.mu.lastSeq, e.Seq)
 		})
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/rangedel"
 	"github.com/bloomkv/bloomkv/sstable"
 )
 
@@ -33,6 +34,23 @@ func (d *DB) get(key []byte, seq base.SeqNum) ([]byte, error) {
 // sstable.Reader.Get, skips most tables that do not hold the key without a
 // read.
 //
+// Range tombstones are asked first at each place, memtable or table, in
+// memory: a filter's "absent" says nothing of a table's range tombstones.
+// A tombstone the read sees that covers the key deletes the versions below
+// its seqnum, so at the place where one is met only a newer version there
+// is an answer, and if there is none the key is deleted — the places after
+// hold only older versions, so the lookup ends there, reading no data block
+// of older tables.
+//
+// INVARIANT (older places hold older versions): of the versions and range
+// tombstones of one user key, those of a memtable are newer than those of
+// the memtables after it and of every table, those of an L0 table newer
+// than those of the L0 tables after it and of the deeper levels, and those
+// of a level newer than those of the levels below. A table's key bounds
+// include its range tombstones' extents, so compactions, which move tables
+// down with everything their bounds overlap, keep this true of tombstones
+// as of versions.
+//
 // Get and Explain share it: Get passes a nil tr, so each trace hook costs
 // a nil check and nothing else; Explain passes its Trace, which records
 // every place consulted, so that the explanation is this code's own
@@ -47,7 +65,7 @@ func (d *DB) lookup(rs *readState, key []byte, seq base.SeqNum, tr lookupTracer)
 
 	lk := sstable.MakeLookupKey(key, seq) // hashed once for every filter
 	try := func(level int, t *table) ([]byte, bool, error) {
-		value, kind, found, err := d.getFromTable(level, t, lk, tr)
+		value, kind, found, err := d.getFromTable(level, t, &lk, tr)
 		if err != nil || !found {
 			return nil, false, err
 		}
@@ -78,31 +96,73 @@ func (d *DB) lookup(rs *readState, key []byte, seq base.SeqNum, tr lookupTracer)
 	return nil, ErrNotFound
 }
 
-// memtablesGet looks key up in rs's memtables, newest first: the first
-// version at or below seq is the answer (its value aliases the memtable's
-// arena). tr, if not nil, records each memtable searched.
-func memtablesGet(rs *readState, key []byte, seq base.SeqNum, tr lookupTracer) ([]byte, base.Kind, bool) {
-	value, kind, _, found := rs.mem.Get(key, seq)
-	if tr != nil {
-		tr.memtable(0, found, kind)
+// rangeDelHit is a range tombstone a lookup met at one place, covering its
+// key and seen by its read: the fragment and its newest seqnum the read
+// sees. decided reports that it deleted the key: the place held no newer
+// version. The zero value means none was met.
+type rangeDelHit struct {
+	frag    *rangedel.Fragment
+	seq     base.SeqNum
+	decided bool
+}
+
+// rangeDelAt returns the range tombstone of l that covers key for a read at
+// seq, if any.
+func rangeDelAt(l rangedel.List, key []byte, seq base.SeqNum) rangeDelHit {
+	if len(l) == 0 {
+		return rangeDelHit{}
 	}
-	for i := 0; !found && i < len(rs.imm); i++ {
-		value, kind, _, found = rs.imm[i].Get(key, seq)
-		if tr != nil {
-			tr.memtable(i+1, found, kind)
+	if f := l.Find(key); f != nil {
+		if s := f.Visible(seq); s > 0 {
+			return rangeDelHit{frag: f, seq: s}
 		}
 	}
-	return value, kind, found
+	return rangeDelHit{}
+}
+
+// memtablesGet looks key up in rs's memtables, newest first: the first
+// version at or below seq is the answer (its value aliases the memtable's
+// arena), unless a range tombstone of the same memtable covers it — then,
+// as when a memtable's range tombstone covers a key it holds no version
+// of, the answer is a deletion (kind base.KindDelete, as lookup explains).
+// tr, if not nil, records each memtable searched.
+func memtablesGet(rs *readState, key []byte, seq base.SeqNum, tr lookupTracer) ([]byte, base.Kind, bool) {
+	for i := 0; i <= len(rs.imm); i++ {
+		m := rs.mem
+		if i > 0 {
+			m = rs.imm[i-1]
+		}
+		hit := rangeDelAt(m.RangeDels(), key, seq)
+		value, kind, vseq, found := m.Get(key, seq)
+		if hit.seq > 0 && (!found || vseq < hit.seq) {
+			value, kind, found, hit.decided = nil, base.KindDelete, true, true
+		}
+		if tr != nil {
+			tr.memtable(i, found, kind, hit)
+		}
+		if found {
+			return value, kind, true
+		}
+	}
+	return nil, 0, false
 }
 
 // getFromTable looks key up in one table and counts what that cost; tr,
-// if not nil, records it.
-func (d *DB) getFromTable(level int, t *table, lk sstable.LookupKey, tr lookupTracer) ([]byte, base.Kind, bool, error) {
+// if not nil, records it. The table's range tombstones come first: one
+// covering the key sets lk.Covered, and if the table holds no newer
+// version, the answer is a deletion (found, base.KindDelete), without a
+// data block read when the filter rules the key out.
+func (d *DB) getFromTable(level int, t *table, lk *sstable.LookupKey, tr lookupTracer) ([]byte, base.Kind, bool, error) {
+	hit := rangeDelAt(t.reader.RangeDels(), lk.UserKey, lk.Seq)
+	lk.Covered = hit.seq // 0, or the newest so far: lookup stops at the first
 	var stats sstable.LookupStats
-	value, kind, found, err := t.reader.Get(lk, &stats)
+	value, kind, found, err := t.reader.Get(*lk, &stats)
 	d.counters.levels[level].record(&stats)
+	if err == nil && !found && hit.seq > 0 {
+		kind, found, hit.decided = base.KindDelete, true, true
+	}
 	if tr != nil {
-		tr.table(level, t, stats, found, kind, err) // stats by value: a pointer through an interface would move it to the heap for every Get
+		tr.table(level, t, stats, found, kind, hit, err) // stats by value: a pointer through an interface would move it to the heap for every Get
 	}
 	return value, kind, found, err
 }
@@ -112,12 +172,13 @@ func (d *DB) getFromTable(level int, t *table, lk sstable.LookupKey, tr lookupTr
 // read path does not depend on how an explanation is kept or printed.
 type lookupTracer interface {
 	// memtable: memtable i (0 the mutable one, then the immutable ones,
-	// newest first) was searched.
-	memtable(i int, found bool, kind base.Kind)
+	// newest first) was searched; hit is the range tombstone it met.
+	memtable(i int, found bool, kind base.Kind, hit rangeDelHit)
 	// outOfRange: an L0 table's key range rules the key out.
 	outOfRange(level int, t *table)
-	// table: a table was searched, at the cost stats says.
-	table(level int, t *table, stats sstable.LookupStats, found bool, kind base.Kind, err error)
+	// table: a table was searched, at the cost stats says; hit is the
+	// range tombstone it met.
+	table(level int, t *table, stats sstable.LookupStats, found bool, kind base.Kind, hit rangeDelHit, err error)
 	// noTable: none of the level's tables holds the key's range.
 	noTable(level, tables int)
 }

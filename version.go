@@ -3,9 +3,11 @@ package bloomkv
 import (
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/rangedel"
 )
 
 // version is a manifest.Version with the references readers hold on it.
@@ -23,6 +25,24 @@ type version struct {
 	// numbered from it on hold every write the version's tables do not.
 	logNum uint64
 	refs   int // guarded by DB.mu
+	// levelRangeDels are, per level from L1 down, the range tombstones of
+	// the level's tables end to end: one list, since the tables do not
+	// overlap and each table's tombstones lie within its bounds. Built on
+	// an iterator's first need of them; a version never changes, so
+	// neither do they.
+	levelRangeDels func() [manifest.NumLevels]rangedel.List
+}
+
+// concatRangeDels returns, per level from L1 down, its tables' range
+// tombstones end to end.
+func concatRangeDels(tables *[manifest.NumLevels][]*table) [manifest.NumLevels]rangedel.List {
+	var lists [manifest.NumLevels]rangedel.List
+	for level := 1; level < manifest.NumLevels; level++ {
+		for _, t := range tables[level] {
+			lists[level] = append(lists[level], t.reader.RangeDels()...)
+		}
+	}
+	return lists
 }
 
 // findTable returns the table of level ≥ 1 whose key range holds userKey,
@@ -60,6 +80,7 @@ func (d *DB) installVersionLocked(s manifest.State) {
 			nv.bounds[level] = newLevelBounds(files)
 		}
 	}
+	nv.levelRangeDels = sync.OnceValue(func() [manifest.NumLevels]rangedel.List { return concatRangeDels(&nv.tables) })
 	d.mu.current = nv
 	d.updateReadStateLocked()
 	d.mu.pickGen++

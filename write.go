@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/batchrepr"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/memtable"
@@ -35,6 +36,21 @@ func (d *DB) Delete(key []byte, opts *WriteOptions) error {
 	w := getSingleWrite()
 	defer putSingleWrite(w)
 	if err := w.batch.Delete(key); err != nil {
+		return err
+	}
+	return d.apply(&w.batch, &w.req, opts)
+}
+
+// DeleteRange removes every key in [start, end): start inclusive, end
+// exclusive. It writes one range tombstone, whatever the number of keys it
+// covers; reads stop seeing the keys at once, and compactions reclaim
+// their space. With a nil or Sync WriteOptions it returns once the
+// deletion is durable. It returns an *ArgumentError for an empty range
+// (start ≥ end) or a key over MaxKeySize.
+func (d *DB) DeleteRange(start, end []byte, opts *WriteOptions) error {
+	w := getSingleWrite()
+	defer putSingleWrite(w)
+	if err := w.batch.DeleteRange(start, end); err != nil {
 		return err
 	}
 	return d.apply(&w.batch, &w.req, opts)
@@ -165,7 +181,7 @@ func (d *DB) applyGroup(group []*commitRequest) {
 
 	for _, r := range group {
 		if r.batch != nil {
-			batchrepr.Decode(r.batch.data, func(e batchrepr.Entry) { mem.Add(e.Seq, e.Kind, e.Key, e.Value) })
+			batchrepr.Decode(r.batch.data, func(e batchrepr.Entry) { applyEntry(mem, e) })
 			d.counters.writes.Add(uint64(r.batch.Len()))
 			d.counters.batches.Add(1)
 		}
@@ -186,6 +202,17 @@ func (d *DB) applyGroup(group []*commitRequest) {
 		}
 		d.mu.Unlock()
 	}
+}
+
+// applyEntry adds one decoded write to mem: a range deletion beside the
+// point versions, every other kind among them. The commit pipeline and WAL
+// replay both insert through it.
+func applyEntry(mem *memtable.Memtable, e batchrepr.Entry) {
+	if e.Kind == base.KindRangeDelete {
+		mem.AddRangeDel(e.Seq, e.Key, e.Value)
+		return
+	}
+	mem.Add(e.Seq, e.Kind, e.Key, e.Value)
 }
 
 // makeRoomLocked makes sure the mutable memtable can take size more bytes,

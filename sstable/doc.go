@@ -11,6 +11,7 @@
 //	| ...                    |
 //	| filter block | trailer |  the filter, serialized by its family (optional)
 //	| index block  | trailer |  one entry per data block: its last key → handle
+//	| range dels   | trailer |  the range tombstones, fragmented (version 2 only)
 //	| properties   | trailer |  name → value entries (see Properties)
 //	| footer (64 bytes)      |
 //	+------------------------+
@@ -41,9 +42,34 @@
 //	     0    16  filter handle: offset, length (uint64 LE each); length 0 = no filter
 //	    16    16  index handle
 //	    32    16  properties handle
-//	    48     4  format version (1)
+//	    48     4  format version (1, or 2 with a range-deletion block)
 //	    52     4  CRC-32C of bytes 0–51
 //	    56     8  magic "bloomSST"
+//
+// # Range tombstones
+//
+// A table written with range tombstones (Writer.SetRangeDels) stores them
+// in a range-deletion block between the index and the properties,
+// uncompressed, in package rangedel's encoding of a fragmented list:
+//
+//	count (uvarint) | fragment ...
+//	fragment: start length (uvarint) | start | end length (uvarint) | end |
+//	          seqnums (uvarint) | seqnum (uvarint) ..., newest first
+//
+// Fragments are in key order and do not overlap; each covers [start, end).
+// The properties name the block (bloomkv.rangedel.block: its handle, two
+// uvarints) and count its tombstones (bloomkv.rangedel.count, one per
+// fragment and seqnum), and the footer says format version 2. A table
+// without range tombstones is written exactly as before, as version 1, so
+// that readers that know only version 1 read it; a reader that knows only
+// version 1 refuses a version-2 table rather than read it without its
+// tombstones. The table's bounds (Properties.Smallest and Largest) widen to
+// the tombstones: the smallest to the first fragment's start, the largest
+// to the last key the last fragment covers (rangedel.LastCovered), each
+// with kind KindRangeDelete. Open decodes the block and keeps it in memory
+// for the table's life (Reader.RangeDels), so that a read asks a table's
+// range tombstones without reading the file — before its filter, whose
+// "absent" says nothing of them.
 //
 // # Filters
 //
@@ -71,10 +97,10 @@
 //
 // # Reading
 //
-// Open reads the footer, then the properties, index and filter blocks, checks
-// them, and pins them in memory for the table's life. The index is held as
-// the data blocks' last keys concatenated, plus 16 bytes per block for where
-// its key and the block end: two pointer-free allocations per table. With
+// Open reads the footer, then the properties, range-deletion, index and
+// filter blocks, checks them, and pins them in memory for the table's
+// life. The index is held as the data blocks' last keys concatenated,
+// plus 16 bytes per block for where its key and the block end: two pointer-free allocations per table. With
 // ReaderOptions.Memory the index and the filter's bits live in memory the
 // caller provides (the DB's is off the Go heap), returned by Close. Get
 // consults the filter first: a negative answer returns at once, with zero

@@ -93,8 +93,13 @@ func (i compressionIndicator) compression() Compression {
 const (
 	blockTrailerLen = 5  // compression type (1) + CRC-32C (4)
 	footerLen       = 64 // see the package doc
-	formatVersion   = 1
-	footerMagic     = "bloomSST"
+	// formatVersion is the footer's version: 1 for a table without range
+	// tombstones, readable by every reader; 2 for one with a range-deletion
+	// block, which a reader that knows only 1 refuses rather than read the
+	// table without its tombstones.
+	formatVersion1 = 1
+	formatVersion2 = 2
+	footerMagic    = "bloomSST"
 
 	// maxBlockLen bounds a block's decoded size. A single entry can exceed
 	// the block size option (one block per huge value), but a length past
@@ -139,6 +144,7 @@ func decodeHandle(p []byte) (BlockHandle, bool) {
 // footer is the fixed-size end of every table.
 type footer struct {
 	filter, index, properties BlockHandle // filter.Length == 0: no filter
+	version                   uint32      // formatVersion1 or formatVersion2
 }
 
 func (f footer) encode() []byte {
@@ -147,7 +153,7 @@ func (f footer) encode() []byte {
 		b = binary.LittleEndian.AppendUint64(b, h.Offset)
 		b = binary.LittleEndian.AppendUint64(b, h.Length)
 	}
-	b = binary.LittleEndian.AppendUint32(b, formatVersion)
+	b = binary.LittleEndian.AppendUint32(b, f.version)
 	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 	return append(b, footerMagic...)
 }
@@ -160,10 +166,11 @@ func decodeFooter(b []byte) (footer, string) {
 	if got, want := binary.LittleEndian.Uint32(b[52:]), crc32.Checksum(b[:52], castagnoli); got != want {
 		return footer{}, fmt.Sprintf("footer checksum %#08x, want %#08x", got, want)
 	}
-	if v := binary.LittleEndian.Uint32(b[48:]); v != formatVersion {
-		return footer{}, fmt.Sprintf("format version %d, this reader reads %d", v, formatVersion)
+	v := binary.LittleEndian.Uint32(b[48:])
+	if v != formatVersion1 && v != formatVersion2 {
+		return footer{}, fmt.Sprintf("format version %d, this reader reads %d and %d", v, formatVersion1, formatVersion2)
 	}
-	var f footer
+	f := footer{version: v}
 	for i, h := range []*BlockHandle{&f.filter, &f.index, &f.properties} {
 		h.Offset = binary.LittleEndian.Uint64(b[16*i:])
 		h.Length = binary.LittleEndian.Uint64(b[16*i+8:])

@@ -3,6 +3,7 @@ package sstable
 import (
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/cache"
+	"github.com/bloomkv/bloomkv/internal/rangedel"
 )
 
 // The types a table's API speaks in, named here so that code outside this
@@ -31,11 +32,35 @@ const SeqNumMax = base.SeqNumMax
 // (KindDelete).
 type Kind = base.Kind
 
-// The kinds a table holds.
+// The kinds a table holds. KindRangeDelete marks a table bound that a
+// range tombstone set (Properties.Smallest and Largest); the tombstones
+// themselves are RangeTombstones, in a block of their own.
 const (
-	KindDelete = base.KindDelete
-	KindSet    = base.KindSet
+	KindDelete      = base.KindDelete
+	KindSet         = base.KindSet
+	KindRangeDelete = base.KindRangeDelete
 )
+
+// RangeTombstones are range deletions fragmented: non-overlapping key
+// ranges [Start, End) in order, each with the seqnums, newest first, of
+// the tombstones covering it. A version of a key in a fragment's range is
+// deleted for a read at S if one of the fragment's seqnums ≤ S is above the
+// version's (Cover answers that).
+type RangeTombstones = rangedel.List
+
+// RangeTombstoneFragment is one fragment of RangeTombstones.
+type RangeTombstoneFragment = rangedel.Fragment
+
+// RangeTombstone is one range deletion as written: [Start, End) at Seq.
+// FragmentRangeTombstones makes RangeTombstones of any set of them;
+// RangeTombstones.Tombstones lists them back.
+type RangeTombstone = rangedel.Tombstone
+
+// FragmentRangeTombstones cuts range deletions, overlapping in any way,
+// into the fragments a table stores (Writer.SetRangeDels): where they
+// overlap, a fragment carries every covering seqnum. Empty ranges are left
+// out. The result aliases the deletions' keys.
+func FragmentRangeTombstones(ts []RangeTombstone) RangeTombstones { return rangedel.Build(ts) }
 
 // MakeInternalKey returns the internal key of userKey at seq, of kind.
 func MakeInternalKey(userKey []byte, seq SeqNum, kind Kind) InternalKey {

@@ -28,6 +28,9 @@ type Layout struct {
 	Data []BlockInfo
 	// Filter is the filter block; its Length is 0 when the table has none.
 	Filter, Index, Properties BlockInfo
+	// RangeDels is the range-deletion block; its Length is 0 when the
+	// table has none (always, in format version 1).
+	RangeDels BlockInfo
 }
 
 // Layout reads the table's footer and the trailer of every block, and
@@ -47,7 +50,7 @@ func (r *Reader) Layout() (Layout, error) {
 	l.FormatVersion = binary.LittleEndian.Uint32(buf[48:])
 	info := func(h BlockHandle, what string) (BlockInfo, error) {
 		b := BlockInfo{BlockHandle: h}
-		if h.Length == 0 && what == "filter" {
+		if h.Length == 0 && (what == "filter" || what == "range deletion") {
 			return b, nil
 		}
 		raw, err := r.readBlock(h, what)
@@ -74,6 +77,9 @@ func (r *Reader) Layout() (Layout, error) {
 		return l, err
 	}
 	if l.Index, err = info(f.index, "index"); err != nil {
+		return l, err
+	}
+	if l.RangeDels, err = info(r.props.RangeDelBlock, "range deletion"); err != nil {
 		return l, err
 	}
 	if l.Properties, err = info(f.properties, "properties"); err != nil {

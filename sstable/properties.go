@@ -34,8 +34,17 @@ type Properties struct {
 	Compression    Compression  // the writer's option; blocks may be stored uncompressed
 	SmallestSeqNum SeqNum
 	LargestSeqNum  SeqNum
-	Smallest       InternalKey // the first key of the table
-	Largest        InternalKey // the last key of the table
+	// Smallest and Largest bound the table's keys: its first and last
+	// entries, widened to the range tombstones' extents (see
+	// Writer.SetRangeDels), so their user keys bound, inclusively, every
+	// key the table holds or deletes.
+	Smallest InternalKey
+	Largest  InternalKey
+	// RangeDels counts the range tombstones, one per fragment and seqnum,
+	// and RangeDelBlock locates their block; both zero in a table without
+	// (always, in a table of format version 1).
+	RangeDels     uint64
+	RangeDelBlock BlockHandle
 }
 
 // propertyCodec names a property and says how to encode and decode it.
@@ -129,6 +138,16 @@ var propertyCodecs = func() []propertyCodec {
 				return true
 			},
 		},
+		uintProperty("bloomkv.rangedel.count", func(p *Properties) *uint64 { return &p.RangeDels }),
+		{
+			name:   "bloomkv.rangedel.block",
+			encode: func(p *Properties) []byte { return p.RangeDelBlock.appendVarint(nil) },
+			decode: func(p *Properties, v []byte) bool {
+				h, ok := decodeHandle(v)
+				p.RangeDelBlock = h
+				return ok
+			},
+		},
 		{
 			name:   "bloomkv.compression",
 			encode: func(p *Properties) []byte { return []byte{byte(p.Compression.indicator())} },
@@ -218,5 +237,8 @@ func (p Properties) String() string {
 	}
 	fmt.Fprintf(&b, "seqnums: %d–%d\n", p.SmallestSeqNum, p.LargestSeqNum)
 	fmt.Fprintf(&b, "keys: %v – %v\n", p.Smallest, p.Largest)
+	if p.RangeDels > 0 {
+		fmt.Fprintf(&b, "range tombstones: %d, %d bytes\n", p.RangeDels, p.RangeDelBlock.Length)
+	}
 	return b.String()
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/cache"
+	"github.com/bloomkv/bloomkv/internal/rangedel"
 )
 
 // BlockCache is the seam to the shared block cache: decoded data blocks by
@@ -63,7 +64,11 @@ type Reader struct {
 	index  blockIndex
 	filter Filter // nil: the table has no filter
 	props  Properties
-	pinned [][]byte // from opts.Memory, for Close
+	// rangeDels are the table's range tombstones, decoded at Open and
+	// kept on the Go heap for the table's life (they are few, and a Get
+	// of every key in their ranges asks them); nil for a table without.
+	rangeDels RangeTombstones
+	pinned    [][]byte // from opts.Memory, for Close
 }
 
 // pin returns n bytes for the table's life: from opts.Memory, to be freed
@@ -180,6 +185,9 @@ func (r *Reader) open() error {
 	if r.index, err = r.decodeIndex(indexBlock, f); err != nil {
 		return err
 	}
+	if err := r.openRangeDels(f); err != nil {
+		return err
+	}
 	if f.filter.Length > 0 {
 		filterBlock, err := r.readBlock(f.filter, "filter")
 		if err != nil {
@@ -195,6 +203,44 @@ func (r *Reader) open() error {
 	}
 	return nil
 }
+
+// openRangeDels reads and decodes the range-deletion block of a table of
+// format version 2, which must have one that its properties name and
+// count; a table of version 1 has none.
+func (r *Reader) openRangeDels(f footer) error {
+	h := r.props.RangeDelBlock
+	if f.version == formatVersion1 {
+		if r.props.RangeDels != 0 || h.Length != 0 {
+			return r.corrupt(int64(f.properties.Offset), "properties block: range tombstones in a table of format version 1")
+		}
+		return nil
+	}
+	if h.Length == 0 {
+		return r.corrupt(int64(f.properties.Offset), "properties block: no range-deletion block in a table of format version 2")
+	}
+	// The block lies between the index and the properties, as Finish
+	// writes it.
+	if h.Offset != f.index.Offset+f.index.Length+blockTrailerLen || h.Offset+h.Length+blockTrailerLen != f.properties.Offset {
+		return r.corrupt(int64(f.properties.Offset), "properties block: range-deletion block [%d, +%d) is not between the index and the properties", h.Offset, h.Length)
+	}
+	block, err := r.readBlock(h, "range deletion")
+	if err != nil {
+		return err
+	}
+	l, err := rangedel.Decode(block)
+	if err != nil {
+		return r.corrupt(int64(h.Offset), "range deletion block: %v", err)
+	}
+	if uint64(l.Count()) != r.props.RangeDels {
+		return r.corrupt(int64(h.Offset), "range deletion block holds %d tombstones, the properties say %d", l.Count(), r.props.RangeDels)
+	}
+	r.rangeDels = l
+	return nil
+}
+
+// RangeDels returns the table's range tombstones, nil if it has none. They
+// are in memory: asking costs no read. The list must not be modified.
+func (r *Reader) RangeDels() RangeTombstones { return r.rangeDels }
 
 // pinEnds returns an empty index of capacity n, pinned.
 func (r *Reader) pinEnds(n int) []indexEnd {
@@ -379,10 +425,17 @@ func (r *Reader) Filter() Filter { return r.filter }
 
 // LookupKey is a point lookup, prepared once for every table it visits: the
 // user key, its filter hash, and the sequence number the read sees.
+//
+// Covered, if not 0, is the newest seqnum of a range tombstone covering
+// UserKey that the read sees, in this table or one newer: the versions at
+// or below it are deleted, so Get finds only a version newer than
+// Covered, and reports not found (KeyPresent still says whether the table
+// holds the key) when the newest it sees is older.
 type LookupKey struct {
 	UserKey []byte
 	Hash    uint64 // bloom.Hash(UserKey)
 	Seq     SeqNum
+	Covered SeqNum
 }
 
 // MakeLookupKey prepares a lookup of userKey as of sequence number seq.
@@ -433,7 +486,7 @@ func (r *Reader) Get(k LookupKey, stats *LookupStats) (value []byte, kind Kind, 
 		return nil, 0, false, err
 	}
 	defer block.Release()
-	return r.getInBlock(block.Bytes(), i, k.UserKey, seek, &stats.KeyPresent)
+	return r.getInBlock(block.Bytes(), i, k, seek, &stats.KeyPresent)
 }
 
 // locate is the half of a Get that reads nothing: the filter's verdict on
@@ -454,9 +507,10 @@ func (r *Reader) locate(k LookupKey, stats *LookupStats) (seek []byte, block int
 }
 
 // getInBlock finds, in data block i (its bytes), the newest version of
-// userKey at or below seek's sequence number, and sets *present as
-// LookupStats.KeyPresent says.
-func (r *Reader) getInBlock(data []byte, i int, userKey, seek []byte, present *bool) (value []byte, kind Kind, found bool, err error) {
+// k.UserKey at or below seek's sequence number, if it is above k.Covered,
+// and sets *present as LookupStats.KeyPresent says.
+func (r *Reader) getInBlock(data []byte, i int, k LookupKey, seek []byte, present *bool) (value []byte, kind Kind, found bool, err error) {
+	userKey := k.UserKey
 	var it blockIter
 	if err := it.init(data, base.CompareEncoded); err != nil {
 		return nil, 0, false, r.corrupt(int64(r.indexHandle(i).Offset), "data block: %v", err)
@@ -477,6 +531,9 @@ func (r *Reader) getInBlock(data []byte, i int, userKey, seek []byte, present *b
 		return nil, 0, false, err
 	}
 	*present = true
+	if ik.SeqNum() <= k.Covered {
+		return nil, 0, false, nil // deleted by a range tombstone
+	}
 	return bytes.Clone(it.value), ik.Kind(), true, nil
 }
 

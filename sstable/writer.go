@@ -11,6 +11,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/rangedel"
 )
 
 // WriterOptions configure a table. The zero value is usable: 4 KiB blocks,
@@ -60,19 +61,20 @@ var ErrKeyOrder = errors.New("sstable: keys not in strictly increasing order")
 // Once an error occurs every later call returns it: a table whose bytes
 // were only partly written cannot be finished.
 type Writer struct {
-	opts    WriterOptions
-	w       *bufio.Writer
-	offset  uint64
-	data    blockWriter
-	index   blockWriter
-	props   Properties
-	hashes  []uint64 // of distinct user keys and their distinct prefixes, for the filter
-	lastKey []byte   // encoded internal key of the last entry
-	prefix  []byte   // the last key's prefix, under opts.Prefix
-	keyBuf  []byte
-	scratch []byte
-	err     error
-	bufs    *writerBuffers // w's and hashes' storage, returned to the pool by Finish
+	opts      WriterOptions
+	w         *bufio.Writer
+	offset    uint64
+	data      blockWriter
+	index     blockWriter
+	props     Properties
+	hashes    []uint64 // of distinct user keys and their distinct prefixes, for the filter
+	lastKey   []byte   // encoded internal key of the last entry
+	rangeDels RangeTombstones
+	prefix    []byte // the last key's prefix, under opts.Prefix
+	keyBuf    []byte
+	scratch   []byte
+	err       error
+	bufs      *writerBuffers // w's and hashes' storage, returned to the pool by Finish
 }
 
 // writerBuffers are a Writer's largest buffers, recycled from one finished
@@ -223,6 +225,23 @@ func (w *Writer) write(p []byte) {
 	}
 }
 
+// SetRangeDels gives the table its range tombstones, written at Finish in
+// a block of their own; the table's bounds (Properties.Smallest and
+// Largest) widen to cover them, and its seqnum range to include theirs.
+// They must be a valid fragmented list (RangeTombstones' invariant); the
+// Writer keeps them, unmodified, until Finish. A later call replaces the
+// earlier one's.
+func (w *Writer) SetRangeDels(l RangeTombstones) error {
+	if w.err != nil {
+		return w.err
+	}
+	if err := l.Check(); err != nil {
+		return fmt.Errorf("sstable: SetRangeDels: %w", err)
+	}
+	w.rangeDels = l
+	return nil
+}
+
 // EstimatedSize is the size the table would have if finished now, without
 // its filter, index and properties.
 func (w *Writer) EstimatedSize() uint64 { return w.offset + uint64(w.data.size()) }
@@ -240,9 +259,10 @@ func (w *Writer) Finish() (Properties, error) {
 	if w.props.Entries > 0 {
 		last, _ := base.DecodeInternalKey(w.lastKey)
 		w.props.Largest = InternalKey{UserKey: bytes.Clone(last.UserKey), Trailer: last.Trailer}
-	} else {
+	} else if len(w.rangeDels) == 0 {
 		w.props.SmallestSeqNum = 0
 	}
+	w.widenBounds()
 
 	var f footer
 	if w.opts.Filter.Family != NoFilter && len(w.hashes) > 0 {
@@ -259,6 +279,12 @@ func (w *Writer) Finish() (Properties, error) {
 	}
 	f.index = w.writeBlock(w.index.finish(), NoCompression)
 	w.props.IndexBytes = f.index.Length
+	f.version = formatVersion1
+	if len(w.rangeDels) > 0 {
+		f.version = formatVersion2
+		w.props.RangeDelBlock = w.writeBlock(w.rangeDels.Encode(nil), NoCompression)
+		w.props.RangeDels = uint64(w.rangeDels.Count())
+	}
 	f.properties = w.writeBlock(encodeProperties(&w.props), NoCompression)
 	w.write(f.encode())
 	if w.err == nil {
@@ -271,4 +297,28 @@ func (w *Writer) Finish() (Properties, error) {
 	}
 	w.err = errors.New("sstable: writer already finished")
 	return w.props, nil
+}
+
+// widenBounds widens the table's key bounds and seqnum range to its range
+// tombstones: the smallest bound to the first fragment's start, the
+// largest to the last key the last fragment covers (rangedel.LastCovered).
+// Their trailers carry KindRangeDelete and a seqnum of the fragment.
+func (w *Writer) widenBounds() {
+	l := w.rangeDels
+	if len(l) == 0 {
+		return
+	}
+	p := &w.props
+	first, last := &l[0], &l[len(l)-1]
+	smallest := base.MakeInternalKey(first.Start, first.Seqs[0], base.KindRangeDelete)
+	largest := base.MakeInternalKey(rangedel.LastCovered(last.End), last.Seqs[len(last.Seqs)-1], base.KindRangeDelete)
+	if p.Entries == 0 || base.CompareInternal(smallest, p.Smallest) < 0 {
+		p.Smallest = InternalKey{UserKey: bytes.Clone(smallest.UserKey), Trailer: smallest.Trailer}
+	}
+	if p.Entries == 0 || base.CompareInternal(largest, p.Largest) > 0 {
+		p.Largest = InternalKey{UserKey: bytes.Clone(largest.UserKey), Trailer: largest.Trailer}
+	}
+	lo, hi := l.SeqRange()
+	p.SmallestSeqNum = min(p.SmallestSeqNum, lo)
+	p.LargestSeqNum = max(p.LargestSeqNum, hi)
 }

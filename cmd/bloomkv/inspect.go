@@ -124,6 +124,9 @@ func inspectTable(w *bufio.Writer, f *os.File, size int64, name string, verbose 
 		row("filter", l.Filter, "")
 	}
 	row("index", l.Index, "")
+	if l.RangeDels.Length > 0 {
+		row("range dels", l.RangeDels, "")
+	}
 	row("properties", l.Properties, "")
 	fmt.Fprintf(tw, "footer\t%d\t64\t64\t\t\t\t\n", l.FooterOffset)
 	tw.Flush()
@@ -241,15 +244,18 @@ func inspectWAL(w *bufio.Writer, f *os.File, size int64, name string, verbose bo
 		if err == nil {
 			err = batchrepr.Decode(rec, func(e batchrepr.Entry) {
 				n++
-				if e.Kind == base.KindDelete {
-					deletes++
-				} else {
+				if e.Kind == base.KindSet {
 					sets++
+				} else {
+					deletes++
 				}
 				if verbose {
-					if e.Kind == base.KindDelete {
+					switch e.Kind {
+					case base.KindDelete:
 						fmt.Fprintf(w, "    %d DEL %s\n", e.Seq, printable(string(e.Key)))
-					} else {
+					case base.KindRangeDelete:
+						fmt.Fprintf(w, "    %d RANGEDEL [%s, %s)\n", e.Seq, printable(string(e.Key)), printable(string(e.Value)))
+					default:
 						fmt.Fprintf(w, "    %d SET %s = %s\n", e.Seq, printable(string(e.Key)), printable(string(e.Value)))
 					}
 				}

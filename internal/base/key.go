@@ -24,8 +24,16 @@ const (
 	// KindSet sets the key to the entry's value.
 	KindSet Kind = 1
 
-	// KindMax is the largest valid kind. A seek key for (user key, S) uses it
-	// so that it sorts before every version of the key at sequence number S.
+	// KindRangeDelete is a range tombstone: in a batch, the entry's key is
+	// the range's start and its value the end; in a table's bounds, a key
+	// of the range-deletion block (see package rangedel). It is never an
+	// entry of a memtable's tree or a table's data blocks, so KindMax,
+	// which orders seek keys before every stored version, stays KindSet.
+	KindRangeDelete Kind = 2
+
+	// KindMax is the largest kind of a stored version. A seek key for
+	// (user key, S) uses it so that it sorts before every version of the
+	// key at sequence number S.
 	KindMax = KindSet
 )
 
@@ -35,6 +43,8 @@ func (k Kind) String() string {
 		return "DEL"
 	case KindSet:
 		return "SET"
+	case KindRangeDelete:
+		return "RANGEDEL"
 	}
 	return fmt.Sprintf("KIND(%d)", uint8(k))
 }

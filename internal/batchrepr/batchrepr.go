@@ -7,15 +7,18 @@
 //	+-------------------+-----------------+-----------+-----------+-----
 //	entry: kind (1) | key length (uvarint) | key | [value length (uvarint) | value]
 //
-// Entry i has sequence number seqnum + i. Only KindSet entries carry a
-// value.
+// Entry i has sequence number seqnum + i. KindSet entries carry a value,
+// KindRangeDelete entries (DeleteRange) the range's end in the value's
+// place: the key is its start, inclusive, the value its end, exclusive;
+// KindDelete entries carry none.
 //
 // INVARIANT: Decode accepts exactly what the encoder writes: a count that
-// matches the entries, known kinds, lengths within the record, nothing left
-// over; anything else is an error, so a damaged record is never half applied.
+// matches the entries, known kinds, lengths within the record, range
+// deletions whose start sorts before their end, nothing left over; anything else is an error, so a damaged record is never half applied.
 package batchrepr
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -38,7 +41,7 @@ func AppendEntry(dst []byte, kind base.Kind, key, value []byte) []byte {
 	dst = append(dst, byte(kind))
 	dst = binary.AppendUvarint(dst, uint64(len(key)))
 	dst = append(dst, key...)
-	if kind == base.KindSet {
+	if hasValue(kind) {
 		dst = binary.AppendUvarint(dst, uint64(len(value)))
 		dst = append(dst, value...)
 	}
@@ -79,17 +82,20 @@ func Decode(data []byte, fn func(Entry)) error {
 			return fmt.Errorf("batch ends after %d of %d entries", i, count)
 		}
 		e := Entry{Seq: seq + base.SeqNum(i), Kind: base.Kind(p[0])}
-		if e.Kind != base.KindSet && e.Kind != base.KindDelete {
+		if e.Kind != base.KindSet && e.Kind != base.KindDelete && e.Kind != base.KindRangeDelete {
 			return fmt.Errorf("batch entry %d has unknown kind %d", i, p[0])
 		}
 		var ok bool
 		if e.Key, p, ok = lengthPrefixed(p[1:]); !ok {
 			return fmt.Errorf("batch entry %d: bad key length", i)
 		}
-		if e.Kind == base.KindSet {
+		if hasValue(e.Kind) {
 			if e.Value, p, ok = lengthPrefixed(p); !ok {
 				return fmt.Errorf("batch entry %d: bad value length", i)
 			}
+		}
+		if e.Kind == base.KindRangeDelete && bytes.Compare(e.Key, e.Value) >= 0 {
+			return fmt.Errorf("batch entry %d: empty range deletion [%q, %q)", i, e.Key, e.Value)
 		}
 		fn(e)
 	}
@@ -98,6 +104,10 @@ func Decode(data []byte, fn func(Entry)) error {
 	}
 	return nil
 }
+
+// hasValue reports whether entries of kind carry a second byte string: a
+// Set's value, a range deletion's end key.
+func hasValue(kind base.Kind) bool { return kind == base.KindSet || kind == base.KindRangeDelete }
 
 // lengthPrefixed splits a uvarint-length-prefixed byte string off p.
 func lengthPrefixed(p []byte) (s, rest []byte, ok bool) {

@@ -23,6 +23,7 @@ func TestRoundTrip(t *testing.T) {
 		{Seq: 7, Kind: base.KindSet, Key: []byte("a"), Value: []byte("1")},
 		{Seq: 8, Kind: base.KindDelete, Key: []byte("b")},
 		{Seq: 9, Kind: base.KindSet, Key: []byte{}, Value: bytes.Repeat([]byte{0xff}, 300)},
+		{Seq: 10, Kind: base.KindRangeDelete, Key: []byte("c"), Value: []byte("f")},
 	}
 	data := encode(7, want)
 	var got []Entry
@@ -35,7 +36,7 @@ func TestRoundTrip(t *testing.T) {
 	if !slices.EqualFunc(got, want, eq) {
 		t.Fatalf("decoded %+v, want %+v", got, want)
 	}
-	if seq, n, err := Header(data); seq != 7 || n != 3 || err != nil {
+	if seq, n, err := Header(data); seq != 7 || n != 4 || err != nil {
 		t.Fatalf("Header = %d, %d, %v", seq, n, err)
 	}
 }

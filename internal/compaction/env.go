@@ -5,6 +5,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/internal/iterator"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/rangedel"
 )
 
 // Env connects Run to the DB's files: the DB opens the input tables, and
@@ -17,6 +18,10 @@ type Env struct {
 	// a time, through an iterator.LevelIter, and closes each when done
 	// with it. It walks them forward only: First, then Next.
 	Open func(f *manifest.FileMetadata) (iterator.Iterator, error)
+	// RangeDels returns the range tombstones of an input table
+	// (sstable.Reader.RangeDels), which Run reads before it merges. Nil
+	// means the inputs have none.
+	RangeDels func(f *manifest.FileMetadata) (rangedel.List, error)
 	// Create creates the file of a new output table, with a new file
 	// number.
 	Create func() (*Output, error)
@@ -54,4 +59,14 @@ type Stats struct {
 	// TombstonesDropped counts tombstones dropped at the bottom because
 	// there was nothing left for them to hide.
 	TombstonesDropped uint64
+	// RangeDeletedDropped counts versions dropped because a range
+	// tombstone in their snapshot stripe deletes them.
+	RangeDeletedDropped uint64
+	// RangeDelsIn counts the inputs' range tombstones (one per fragment
+	// and seqnum, after merging), RangeDelsDropped those no read point
+	// needs any longer: shadowed in their stripe by a newer one, or, at the
+	// bottom, older than every snapshot. RangeDelsOut counts those written,
+	// a tombstone cut at an output table's boundary counting once per
+	// table.
+	RangeDelsIn, RangeDelsDropped, RangeDelsOut uint64
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/iterator"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/rangedel"
 	"github.com/bloomkv/bloomkv/sstable"
 )
 
@@ -94,6 +95,12 @@ func newTableStore(t testing.TB) *tableStore {
 // build writes entries (sorted) as table num and returns its metadata.
 func (s *tableStore) build(num uint64, entries []entry, bitsPerKey float64) *manifest.FileMetadata {
 	s.t.Helper()
+	return s.buildWithRangeDels(num, entries, nil, bitsPerKey)
+}
+
+// buildWithRangeDels is build for a table with range tombstones too.
+func (s *tableStore) buildWithRangeDels(num uint64, entries []entry, rd rangedel.List, bitsPerKey float64) *manifest.FileMetadata {
+	s.t.Helper()
 	var buf bytes.Buffer
 	wopts := s.wopts
 	wopts.Filter = bloomSpec(bitsPerKey)
@@ -105,6 +112,9 @@ func (s *tableStore) build(num uint64, entries []entry, bitsPerKey float64) *man
 		if err := w.Add(e.key, e.value); err != nil {
 			s.t.Fatal(err)
 		}
+	}
+	if err := w.SetRangeDels(rd); err != nil {
+		s.t.Fatal(err)
 	}
 	props, err := w.Finish()
 	if err != nil {
@@ -172,6 +182,15 @@ func (s *tableStore) env() Env {
 			}
 			s.open++
 			return &trackedIter{Iterator: r.NewIterator(), s: s}, nil
+		},
+		RangeDels: func(f *manifest.FileMetadata) (rangedel.List, error) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			r, err := s.reader(f.FileNum)
+			if err != nil {
+				return nil, err
+			}
+			return r.RangeDels(), nil
 		},
 		Create: func() (*Output, error) {
 			s.mu.Lock()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/rangedel"
 	"github.com/bloomkv/bloomkv/sstable"
 )
 
@@ -14,11 +15,15 @@ import (
 func (r *runner) write(k base.InternalKey, value []byte) error {
 	if !r.wroteKey {
 		if r.w != nil && r.w.EstimatedSize() >= r.target {
-			if err := r.finishOutput(); err != nil {
+			// The table ends at the last key written: its range
+			// tombstones end just past it, the next table's start there,
+			// so the two tables' key bounds do not overlap.
+			if err := r.finishOutput(rangedel.Successor(r.lastWritten)); err != nil {
 				return err
 			}
 		}
 		r.wroteKey = true
+		r.lastWritten = append(r.lastWritten[:0], k.UserKey...)
 	}
 	if r.w == nil {
 		if err := r.newOutput(); err != nil {
@@ -43,11 +48,19 @@ func (r *runner) newOutput() error {
 }
 
 // finishOutput completes the current output table, if any, and records its
-// metadata.
-func (r *runner) finishOutput() error {
+// metadata. The table gets the kept range tombstones within [r.outLo, hi)
+// (nil hi: all the rest), and the next table's start at hi.
+func (r *runner) finishOutput(hi []byte) error {
 	if r.w == nil {
 		return nil
 	}
+	if rd := r.rangeDels.Truncate(r.outLo, hi); len(rd) > 0 {
+		if err := r.w.SetRangeDels(rd); err != nil {
+			return err
+		}
+		r.stats.RangeDelsOut += uint64(rd.Count())
+	}
+	r.outLo = hi
 	props, err := r.w.Finish()
 	r.w = nil
 	if err != nil {

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/iterator"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/rangedel"
 	"github.com/bloomkv/bloomkv/sstable"
 )
 
@@ -24,10 +26,15 @@ const cancelCheckInterval = 1024
 // visible to the latest read only.
 //
 // Of the versions of a user key, newest first, Run keeps a version iff it is
-// the newest of its snapshot stripe (see the package doc); and when
-// c.Bottommost, it drops the tombstones among those that have no kept
-// version older than them — a read that saw such a tombstone now finds
-// nothing, as before. Output tables are cut once they reach
+// the newest of its snapshot stripe (see the package doc) and no range
+// tombstone of the inputs in the same stripe covers it with a newer
+// seqnum; and when c.Bottommost, it drops the tombstones among those that
+// have no kept version older than them — a read that saw such a tombstone
+// now finds nothing, as before. The inputs' range tombstones (Env.RangeDels)
+// are merged and carried to the outputs, keeping the newest seqnum of each
+// stripe and, when c.Bottommost, none of the oldest stripe (see
+// readRangeDels); each output gets the part between its boundaries, which
+// fall just past its last key, so outputs' bounds never share a user key. Output tables are cut once they reach
 // opts.TargetFileSize, at the next change of user key, and built with
 // opts.TableOptions, each with the filter c.OutputFilter gives its file
 // number.
@@ -48,9 +55,15 @@ func Run(ctx context.Context, c *Compaction, env Env, snapshots []base.SeqNum, o
 	r.stats.InputTables = c.NumInputs()
 	r.stats.BytesRead = c.InputBytes()
 
-	err := r.merge(ctx)
+	err := r.readRangeDels()
 	if err == nil {
-		err = r.finishOutput()
+		err = r.merge(ctx)
+	}
+	if err == nil && r.w == nil && len(r.rangeDels.Truncate(r.outLo, nil)) > 0 {
+		err = r.newOutput() // range tombstones after the last kept version
+	}
+	if err == nil {
+		err = r.finishOutput(nil)
 	}
 	if err != nil {
 		r.abort()
@@ -82,6 +95,16 @@ type runner struct {
 	// than them turns up. Their values are in pendingVals.
 	pending     []pendingTombstone
 	pendingVals []byte
+
+	// allRangeDels are the inputs' range tombstones, merged, and
+	// rangeDels those the outputs keep (see readRangeDels); rdPos is the
+	// fragment of allRangeDels at or after the user key being merged.
+	allRangeDels, rangeDels rangedel.List
+	rdPos                   int
+	// outLo is where the current output's range tombstones start (nil: at
+	// the first), and lastWritten the user key last written to it.
+	outLo       []byte
+	lastWritten []byte
 
 	// The output being written, and those finished.
 	out     *Output
@@ -182,6 +205,12 @@ func (r *runner) add(k base.InternalKey, value []byte) error {
 		return nil
 	}
 	r.lastStripe = stripe
+	if r.rangeDeleted(k, stripe) {
+		// A range tombstone of the same stripe deletes it: every read
+		// point that could see this version sees the tombstone too.
+		r.stats.RangeDeletedDropped++
+		return nil
+	}
 	if k.Kind() == base.KindDelete && r.c.Bottommost {
 		// Whether it hides anything depends on the versions older than
 		// it, which come next.
@@ -213,4 +242,66 @@ func (r *runner) endKey() {
 func (r *runner) outOfOrder(k base.InternalKey) error {
 	prev := base.InternalKey{UserKey: r.userKey, Trailer: r.lastTrailer}
 	return fmt.Errorf("%w: compaction L%d→L%d: input key %v after %v", base.ErrCorruption, r.c.Level, r.c.OutputLevel, k, prev)
+}
+
+// readRangeDels reads the input tables' range tombstones and merges them.
+// The outputs keep of each fragment's seqnums the newest of each snapshot
+// stripe — an older one in the same stripe deletes less for the same read
+// points — and, when c.Bottommost, none of the oldest stripe: the versions
+// such a tombstone covers are all in that stripe too, so Run drops them
+// (rangeDeleted), and nothing below the output level holds any, so the
+// tombstone has nothing left to hide.
+func (r *runner) readRangeDels() error {
+	if r.env.RangeDels == nil {
+		return nil
+	}
+	var lists []rangedel.List
+	for _, files := range r.c.Inputs {
+		for _, f := range files {
+			l, err := r.env.RangeDels(f)
+			if err != nil {
+				return err
+			}
+			if len(l) > 0 {
+				lists = append(lists, l)
+			}
+		}
+	}
+	r.allRangeDels = rangedel.Merge(lists...)
+	r.stats.RangeDelsIn = uint64(r.allRangeDels.Count())
+	r.rangeDels = r.allRangeDels.Filter(func(f *rangedel.Fragment, s base.SeqNum) bool {
+		stripe := r.stripes.of(s)
+		if r.c.Bottommost && stripe == 0 {
+			return false
+		}
+		// Seqs are newest first: s is the newest of its stripe iff the
+		// seqnum before it is in a newer stripe.
+		i := slices.Index(f.Seqs, s)
+		return i == 0 || r.stripes.of(f.Seqs[i-1]) != stripe
+	})
+	r.stats.RangeDelsDropped = r.stats.RangeDelsIn - uint64(r.rangeDels.Count())
+	return nil
+}
+
+// rangeDeleted reports whether a range tombstone of the inputs deletes k,
+// of the given stripe, for every read point that can see it: one covering
+// k with a newer seqnum in the same stripe. Keys come in order, so the
+// fragment to look at only moves forward.
+func (r *runner) rangeDeleted(k base.InternalKey, stripe int) bool {
+	l := r.allRangeDels
+	for r.rdPos < len(l) && bytes.Compare(l[r.rdPos].End, k.UserKey) <= 0 {
+		r.rdPos++
+	}
+	if r.rdPos == len(l) || !l[r.rdPos].Covers(k.UserKey) {
+		return false
+	}
+	for _, s := range l[r.rdPos].Seqs {
+		if s <= k.SeqNum() {
+			return false
+		}
+		if r.stripes.of(s) == stripe {
+			return true
+		}
+	}
+	return false
 }

@@ -24,8 +24,15 @@
 // layer above: the DB's Iterator (iterator.go in package bloomkv) skips
 // versions newer than its read sequence number and, of each user key, shows
 // the newest visible version if it is a Set and nothing if it is a
-// tombstone; compaction.Run's keep rule drops the versions no read point can
-// see and, at the bottom of the tree, the tombstones that hide nothing.
+// tombstone, and hides a version that a visible range tombstone with a
+// newer seqnum covers; compaction.Run's keep rule drops the versions no
+// read point can see (range-deleted ones included) and, at the bottom of
+// the tree, the tombstones that hide nothing. Range tombstones are not
+// entries of this stack at all: they are held beside it, fragmented
+// (package rangedel), by the memtables and tables themselves; the one thing
+// the merge offers for them is SkipForward and SkipBackward, with which
+// the DB's Iterator seeks the older children past a range a tombstone
+// deletes.
 // Keeping the merge ignorant of versions is what lets one merge serve both,
 // and keeps its inner loop a heap operation and nothing else.
 //

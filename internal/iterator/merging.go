@@ -1,6 +1,7 @@
 package iterator
 
 import (
+	"bytes"
 	"cmp"
 
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -194,6 +195,61 @@ func (m *MergingIter) switchTo(dir direction) bool {
 		return false
 	}
 	m.heapify()
+	return len(m.heap) > 0
+}
+
+// SkipForward, in the forward direction, moves every child from index from
+// on whose entry is before userKey to its first entry ≥ userKey, and
+// returns what Valid would. The DB's Iterator calls it after a step past a
+// version that a range tombstone of child from−1 deletes: by the tree's
+// invariant every entry of the older children (the later indexes) in the
+// tombstone's range is older than it, so deleted too, and seeking past
+// them costs one seek a child instead of a step per entry.
+//
+// Only children from index from on move, and only forward: the entry the
+// merge is at may change to a later one, never to one already passed.
+func (m *MergingIter) SkipForward(userKey []byte, from int) bool {
+	return m.skip(forward, userKey, from)
+}
+
+// SkipBackward is SkipForward in the backward direction: every child from
+// index from on whose entry is at or after userKey moves to its last entry
+// before userKey.
+func (m *MergingIter) SkipBackward(userKey []byte, from int) bool {
+	return m.skip(backward, userKey, from)
+}
+
+func (m *MergingIter) skip(dir direction, userKey []byte, from int) bool {
+	if m.err != nil || len(m.heap) == 0 || m.dir != dir {
+		return m.err == nil && len(m.heap) > 0
+	}
+	kept := m.heap[:0]
+	moved := false
+	for _, item := range m.heap {
+		c := bytes.Compare(item.key.UserKey, userKey)
+		if item.idx < from || dir == forward && c >= 0 || dir == backward && c < 0 {
+			kept = append(kept, item)
+			continue
+		}
+		child := m.children[item.idx]
+		var ok bool
+		if dir == forward {
+			ok = child.SeekGE(userKey)
+		} else {
+			ok = child.SeekLT(userKey)
+		}
+		moved = true
+		if ok {
+			kept = append(kept, mergingItem{key: child.Key(), idx: item.idx})
+		} else if err := child.Error(); err != nil {
+			m.fail(err)
+			return false
+		}
+	}
+	m.heap = kept
+	if moved {
+		m.heapify()
+	}
 	return len(m.heap) > 0
 }
 

@@ -14,6 +14,12 @@
 // merge, which has to do it for SSTables anyway. (Compactions drop the
 // versions no reader can see any longer: compaction.Run.)
 //
+// Range tombstones (AddRangeDel) are kept beside the tree, in a list of
+// their own: few, and asked about as a fragmented whole, which RangeDels
+// builds when first asked after an add and caches until the next
+// (package rangedel). Get and iterators know nothing of them; the DB's
+// reads ask RangeDels and apply them by sequence number.
+//
 // INVARIANT: no two entries have the same internal key (user key, seqnum,
 // kind). The commit pipeline hands out every sequence number once, and Add
 // panics if the precondition is broken rather than silently replacing a

@@ -30,6 +30,9 @@ type Memtable struct {
 	mu   sync.RWMutex // guards tree: write-locked only for the insert itself
 	tree *btree.BTreeG[entry]
 
+	rdMu sync.Mutex // guards rd.tombs and the building of rd.list
+	rd   rangeDels
+
 	size atomic.Int64 // ApproximateSize
 	n    atomic.Int64 // Len
 	refs atomic.Int32 // see Ref; the arena is freed when it drops to 0
@@ -139,11 +142,13 @@ func (m *Memtable) Get(userKey []byte, visible base.SeqNum) (value []byte, kind 
 	return e.value(), e.trailer.Kind(), e.trailer.SeqNum(), true
 }
 
-// Len returns the number of entries (versions, tombstones included).
+// Len returns the number of entries (versions, tombstones included; range
+// tombstones are counted by RangeDelCount).
 func (m *Memtable) Len() int { return int(m.n.Load()) }
 
-// Empty reports whether nothing has been added.
-func (m *Memtable) Empty() bool { return m.n.Load() == 0 }
+// Empty reports whether nothing has been added: no version, no range
+// tombstone.
+func (m *Memtable) Empty() bool { return m.n.Load() == 0 && m.rd.count.Load() == 0 }
 
 // ApproximateSize returns the bytes of all keys and values added plus a fixed
 // per-entry overhead for the tree. It never decreases. The DB flushes the
