@@ -34,10 +34,9 @@
 //	            varint   Unix seconds, uvarint nanoseconds
 //
 // StoreLogs writes all its entries in one bloomkv batch, synced: after a
-// crash either all are there or none. DeleteRange writes one point delete
-// per stored entry of the range, found by iterating it, in one synced batch
-// (in batches of a million deletes for larger ranges, ordered so that a crash
-// between them leaves no hole in the log). Get and GetUint64 of a key never
+// crash either all are there or none. DeleteRange writes one synced range
+// tombstone (bloomkv's DB.DeleteRange) over the range's keys, however many
+// entries it holds: a log compaction or truncation is one atomic write. Get and GetUint64 of a key never
 // Set return ErrKeyNotFound, whose text "not found" is what raft looks for.
 //
 // # FSM: commands
