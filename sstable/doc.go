@@ -60,8 +60,9 @@
 // The properties name the block (bloomkv.rangedel.block: its handle, two
 // uvarints) and count its tombstones (bloomkv.rangedel.count, one per
 // fragment and seqnum), and the footer says format version 2. A table
-// without range tombstones is written exactly as before, as version 1, so
-// that readers that know only version 1 read it; a reader that knows only
+// without range tombstones is written as version 1, with no range-deletion
+// block (its properties say a count of 0), so that readers that know only
+// version 1, which skip properties they do not know, read it; a reader that knows only
 // version 1 refuses a version-2 table rather than read it without its
 // tombstones. The table's bounds (Properties.Smallest and Largest) widen to
 // the tombstones: the smallest to the first fragment's start, the largest

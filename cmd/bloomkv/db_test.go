@@ -195,7 +195,7 @@ func TestStats(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	lines := strings.Split(stdout.String(), "\n")
-	if f := strings.Fields(lines[0]); !slices.Equal(f[:min(4, len(f))], []string{"level", "tables", "size", "bits/key"}) {
+	if f := strings.Fields(lines[0]); !slices.Equal(f[:min(6, len(f))], []string{"level", "tables", "size", "range", "dels", "bits/key"}) {
 		t.Fatalf("no level table header in\n%s", stdout.String())
 	}
 	for _, want := range []string{"\n     L0 ", "\n  total ", "\nfilter memory "} {
