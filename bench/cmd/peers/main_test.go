@@ -60,7 +60,7 @@ func TestChildProcesses(t *testing.T) {
 		t.Logf("%s: peak RSS %.1f MiB", r.Name, mib(r.MaxRSS))
 	}
 	var out bytes.Buffer
-	printTables(&out, runs, ws)
+	printTables(&out, runs, ws, cfg)
 	if !strings.Contains(out.String(), "peak RSS") {
 		t.Errorf("no peak RSS in the output:\n%s", out.String())
 	}
