@@ -74,9 +74,9 @@ const (
 // files (their recordcount and operationcount aside: Config gives them).
 var ycsbCore = map[Workload]string{
 	YCSBLoad: "",
-	YCSBA:    "readproportion=0.5,updateproportion=0.5,requestdistribution=zipfian",                  // update heavy
-	YCSBB:    "readproportion=0.95,updateproportion=0.05,requestdistribution=zipfian",                // read mostly
-	YCSBC:    "readproportion=1,updateproportion=0,requestdistribution=zipfian",                      // read only
+	YCSBA:    "readproportion=0.5,updateproportion=0.5,requestdistribution=zipfian",                     // update heavy
+	YCSBB:    "readproportion=0.95,updateproportion=0.05,requestdistribution=zipfian",                   // read mostly
+	YCSBC:    "readproportion=1,updateproportion=0,requestdistribution=zipfian",                         // read only
 	YCSBD:    "readproportion=0.95,updateproportion=0,insertproportion=0.05,requestdistribution=latest", // read latest
 	YCSBE: "readproportion=0,updateproportion=0,scanproportion=0.95,insertproportion=0.05," + // short ranges
 		"requestdistribution=zipfian,maxscanlength=100,scanlengthdistribution=uniform",

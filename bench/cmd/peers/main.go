@@ -115,13 +115,13 @@ type result struct {
 	P999NS    int64             `json:"p999_ns"`
 	MaxNS     int64             `json:"max_ns"`
 	// Fills on engines that are peers.Shapers (see peers.Outcome).
-	L0        *peers.L0Samples `json:"l0,omitempty"`
-	Tree      *peers.Tree      `json:"tree,omitempty"`
-	Compacted *peers.Tree      `json:"compacted,omitempty"`
-	CompactNS int64            `json:"compact_ns,omitempty"`
-	WriteAmp  float64          `json:"write_amp,omitempty"` // -1: not counted; 0: not a fill on a Shaper
-	Threads   int                        `json:"threads"`
-	Kinds     [workload.NumOpKinds]int   `json:"kinds,omitempty"` // YCSB: operations by kind (workload.OpNames)
+	L0        *peers.L0Samples         `json:"l0,omitempty"`
+	Tree      *peers.Tree              `json:"tree,omitempty"`
+	Compacted *peers.Tree              `json:"compacted,omitempty"`
+	CompactNS int64                    `json:"compact_ns,omitempty"`
+	WriteAmp  float64                  `json:"write_amp,omitempty"` // -1: not counted; 0: not a fill on a Shaper
+	Threads   int                      `json:"threads"`
+	Kinds     [workload.NumOpKinds]int `json:"kinds,omitempty"` // YCSB: operations by kind (workload.OpNames)
 	// Cold: a read workload run after the page cache was dropped (-cold).
 	Cold bool `json:"cold,omitempty"`
 	// IO is what the workload read at the file system and from the device
@@ -146,9 +146,10 @@ func (r *result) perOp(x int64) float64 {
 
 // writeAmp is a fill's bytes written to the device (the process's
 // write_bytes over the fill and its settle) per user byte written; NaN
-// for a read.
+// for a read, and where nothing was counted (a database on a tmpfs, whose
+// writes reach no device).
 func (r *result) writeAmp(written int64) float64 {
-	if written <= 0 {
+	if written <= 0 || r.IO.WriteBytes <= 0 {
 		return math.NaN()
 	}
 	return float64(r.IO.WriteBytes) / float64(written)
@@ -327,7 +328,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	sizes := []int{o.n}
 	if o.sizes != "" {
-		if sizes, err = parseSizes(o.sizes); err != nil {
+		if sizes, err = workload.ParseCounts(o.sizes); err != nil {
 			return fail(2, fmt.Errorf("-sizes: %w", err))
 		}
 	}
@@ -397,17 +398,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(stdout, "; page cache dropped before each read workload")
 		}
 		fmt.Fprint(stdout, "\n\n")
-		runs, err := runEngines(&o, es, cfg, ws, stderr)
+		// With -out, the report is written after each engine, so that a
+		// long run stopped early keeps what it finished.
+		var done func([]engineRun) error
+		if o.out != "" {
+			done = func(runs []engineRun) error {
+				partial := *rep
+				partial.add(n, cfg, runs)
+				return partial.write(o.out)
+			}
+		}
+		runs, err := runEngines(&o, es, cfg, ws, stderr, done)
 		if err != nil {
 			return fail(1, err)
 		}
 		printTables(stdout, runs, ws, cfg)
 		rep.add(n, cfg, runs)
-		if o.out != "" { // after each size, so that a long run's finished sizes are kept
-			if err := rep.write(o.out); err != nil {
-				return fail(1, err)
-			}
-		}
 		fmt.Fprintln(stdout)
 	}
 	if len(sizes) > 1 {
@@ -423,36 +429,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// parseSizes parses a list of key counts, each a number with an optional
-// K (thousand) or M (million) suffix: "1M,10M,30M".
-func parseSizes(list string) ([]int, error) {
-	var sizes []int
-	for _, item := range strings.Split(list, ",") {
-		item = strings.TrimSpace(item)
-		if item == "" {
-			continue
-		}
-		mult, num := 1.0, item
-		switch {
-		case strings.HasSuffix(strings.ToUpper(item), "M"):
-			mult, num = 1e6, item[:len(item)-1]
-		case strings.HasSuffix(strings.ToUpper(item), "K"):
-			mult, num = 1e3, item[:len(item)-1]
-		}
-		x, err := strconv.ParseFloat(num, 64)
-		if err != nil || !(x*mult >= 1) || x*mult > 1e12 {
-			return nil, fmt.Errorf("size %q: want a count of keys such as 500K or 10M", item)
-		}
-		sizes = append(sizes, int(math.Round(x*mult)))
-	}
-	if len(sizes) == 0 {
-		return nil, fmt.Errorf("no size in %q", list)
-	}
-	return sizes, nil
-}
-
 // runEngines runs each engine, in a child process unless o.inProcess.
-func runEngines(o *options, es []peers.Engine, cfg *workload.Config, ws []workload.Workload, stderr io.Writer) ([]engineRun, error) {
+// If done is not nil it is called with the runs so far after each engine.
+func runEngines(o *options, es []peers.Engine, cfg *workload.Config, ws []workload.Workload, stderr io.Writer, done func([]engineRun) error) ([]engineRun, error) {
 	var runs []engineRun
 	for _, e := range es {
 		start := time.Now()
@@ -475,6 +454,11 @@ func runEngines(o *options, es []peers.Engine, cfg *workload.Config, ws []worklo
 		}
 		runs = append(runs, r)
 		fmt.Fprintf(stderr, "%s done in %s\n", e.Name, time.Since(start).Round(time.Millisecond))
+		if done != nil {
+			if err := done(runs); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return runs, nil
 }

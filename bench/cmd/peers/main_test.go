@@ -41,7 +41,7 @@ func TestChildProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := &workload.Config{Keys: keys, Reads: o.reads, MissRatio: o.missRatio, ScanLength: o.scanLength}
-	runs, err := runEngines(o, peers.Engines, cfg, ws, io.Discard)
+	runs, err := runEngines(o, peers.Engines, cfg, ws, io.Discard, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

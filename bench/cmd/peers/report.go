@@ -50,11 +50,15 @@ func newReport(o *options, args []string, ws []workload.Workload) *report {
 }
 
 func (r *report) add(n int, cfg *workload.Config, runs []engineRun) {
+	r.Sizes = append(r.Sizes[:len(r.Sizes):len(r.Sizes)], r.size(n, cfg, runs))
+}
+
+func (r *report) size(n int, cfg *workload.Config, runs []engineRun) sizeRun {
 	written := make([]int64, len(r.Workloads))
 	for j, w := range r.Workloads {
 		written[j] = cfg.WrittenBytes(w)
 	}
-	r.Sizes = append(r.Sizes, sizeRun{Keys: n, Written: written, Runs: runs})
+	return sizeRun{Keys: n, Written: written, Runs: runs}
 }
 
 func (r *report) write(dir string) error {
