@@ -128,7 +128,7 @@ type benchFlags struct {
 	cacheSize, memtableSize, baseLevelSize, targetFileSize       sizeFlag
 	sweep, cold                                                  bool
 	threads                                                      int
-	ycsb, sizes                                                  string
+	ycsb, sizes, chart                                           string
 	sizeList                                                     []int // -sizes parsed
 }
 
@@ -173,6 +173,7 @@ func runBench(args []string, stdout io.Writer) error {
 	fs.StringVar(&f.sweepSizes, "sweep-sizes", "100,1000,10000,100000,1000000", "sweep: the table sizes, in keys, of the filter measurements (none: skip them)")
 	fs.IntVar(&f.sweepProbes, "sweep-probes", 2_000_000, "sweep: absent keys asked of each filter at each table size")
 	fs.StringVar(&f.out, "out", "", "directory to write CSV, JSON and charts (PNG and SVG: with -sweep, or -sizes) into")
+	fs.StringVar(&f.chart, "chart", "", "draw the charts again from the sweep.json and scale.json that -out wrote into `DIR`, and run nothing")
 	fs.BoolVar(&f.cold, "cold", false, "drop the page cache before each read workload (Linux, root: sync and /proc/sys/vm/drop_caches), so that its reads come from the device, and report its device reads per operation")
 	fs.IntVar(&f.threads, "threads", 1, "goroutines running each workload's operations at once (filloverwrite: 1)")
 	fs.StringVar(&f.ycsb, "ycsb", "", "YCSB properties overriding every ycsb-* workload's, name=value,… (e.g. requestdistribution=uniform,fieldcount=1); recordcount defaults to -n, operationcount to -reads")
@@ -183,6 +184,9 @@ func runBench(args []string, stdout io.Writer) error {
 	}
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if f.chart != "" {
+		return redrawCharts(stdout, f.chart)
 	}
 	ws, err := workload.Parse(f.workloads)
 	if err != nil {
@@ -466,10 +470,10 @@ type phase struct {
 	// over the phase (a fill's settle included); cold if the page cache
 	// was dropped before it; after a fill, the database's bytes on disk
 	// and the fill's live and written user bytes.
-	measured                          bool
-	cold                              bool
-	io                                procstat.Counters
-	cpu, stall                        time.Duration
+	measured                           bool
+	cold                               bool
+	io                                 procstat.Counters
+	cpu, stall                         time.Duration
 	diskBytes, liveBytes, writtenBytes int64
 }
 

@@ -2,9 +2,14 @@ package main
 
 import (
 	"cmp"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"maps"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -94,7 +99,7 @@ func (r *sweepReport) databaseCharts() map[string]*chart.Lines {
 	return map[string]*chart.Lines{
 		"fpr": {
 			Title: "False-positive rate against bits per key (" + keys + " keys)",
-			X: "filter bits per key", Y: "false-positive rate (log)", LogY: true,
+			X:     "filter bits per key", Y: "false-positive rate (log)", LogY: true,
 			Series: []chart.Series{
 				{Name: "measured, Uniform", Points: fprU},
 				{Name: "measured, Optimal", Points: fprO},
@@ -104,7 +109,7 @@ func (r *sweepReport) databaseCharts() map[string]*chart.Lines {
 		},
 		"reads": {
 			Title: "Data blocks read per missing-key Get against filter memory",
-			X: "filter memory (KiB)", Y: "data blocks read per Get (log)", LogY: true,
+			X:     "filter memory (KiB)", Y: "data blocks read per Get (log)", LogY: true,
 			XTick: func(x float64) string { return humanize.Bytes(uint64(x * 1024)) },
 			Series: []chart.Series{
 				{Name: "Uniform Bloom", Points: reads[policyUniform]},
@@ -117,7 +122,7 @@ func (r *sweepReport) databaseCharts() map[string]*chart.Lines {
 		},
 		"latency": {
 			Title: "Get latency (p50) against bits per key; 0 = no filter",
-			X: "filter bits per key", Y: "p50 Get latency (µs)",
+			X:     "filter bits per key", Y: "p50 Get latency (µs)",
 			Series: []chart.Series{
 				{Name: "present, Uniform", Points: hitU},
 				{Name: "absent, Uniform", Points: missU, Dashed: true},
@@ -154,17 +159,55 @@ func (r *sweepReport) familyCharts() map[string]*chart.Lines {
 	return map[string]*chart.Lines{
 		"fpr-size": {
 			Title: "False-positive rate by table size, per filter (fuse: 2^-w)",
-			X: "keys per table (log)", Y: "false-positive rate (log)", LogX: true, LogY: true, XTick: sizes,
+			X:     "keys per table (log)", Y: "false-positive rate (log)", LogX: true, LogY: true, XTick: sizes,
 			Series: fprSeries,
 		},
 		"bits-size": {
 			Title: "Filter bits per key a table spends, by table size",
-			X: "keys per table (log)", Y: "serialized filter bits per key", LogX: true, XTick: sizes,
+			X:     "keys per table (log)", Y: "serialized filter bits per key", LogX: true, XTick: sizes,
 			Series: bitsSeries,
 		},
 	}
 }
 
+// redrawCharts draws again the charts of the sweep.json and scale.json in
+// dir (either may be absent, not both): the charts of a run, from its
+// numbers, without running it again.
+func redrawCharts(stdout io.Writer, dir string) error {
+	drawn := 0
+	if b, err := os.ReadFile(filepath.Join(dir, "sweep.json")); err == nil {
+		var r sweepReport
+		if err := json.Unmarshal(b, &r); err != nil {
+			return fmt.Errorf("%s: %w", filepath.Join(dir, "sweep.json"), err)
+		}
+		if err := r.writeCharts(dir); err != nil {
+			return err
+		}
+		drawn++
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "scale.json")); err == nil {
+		var reps []*benchReport
+		if err := json.Unmarshal(b, &reps); err != nil {
+			return fmt.Errorf("%s: %w", filepath.Join(dir, "scale.json"), err)
+		}
+		if len(reps) == 0 {
+			return fmt.Errorf("%s holds no runs", filepath.Join(dir, "scale.json"))
+		}
+		if err := scaleCharts(reps, dir); err != nil {
+			return err
+		}
+		drawn++
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if drawn == 0 {
+		return usageError{fmt.Errorf("-chart %s: no sweep.json or scale.json there (written by -out)", dir)}
+	}
+	fmt.Fprintf(stdout, "charts drawn again in %s\n", dir)
+	return nil
+}
 
 // scaleCharts writes -sizes' charts into dir: for each read workload,
 // scale-W-ops (ops/s), scale-W-p99 (p99 latency) and scale-W-blocks (data
@@ -198,4 +241,3 @@ func scaleCharts(reps []*benchReport, dir string) error {
 	}
 	return nil
 }
-

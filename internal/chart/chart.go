@@ -80,6 +80,15 @@ func (l *Lines) Save(base string) error {
 	if drawn == 0 {
 		return fmt.Errorf("chart %q: no points to draw", l.Title)
 	}
+	// Headroom above the data for the legend, which is drawn inside the
+	// plot at its top: a share of the axis per legend line.
+	share := math.Min(0.6, 0.045*float64(drawn)+0.03)
+	if l.LogY {
+		lo, hi := math.Log10(p.Y.Min), math.Log10(p.Y.Max)
+		p.Y.Max = math.Pow(10, hi+math.Max(hi-lo, 1)*share/(1-share))
+	} else {
+		p.Y.Max += (p.Y.Max - math.Min(p.Y.Min, 0)) * share / (1 - share)
+	}
 	return save(p, base)
 }
 
@@ -119,15 +128,17 @@ func (b *Bars) Save(file string) error {
 			}
 		}
 	}
+	// Headroom above the bars for the legend, a share per series.
+	share := math.Min(0.6, 0.045*float64(len(b.Series))+0.03)
 	if b.LogY {
 		if math.IsInf(floor, 1) {
 			return fmt.Errorf("chart %q: no positive value to draw on a log axis", b.Title)
 		}
 		floor = math.Pow(10, math.Floor(math.Log10(floor)))
 		p.Y.Tick.Marker = logBarTicks{base: floor}
-		p.Y.Max = math.Log10(top/floor) * 1.15 // headroom for the legend
+		p.Y.Max = math.Log10(top/floor) / (1 - share)
 	} else {
-		p.Y.Max = top * 1.15
+		p.Y.Max = top / (1 - share)
 	}
 	for i, s := range b.Series {
 		if len(s.Values) != len(b.Categories) {

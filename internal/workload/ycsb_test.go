@@ -76,7 +76,7 @@ func TestYCSBMixes(t *testing.T) {
 		YCSBE: {OpScan: 0.95, OpInsert: 0.05},
 		YCSBF: {OpRead: 0.5, OpReadModifyWrite: 0.5},
 	}
-	const records, ops = 2000, 20000
+	const records, ops = 2000, 10000
 	for _, threads := range []int{1, 4} {
 		k, err := NewKeys(records, 16, 100, 1)
 		if err != nil {
