@@ -35,6 +35,17 @@
 // FullCompacters) and reports the last fill's table bytes over the
 // compacted tree's: space amplification.
 //
+// Around every workload (and a fill's settle) Run also reads what the
+// operating system and the engine counted (Outcome.IO, CPU, Engine): the
+// read calls made and the bytes they returned, the bytes read from and
+// written to the device (package internal/procstat: /proc/self/io, and the
+// device's own read count), the process's CPU time, and the engine's own
+// counts of tables and blocks read and of write stall time (Counters,
+// where it keeps them); after a fill, the engine's directory's bytes on
+// disk against the user bytes the fill wrote (Outcome.SpaceAmpDisk). With
+// Measure.Cold it drops the page cache before each read workload, so that
+// its reads come from the device.
+//
 // # Settings that could not be made equal
 //
 //   - Filters. pebble and goleveldb take bits per key (10); bloomkv too,

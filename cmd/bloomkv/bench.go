@@ -32,7 +32,8 @@ import (
 //
 //	bloomkv bench [-n keys] [-reads n] [-workloads list] [-bits-per-key c]
 //	              [-allocation uniform|optimal|best|progressive]
-//	              [-filter family:param | -levels list] [-sweep] [-out DIR] …
+//	              [-filter family:param | -levels list] [-sweep] [-out DIR]
+//	              [-cold] [-threads N] [-ycsb props] [-sizes list] [-chart DIR] …
 //
 // The defaults are sized so that the run takes well under a minute on two
 // cores and the tree has several levels, with a block cache much smaller
@@ -93,22 +94,41 @@ and the time to build and query it beside a Bloom filter's in the same
 run. -sweep-policies chooses the databases (none: only the filter
 measurements).
 
--out DIR writes the results as CSV and JSON (bench.csv/json, or sweep.csv/
-json, families.csv, costs.csv and prefix.csv), and with -sweep SVG charts:
-fpr.svg (measured and predicted false-positive rate against bits per key,
-with the information-theoretic bound), reads.svg (data blocks read per
-missing-key Get against filter memory, per policy, and without filters),
-latency.svg (Get latency of present and absent keys against bits per key),
-fpr-size.svg (each family's false-positive rate against the expected one,
-by table size) and bits-size.svg (the bits per key a table spends, by
-table size).
+The YCSB workloads: ycsb-load (insert -n records, YCSB's "user" keys,
+10 fields of 100 bytes), then any of ycsb-a … ycsb-f, YCSB's core
+workloads A–F (-reads operations each; zipfian, latest for D); -ycsb
+overrides YCSB's properties by their names (fieldlength=10,
+requestdistribution=uniform, …). -threads N runs every workload on N
+goroutines.
+
+With I/O counters (Linux) a second table gives, per workload, the CPU
+seconds, the share of its time writes stalled, for fills the write
+amplification (bytes written to storage per user byte) and space
+amplification (bytes on disk per live user byte), and the read calls and
+bytes per operation; the process's peak RSS follows. -cold (root) drops
+the page cache before each read workload and adds the device bytes and
+device reads per operation. -sizes 1M,10M,… runs the workloads at each
+size on a fresh database and tabulates each read workload's ops/s, p99
+and blocks read from files per Get against the number of keys.
+
+-out DIR writes the results as CSV and JSON (bench.csv/json, scale.json
+with -sizes, or sweep.csv/json, families.csv, costs.csv and prefix.csv),
+and charts, each as PNG and SVG (gonum/plot): with -sweep fpr (measured
+and predicted false-positive rate against bits per key, with the
+information-theoretic bound), reads (data blocks read per missing-key Get
+against filter memory, per policy, and without filters), latency (Get
+latency of present and absent keys against bits per key), fpr-size (each
+family's false-positive rate against the expected one, by table size) and
+bits-size (the bits per key a table spends, by table size); with -sizes
+scale-W-ops, scale-W-p99 and scale-W-blocks for each read workload W.
+-chart DIR draws a run's charts again from the JSON it wrote.
 
 Defaults: 2,000,000 keys, 200,000 Gets per read workload, a 1 MiB memtable,
 L1 of 2 MiB growing ×10 per level (L1–L3 in use), 1 MiB tables, a 1 MiB
 block cache (small beside the ~175 MB of tables, so block reads show),
 snappy, 10 bits per key in uniform allocation: about 20 seconds on two
 cores. The sweep: 39 databases of 300,000 keys and the filter measurements,
-about 3½ minutes. A progress line is shown on standard error when it is a
+about 3½ minutes. Progress bars are shown on standard error when it is a
 terminal.
 
 Flags:

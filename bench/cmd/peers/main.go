@@ -38,11 +38,34 @@
 // cannot settle, so the tree after their fill lacks what their memtables
 // still hold.
 //
+// Then, per workload and engine, the amplification and cost columns: CPU
+// seconds (the child's user and system time over the workload), read
+// calls and bytes per operation (/proc/self/io syscr and rchar), tables
+// and blocks per operation where the engine counts them, the share of the
+// time writes stalled, and for each fill its write amplification (bytes
+// written to storage, write_bytes, per user byte) and space amplification
+// (the engine's directory's bytes on disk per live user byte).
+//
+// -cold (Linux, root) drops the page cache before each read workload and
+// prints the bytes each operation read from the device (read_bytes, the
+// child's own) and the reads the device completed per operation (its
+// stat: every process's) beside the read calls. -threads N runs each
+// workload on N goroutines. The YCSB workloads (ycsb-load, ycsb-a …
+// ycsb-f; -ycsb overrides their properties) run like the others. -sizes
+// runs everything at each number of keys in turn and ends with a table of
+// each read workload's ops/s, p99 and read calls per operation against
+// n. -out DIR writes peers.json — every result, with the machine, the
+// command and the date — after each engine, and the charts (PNG and SVG:
+// ops/s per workload, device bytes per operation with -cold, and with
+// several sizes each read workload's ops/s, p99 and reads per operation
+// against n); -chart DIR draws them again from DIR/peers.json.
+//
 // Usage, from the bench module's directory:
 //
 //	go run ./cmd/peers [-n 1000000] [-reads 200000] [-engines bloomkv,pebble,goleveldb,badger]
 //	                   [-workloads fillrandom,readrandom,readmissing,readmixed,scan] [-in-process]
-//	                   [-writes-per-key 3] [-sample-interval 100ms] [-space-amp]
+//	                   [-writes-per-key 3] [-sample-interval 100ms] [-space-amp] [-cold]
+//	                   [-threads 1] [-ycsb props] [-sizes 1M,10M,30M] [-out DIR] [-chart DIR]
 //
 // -writes-per-key is filloverwrite's writes of each key (workload.Config's
 // WritesPerKey): -n 1000000 -workloads filloverwrite,readrandom writes
