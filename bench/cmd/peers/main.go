@@ -289,7 +289,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.ycsb, "ycsb", "", "YCSB properties overriding every ycsb-* workload's, name=value,… (e.g. requestdistribution=uniform,fieldcount=1); recordcount defaults to -n, operationcount to -reads")
 	fs.StringVar(&o.sizes, "sizes", "", "run the workloads at each of these key counts (e.g. 1M,10M,30M; instead of -n) and chart ops/s, p99 and reads per op against n")
 	fs.StringVar(&o.out, "out", "", "directory to write peers.json (every result, with the machine, command and date) and the charts into")
-	fs.StringVar(&o.chart, "chart", "", "draw the charts again from `DIR`/peers.json, written by -out, and run nothing")
+	fs.StringVar(&o.chart, "chart", "", "draw the charts again from `DIR`/peers.json, written by -out, print its tables, and run nothing")
 	// Hidden: set by the parent for its children, not meant for people.
 	fs.StringVar(&o.engine, "engine", "", "")
 	fs.Usage = func() {
@@ -315,7 +315,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err := rep.writeCharts(o.chart); err != nil {
 			return fail(1, err)
 		}
-		fmt.Fprintf(stdout, "charts drawn again from %s\n", filepath.Join(o.chart, reportFile))
+		rep.print(stdout)
+		fmt.Fprintf(stdout, "\ncharts drawn again from %s\n", filepath.Join(o.chart, reportFile))
 		return 0
 	}
 	ws, err := workload.Parse(o.workloads)
@@ -435,8 +436,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(1, err)
 		}
-		printTables(stdout, runs, ws, cfg)
 		rep.add(n, cfg, runs)
+		printTables(stdout, runs, ws, rep.Sizes[len(rep.Sizes)-1].Written)
 		fmt.Fprintln(stdout)
 	}
 	if len(sizes) > 1 {
@@ -510,7 +511,8 @@ func runChild(o *options, name string, stderr io.Writer) ([]result, int64, error
 // printTables prints the runs' tables: ops/s and peak RSS, latencies, L0
 // during the fills and the tree after each fill, then the settings that
 // could not be made equal.
-func printTables(stdout io.Writer, runs []engineRun, ws []workload.Workload, cfg *workload.Config) {
+// written is each fill's user bytes written (sizeRun.Written).
+func printTables(stdout io.Writer, runs []engineRun, ws []workload.Workload, written []int64) {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	writeHeader(tw, runs, " ops/s")
 	for j, w := range ws {
@@ -558,7 +560,7 @@ func printTables(stdout io.Writer, runs []engineRun, ws []workload.Workload, cfg
 	}
 	tw.Flush()
 
-	printAmp(stdout, runs, ws, cfg)
+	printAmp(stdout, runs, ws, written)
 	printKinds(stdout, runs, ws)
 	printDevice(stdout, runs, ws)
 	printL0(stdout, runs, ws)

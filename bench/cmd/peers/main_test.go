@@ -61,7 +61,11 @@ func TestChildProcesses(t *testing.T) {
 		t.Logf("%s: peak RSS %.1f MiB", r.Name, mib(r.MaxRSS))
 	}
 	var out bytes.Buffer
-	printTables(&out, runs, ws, cfg)
+	written := make([]int64, len(ws))
+	for j, w := range ws {
+		written[j] = cfg.WrittenBytes(w)
+	}
+	printTables(&out, runs, ws, written)
 	if !strings.Contains(out.String(), "peak RSS") {
 		t.Errorf("no peak RSS in the output:\n%s", out.String())
 	}
@@ -347,6 +351,9 @@ func TestModes(t *testing.T) {
 	stdout.Reset()
 	if code := run([]string{"-chart", out}, &stdout, &errs); code != 0 {
 		t.Fatalf("-chart: exit %d: %s", code, errs.String())
+	}
+	if !strings.Contains(stdout.String(), "amplification and cost") || !strings.Contains(stdout.String(), "scale: ") {
+		t.Errorf("-chart printed no tables:\n%s", stdout.String())
 	}
 	for _, c := range charts {
 		if _, err := os.Stat(filepath.Join(out, c+".png")); err != nil {

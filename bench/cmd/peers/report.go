@@ -206,6 +206,20 @@ func fmtCount(n int) string {
 	return s
 }
 
+// print prints the report's tables as the run printed them: each size's,
+// then, with several sizes, the scale table.
+func (r *report) print(stdout io.Writer) {
+	fmt.Fprintf(stdout, "%s\n%s, on %s\n", r.Command, r.Date, r.Machine)
+	for _, size := range r.Sizes {
+		fmt.Fprintf(stdout, "\n%s keys\n\n", fmtCount(size.Keys))
+		printTables(stdout, size.Runs, r.Workloads, size.Written)
+	}
+	if len(r.Sizes) > 1 {
+		fmt.Fprintln(stdout)
+		printScale(stdout, r, r.Workloads)
+	}
+}
+
 // printScale prints, for each read workload, its ops/s, p99 and read calls
 // per operation at each size, per engine.
 func printScale(stdout io.Writer, r *report, ws []workload.Workload) {
@@ -252,7 +266,7 @@ func num(x float64, prec int) string {
 // the share of the time writes stalled, and for each fill its write
 // amplification (bytes written to the device per user byte) and space
 // amplification (bytes on disk per live user byte).
-func printAmp(stdout io.Writer, runs []engineRun, ws []workload.Workload, cfg *workload.Config) {
+func printAmp(stdout io.Writer, runs []engineRun, ws []workload.Workload, written []int64) {
 	fmt.Fprint(stdout, "\namplification and cost, per workload and engine\n")
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "workload\tengine\tops/s\tCPU s\treads/op\tread KiB/op\ttables/op\tblocks/op\tstall %\twrite amp\tspace amp\t")
@@ -270,7 +284,7 @@ func printAmp(stdout io.Writer, runs []engineRun, ws []workload.Workload, cfg *w
 			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", w, r.Name, res.opsPerSec(), float64(res.CPUNS)/1e9,
 				num(res.perOp(res.IO.FileReads), 2), num(res.perOp(res.IO.FileBytes)/1024, 2),
 				num(res.perOp(res.Engine.Tables), 2), num(res.perOp(res.Engine.Blocks), 2), stall,
-				num(res.writeAmp(cfg.WrittenBytes(w)), 2), num(space, 2))
+				num(res.writeAmp(written[j]), 2), num(space, 2))
 		}
 	}
 	tw.Flush()
