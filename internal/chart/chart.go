@@ -232,7 +232,7 @@ func (t logBarTicks) Ticks(min, max float64) []plot.Tick {
 			}
 			tick := plot.Tick{Value: v}
 			if m == 1 {
-				tick.Label = strconv.FormatFloat(t.base*math.Pow(10, e), 'g', 4, 64)
+				tick.Label = number(t.base * math.Pow(10, e))
 			}
 			ticks = append(ticks, tick)
 		}
@@ -256,6 +256,15 @@ func (t namedTicks) Ticks(min, max float64) []plot.Tick {
 func label(name func(float64) string, v float64) string {
 	if name != nil {
 		return name(v)
+	}
+	return number(v)
+}
+
+// number formats a tick's value: plain digits from 0.0001 to a billion,
+// an exponent outside.
+func number(v float64) string {
+	if a := math.Abs(v); a >= 1e-4 && a < 1e9 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64)
 }
