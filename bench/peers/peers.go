@@ -305,7 +305,7 @@ func (m *Measure) Run(e Engine, dir string, s Settings, cfg *workload.Config, ws
 				return fail(err)
 			}
 		}
-		before, err := measureNow(dev, engineCounters)
+		before, err := measureNow(dev, engineCounters, cold)
 		if err != nil {
 			return fail(err)
 		}
@@ -330,7 +330,7 @@ func (m *Measure) Run(e Engine, dir string, s Settings, cfg *workload.Config, ws
 				}
 			}
 		}
-		after, err := measureNow(dev, engineCounters)
+		after, err := measureNow(dev, engineCounters, cold)
 		if err != nil {
 			return fail(err)
 		}
@@ -387,17 +387,21 @@ type snapshot struct {
 	engine Counters
 }
 
-func measureNow(dev *procstat.Device, engine func() (Counters, error)) (snapshot, error) {
+// measureNow reads the counters. Where the system has no I/O counters
+// (not Linux) they stay zero, DeviceReads −1, unless cold needs them;
+// CPU time likewise where it has no getrusage.
+func measureNow(dev *procstat.Device, engine func() (Counters, error), cold bool) (snapshot, error) {
 	var s snapshot
 	var err error
 	if s.io, err = procstat.Read(dev); err != nil {
-		return s, err
+		if cold {
+			return s, err
+		}
+		s.io = procstat.Counters{DeviceReads: -1}
 	}
-	u, err := procstat.ReadUsage()
-	if err != nil {
-		return s, err
+	if u, err := procstat.ReadUsage(); err == nil {
+		s.cpu = u.CPU()
 	}
-	s.cpu = u.CPU()
 	s.engine, err = engine()
 	return s, err
 }
