@@ -79,11 +79,23 @@ func (b *bloomkvStore) Tree() (Tree, error) {
 // CompactAll compacts the unbounded key range into the deepest level.
 func (b *bloomkvStore) CompactAll() error { return b.DB.Compact(nil, nil) }
 
+// Counters reads Metrics: the lookups' table probes and data blocks, and
+// the write stalls.
+func (b *bloomkvStore) Counters() (Counters, error) {
+	m := b.DB.Metrics()
+	c := Counters{Stall: m.WriteStallDuration}
+	for _, l := range m.Levels {
+		c.Tables += int64(l.TableProbes)
+		c.Blocks += int64(l.BlocksFromFile + l.BlocksFromCache)
+	}
+	return c, nil
+}
+
 // pebbleStore adapts pebble.
 type pebbleStore struct {
 	db     *pebble.DB
-	buf    []byte
 	l0Stop int // L0StopWritesThreshold as resolved
+	stalls *stallClock
 }
 
 type quietLogger struct{}
@@ -102,6 +114,11 @@ func openPebble(dir string, s Settings) (workload.Store, error) {
 		L0CompactionThreshold: 4,
 		Logger:                quietLogger{},
 	}
+	stalls := &stallClock{}
+	opts.EventListener = &pebble.EventListener{
+		WriteStallBegin: func(pebble.WriteStallBeginInfo) { stalls.begin() },
+		WriteStallEnd:   stalls.end,
+	}
 	for i := range opts.Levels {
 		l := &opts.Levels[i]
 		l.FilterPolicy = pebblebloom.FilterPolicy(s.BitsPerKey)
@@ -116,7 +133,7 @@ func openPebble(dir string, s Settings) (workload.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pebbleStore{db: db, l0Stop: opts.L0StopWritesThreshold}, nil
+	return &pebbleStore{db: db, l0Stop: opts.L0StopWritesThreshold, stalls: stalls}, nil
 }
 
 func (p *pebbleStore) Put(k, v []byte) error { return p.db.Set(k, v, pebble.NoSync) }
@@ -129,8 +146,15 @@ func (p *pebbleStore) Get(k []byte) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	p.buf = append(p.buf[:0], v...)
-	return p.buf, true, closer.Close()
+	// A copy of its own: the value is only valid until the closer, and
+	// the workload's threads share the store.
+	return append([]byte(nil), v...), true, closer.Close()
+}
+
+// Counters reads Metrics' block cache hits and misses and the stall clock.
+func (p *pebbleStore) Counters() (Counters, error) {
+	m := p.db.Metrics()
+	return Counters{Tables: -1, Blocks: m.BlockCache.Hits + m.BlockCache.Misses, Stall: p.stalls.stalled()}, nil
 }
 
 func (p *pebbleStore) Scan(start []byte, n int) (int, error) {
@@ -315,12 +339,21 @@ func parseLeveldbTables(v string) (Tree, error) {
 	return t, sc.Err()
 }
 
+// Counters reads Stats' write delays; goleveldb counts no table or block
+// reads.
+func (l *leveldbStore) Counters() (Counters, error) {
+	var st leveldb.DBStats
+	if err := l.db.Stats(&st); err != nil {
+		return Counters{}, err
+	}
+	return Counters{Tables: -1, Blocks: -1, Stall: st.WriteDelayDuration}, nil
+}
+
 func (l *leveldbStore) Close() error { return l.db.Close() }
 
 // badgerStore adapts badger.
 type badgerStore struct {
 	db     *badger.DB
-	buf    []byte
 	l0Stop int // NumLevelZeroTablesStall
 }
 
@@ -351,6 +384,7 @@ func (b *badgerStore) Put(k, v []byte) error {
 
 func (b *badgerStore) Get(k []byte) ([]byte, bool, error) {
 	found := false
+	var v []byte // a copy of its own: the workload's threads share the store
 	err := b.db.View(func(txn *badger.Txn) error {
 		item, err := txn.Get(k)
 		if errors.Is(err, badger.ErrKeyNotFound) {
@@ -360,13 +394,13 @@ func (b *badgerStore) Get(k []byte) ([]byte, bool, error) {
 			return err
 		}
 		found = true
-		b.buf, err = item.ValueCopy(b.buf[:0])
+		v, err = item.ValueCopy(nil)
 		return err
 	})
 	if !found {
 		return nil, false, err
 	}
-	return b.buf, err == nil, err
+	return v, err == nil, err
 }
 
 func (b *badgerStore) Scan(start []byte, n int) (int, error) {

@@ -35,6 +35,17 @@
 // FullCompacters) and reports the last fill's table bytes over the
 // compacted tree's: space amplification.
 //
+// Around every workload (and a fill's settle) Run also reads what the
+// operating system and the engine counted (Outcome.IO, CPU, Engine): the
+// read calls made and the bytes they returned, the bytes read from and
+// written to the device (package internal/procstat: /proc/self/io, and the
+// device's own read count), the process's CPU time, and the engine's own
+// counts of tables and blocks read and of write stall time (Counters,
+// where it keeps them); after a fill, the engine's directory's bytes on
+// disk against the user bytes the fill wrote (Outcome.SpaceAmpDisk). With
+// Measure.Cold it drops the page cache before each read workload, so that
+// its reads come from the device.
+//
 // # Settings that could not be made equal
 //
 //   - Filters. pebble and goleveldb take bits per key (10); bloomkv too,
@@ -110,6 +121,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/bloomkv/bloomkv/internal/procstat"
 	"github.com/bloomkv/bloomkv/internal/workload"
 )
 
@@ -179,10 +191,36 @@ type Outcome struct {
 	// previous fill's Tree, or the open, to its own: what the fill and its
 	// settle wrote. -1 where the engine does not count it.
 	WriteAmp float64
-	// DeviceBytes is what a read workload had read from the device
-	// (DeviceReadBytes) after the page cache was dropped (Measure.Cold);
-	// -1 when not measured.
-	DeviceBytes int64
+	// Cold is set when the page cache was dropped before the workload
+	// (Measure.Cold, read workloads).
+	Cold bool
+	// IO is what the workload read, at the file system and from the
+	// device (procstat.Counters: the process's, but for DeviceReads, the
+	// device's); DeviceReads is −1 when the database's directory is on no
+	// block device.
+	IO procstat.Counters
+	// CPU is the process's CPU time (user and system, every thread's, the
+	// engine's background work included) over the workload, and for a fill
+	// its settle.
+	CPU time.Duration
+	// Engine is the change of the engine's own Counters over the workload
+	// (and a fill's settle); all −1 for an engine that is not a Counter.
+	Engine Counters
+	// DiskBytes is, after a fill's settle, the bytes the engine's
+	// directory takes on disk (procstat.DiskBytes: tables, logs, value
+	// log); LiveBytes the user bytes, keys and values, the fill wrote
+	// (workload.Config.LiveBytes). Their ratio is SpaceAmpDisk. 0 for
+	// reads.
+	DiskBytes, LiveBytes int64
+}
+
+// SpaceAmpDisk returns the space amplification of the fill measured on
+// disk: DiskBytes over LiveBytes. ok is false for a read workload.
+func (o *Outcome) SpaceAmpDisk() (amp float64, ok bool) {
+	if o.LiveBytes <= 0 || o.DiskBytes <= 0 {
+		return 0, false
+	}
+	return float64(o.DiskBytes) / float64(o.LiveBytes), true
 }
 
 // SpaceAmp returns the space amplification of the tree the fill left:
@@ -204,9 +242,9 @@ type Measure struct {
 	// space amplification of the tree the last fill left. It can take
 	// longer than the fill.
 	SpaceAmp bool
-	// Cold drops the page cache (DropPageCache) before each read workload
-	// and counts the bytes the workload has read from the device
-	// (Outcome.DeviceBytes). It needs Linux and root.
+	// Cold drops the page cache (procstat.DropPageCache) before each read
+	// workload, so that its reads come from the device (Outcome.IO). It
+	// needs Linux and root.
 	Cold bool
 	// Progress, if not nil, is called before each workload and returns
 	// the progress function passed to it.
@@ -241,6 +279,14 @@ func (m *Measure) Run(e Engine, dir string, s Settings, cfg *workload.Config, ws
 	}
 	shaper, _ := st.(Shaper)
 	settler, _ := st.(workload.Settler)
+	counter, _ := st.(Counter)
+	dev, _ := procstat.DeviceOf(path) // nil on no block device: DeviceReads −1
+	engineCounters := func() (Counters, error) {
+		if counter == nil {
+			return Counters{Tables: -1, Blocks: -1, Stall: -1}, nil
+		}
+		return counter.Counters()
+	}
 	var outs []*Outcome
 	var lastFill *Outcome
 	var lastTree *Tree // the last fill's, for the next one's write amplification
@@ -253,22 +299,18 @@ func (m *Measure) Run(e Engine, dir string, s Settings, cfg *workload.Config, ws
 		if shaper != nil && w.IsFill() {
 			sampler = sampleL0(shaper, m.SampleInterval)
 		}
-		deviceBefore := int64(-1)
-		if m.Cold && !w.IsFill() {
-			if err := DropPageCache(); err != nil {
+		cold := m.Cold && !w.IsFill()
+		if cold {
+			if err := procstat.DropPageCache(); err != nil {
 				return fail(err)
 			}
-			if deviceBefore, err = DeviceReadBytes(); err != nil {
-				return fail(err)
-			}
+		}
+		before, err := measureNow(dev, engineCounters, cold)
+		if err != nil {
+			return fail(err)
 		}
 		r, err := cfg.Run(st, w, pr)
-		o := &Outcome{Result: r, DeviceBytes: -1}
-		if err == nil && deviceBefore >= 0 {
-			var after int64
-			after, err = DeviceReadBytes()
-			o.DeviceBytes = after - deviceBefore
-		}
+		o := &Outcome{Result: r, Cold: cold}
 		if sampler != nil {
 			l0, serr := sampler.finish()
 			if err == nil && serr != nil {
@@ -280,14 +322,25 @@ func (m *Measure) Run(e Engine, dir string, s Settings, cfg *workload.Config, ws
 			return fail(err)
 		}
 		outs = append(outs, o)
+		if w.IsFill() {
+			lastFill = o
+			if settler != nil {
+				if err := settler.Settle(); err != nil {
+					return fail(fmt.Errorf("settle after %s: %w", w, err))
+				}
+			}
+		}
+		after, err := measureNow(dev, engineCounters, cold)
+		if err != nil {
+			return fail(err)
+		}
+		o.IO, o.CPU, o.Engine = after.io.Minus(before.io), after.cpu-before.cpu, after.engine.minus(before.engine)
 		if !w.IsFill() {
 			continue
 		}
-		lastFill = o
-		if settler != nil {
-			if err := settler.Settle(); err != nil {
-				return fail(fmt.Errorf("settle after %s: %w", w, err))
-			}
+		o.LiveBytes = cfg.LiveBytes(w)
+		if o.DiskBytes, err = procstat.DiskBytes(path); err != nil {
+			return fail(fmt.Errorf("disk usage after %s: %w", w, err))
 		}
 		if shaper != nil {
 			t, err := shaper.Tree()
@@ -325,4 +378,30 @@ func (m *Measure) Run(e Engine, dir string, s Settings, cfg *workload.Config, ws
 		return nil, fmt.Errorf("%s: close: %w", e.Name, err)
 	}
 	return outs, nil
+}
+
+// snapshot is the counters Run reads before and after each workload.
+type snapshot struct {
+	io     procstat.Counters
+	cpu    time.Duration
+	engine Counters
+}
+
+// measureNow reads the counters. Where the system has no I/O counters
+// (not Linux) they stay zero, DeviceReads −1, unless cold needs them;
+// CPU time likewise where it has no getrusage.
+func measureNow(dev *procstat.Device, engine func() (Counters, error), cold bool) (snapshot, error) {
+	var s snapshot
+	var err error
+	if s.io, err = procstat.Read(dev); err != nil {
+		if cold {
+			return s, err
+		}
+		s.io = procstat.Counters{DeviceReads: -1}
+	}
+	if u, err := procstat.ReadUsage(); err == nil {
+		s.cpu = u.CPU()
+	}
+	s.engine, err = engine()
+	return s, err
 }

@@ -19,6 +19,8 @@ import (
 	"github.com/bloomkv/bloomkv/internal/compaction"
 	"github.com/bloomkv/bloomkv/internal/humanize"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/procstat"
+	"github.com/bloomkv/bloomkv/internal/progress"
 	"github.com/bloomkv/bloomkv/internal/workload"
 	"github.com/bloomkv/bloomkv/sstable"
 	"github.com/bloomkv/bloomkv/vfs"
@@ -30,7 +32,8 @@ import (
 //
 //	bloomkv bench [-n keys] [-reads n] [-workloads list] [-bits-per-key c]
 //	              [-allocation uniform|optimal|best|progressive]
-//	              [-filter family:param | -levels list] [-sweep] [-out DIR] …
+//	              [-filter family:param | -levels list] [-sweep] [-out DIR]
+//	              [-cold] [-threads N] [-ycsb props] [-sizes list] [-chart DIR] …
 //
 // The defaults are sized so that the run takes well under a minute on two
 // cores and the tree has several levels, with a block cache much smaller
@@ -91,22 +94,41 @@ and the time to build and query it beside a Bloom filter's in the same
 run. -sweep-policies chooses the databases (none: only the filter
 measurements).
 
--out DIR writes the results as CSV and JSON (bench.csv/json, or sweep.csv/
-json, families.csv, costs.csv and prefix.csv), and with -sweep SVG charts:
-fpr.svg (measured and predicted false-positive rate against bits per key,
-with the information-theoretic bound), reads.svg (data blocks read per
-missing-key Get against filter memory, per policy, and without filters),
-latency.svg (Get latency of present and absent keys against bits per key),
-fpr-size.svg (each family's false-positive rate against the expected one,
-by table size) and bits-size.svg (the bits per key a table spends, by
-table size).
+The YCSB workloads: ycsb-load (insert -n records, YCSB's "user" keys,
+10 fields of 100 bytes), then any of ycsb-a … ycsb-f, YCSB's core
+workloads A–F (-reads operations each; zipfian, latest for D); -ycsb
+overrides YCSB's properties by their names (fieldlength=10,
+requestdistribution=uniform, …). -threads N runs every workload on N
+goroutines.
+
+With I/O counters (Linux) a second table gives, per workload, the CPU
+seconds, the share of its time writes stalled, for fills the write
+amplification (bytes written to storage per user byte) and space
+amplification (bytes on disk per live user byte), and the read calls and
+bytes per operation; the process's peak RSS follows. -cold (root) drops
+the page cache before each read workload and adds the device bytes and
+device reads per operation. -sizes 1M,10M,… runs the workloads at each
+size on a fresh database and tabulates each read workload's ops/s, p99
+and blocks read from files per Get against the number of keys.
+
+-out DIR writes the results as CSV and JSON (bench.csv/json, scale.json
+with -sizes, or sweep.csv/json, families.csv, costs.csv and prefix.csv),
+and charts, each as PNG and SVG (gonum/plot): with -sweep fpr (measured
+and predicted false-positive rate against bits per key, with the
+information-theoretic bound), reads (data blocks read per missing-key Get
+against filter memory, per policy, and without filters), latency (Get
+latency of present and absent keys against bits per key), fpr-size (each
+family's false-positive rate against the expected one, by table size) and
+bits-size (the bits per key a table spends, by table size); with -sizes
+scale-W-ops, scale-W-p99 and scale-W-blocks for each read workload W.
+-chart DIR draws a run's charts again from the JSON it wrote.
 
 Defaults: 2,000,000 keys, 200,000 Gets per read workload, a 1 MiB memtable,
 L1 of 2 MiB growing ×10 per level (L1–L3 in use), 1 MiB tables, a 1 MiB
 block cache (small beside the ~175 MB of tables, so block reads show),
 snappy, 10 bits per key in uniform allocation: about 20 seconds on two
 cores. The sweep: 39 databases of 300,000 keys and the filter measurements,
-about 3½ minutes. A progress line is shown on standard error when it is a
+about 3½ minutes. Progress bars are shown on standard error when it is a
 terminal.
 
 Flags:
@@ -124,7 +146,10 @@ type benchFlags struct {
 	sweepProbes, prefixKeys, maxCompactions, writesPerKey        int
 	levelSizing                                                  string
 	cacheSize, memtableSize, baseLevelSize, targetFileSize       sizeFlag
-	sweep                                                        bool
+	sweep, cold                                                  bool
+	threads                                                      int
+	ycsb, sizes, chart                                           string
+	sizeList                                                     []int // -sizes parsed
 }
 
 func runBench(args []string, stdout io.Writer) error {
@@ -167,13 +192,21 @@ func runBench(args []string, stdout io.Writer) error {
 	fs.StringVar(&f.sweepOffsets, "sweep-offsets", "auto", "sweep: the offsets of Pebble's widths of the progressive databases; auto: those that spend at most each -sweep-bits budget")
 	fs.StringVar(&f.sweepSizes, "sweep-sizes", "100,1000,10000,100000,1000000", "sweep: the table sizes, in keys, of the filter measurements (none: skip them)")
 	fs.IntVar(&f.sweepProbes, "sweep-probes", 2_000_000, "sweep: absent keys asked of each filter at each table size")
-	fs.StringVar(&f.out, "out", "", "directory to write CSV, JSON and (with -sweep) SVG charts into")
+	fs.StringVar(&f.out, "out", "", "directory to write CSV, JSON and charts (PNG and SVG: with -sweep, or -sizes) into")
+	fs.StringVar(&f.chart, "chart", "", "draw the charts again from the sweep.json and scale.json that -out wrote into `DIR`, and run nothing")
+	fs.BoolVar(&f.cold, "cold", false, "drop the page cache before each read workload (Linux, root: sync and /proc/sys/vm/drop_caches), so that its reads come from the device, and report its device reads per operation")
+	fs.IntVar(&f.threads, "threads", 1, "goroutines running each workload's operations at once (filloverwrite: 1)")
+	fs.StringVar(&f.ycsb, "ycsb", "", "YCSB properties overriding every ycsb-* workload's, name=value,… (e.g. requestdistribution=uniform,fieldcount=1); recordcount defaults to -n, operationcount to -reads")
+	fs.StringVar(&f.sizes, "sizes", "", "run the workloads at each of these key counts (e.g. 1M,10M,30M; instead of -n), each on a fresh database, and tabulate (with -out, chart) ops/s, p99 and blocks read per Get against n")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), benchUsage)
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if f.chart != "" {
+		return redrawCharts(stdout, f.chart)
 	}
 	ws, err := workload.Parse(f.workloads)
 	if err != nil {
@@ -196,7 +229,24 @@ func runBench(args []string, stdout io.Writer) error {
 		return usageError{fmt.Errorf("-bits-per-key %v is outside [1, %d] (0 for no filters)", f.bitsPerKey, bloom.MaxBitsPerKey)}
 	}
 	if !f.sweep && !ws[0].IsFill() {
-		return usageError{errors.New("-workloads must begin with a fill (fillseq, fillrandom, filloverwrite or fillprefix): the database starts empty")}
+		return usageError{errors.New("-workloads must begin with a fill (fillseq, fillrandom, filloverwrite, fillprefix or ycsb-load): the database starts empty")}
+	}
+	if f.threads < 1 {
+		return usageError{fmt.Errorf("-threads %d: want at least 1", f.threads)}
+	}
+	if err := workload.ParseYCSBProperties(f.ycsb); err != nil {
+		return usageError{fmt.Errorf("-ycsb: %w", err)}
+	}
+	if f.sizes != "" {
+		if f.sweep {
+			return usageError{errors.New("-sizes runs the workloads at each size; the sweep has its own -sweep-n")}
+		}
+		if f.sizeList, err = workload.ParseCounts(f.sizes); err != nil {
+			return usageError{fmt.Errorf("-sizes: %w", err)}
+		}
+	}
+	if f.cold && f.sweep {
+		return usageError{errors.New("-cold measures the workloads' runs, not the sweep")}
 	}
 	allocation, err := parseAllocation(f.allocation)
 	if err != nil {
@@ -261,7 +311,8 @@ func runBench(args []string, stdout io.Writer) error {
 	if f.cacheSize == 0 {
 		base.BlockCacheSize = -1
 	}
-	cfg := &workload.Config{Keys: keys, Reads: f.reads, MissRatio: f.missRatio, ScanLength: f.scanLength, PrefixKeys: f.prefixKeys, WritesPerKey: f.writesPerKey}
+	cfg := &workload.Config{Keys: keys, Reads: f.reads, MissRatio: f.missRatio, ScanLength: f.scanLength, PrefixKeys: f.prefixKeys, WritesPerKey: f.writesPerKey,
+		Threads: f.threads, YCSB: f.ycsb}
 	if f.sweep {
 		plan, err := f.sweepPlan()
 		if err != nil {
@@ -434,6 +485,16 @@ type phase struct {
 
 	prefixSeeks            uint64 // Metrics.PrefixSeeks' delta
 	cacheHits, cacheMisses uint64 // the block cache's
+
+	// With an osMeasure (runPhaseOS): the I/O, CPU time and write stalls
+	// over the phase (a fill's settle included); cold if the page cache
+	// was dropped before it; after a fill, the database's bytes on disk
+	// and the fill's live and written user bytes.
+	measured                           bool
+	cold                               bool
+	io                                 procstat.Counters
+	cpu, stall                         time.Duration
+	diskBytes, liveBytes, writtenBytes int64
 }
 
 // sum returns the phase's lookup counters over all levels.
@@ -473,10 +534,45 @@ func delta(a, b bloomkv.LevelMetrics) bloomkv.LevelMetrics {
 // runPhase runs w on s and measures the metrics it moved; a fill is
 // followed by a Settle.
 func runPhase(s *workload.Bloomkv, cfg *workload.Config, w workload.Workload, label string) (*phase, error) {
+	return runPhaseOS(s, cfg, w, label, nil)
+}
+
+// osMeasure is what the workloads' runs measure of the operating system:
+// the I/O at the file system and the device, CPU time, disk usage, and
+// with cold the page cache dropped before each read workload.
+type osMeasure struct {
+	cold bool
+	dir  string           // the database's
+	dev  *procstat.Device // dir's block device; nil if none (device reads not counted)
+}
+
+// runPhaseOS is runPhase that, with m, also measures what m says: the
+// phase's I/O counters, CPU time and write stalls, and after a fill's
+// settle the database's bytes on disk.
+func runPhaseOS(s *workload.Bloomkv, cfg *workload.Config, w workload.Workload, label string, m *osMeasure) (*phase, error) {
+	var osBefore procstat.Counters
+	var cpuBefore time.Duration
+	cold := m != nil && m.cold && !w.IsFill()
+	if m != nil {
+		if cold {
+			if err := procstat.DropPageCache(); err != nil {
+				return nil, fmt.Errorf("-cold: %w", err)
+			}
+		}
+		var err error
+		if osBefore, err = procstat.Read(m.dev); err != nil {
+			return nil, err
+		}
+		u, err := procstat.ReadUsage()
+		if err != nil {
+			return nil, err
+		}
+		cpuBefore = u.CPU()
+	}
 	before := s.DB.Metrics()
-	pr := newProgress(label, cfg.Ops(w))
-	res, err := cfg.Run(s, w, pr.update)
-	pr.done()
+	pr := progress.New(label, cfg.Ops(w))
+	res, err := cfg.Run(s, w, pr.Func())
+	pr.Done()
 	if err != nil {
 		return nil, err
 	}
@@ -488,45 +584,138 @@ func runPhase(s *workload.Bloomkv, cfg *workload.Config, w workload.Workload, la
 	}
 	if w.IsFill() {
 		t := time.Now()
-		pr := newProgress(label+": flush and compactions", 0)
+		pr := progress.New(label+": flush and compactions", 0)
 		err := s.Settle()
-		pr.done()
+		pr.Done()
 		if err != nil {
 			return nil, err
 		}
 		p.settleTime = time.Since(t)
 	}
+	if m == nil {
+		return p, nil
+	}
+	osAfter, err := procstat.Read(m.dev)
+	if err != nil {
+		return nil, err
+	}
+	u, err := procstat.ReadUsage()
+	if err != nil {
+		return nil, err
+	}
+	p.measured, p.cold = true, cold
+	p.io, p.cpu = osAfter.Minus(osBefore), u.CPU()-cpuBefore
+	p.stall = s.DB.Metrics().WriteStallDuration - before.WriteStallDuration
+	if w.IsFill() {
+		p.liveBytes, p.writtenBytes = cfg.LiveBytes(w), cfg.WrittenBytes(w)
+		if p.diskBytes, err = procstat.DiskBytes(m.dir); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
 }
 
+// runWorkloads runs the workloads on a fresh database in dir, prints the
+// report and, with -out, writes it; with -sizes, at each size in a
+// subdirectory of dir, then the scale table and charts.
 func runWorkloads(stdout io.Writer, f *benchFlags, dir string, opts *bloomkv.Options, cfg *workload.Config, ws []workload.Workload) error {
+	m := &osMeasure{cold: f.cold, dir: dir}
+	if _, err := procstat.ReadProcIO(); err != nil {
+		if f.cold {
+			return fmt.Errorf("-cold: %w", err)
+		}
+		m = nil // no I/O counters on this system: the OS columns are left out
+	}
+	if f.cold {
+		// Fail now, not after the first fill.
+		if err := procstat.DropPageCache(); err != nil {
+			return fmt.Errorf("-cold: %w", err)
+		}
+	}
+	if len(f.sizeList) == 0 {
+		rep, err := runSize(dir, opts, cfg, ws, m)
+		if err != nil {
+			return err
+		}
+		rep.print(stdout)
+		if f.out != "" {
+			if err := rep.write(f.out); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "\nwrote %s and %s\n", filepath.Join(f.out, "bench.csv"), filepath.Join(f.out, "bench.json"))
+		}
+		return nil
+	}
+	var reps []*benchReport
+	for _, n := range f.sizeList {
+		keys, err := workload.NewKeys(n, f.keySize, f.valueSize, f.seed)
+		if err != nil {
+			return usageError{err}
+		}
+		c := *cfg
+		c.Keys = keys
+		sub := filepath.Join(dir, strconv.Itoa(n))
+		rep, err := runSize(sub, opts, &c, ws, m)
+		if err != nil {
+			return err
+		}
+		if err := os.RemoveAll(sub); err != nil {
+			return err
+		}
+		rep.print(stdout)
+		fmt.Fprintln(stdout)
+		reps = append(reps, rep)
+	}
+	printBenchScale(stdout, reps)
+	if f.out != "" {
+		if err := writeJSON(filepath.Join(f.out, "scale.json"), reps); err != nil {
+			return err
+		}
+		if err := scaleCharts(reps, f.out); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\nwrote scale.json and the scale charts into %s\n", f.out)
+	}
+	return nil
+}
+
+// runSize runs the workloads on a fresh database in dir and returns their
+// report.
+func runSize(dir string, opts *bloomkv.Options, cfg *workload.Config, ws []workload.Workload, m *osMeasure) (*benchReport, error) {
+	if m != nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		mm := *m
+		mm.dir, mm.dev = dir, nil
+		if dev, err := procstat.DeviceOf(dir); err == nil {
+			mm.dev = dev
+		}
+		m = &mm
+	}
 	s, err := workload.OpenBloomkv(dir, opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer s.Close()
 	var phases []*phase
 	for _, w := range ws {
-		p, err := runPhase(s, cfg, w, string(w))
+		p, err := runPhaseOS(s, cfg, w, string(w), m)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		phases = append(phases, p)
 	}
-	m := s.DB.Metrics()
+	metrics := s.DB.Metrics()
 	info, _, err := treeInfo(dir, opts, cfg.Keys.N)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	rep := newBenchReport(opts, cfg, phases, m, info)
-	rep.print(stdout)
-	if f.out != "" {
-		if err := rep.write(f.out); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "\nwrote %s and %s\n", filepath.Join(f.out, "bench.csv"), filepath.Join(f.out, "bench.json"))
+	rep := newBenchReport(opts, cfg, phases, metrics, info)
+	if u, err := procstat.ReadUsage(); err == nil {
+		rep.PeakRSS = u.MaxRSS
 	}
-	return s.Close()
+	return rep, s.Close()
 }
 
 // levelInfo is what the manifest says of one level's filters.
@@ -634,80 +823,6 @@ func (s *sizeFlag) Set(v string) error {
 	}
 	*s = sizeFlag(math.Round(x * mult))
 	return nil
-}
-
-// progress is a one-line progress indicator on standard error, shown only
-// when standard error is a terminal and once a phase has run for
-// progressDelay: a bar for a phase of known length, else the time waited.
-type progress struct {
-	label        string
-	total        int
-	start, drawn time.Time
-	shown        bool
-	stop         chan struct{}
-	stopped      chan struct{}
-}
-
-// progressDelay is how long a phase runs before its progress line appears.
-const progressDelay = 2 * time.Second
-
-var progressEnabled = func() bool {
-	fi, err := os.Stderr.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}()
-
-func newProgress(label string, total int) *progress {
-	p := &progress{label: label, total: total, start: time.Now()}
-	if total == 0 && progressEnabled {
-		p.stop, p.stopped = make(chan struct{}), make(chan struct{})
-		go func() {
-			defer close(p.stopped)
-			tick := time.NewTicker(time.Second)
-			defer tick.Stop()
-			for {
-				select {
-				case <-p.stop:
-					return
-				case now := <-tick.C:
-					if d := now.Sub(p.start); d >= progressDelay {
-						p.shown = true
-						fmt.Fprintf(os.Stderr, "\r%s … %s\x1b[K", p.label, d.Round(time.Second))
-					}
-				}
-			}
-		}()
-	}
-	return p
-}
-
-func (p *progress) update(done int) {
-	if !progressEnabled || p.total == 0 {
-		return
-	}
-	now := time.Now()
-	if now.Sub(p.start) < progressDelay || now.Sub(p.drawn) < 100*time.Millisecond {
-		return
-	}
-	p.drawn, p.shown = now, true
-	const width = 30
-	fill := width * done / p.total
-	elapsed := now.Sub(p.start)
-	eta := ""
-	if done > 0 {
-		eta = fmt.Sprintf(" eta %s", (time.Duration(float64(elapsed) * float64(p.total-done) / float64(done))).Round(time.Second))
-	}
-	fmt.Fprintf(os.Stderr, "\r%-14s [%s%s] %3d%% %s/%s%s\x1b[K", p.label, strings.Repeat("=", fill),
-		strings.Repeat(" ", width-fill), 100*done/p.total, fmtCount(int64(done)), fmtCount(int64(p.total)), eta)
-}
-
-func (p *progress) done() {
-	if p.stop != nil {
-		close(p.stop)
-		<-p.stopped
-	}
-	if p.shown {
-		fmt.Fprint(os.Stderr, "\r\x1b[K")
-	}
 }
 
 // tw returns an aligned-table writer on w.

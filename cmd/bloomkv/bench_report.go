@@ -111,6 +111,57 @@ type workloadRow struct {
 	PrefixSeeks            uint64  `json:"prefix_seeks,omitempty"`
 	PrefixNegativesPerSeek float64 `json:"prefix_filter_negatives_per_seek,omitempty"`
 	SoughtPerSeek          float64 `json:"tables_sought_per_seek,omitempty"`
+
+	// YCSB workloads: operations by kind (workload.OpNames).
+	Kinds map[string]int `json:"kinds,omitempty"`
+	// What the operating system counted (procstat), per operation, over
+	// the workload and a fill's settle; absent where it counts nothing.
+	OS *osRow `json:"os,omitempty"`
+}
+
+// osRow is a workload's costs as the operating system counted them.
+type osRow struct {
+	Cold             bool    `json:"cold"` // the page cache was dropped before the workload
+	CPUSeconds       float64 `json:"cpu_seconds"`
+	StallPercent     float64 `json:"stall_percent"`       // write stalls over the workload's time
+	FileReadsPerOp   float64 `json:"file_reads_per_op"`   // read system calls (syscr)
+	FileBytesPerOp   float64 `json:"file_bytes_per_op"`   // the bytes they returned (rchar)
+	DeviceBytesPerOp float64 `json:"device_bytes_per_op"` // read from the device for the process (read_bytes)
+	// DeviceReadsPerOp is the reads the database's device completed per
+	// operation, every process's; -1 when the directory is on no block
+	// device.
+	DeviceReadsPerOp float64 `json:"device_reads_per_op"`
+	// Fills: bytes written to storage (write_bytes) per user byte written,
+	// -1 where nothing was counted (a tmpfs); bytes on disk after the
+	// settle per live user byte.
+	WriteAmp  float64 `json:"write_amp,omitempty"`
+	SpaceAmp  float64 `json:"space_amp,omitempty"`
+	DiskBytes int64   `json:"disk_bytes,omitempty"`
+}
+
+func newOSRow(p *phase) *osRow {
+	if !p.measured {
+		return nil
+	}
+	ops := float64(max(p.res.Ops, 1))
+	r := &osRow{Cold: p.cold, CPUSeconds: p.cpu.Seconds(), FileReadsPerOp: float64(p.io.FileReads) / ops,
+		FileBytesPerOp: float64(p.io.FileBytes) / ops, DeviceBytesPerOp: float64(p.io.DeviceBytes) / ops, DeviceReadsPerOp: -1}
+	if p.io.DeviceReads >= 0 {
+		r.DeviceReadsPerOp = float64(p.io.DeviceReads) / ops
+	}
+	if p.res.Elapsed > 0 {
+		r.StallPercent = 100 * p.stall.Seconds() / p.res.Elapsed.Seconds()
+	}
+	if p.writtenBytes > 0 {
+		r.WriteAmp = -1
+		if p.io.WriteBytes > 0 {
+			r.WriteAmp = float64(p.io.WriteBytes) / float64(p.writtenBytes)
+		}
+	}
+	if p.liveBytes > 0 {
+		r.SpaceAmp, r.DiskBytes = float64(p.diskBytes)/float64(p.liveBytes), p.diskBytes
+	}
+	return r
 }
 
 // levelRow is one level's shape and filter rates.
@@ -130,7 +181,10 @@ type benchReport struct {
 	Workloads    []workloadRow `json:"workloads"`
 	Levels       []levelRow    `json:"levels"`
 	FilterMemory uint64        `json:"filter_memory_bytes"`
-	reads        []string      // the read workloads, in order
+	// PeakRSS is the process's peak resident set so far (with -sizes,
+	// over this size and those before it), 0 if unknown.
+	PeakRSS int64    `json:"peak_rss_bytes,omitempty"`
+	reads   []string // the read workloads, in order
 }
 
 func newBenchReport(opts *bloomkv.Options, cfg *workload.Config, phases []*phase, m bloomkv.Metrics, info [manifest.NumLevels]levelInfo) *benchReport {
@@ -140,9 +194,17 @@ func newBenchReport(opts *bloomkv.Options, cfg *workload.Config, phases []*phase
 		row := workloadRow{
 			Workload: string(res.Workload), Ops: res.Ops, Seconds: res.Elapsed.Seconds(), OpsPerSec: res.OpsPerSec(),
 			P50Micros: micros(res.Latency.Percentile(0.5)), P99Micros: micros(res.Latency.Percentile(0.99)),
-			SettleSeconds: p.settleTime.Seconds(),
+			SettleSeconds: p.settleTime.Seconds(), OS: newOSRow(p),
 		}
-		if res.Workload.IsGet() {
+		if res.Workload.IsYCSB() {
+			row.Kinds = map[string]int{}
+			for k, n := range res.Kinds {
+				if n > 0 {
+					row.Kinds[workload.OpNames[k]] = n
+				}
+			}
+		}
+		if res.Workload.IsGet() || (res.Workload.IsYCSB() && p.gets > 0) {
 			s := p.sum()
 			row.Gets = p.gets
 			row.TablesPerGet = p.perGet(s.TableProbes)
@@ -173,7 +235,7 @@ func newBenchReport(opts *bloomkv.Options, cfg *workload.Config, phases []*phase
 		lr := levelRow{Level: i, Tables: l.Tables, Bytes: l.Bytes, Filters: info[i].filters, BitsPerKey: l.FilterBitsPerKey,
 			PredictedFPR: info[i].expectedFPR, MeasuredFPR: map[string]float64{}, AbsentChecks: map[string]uint64{}}
 		for _, p := range phases {
-			if !p.res.Workload.IsGet() {
+			if !p.res.Workload.IsGet() && !(p.res.Workload.IsYCSB() && p.gets > 0) {
 				continue
 			}
 			d := p.levels[i]
@@ -225,6 +287,9 @@ func (r *benchReport) print(w io.Writer) {
 		}
 	}
 
+	r.printOS(w)
+	r.printKinds(w)
+
 	fmt.Fprintln(w)
 	t = newTable(w)
 	fmt.Fprint(t, "level\ttables\tsize\tfilter\tbits/key\tpredicted FPR\t")
@@ -261,6 +326,101 @@ func (r *benchReport) print(w io.Writer) {
 			break
 		}
 	}
+}
+
+// printOS prints the table of what the operating system counted, if it
+// counted anything.
+func (r *benchReport) printOS(w io.Writer) {
+	if len(r.Workloads) == 0 || r.Workloads[0].OS == nil {
+		return
+	}
+	cold := false
+	for _, row := range r.Workloads {
+		cold = cold || row.OS.Cold
+	}
+	fmt.Fprintln(w)
+	t := newTable(w)
+	fmt.Fprint(t, "workload\tCPU s\tstall\twrite amp\tspace amp\treads/op\tread KiB/op\t")
+	if cold {
+		fmt.Fprint(t, "device KiB/op\tdevice reads/op\t")
+	}
+	fmt.Fprintln(t)
+	amp := func(x float64) string {
+		switch {
+		case x == 0:
+			return "-"
+		case x < 0:
+			return "not counted"
+		}
+		return fmt.Sprintf("%.2f", x)
+	}
+	for _, row := range r.Workloads {
+		o := row.OS
+		fmt.Fprintf(t, "%s\t%.1f\t%.1f%%\t%s\t%s\t%.2f\t%.2f\t", row.Workload, o.CPUSeconds, o.StallPercent, amp(o.WriteAmp), amp(o.SpaceAmp),
+			o.FileReadsPerOp, o.FileBytesPerOp/1024)
+		if cold {
+			switch {
+			case !o.Cold:
+				fmt.Fprint(t, "-\t-\t")
+			case o.DeviceReadsPerOp < 0:
+				fmt.Fprintf(t, "%.2f\tnot counted\t", o.DeviceBytesPerOp/1024)
+			default:
+				fmt.Fprintf(t, "%.2f\t%.3f\t", o.DeviceBytesPerOp/1024, o.DeviceReadsPerOp)
+			}
+		}
+		fmt.Fprintln(t)
+	}
+	t.Flush()
+	if r.PeakRSS > 0 {
+		fmt.Fprintf(w, "peak RSS: %s\n", humanize.Bytes(uint64(r.PeakRSS)))
+	}
+	fmt.Fprintln(w, "CPU s: the process's user and system time (background compactions too); stall: write stall time over the workload's;")
+	fmt.Fprintln(w, "write amp: bytes written to storage (/proc/self/io write_bytes) over the fill and its settle per user byte written;")
+	fmt.Fprintln(w, "space amp: the database's bytes on disk after the settle per live user byte (below 1: compression);")
+	fmt.Fprintln(w, "reads/op, read KiB/op: read system calls and the bytes they returned (syscr, rchar), page-cache hits included.")
+	if cold {
+		fmt.Fprintln(w, "device KiB/op: read from the device for this process (read_bytes), the page cache dropped before the workload;")
+		fmt.Fprintln(w, "device reads/op: reads the database's block device completed (its stat), every process's: an upper bound.")
+	}
+}
+
+// printKinds prints the YCSB workloads' operations by kind.
+func (r *benchReport) printKinds(w io.Writer) {
+	for _, row := range r.Workloads {
+		if len(row.Kinds) == 0 || row.Workload == string(workload.YCSBLoad) {
+			continue
+		}
+		var parts []string
+		for _, name := range workload.OpNames {
+			if n := row.Kinds[name]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%s %s (%.1f%%)", name, fmtCount(int64(n)), 100*float64(n)/float64(row.Ops)))
+			}
+		}
+		fmt.Fprintf(w, "%s: %s\n", row.Workload, strings.Join(parts, ", "))
+	}
+}
+
+// printBenchScale prints, for each read workload, ops/s, p99 and the data
+// blocks read from files per Get at each size of -sizes.
+func printBenchScale(w io.Writer, reps []*benchReport) {
+	fmt.Fprintln(w, "scale: each read workload's ops/s, p99 and data blocks read from files per Get against the number of keys")
+	t := newTable(w)
+	fmt.Fprintln(t, "workload\tkeys\tops/s\tp99\tblocks file/Get\treads/op\t")
+	for j, row := range reps[0].Workloads {
+		if row.Gets == 0 && row.PrefixSeeks == 0 && row.Workload != string(workload.Scan) {
+			continue
+		}
+		for _, rep := range reps {
+			x := rep.Workloads[j]
+			reads := "-"
+			if x.OS != nil {
+				reads = fmt.Sprintf("%.2f", x.OS.FileReadsPerOp)
+			}
+			fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%.3f\t%s\t\n", x.Workload, fmtCount(int64(rep.Settings.Keys)), fmtCount(int64(x.OpsPerSec)),
+				fmtMicros(x.P99Micros), x.BlocksFromFilePerGet, reads)
+		}
+	}
+	t.Flush()
 }
 
 // write writes bench.json and bench.csv into dir.

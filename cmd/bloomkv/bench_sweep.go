@@ -16,6 +16,7 @@ import (
 	"github.com/bloomkv/bloomkv/internal/compaction"
 	"github.com/bloomkv/bloomkv/internal/humanize"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/progress"
 	"github.com/bloomkv/bloomkv/internal/workload"
 	"github.com/bloomkv/bloomkv/sstable"
 )
@@ -414,13 +415,13 @@ func runSweep(stdout io.Writer, f *benchFlags, plan *sweepPlan, dir string, base
 	normalize(rep.Rows)
 	rep.Targets = targets(rep.Rows)
 	if len(plan.sizes) > 0 {
-		pr := newProgress("filter measurements", 0)
+		pr := progress.New("filter measurements", 0)
 		var err error
 		rep.Families, err = measureFamilies(sweepFamilies, plan.sizes, plan.probes, cfg.Keys.Seed)
 		if err == nil {
 			rep.Costs, err = measureCosts(sweepFamilies, costSizes(plan.sizes), cfg.Keys.Seed)
 		}
-		pr.done()
+		pr.Done()
 		if err != nil {
 			return err
 		}

@@ -56,6 +56,40 @@
 //	                   holds the prefix is read, unless a prefix filter
 //	                   rules the prefix out
 //
+// # YCSB
+//
+// The YCSB workloads are YCSB's CoreWorkload with its property names and
+// defaults (see YCSB and the comment at the top of ycsb.go): ycsb-load
+// inserts recordcount records ("user" and the record's number hashed by
+// FNV-1a, fieldcount fields of fieldlength bytes in one value), and
+// ycsb-a … ycsb-f run operationcount operations of YCSB's core workloads
+// A–F on them:
+//
+//	ycsb-a  50% read, 50% update, zipfian          (update heavy)
+//	ycsb-b  95% read, 5% update, zipfian           (read mostly)
+//	ycsb-c  100% read, zipfian                     (read only)
+//	ycsb-d  95% read, 5% insert, latest            (read latest)
+//	ycsb-e  95% scan (1–100 records), 5% insert, zipfian (short ranges)
+//	ycsb-f  50% read, 50% read-modify-write, zipfian
+//
+// with zipfian YCSB's ScrambledZipfianGenerator (θ = 0.99, ranks hashed
+// over the records) and latest its SkewedLatestGenerator (the newest
+// records the most popular, following the inserts). Config.YCSB overrides
+// any property for every YCSB workload, by YCSB's name
+// (requestdistribution=uniform, fieldcount=1, …); recordcount defaults to
+// Keys.N and operationcount to Reads. The workloads after the load share
+// its records and the inserts made since, so run ycsb-load first. Reads
+// check that the record exists and has fieldcount·fieldlength bytes.
+//
+// # Threads
+//
+// Config.Threads runs each workload on that many goroutines at once, each
+// doing an equal share: a fill a contiguous share of its keys' order,
+// reads draws of a generator of their own (the first goroutine's the one
+// a run on one goroutine uses), the YCSB workloads sharing their record
+// counter as YCSB's client threads do. filloverwrite runs on one: its
+// check that the last write won needs one order of the writes.
+//
 // Each workload draws from its own generator, seeded from Seed and its name,
 // so a workload's sequence of keys does not depend on which ran before it.
 // Reads check their answers: a present key not found, a missing key found,

@@ -2,7 +2,10 @@ package workload
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 )
 
 // Default sizes and seed.
@@ -101,4 +104,33 @@ func (k *Keys) rng(name string) *rand.Rand {
 		h = (h ^ uint64(name[i])) * 1099511628211
 	}
 	return rand.New(rand.NewPCG(k.Seed, h))
+}
+
+// ParseCounts parses a list of key counts (the benchmarks' -sizes), each a
+// number with an optional K (thousand) or M (million) suffix:
+// "500K,1M,10M,30M".
+func ParseCounts(list string) ([]int, error) {
+	var sizes []int
+	for _, item := range strings.Split(list, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		mult, num := 1.0, item
+		switch {
+		case strings.HasSuffix(strings.ToUpper(item), "M"):
+			mult, num = 1e6, item[:len(item)-1]
+		case strings.HasSuffix(strings.ToUpper(item), "K"):
+			mult, num = 1e3, item[:len(item)-1]
+		}
+		x, err := strconv.ParseFloat(num, 64)
+		if err != nil || !(x*mult >= 1) || x*mult > 1e12 {
+			return nil, fmt.Errorf("workload: size %q: want a count of keys such as 500K or 10M", item)
+		}
+		sizes = append(sizes, int(math.Round(x*mult)))
+	}
+	if len(sizes) == 0 {
+		return nil, fmt.Errorf("workload: no size in %q", list)
+	}
+	return sizes, nil
 }

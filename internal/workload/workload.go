@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -52,11 +54,12 @@ const (
 )
 
 // All lists the workloads in the order of the package doc.
-var All = []Workload{FillSeq, FillRandom, FillOverwrite, ReadRandom, ReadMissing, ReadMixed, Scan, FillPrefix, SeekPrefix, SeekPrefixMissing}
+var All = []Workload{FillSeq, FillRandom, FillOverwrite, ReadRandom, ReadMissing, ReadMixed, Scan, FillPrefix, SeekPrefix, SeekPrefixMissing,
+	YCSBLoad, YCSBA, YCSBB, YCSBC, YCSBD, YCSBE, YCSBF}
 
-// IsFill reports whether w writes.
+// IsFill reports whether w writes a store from empty (the YCSB load too).
 func (w Workload) IsFill() bool {
-	return w == FillSeq || w == FillRandom || w == FillOverwrite || w == FillPrefix
+	return w == FillSeq || w == FillRandom || w == FillOverwrite || w == FillPrefix || w == YCSBLoad
 }
 
 // IsPrefixSeek reports whether w is made of prefix seeks.
@@ -114,6 +117,16 @@ type Config struct {
 	// WritesPerKey is how many times filloverwrite writes each key, in
 	// [1, MaxWritesPerKey]; 0: DefaultWritesPerKey.
 	WritesPerKey int
+	// Threads is how many goroutines run each workload's operations at
+	// once (0 or 1: one). The Store must be safe for concurrent use.
+	// filloverwrite runs on one only.
+	Threads int
+	// YCSB is a comma-separated list of YCSB properties (name=value, YCSB's
+	// names: see YCSB.SetProperty) that override every YCSB workload's own;
+	// recordcount defaults to Keys.N and operationcount to Reads.
+	YCSB string
+
+	records *ycsbRecords // the YCSB records, from the last ycsb-load
 }
 
 // writesPerKey returns filloverwrite's writes per key, the default for 0.
@@ -144,12 +157,49 @@ func (c *Config) Ops(w Workload) int {
 	switch {
 	case w == FillOverwrite:
 		return c.Keys.N * c.writesPerKey()
+	case w.IsYCSB():
+		y, err := c.ycsb(w)
+		if err != nil {
+			return 0
+		}
+		if w == YCSBLoad {
+			return int(y.RecordCount)
+		}
+		return int(y.OperationCount)
 	case w.IsFill():
 		return c.Keys.N
 	case w == Scan:
 		return max(1, c.Reads/max(1, c.ScanLength))
 	}
 	return c.Reads
+}
+
+// LiveBytes returns the user bytes — keys and values, at their sizes when
+// written — that fill w leaves in a store it filled from empty: the
+// denominator of space amplification. 0 for a workload that is not a
+// fill.
+func (c *Config) LiveBytes(w Workload) int64 {
+	switch {
+	case w == YCSBLoad:
+		y, err := c.ycsb(w)
+		if err != nil {
+			return 0
+		}
+		return y.loadBytes()
+	case w.IsFill():
+		return int64(c.Keys.N) * int64(c.Keys.KeySize+c.Keys.ValueSize)
+	}
+	return 0
+}
+
+// WrittenBytes returns the user bytes — keys and values — that fill w
+// writes: LiveBytes, but each of filloverwrite's writes counted: the
+// denominator of write amplification. 0 for a workload that is not a fill.
+func (c *Config) WrittenBytes(w Workload) int64 {
+	if w == FillOverwrite {
+		return c.LiveBytes(w) * int64(c.writesPerKey())
+	}
+	return c.LiveBytes(w)
 }
 
 // Result is what one workload did.
@@ -159,6 +209,10 @@ type Result struct {
 	Elapsed  time.Duration // wall-clock time of them all
 	Latency  Histogram     // of each operation
 	Missing  int           // Gets of missing keys (readmissing, readmixed) or seeks of missing prefixes
+	Threads  int           // goroutines that ran the operations
+	// Kinds counts a YCSB workload's operations by kind (OpRead …
+	// OpReadModifyWrite; the load's are all inserts).
+	Kinds [NumOpKinds]int
 }
 
 // OpsPerSec returns the throughput.
@@ -172,137 +226,245 @@ func (r *Result) OpsPerSec() float64 {
 // progressEvery is how many operations pass between progress calls.
 const progressEvery = 1024
 
-// Run runs workload w against s. If progress is not nil it is called now
-// and then with the operations done so far. A read that gets a wrong answer
-// (a present key not found, a missing key found, a present key's value
-// other than Keys.Value, the value every fill leaves it with) stops the run
-// with an error.
-func (c *Config) Run(s Store, w Workload, progress func(done int)) (*Result, error) {
+// plan is what a workload's threads share, read-only but for the YCSB
+// records' counters.
+type plan struct {
+	w      Workload
+	ops    int
+	order  []int    // fillrandom, fillprefix: the keys in their order
+	writes []uint32 // filloverwrite's writes, key by key
+	layout prefixLayout
+	seeker PrefixSeeker
+	ycsb   *ycsbRun
+}
+
+// newPlan checks that w can run on s under c and plans it.
+func (c *Config) newPlan(s Store, w Workload) (*plan, error) {
 	k := c.Keys
-	ops := c.Ops(w)
-	res := &Result{Workload: w, Ops: ops}
+	p := &plan{w: w, ops: c.Ops(w)}
 	r := k.rng(string(w))
-	var order []int
-	var layout prefixLayout
-	var seeker PrefixSeeker
-	// filloverwrite's writes, key by key, the writes of each key done so
-	// far, and the buffer of the values of the writes before a key's last.
-	var writes []uint32
-	var written []uint8
-	var overwritten []byte
-	switch w {
-	case FillSeq:
-	case FillRandom:
-		order = r.Perm(k.N)
-	case FillOverwrite:
+	switch {
+	case w == FillSeq:
+	case w == FillRandom:
+		p.order = r.Perm(k.N)
+	case w == FillOverwrite:
 		if err := c.checkOverwrite(); err != nil {
 			return nil, err
 		}
-		writes = overwriteOrder(r, k.N, c.writesPerKey())
-		written = make([]uint8, k.N)
-		overwritten = make([]byte, 0, k.ValueSize)
-	case ReadRandom, ReadMissing, ReadMixed, Scan:
-	case FillPrefix, SeekPrefix, SeekPrefixMissing:
+		if c.threads() > 1 {
+			return nil, fmt.Errorf("workload: %s runs on one thread: its reads check that each key's last write won, which needs one order of the writes", w)
+		}
+		p.writes = overwriteOrder(r, k.N, c.writesPerKey())
+	case w == ReadRandom || w == ReadMissing || w == ReadMixed || w == Scan:
+	case w == FillPrefix || w.IsPrefixSeek():
 		var err error
-		if layout, err = k.prefixLayout(c.PrefixKeys); err != nil {
+		if p.layout, err = k.prefixLayout(c.PrefixKeys); err != nil {
 			return nil, err
 		}
 		if w == FillPrefix {
-			order = r.Perm(k.N)
+			p.order = r.Perm(k.N)
 			break
 		}
 		var ok bool
-		if seeker, ok = s.(PrefixSeeker); !ok {
+		if p.seeker, ok = s.(PrefixSeeker); !ok {
 			return nil, fmt.Errorf("workload: %s needs prefix seeks, which the store %T does not offer", w, s)
+		}
+	case w.IsYCSB():
+		var err error
+		if p.ycsb, err = c.newYCSBRun(w); err != nil {
+			return nil, err
 		}
 	default:
 		return nil, fmt.Errorf("workload: unknown workload %q", w)
 	}
-	key := make([]byte, 0, k.KeySize)
-	start := time.Now()
-	for op := 0; op < ops; op++ {
-		if progress != nil && op%progressEvery == 0 {
-			progress(op)
+	return p, nil
+}
+
+// threads returns Threads, at least 1.
+func (c *Config) threads() int { return max(c.Threads, 1) }
+
+// Run runs workload w against s on Config.Threads goroutines, each doing
+// an equal share of the operations (fills: a contiguous share of the
+// keys' order; reads: draws of their own generator, the first thread's
+// the one a run on one thread uses), and returns their result: the wall
+// time from the start of the first to the end of the last, and the
+// latency of every operation. If progress is not nil it is called, from
+// one goroutine, now and then with the operations done so far. A read
+// that gets a wrong answer (a present key not found, a missing key found,
+// a present key's value other than Keys.Value, the value every fill
+// leaves it with) stops the run with an error.
+func (c *Config) Run(s Store, w Workload, progress func(done int)) (*Result, error) {
+	p, err := c.newPlan(s, w)
+	if err != nil {
+		return nil, err
+	}
+	n := c.threads()
+	threads := make([]*thread, n)
+	for i := range threads {
+		name := string(w)
+		if i > 0 {
+			name = fmt.Sprintf("%s#%d", w, i)
 		}
-		var err error
-		t0 := time.Now()
-		switch w {
-		case FillSeq, FillRandom:
-			i := op
-			if order != nil {
-				i = order[op]
-			}
-			key = k.Present(key, i)
-			err = s.Put(key, k.Value(i))
-		case FillOverwrite:
-			i := int(writes[op])
-			key = k.Present(key, i)
-			v := k.Value(i)
-			if j := int(written[i]); j < c.writesPerKey()-1 {
-				overwritten = k.overwrittenValue(overwritten, i, j)
-				v = overwritten
-			}
-			written[i]++
-			err = s.Put(key, v)
-		case FillPrefix:
-			i := order[op]
-			key = layout.key(key, i)
-			err = s.Put(key, k.Value(i))
-		case SeekPrefix, SeekPrefixMissing:
-			g := r.IntN(layout.groups)
-			missing := w == SeekPrefixMissing
-			key = layout.appendPrefix(key, 2*uint64(g)+uint64(btoi(missing)))
-			want := layout.groupKeys(k.N, g)
-			if missing {
-				want = 0
-				res.Missing++
-			}
-			var n int
-			n, err = seeker.SeekPrefix(key, layout.perPrefix+1)
-			if err == nil && n != want {
-				err = fmt.Errorf("prefix %q: %d keys, want %d (was the store filled with fillprefix?)", key, n, want)
-			}
-		case Scan:
-			key = k.Present(key, r.IntN(k.N))
-			var n int
-			n, err = s.Scan(key, c.ScanLength)
-			if err == nil && n == 0 {
-				err = fmt.Errorf("scan from %q read nothing", key)
-			}
-		default:
-			i := r.IntN(k.N)
-			missing := w == ReadMissing || (w == ReadMixed && r.Float64() < c.MissRatio)
-			if missing {
-				key = k.Missing(key, i)
-				res.Missing++
-			} else {
-				key = k.Present(key, i)
-			}
-			var v []byte
-			var found bool
-			v, found, err = s.Get(key)
-			switch {
-			case err != nil:
-			case missing && found:
-				err = fmt.Errorf("missing key %q found", key)
-			case !missing && !found:
-				err = fmt.Errorf("present key %q not found (was the store filled?)", key)
-			case found && len(v) != k.ValueSize:
-				err = fmt.Errorf("key %q has a value of %d bytes, want %d", key, len(v), k.ValueSize)
-			case found && !bytes.Equal(v, k.Value(i)):
-				err = fmt.Errorf("key %q has a value other than its last write's (was the store filled with these keys' seed?)", key)
-			}
+		threads[i] = &thread{c: c, p: p, s: s, r: c.Keys.rng(name), lo: i * p.ops / n, hi: (i + 1) * p.ops / n}
+		if p.ycsb != nil {
+			threads[i].ycsb = p.ycsb.thread(threads[i].r, c.Keys.values)
 		}
-		res.Latency.Record(time.Since(t0))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", w, err)
+		if w == FillOverwrite {
+			threads[i].written = make([]uint8, c.Keys.N)
 		}
 	}
-	res.Elapsed = time.Since(start)
+	var done atomic.Int64
+	var failed atomic.Bool
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i, t := range threads {
+		var pr func(int)
+		if i == 0 {
+			pr = progress
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if errs[i] = t.run(pr, &done, &failed); errs[i] != nil {
+				failed.Store(true)
+			}
+		}()
+	}
+	wg.Wait()
+	res := &Result{Workload: w, Ops: p.ops, Elapsed: time.Since(start), Threads: n}
+	for i, t := range threads {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("%s: %w", w, errs[i])
+		}
+		res.Latency.Merge(&t.latency)
+		res.Missing += t.missing
+		for k, x := range t.kinds {
+			res.Kinds[k] += x
+		}
+	}
 	if progress != nil {
-		progress(ops)
+		progress(p.ops)
 	}
 	return res, nil
+}
+
+// thread is one goroutine of a run: operations lo … hi−1 of its plan.
+type thread struct {
+	c      *Config
+	p      *plan
+	s      Store
+	r      *rand.Rand
+	lo, hi int
+	key    []byte
+	ycsb   *ycsbThread
+	// filloverwrite: the writes done so far of each key, and the buffer of
+	// the values of the writes before a key's last.
+	written     []uint8
+	overwritten []byte
+
+	latency Histogram
+	missing int
+	kinds   [NumOpKinds]int
+}
+
+// run does the thread's operations, stopping early when another thread
+// has failed. pr, if not nil, is called with done's count.
+func (t *thread) run(pr func(int), done *atomic.Int64, failed *atomic.Bool) error {
+	t.key = make([]byte, 0, t.c.Keys.KeySize)
+	for op := t.lo; op < t.hi; op++ {
+		if (op-t.lo)%progressEvery == 0 {
+			if op > t.lo {
+				done.Add(progressEvery)
+			}
+			if failed.Load() {
+				return nil
+			}
+			if pr != nil {
+				pr(int(done.Load()))
+			}
+		}
+		t0 := time.Now()
+		err := t.op(op)
+		t.latency.Record(time.Since(t0))
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// op does operation i of the plan.
+func (t *thread) op(i int) error {
+	c, k, p, s, r := t.c, t.c.Keys, t.p, t.s, t.r
+	switch p.w {
+	case FillSeq, FillRandom:
+		if p.order != nil {
+			i = p.order[i]
+		}
+		t.key = k.Present(t.key, i)
+		return s.Put(t.key, k.Value(i))
+	case FillOverwrite:
+		i := int(p.writes[i])
+		t.key = k.Present(t.key, i)
+		v := k.Value(i)
+		if j := int(t.written[i]); j < c.writesPerKey()-1 {
+			t.overwritten = k.overwrittenValue(t.overwritten, i, j)
+			v = t.overwritten
+		}
+		t.written[i]++
+		return s.Put(t.key, v)
+	case FillPrefix:
+		i = p.order[i]
+		t.key = p.layout.key(t.key, i)
+		return s.Put(t.key, k.Value(i))
+	case SeekPrefix, SeekPrefixMissing:
+		g := r.IntN(p.layout.groups)
+		missing := p.w == SeekPrefixMissing
+		t.key = p.layout.appendPrefix(t.key, 2*uint64(g)+uint64(btoi(missing)))
+		want := p.layout.groupKeys(k.N, g)
+		if missing {
+			want = 0
+			t.missing++
+		}
+		n, err := p.seeker.SeekPrefix(t.key, p.layout.perPrefix+1)
+		if err == nil && n != want {
+			err = fmt.Errorf("prefix %q: %d keys, want %d (was the store filled with fillprefix?)", t.key, n, want)
+		}
+		return err
+	case Scan:
+		t.key = k.Present(t.key, r.IntN(k.N))
+		n, err := s.Scan(t.key, c.ScanLength)
+		if err == nil && n == 0 {
+			err = fmt.Errorf("scan from %q read nothing", t.key)
+		}
+		return err
+	case ReadRandom, ReadMissing, ReadMixed:
+		i := r.IntN(k.N)
+		missing := p.w == ReadMissing || (p.w == ReadMixed && r.Float64() < c.MissRatio)
+		if missing {
+			t.key = k.Missing(t.key, i)
+			t.missing++
+		} else {
+			t.key = k.Present(t.key, i)
+		}
+		v, found, err := s.Get(t.key)
+		switch {
+		case err != nil:
+		case missing && found:
+			err = fmt.Errorf("missing key %q found", t.key)
+		case !missing && !found:
+			err = fmt.Errorf("present key %q not found (was the store filled?)", t.key)
+		case found && len(v) != k.ValueSize:
+			err = fmt.Errorf("key %q has a value of %d bytes, want %d", t.key, len(v), k.ValueSize)
+		case found && !bytes.Equal(v, k.Value(i)):
+			err = fmt.Errorf("key %q has a value other than its last write's (was the store filled with these keys' seed?)", t.key)
+		}
+		return err
+	}
+	kind, err := t.ycsb.op(s)
+	t.kinds[kind]++
+	return err
 }
 
 // overwriteOrder returns filloverwrite's writes as the key each one writes:

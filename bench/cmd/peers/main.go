@@ -38,11 +38,34 @@
 // cannot settle, so the tree after their fill lacks what their memtables
 // still hold.
 //
+// Then, per workload and engine, the amplification and cost columns: CPU
+// seconds (the child's user and system time over the workload), read
+// calls and bytes per operation (/proc/self/io syscr and rchar), tables
+// and blocks per operation where the engine counts them, the share of the
+// time writes stalled, and for each fill its write amplification (bytes
+// written to storage, write_bytes, per user byte) and space amplification
+// (the engine's directory's bytes on disk per live user byte).
+//
+// -cold (Linux, root) drops the page cache before each read workload and
+// prints the bytes each operation read from the device (read_bytes, the
+// child's own) and the reads the device completed per operation (its
+// stat: every process's) beside the read calls. -threads N runs each
+// workload on N goroutines. The YCSB workloads (ycsb-load, ycsb-a …
+// ycsb-f; -ycsb overrides their properties) run like the others. -sizes
+// runs everything at each number of keys in turn and ends with a table of
+// each read workload's ops/s, p99 and read calls per operation against
+// n. -out DIR writes peers.json — every result, with the machine, the
+// command and the date — after each engine, and the charts (PNG and SVG:
+// ops/s per workload, device bytes per operation with -cold, and with
+// several sizes each read workload's ops/s, p99 and reads per operation
+// against n); -chart DIR draws them again from DIR/peers.json.
+//
 // Usage, from the bench module's directory:
 //
 //	go run ./cmd/peers [-n 1000000] [-reads 200000] [-engines bloomkv,pebble,goleveldb,badger]
 //	                   [-workloads fillrandom,readrandom,readmissing,readmixed,scan] [-in-process]
-//	                   [-writes-per-key 3] [-sample-interval 100ms] [-space-amp]
+//	                   [-writes-per-key 3] [-sample-interval 100ms] [-space-amp] [-cold]
+//	                   [-threads 1] [-ycsb props] [-sizes 1M,10M,30M] [-out DIR] [-chart DIR]
 //
 // -writes-per-key is filloverwrite's writes of each key (workload.Config's
 // WritesPerKey): -n 1000000 -workloads filloverwrite,readrandom writes
@@ -61,8 +84,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -70,6 +95,8 @@ import (
 	"time"
 
 	"github.com/bloomkv/bloomkv/bench/peers"
+	"github.com/bloomkv/bloomkv/internal/procstat"
+	"github.com/bloomkv/bloomkv/internal/progress"
 	"github.com/bloomkv/bloomkv/internal/workload"
 )
 
@@ -111,15 +138,53 @@ type result struct {
 	P999NS    int64             `json:"p999_ns"`
 	MaxNS     int64             `json:"max_ns"`
 	// Fills on engines that are peers.Shapers (see peers.Outcome).
-	L0        *peers.L0Samples `json:"l0,omitempty"`
-	Tree      *peers.Tree      `json:"tree,omitempty"`
-	Compacted *peers.Tree      `json:"compacted,omitempty"`
-	CompactNS int64            `json:"compact_ns,omitempty"`
-	WriteAmp  float64          `json:"write_amp,omitempty"` // -1: not counted; 0: not a fill on a Shaper
-	// Cold: a read workload run after the page cache was dropped (-cold),
-	// which read DeviceBytes from the device.
-	Cold        bool  `json:"cold,omitempty"`
-	DeviceBytes int64 `json:"device_bytes,omitempty"`
+	L0        *peers.L0Samples         `json:"l0,omitempty"`
+	Tree      *peers.Tree              `json:"tree,omitempty"`
+	Compacted *peers.Tree              `json:"compacted,omitempty"`
+	CompactNS int64                    `json:"compact_ns,omitempty"`
+	WriteAmp  float64                  `json:"write_amp,omitempty"` // -1: not counted; 0: not a fill on a Shaper
+	Threads   int                      `json:"threads"`
+	Kinds     [workload.NumOpKinds]int `json:"kinds,omitempty"` // YCSB: operations by kind (workload.OpNames)
+	// Cold: a read workload run after the page cache was dropped (-cold).
+	Cold bool `json:"cold,omitempty"`
+	// IO is what the workload read at the file system and from the device
+	// (see peers.Outcome.IO); CPUNS the process's CPU time over it;
+	// Engine the engine's own counters (−1: not counted); DiskBytes and
+	// LiveBytes a fill's bytes on disk and user bytes.
+	IO        procstat.Counters `json:"io"`
+	CPUNS     int64             `json:"cpu_ns"`
+	Engine    peers.Counters    `json:"engine"`
+	DiskBytes int64             `json:"disk_bytes,omitempty"`
+	LiveBytes int64             `json:"live_bytes,omitempty"`
+}
+
+// perOp returns x per operation of r, NaN without operations or when x
+// is negative (not counted).
+func (r *result) perOp(x int64) float64 {
+	if r.Ops <= 0 || x < 0 {
+		return math.NaN()
+	}
+	return float64(x) / float64(r.Ops)
+}
+
+// writeAmp is a fill's bytes written to the device (the process's
+// write_bytes over the fill and its settle) per user byte written; NaN
+// for a read, and where nothing was counted (a database on a tmpfs, whose
+// writes reach no device).
+func (r *result) writeAmp(written int64) float64 {
+	if written <= 0 || r.IO.WriteBytes <= 0 {
+		return math.NaN()
+	}
+	return float64(r.IO.WriteBytes) / float64(written)
+}
+
+// stallShare is the share of the workload's wall time the engine held
+// writes back; NaN where not counted.
+func (r *result) stallShare() float64 {
+	if r.Engine.Stall < 0 || r.ElapsedNS <= 0 {
+		return math.NaN()
+	}
+	return float64(r.Engine.Stall) / float64(r.ElapsedNS)
 }
 
 func (r *result) opsPerSec() float64 {
@@ -142,7 +207,8 @@ func fromOutcomes(outs []*peers.Outcome) []result {
 			P50NS: int64(h.Percentile(0.5)), P99NS: int64(h.Percentile(0.99)),
 			P999NS: int64(h.Percentile(0.999)), MaxNS: int64(h.Max()),
 			L0: o.L0, Tree: o.Tree, Compacted: o.Compacted, CompactNS: int64(o.CompactTime), WriteAmp: o.WriteAmp,
-			Cold: o.DeviceBytes >= 0, DeviceBytes: max(o.DeviceBytes, 0)}
+			Threads: o.Threads, Kinds: o.Kinds, Cold: o.Cold, IO: o.IO, CPUNS: int64(o.CPU), Engine: o.Engine,
+			DiskBytes: o.DiskBytes, LiveBytes: o.LiveBytes}
 	}
 	return out
 }
@@ -157,22 +223,32 @@ type engineRun struct {
 
 // options are the command's flags.
 type options struct {
-	n, reads, keySize, valueSize, scanLength, writesPerKey int
-	engines, workloads, dir, engine                        string
-	seed                                                   uint64
-	missRatio                                              float64
-	inProcess, spaceAmp, cold                              bool
-	sampleInterval                                         time.Duration
+	n, reads, keySize, valueSize, scanLength, writesPerKey, threads int
+	engines, workloads, dir, engine, ycsb, sizes, out, chart        string
+	seed                                                            uint64
+	missRatio                                                       float64
+	inProcess, spaceAmp, cold                                       bool
+	sampleInterval                                                  time.Duration
 }
 
 // config returns the workloads' configuration of o's flags.
 func (o *options) config(keys *workload.Keys) *workload.Config {
-	return &workload.Config{Keys: keys, Reads: o.reads, MissRatio: o.missRatio, ScanLength: o.scanLength, WritesPerKey: o.writesPerKey}
+	return &workload.Config{Keys: keys, Reads: o.reads, MissRatio: o.missRatio, ScanLength: o.scanLength, WritesPerKey: o.writesPerKey,
+		Threads: o.threads, YCSB: o.ycsb}
 }
 
 // measure returns what o's flags measure besides the workloads.
-func (o *options) measure() *peers.Measure {
-	return &peers.Measure{SampleInterval: o.sampleInterval, SpaceAmp: o.spaceAmp, Cold: o.cold}
+func (o *options) measure(engine string, cfg *workload.Config) *peers.Measure {
+	m := &peers.Measure{SampleInterval: o.sampleInterval, SpaceAmp: o.spaceAmp, Cold: o.cold}
+	if progress.Enabled {
+		var bar *progress.Bar
+		m.Progress = func(w workload.Workload) func(int) {
+			bar.Done() // the previous workload's
+			bar = progress.New(fmt.Sprintf("%s %s", engine, w), cfg.Ops(w))
+			return bar.Func()
+		}
+	}
+	return m
 }
 
 // childArgs are the flags that make a child run engine name with o's
@@ -184,7 +260,8 @@ func (o *options) childArgs(name string) []string {
 		"-miss-ratio", strconv.FormatFloat(o.missRatio, 'g', -1, 64),
 		"-scan-length", strconv.Itoa(o.scanLength), "-dir", o.dir,
 		"-writes-per-key", strconv.Itoa(o.writesPerKey), "-sample-interval", o.sampleInterval.String(),
-		"-space-amp=" + strconv.FormatBool(o.spaceAmp), "-cold=" + strconv.FormatBool(o.cold)}
+		"-space-amp=" + strconv.FormatBool(o.spaceAmp), "-cold=" + strconv.FormatBool(o.cold),
+		"-threads", strconv.Itoa(max(o.threads, 1)), "-ycsb", o.ycsb}
 }
 
 // run is the command: main with its arguments and output streams. It
@@ -207,7 +284,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.writesPerKey, "writes-per-key", workload.DefaultWritesPerKey, fmt.Sprintf("filloverwrite's writes of each key, in [1, %d] (0: the default)", workload.MaxWritesPerKey))
 	fs.DurationVar(&o.sampleInterval, "sample-interval", peers.DefaultSampleInterval, "how often L0 is sampled during a fill (0: once, at its end)")
 	fs.BoolVar(&o.spaceAmp, "space-amp", false, "after the last workload, compact the whole key range to measure the last fill's space amplification (slow)")
-	fs.BoolVar(&o.cold, "cold", false, "drop the page cache before each read workload (Linux, root) and report the bytes each operation read from the device")
+	fs.BoolVar(&o.cold, "cold", false, "drop the page cache before each read workload (Linux, root), so that its reads come from the device")
+	fs.IntVar(&o.threads, "threads", 1, "goroutines running each workload's operations at once (filloverwrite: 1)")
+	fs.StringVar(&o.ycsb, "ycsb", "", "YCSB properties overriding every ycsb-* workload's, name=value,… (e.g. requestdistribution=uniform,fieldcount=1); recordcount defaults to -n, operationcount to -reads")
+	fs.StringVar(&o.sizes, "sizes", "", "run the workloads at each of these key counts (e.g. 1M,10M,30M; instead of -n) and chart ops/s, p99 and reads per op against n")
+	fs.StringVar(&o.out, "out", "", "directory to write peers.json (every result, with the machine, command and date) and the charts into")
+	fs.StringVar(&o.chart, "chart", "", "draw the charts again from `DIR`/peers.json, written by -out, print its tables, and run nothing")
 	// Hidden: set by the parent for its children, not meant for people.
 	fs.StringVar(&o.engine, "engine", "", "")
 	fs.Usage = func() {
@@ -224,6 +306,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fail := func(code int, err error) int {
 		fmt.Fprintln(stderr, "peers:", err)
 		return code
+	}
+	if o.chart != "" {
+		rep, err := readReport(o.chart)
+		if err != nil {
+			return fail(1, err)
+		}
+		if err := rep.writeCharts(o.chart); err != nil {
+			return fail(1, err)
+		}
+		rep.print(stdout)
+		fmt.Fprintf(stdout, "\ncharts drawn again from %s\n", filepath.Join(o.chart, reportFile))
+		return 0
 	}
 	ws, err := workload.Parse(o.workloads)
 	if err != nil {
@@ -247,27 +341,42 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case o.writesPerKey < 1 || o.writesPerKey > workload.MaxWritesPerKey:
 		return fail(2, fmt.Errorf("-writes-per-key %d is outside [1, %d]", o.writesPerKey, workload.MaxWritesPerKey))
 	}
+	if o.threads < 1 {
+		return fail(2, fmt.Errorf("-threads %d: want at least 1", o.threads))
+	}
+	if err := workload.ParseYCSBProperties(o.ycsb); err != nil {
+		return fail(2, fmt.Errorf("-ycsb: %w", err))
+	}
+	if !ws[0].IsFill() {
+		return fail(2, fmt.Errorf("-workloads must begin with a fill (such as fillrandom or ycsb-load): each engine starts empty"))
+	}
+	sizes := []int{o.n}
+	if o.sizes != "" {
+		if sizes, err = workload.ParseCounts(o.sizes); err != nil {
+			return fail(2, fmt.Errorf("-sizes: %w", err))
+		}
+	}
 	if o.cold && o.engine == "" {
 		// Fail now, not after the first fill.
-		if err := peers.DropPageCache(); err != nil {
+		if err := procstat.DropPageCache(); err != nil {
 			return fail(2, fmt.Errorf("-cold: %w", err))
 		}
-		if _, err := peers.DeviceReadBytes(); err != nil {
+		if _, err := procstat.ReadProcIO(); err != nil {
 			return fail(2, fmt.Errorf("-cold: %w", err))
 		}
 	}
-	keys, err := workload.NewKeys(o.n, o.keySize, o.valueSize, o.seed)
-	if err != nil {
-		return fail(2, err)
-	}
-	cfg := o.config(keys)
 	s := peers.DefaultSettings
 
 	if o.engine != "" { // a child: one engine, results as JSON on stdout
 		if o.dir == "" {
 			return fail(2, fmt.Errorf("-engine needs -dir"))
 		}
-		rs, err := o.measure().Run(es[0], o.dir, s, cfg, ws)
+		keys, err := workload.NewKeys(o.n, o.keySize, o.valueSize, o.seed)
+		if err != nil {
+			return fail(2, err)
+		}
+		cfg := o.config(keys)
+		rs, err := o.measure(es[0].Name, cfg).Run(es[0], o.dir, s, cfg, ws)
 		if err != nil {
 			return fail(1, err)
 		}
@@ -285,33 +394,75 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defer os.RemoveAll(tmp)
 		o.dir = tmp
 	}
-	fmt.Fprintf(stdout, "peers: %d keys of %d B, values of %d B, seed %d; %d bits/key filters, block cache %d MiB, snappy, memtable %d MiB, base level %d MiB ×10, tables %d MiB, WAL on without fsync",
-		o.n, o.keySize, o.valueSize, o.seed, s.BitsPerKey, s.CacheSize>>20, s.MemtableSize>>20, s.BaseLevelSize>>20, s.TargetFileSize>>20)
-	for _, w := range ws {
-		if w == workload.FillOverwrite {
-			fmt.Fprintf(stdout, "; filloverwrite writes each key %d times", o.writesPerKey)
-			break
+	if o.out != "" {
+		if err := os.MkdirAll(o.out, 0o755); err != nil {
+			return fail(1, err)
 		}
 	}
-	fmt.Fprint(stdout, "\n\n")
-
-	runs, err := runEngines(&o, es, cfg, ws, stderr)
-	if err != nil {
-		return fail(1, err)
+	rep := newReport(&o, args, ws)
+	for _, n := range sizes {
+		o.n = n
+		keys, err := workload.NewKeys(o.n, o.keySize, o.valueSize, o.seed)
+		if err != nil {
+			return fail(2, err)
+		}
+		cfg := o.config(keys)
+		fmt.Fprintf(stdout, "peers: %s keys of %d B, values of %d B, seed %d; %d bits/key filters, block cache %d MiB, snappy, memtable %d MiB, base level %d MiB ×10, tables %d MiB, WAL on without fsync; %d thread(s)",
+			fmtCount(n), o.keySize, o.valueSize, o.seed, s.BitsPerKey, s.CacheSize>>20, s.MemtableSize>>20, s.BaseLevelSize>>20, s.TargetFileSize>>20, o.threads)
+		for _, w := range ws {
+			if w == workload.FillOverwrite {
+				fmt.Fprintf(stdout, "; filloverwrite writes each key %d times", o.writesPerKey)
+				break
+			}
+		}
+		if o.ycsb != "" {
+			fmt.Fprintf(stdout, "; YCSB properties %s", o.ycsb)
+		}
+		if o.cold {
+			fmt.Fprint(stdout, "; page cache dropped before each read workload")
+		}
+		fmt.Fprint(stdout, "\n\n")
+		// With -out, the report is written after each engine, so that a
+		// long run stopped early keeps what it finished.
+		var done func([]engineRun) error
+		if o.out != "" {
+			done = func(runs []engineRun) error {
+				partial := *rep
+				partial.add(n, cfg, runs)
+				return partial.write(o.out)
+			}
+		}
+		runs, err := runEngines(&o, es, cfg, ws, stderr, done)
+		if err != nil {
+			return fail(1, err)
+		}
+		rep.add(n, cfg, runs)
+		printTables(stdout, runs, ws, rep.Sizes[len(rep.Sizes)-1].Written)
+		fmt.Fprintln(stdout)
 	}
-	printTables(stdout, runs, ws)
+	if len(sizes) > 1 {
+		printScale(stdout, rep, ws)
+	}
+	fmt.Fprintln(stdout, notEqual())
+	if o.out != "" {
+		if err := rep.writeCharts(o.out); err != nil {
+			return fail(1, err)
+		}
+		fmt.Fprintf(stdout, "\nwrote %s and the charts into %s\n", reportFile, o.out)
+	}
 	return 0
 }
 
 // runEngines runs each engine, in a child process unless o.inProcess.
-func runEngines(o *options, es []peers.Engine, cfg *workload.Config, ws []workload.Workload, stderr io.Writer) ([]engineRun, error) {
+// If done is not nil it is called with the runs so far after each engine.
+func runEngines(o *options, es []peers.Engine, cfg *workload.Config, ws []workload.Workload, stderr io.Writer, done func([]engineRun) error) ([]engineRun, error) {
 	var runs []engineRun
 	for _, e := range es {
 		start := time.Now()
-		fmt.Fprintf(stderr, "%s …\n", e.Name)
+		fmt.Fprintf(stderr, "%s at %s keys …\n", e.Name, fmtCount(o.n))
 		r := engineRun{Name: e.Name}
 		if o.inProcess {
-			rs, err := o.measure().Run(e, o.dir, peers.DefaultSettings, cfg, ws)
+			rs, err := o.measure(e.Name, cfg).Run(e, o.dir, peers.DefaultSettings, cfg, ws)
 			if err != nil {
 				return nil, err
 			}
@@ -327,6 +478,11 @@ func runEngines(o *options, es []peers.Engine, cfg *workload.Config, ws []worklo
 		}
 		runs = append(runs, r)
 		fmt.Fprintf(stderr, "%s done in %s\n", e.Name, time.Since(start).Round(time.Millisecond))
+		if done != nil {
+			if err := done(runs); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return runs, nil
 }
@@ -355,7 +511,8 @@ func runChild(o *options, name string, stderr io.Writer) ([]result, int64, error
 // printTables prints the runs' tables: ops/s and peak RSS, latencies, L0
 // during the fills and the tree after each fill, then the settings that
 // could not be made equal.
-func printTables(stdout io.Writer, runs []engineRun, ws []workload.Workload) {
+// written is each fill's user bytes written (sizeRun.Written).
+func printTables(stdout io.Writer, runs []engineRun, ws []workload.Workload, written []int64) {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	writeHeader(tw, runs, " ops/s")
 	for j, w := range ws {
@@ -403,6 +560,8 @@ func printTables(stdout io.Writer, runs []engineRun, ws []workload.Workload) {
 	}
 	tw.Flush()
 
+	printAmp(stdout, runs, ws, written)
+	printKinds(stdout, runs, ws)
 	printDevice(stdout, runs, ws)
 	printL0(stdout, runs, ws)
 	for j, w := range ws {
@@ -410,8 +569,30 @@ func printTables(stdout io.Writer, runs []engineRun, ws []workload.Workload) {
 			printTree(stdout, runs, j, w)
 		}
 	}
-	fmt.Fprintln(stdout)
-	fmt.Fprintln(stdout, notEqual())
+}
+
+// printKinds prints, for each YCSB workload but the load, its operations
+// by kind, as the first engine ran them (each engine's thread draws the
+// same kinds but for the interleaving of threads).
+func printKinds(stdout io.Writer, runs []engineRun, ws []workload.Workload) {
+	first := true
+	for j, w := range ws {
+		if !w.IsYCSB() || w == workload.YCSBLoad {
+			continue
+		}
+		if first {
+			fmt.Fprintf(stdout, "\nYCSB operations by kind (%s's run)\n", runs[0].Name)
+			first = false
+		}
+		res := &runs[0].Results[j]
+		var parts []string
+		for k, n := range res.Kinds {
+			if n > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d (%.1f%%)", workload.OpNames[k], n, 100*float64(n)/float64(res.Ops)))
+			}
+		}
+		fmt.Fprintf(stdout, "%s: %s\n", w, strings.Join(parts, ", "))
+	}
 }
 
 // printDevice prints, for each read workload measured cold, the bytes each
@@ -426,6 +607,7 @@ func printDevice(stdout io.Writer, runs []engineRun, ws []workload.Workload) {
 	if !measured {
 		return
 	}
+	defer printDeviceReads(stdout, runs, ws)
 	fmt.Fprint(stdout, "\ndevice bytes read per operation, the page cache dropped before each read workload (/proc/self/io read_bytes)\n")
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	writeHeader(tw, runs, "")
@@ -436,7 +618,7 @@ func printDevice(stdout io.Writer, runs []engineRun, ws []workload.Workload) {
 		fmt.Fprintf(tw, "%s\t", w)
 		for _, r := range runs {
 			if res := &r.Results[j]; res.Cold && res.Ops > 0 {
-				fmt.Fprintf(tw, "%.0f B\t", float64(res.DeviceBytes)/float64(res.Ops))
+				fmt.Fprintf(tw, "%.0f B\t", res.perOp(res.IO.DeviceBytes))
 			} else {
 				fmt.Fprint(tw, "–\t")
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -41,7 +42,7 @@ func TestChildProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := &workload.Config{Keys: keys, Reads: o.reads, MissRatio: o.missRatio, ScanLength: o.scanLength}
-	runs, err := runEngines(o, peers.Engines, cfg, ws, io.Discard)
+	runs, err := runEngines(o, peers.Engines, cfg, ws, io.Discard, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,11 @@ func TestChildProcesses(t *testing.T) {
 		t.Logf("%s: peak RSS %.1f MiB", r.Name, mib(r.MaxRSS))
 	}
 	var out bytes.Buffer
-	printTables(&out, runs, ws)
+	written := make([]int64, len(ws))
+	for j, w := range ws {
+		written[j] = cfg.WrittenBytes(w)
+	}
+	printTables(&out, runs, ws, written)
 	if !strings.Contains(out.String(), "peak RSS") {
 		t.Errorf("no peak RSS in the output:\n%s", out.String())
 	}
@@ -206,14 +211,18 @@ func TestFlags(t *testing.T) {
 		{[]string{"-writes-per-key", "-1"}, 2},
 		{[]string{"-writes-per-key", "129"}, 2},
 		{[]string{"-sample-interval", "soon"}, 2},
+		{[]string{"-threads", "0"}, 2},
+		{[]string{"-ycsb", "readproportion=2"}, 2},
+		{[]string{"-sizes", "10Q"}, 2},
+		{[]string{"-workloads", "readrandom"}, 2},
 	} {
 		if code := run(append(tc.args, "-n", "100", "-in-process"), io.Discard, io.Discard); code != tc.code {
 			t.Errorf("%q: exit %d, want %d", tc.args, code, tc.code)
 		}
 	}
-	o := &options{writesPerKey: 5, sampleInterval: 30 * time.Millisecond, spaceAmp: true, cold: true}
+	o := &options{writesPerKey: 5, sampleInterval: 30 * time.Millisecond, spaceAmp: true, cold: true, threads: 3, ycsb: "fieldcount=1"}
 	args := strings.Join(o.childArgs("pebble"), " ")
-	for _, want := range []string{"-writes-per-key 5", "-sample-interval 30ms", "-space-amp=true", "-cold=true"} {
+	for _, want := range []string{"-writes-per-key 5", "-sample-interval 30ms", "-space-amp=true", "-cold=true", "-threads 3", "-ycsb fieldcount=1"} {
 		if !strings.Contains(args, want) {
 			t.Errorf("child args %q lack %q", args, want)
 		}
@@ -274,5 +283,81 @@ func TestCold(t *testing.T) {
 	}
 	if present[0] <= 0 || present[1] <= 0 || missing[0] >= present[0] {
 		t.Errorf("device bytes per Get: readrandom %v, readmissing %v (bloomkv, pebble)", present, missing)
+	}
+}
+
+// TestModes runs the new modes together on a tiny data set, in this
+// process: the YCSB load and two workloads on two threads at two sizes,
+// with -out; and checks the amplification table, the YCSB mix, the scale
+// table (a row per size), peers.json (machine, command, both sizes) and
+// the charts, and that -chart draws them again from peers.json.
+func TestModes(t *testing.T) {
+	dir, out := t.TempDir(), t.TempDir()
+	var stdout, errs bytes.Buffer
+	args := []string{"-sizes", "1000,2K", "-reads", "400", "-engines", "bloomkv,pebble", "-threads", "2", "-ycsb", "fieldcount=2,fieldlength=20",
+		"-workloads", "ycsb-load,ycsb-a,ycsb-e", "-in-process", "-dir", dir, "-out", out}
+	if code := run(args, &stdout, &errs); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	report := stdout.String()
+	for _, want := range []string{"amplification and cost, per workload and engine", "ycsb-a: read ", ", update ", "ycsb-e: insert ", ", scan ",
+		"scale: each read workload's ops/s", "; 2 thread(s)"} {
+		if !strings.Contains(report, want) {
+			t.Errorf("no %q in the report:\n%s", want, report)
+		}
+	}
+	_, scale, _ := strings.Cut(report, "scale: ")
+	for _, w := range []string{"ycsb-a", "ycsb-e"} {
+		_, body, ok := strings.Cut(scale, "\n"+w+"\n")
+		if !ok {
+			t.Fatalf("no scale table for %s:\n%s", w, scale)
+		}
+		var sizes []string
+		for _, line := range strings.Split(body, "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) == 0 {
+				break
+			}
+			sizes = append(sizes, f[0])
+		}
+		if strings.Join(sizes, " ") != "1K 2K" {
+			t.Errorf("%s: scale rows %q, want 1K and 2K", w, sizes)
+		}
+	}
+	rep, err := readReport(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Sizes) != 2 || rep.Sizes[1].Keys != 2000 || rep.Machine.Cores < 1 || !strings.Contains(rep.Command, "-sizes 1000,2K") || rep.Date == "" {
+		t.Errorf("peers.json: %d sizes, machine %+v, command %q, date %q", len(rep.Sizes), rep.Machine, rep.Command, rep.Date)
+	}
+	for _, run := range rep.Sizes[1].Runs {
+		load := run.Results[0]
+		if load.Ops != 2000 || load.Kinds[workload.OpInsert] != 2000 || load.LiveBytes <= 0 || load.DiskBytes <= 0 || load.CPUNS <= 0 {
+			t.Errorf("%s: ycsb-load %+v", run.Name, load)
+		}
+		if a := run.Results[1]; a.Ops != 400 || a.Threads != 2 || a.Kinds[workload.OpRead]+a.Kinds[workload.OpUpdate] != 400 {
+			t.Errorf("%s: ycsb-a %+v", run.Name, a)
+		}
+	}
+	charts := []string{"ops-1K", "ops-2K", "scale-ycsb-a-ops", "scale-ycsb-a-p99", "scale-ycsb-a-reads", "scale-ycsb-e-ops"}
+	for _, c := range charts {
+		for _, ext := range []string{".png", ".svg"} {
+			if err := os.Remove(filepath.Join(out, c+ext)); err != nil {
+				t.Errorf("chart %s%s: %v", c, ext, err)
+			}
+		}
+	}
+	stdout.Reset()
+	if code := run([]string{"-chart", out}, &stdout, &errs); code != 0 {
+		t.Fatalf("-chart: exit %d: %s", code, errs.String())
+	}
+	if !strings.Contains(stdout.String(), "amplification and cost") || !strings.Contains(stdout.String(), "scale: ") {
+		t.Errorf("-chart printed no tables:\n%s", stdout.String())
+	}
+	for _, c := range charts {
+		if _, err := os.Stat(filepath.Join(out, c+".png")); err != nil {
+			t.Errorf("-chart did not draw %s again: %v", c, err)
+		}
 	}
 }

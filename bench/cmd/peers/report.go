@@ -1,0 +1,322 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/bloomkv/bloomkv/bench/peers"
+	"github.com/bloomkv/bloomkv/internal/chart"
+	"github.com/bloomkv/bloomkv/internal/procstat"
+	"github.com/bloomkv/bloomkv/internal/workload"
+)
+
+// reportFile is the name of the results file -out writes.
+const reportFile = "peers.json"
+
+// report is everything a run measured, as -out writes it: the machine,
+// the command and its date, the settings, and each size's runs.
+type report struct {
+	Machine   procstat.Machine    `json:"machine"`
+	Command   string              `json:"command"`
+	Date      string              `json:"date"`
+	Threads   int                 `json:"threads"`
+	Cold      bool                `json:"cold"`
+	YCSB      string              `json:"ycsb,omitempty"`
+	Workloads []workload.Workload `json:"workloads"`
+	Settings  peers.Settings      `json:"settings"`
+	Sizes     []sizeRun           `json:"sizes"`
+}
+
+// sizeRun is the runs of every engine at one number of keys.
+type sizeRun struct {
+	Keys int `json:"keys"`
+	// Written is, for each fill, the user bytes it wrote
+	// (workload.Config.WrittenBytes), by the index of the workload.
+	Written []int64     `json:"written"`
+	Runs    []engineRun `json:"runs"`
+}
+
+func newReport(o *options, args []string, ws []workload.Workload) *report {
+	return &report{Machine: procstat.ReadMachine(o.dir), Command: "peers " + strings.Join(args, " "),
+		Date: time.Now().UTC().Format(time.RFC3339), Threads: o.threads, Cold: o.cold, YCSB: o.ycsb,
+		Workloads: ws, Settings: peers.DefaultSettings}
+}
+
+func (r *report) add(n int, cfg *workload.Config, runs []engineRun) {
+	r.Sizes = append(r.Sizes[:len(r.Sizes):len(r.Sizes)], r.size(n, cfg, runs))
+}
+
+func (r *report) size(n int, cfg *workload.Config, runs []engineRun) sizeRun {
+	written := make([]int64, len(r.Workloads))
+	for j, w := range r.Workloads {
+		written[j] = cfg.WrittenBytes(w)
+	}
+	return sizeRun{Keys: n, Written: written, Runs: runs}
+}
+
+func (r *report) write(dir string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, reportFile), append(b, '\n'), 0o644)
+}
+
+func readReport(dir string) (*report, error) {
+	b, err := os.ReadFile(filepath.Join(dir, reportFile))
+	if err != nil {
+		return nil, err
+	}
+	var r report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, reportFile), err)
+	}
+	if len(r.Sizes) == 0 {
+		return nil, fmt.Errorf("%s holds no runs", filepath.Join(dir, reportFile))
+	}
+	return &r, nil
+}
+
+// engines returns the engines' names, as in the first size's runs.
+func (r *report) engines() []string {
+	var names []string
+	for _, run := range r.Sizes[0].Runs {
+		names = append(names, run.Name)
+	}
+	return names
+}
+
+// result returns engine e's result of workload j at size i, nil if it has
+// none.
+func (r *report) result(i int, e string, j int) *result {
+	for _, run := range r.Sizes[i].Runs {
+		if run.Name == e && j < len(run.Results) {
+			return &run.Results[j]
+		}
+	}
+	return nil
+}
+
+// writeCharts draws the report's charts into dir, each as PNG and SVG:
+//
+//	ops-N          ops/s of each workload per engine, at N keys
+//	device-N       with -cold: device bytes per operation of each read
+//	               workload per engine
+//	scale-W-ops    with several sizes: read workload W's ops/s against n,
+//	scale-W-p99    its p99 latency
+//	scale-W-reads  and its read calls per operation
+func (r *report) writeCharts(dir string) error {
+	engines := r.engines()
+	for i, size := range r.Sizes {
+		n := shortCount(size.Keys)
+		ops := &chart.Bars{Title: fmt.Sprintf("ops/s per workload, %s keys, %d thread(s)", n, r.Threads), Y: "ops/s (log)", LogY: true}
+		device := &chart.Bars{Title: fmt.Sprintf("device bytes read per operation, page cache dropped, %s keys", n), Y: "bytes per operation (log)", LogY: true}
+		for _, w := range r.Workloads {
+			ops.Categories = append(ops.Categories, string(w))
+			if !w.IsFill() {
+				device.Categories = append(device.Categories, string(w))
+			}
+		}
+		for _, e := range engines {
+			opsS, devS := chart.BarSeries{Name: e}, chart.BarSeries{Name: e}
+			for j, w := range r.Workloads {
+				res := r.result(i, e, j)
+				opsS.Values = append(opsS.Values, orNaN(res, func(x *result) float64 { return x.opsPerSec() }))
+				if !w.IsFill() {
+					devS.Values = append(devS.Values, orNaN(res, func(x *result) float64 { return x.perOp(x.IO.DeviceBytes) }))
+				}
+			}
+			ops.Series = append(ops.Series, opsS)
+			device.Series = append(device.Series, devS)
+		}
+		if err := ops.Save(filepath.Join(dir, "ops-"+n)); err != nil {
+			return err
+		}
+		if r.Cold && len(device.Categories) > 0 {
+			if err := device.Save(filepath.Join(dir, "device-"+n)); err != nil {
+				return err
+			}
+		}
+	}
+	if len(r.Sizes) < 2 {
+		return nil
+	}
+	measures := []struct {
+		file, title, y string
+		logY           bool
+		of             func(*result) float64
+	}{
+		{"ops", "%s: ops/s against the number of keys", "ops/s", true, func(x *result) float64 { return x.opsPerSec() }},
+		{"p99", "%s: p99 latency against the number of keys", "p99 latency (µs)", true, func(x *result) float64 { return float64(x.P99NS) / 1e3 }},
+		{"reads", "%s: read calls per operation against the number of keys", "read system calls per operation", false, func(x *result) float64 { return x.perOp(x.IO.FileReads) }},
+	}
+	for j, w := range r.Workloads {
+		if w.IsFill() {
+			continue
+		}
+		for _, m := range measures {
+			c := &chart.Lines{Title: fmt.Sprintf(m.title, w), X: "keys (log)", Y: m.y, LogX: true, LogY: m.logY,
+				XTick: func(x float64) string { return shortCount(int(x)) }}
+			for _, e := range engines {
+				s := chart.Series{Name: e}
+				for i, size := range r.Sizes {
+					s.Points = append(s.Points, [2]float64{float64(size.Keys), orNaN(r.result(i, e, j), m.of)})
+				}
+				c.Series = append(c.Series, s)
+			}
+			if err := c.Save(filepath.Join(dir, fmt.Sprintf("scale-%s-%s", w, m.file))); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func orNaN(r *result, f func(*result) float64) float64 {
+	if r == nil {
+		return math.NaN()
+	}
+	return f(r)
+}
+
+// shortCount writes a count of keys as 500K, 10M, 1.5M.
+func shortCount(n int) string {
+	switch {
+	case n >= 1e6 && n%100_000 == 0:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1e6), ".0") + "M"
+	case n >= 1e3 && n%100 == 0:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1e3), ".0") + "K"
+	}
+	return fmt.Sprint(n)
+}
+
+// fmtCount writes n with thousands separators.
+func fmtCount(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// print prints the report's tables as the run printed them: each size's,
+// then, with several sizes, the scale table.
+func (r *report) print(stdout io.Writer) {
+	fmt.Fprintf(stdout, "%s\n%s, on %s\n", r.Command, r.Date, r.Machine)
+	for _, size := range r.Sizes {
+		fmt.Fprintf(stdout, "\n%s keys\n\n", fmtCount(size.Keys))
+		printTables(stdout, size.Runs, r.Workloads, size.Written)
+	}
+	if len(r.Sizes) > 1 {
+		fmt.Fprintln(stdout)
+		printScale(stdout, r, r.Workloads)
+	}
+}
+
+// printScale prints, for each read workload, its ops/s, p99 and read calls
+// per operation at each size, per engine.
+func printScale(stdout io.Writer, r *report, ws []workload.Workload) {
+	engines := r.engines()
+	fmt.Fprint(stdout, "scale: each read workload's ops/s, p99 latency and read calls per operation against the number of keys\n")
+	for j, w := range ws {
+		if w.IsFill() {
+			continue
+		}
+		fmt.Fprintf(stdout, "\n%s\n", w)
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprint(tw, "keys\t")
+		for _, e := range engines {
+			fmt.Fprintf(tw, "%s ops/s\tp99\treads/op\t", e)
+		}
+		fmt.Fprintln(tw)
+		for i, size := range r.Sizes {
+			fmt.Fprintf(tw, "%s\t", shortCount(size.Keys))
+			for _, e := range engines {
+				if res := r.result(i, e, j); res != nil {
+					fmt.Fprintf(tw, "%.0f\t%s\t%s\t", res.opsPerSec(), dur(res.P99NS), num(res.perOp(res.IO.FileReads), 2))
+				} else {
+					fmt.Fprint(tw, "–\t–\t–\t")
+				}
+			}
+			fmt.Fprintln(tw)
+		}
+		tw.Flush()
+	}
+	fmt.Fprintln(stdout)
+}
+
+// num formats x with prec decimals, "–" for NaN.
+func num(x float64, prec int) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "–"
+	}
+	return fmt.Sprintf("%.*f", prec, x)
+}
+
+// printAmp prints each workload's amplification and cost columns per
+// engine: ops/s, CPU seconds, read calls and bytes per operation (the
+// file system's), tables and blocks per operation (the engine's counters),
+// the share of the time writes stalled, and for each fill its write
+// amplification (bytes written to the device per user byte) and space
+// amplification (bytes on disk per live user byte).
+func printAmp(stdout io.Writer, runs []engineRun, ws []workload.Workload, written []int64) {
+	fmt.Fprint(stdout, "\namplification and cost, per workload and engine\n")
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "workload\tengine\tops/s\tCPU s\treads/op\tread KiB/op\ttables/op\tblocks/op\tstall %\twrite amp\tspace amp\t")
+	for j, w := range ws {
+		for _, r := range runs {
+			res := &r.Results[j]
+			stall := "–"
+			if x := res.stallShare(); !math.IsNaN(x) {
+				stall = fmt.Sprintf("%.1f%%", 100*x)
+			}
+			space := math.NaN()
+			if res.LiveBytes > 0 {
+				space = float64(res.DiskBytes) / float64(res.LiveBytes)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", w, r.Name, res.opsPerSec(), float64(res.CPUNS)/1e9,
+				num(res.perOp(res.IO.FileReads), 2), num(res.perOp(res.IO.FileBytes)/1024, 2),
+				num(res.perOp(res.Engine.Tables), 2), num(res.perOp(res.Engine.Blocks), 2), stall,
+				num(res.writeAmp(written[j]), 2), num(space, 2))
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(stdout, `(reads/op and read KiB/op: read system calls and the bytes they returned, /proc/self/io syscr and rchar — badger maps
+ its tables into memory, and reads through a mapping are no calls; tables/op and blocks/op: the engine's counters, bloomkv's
+ tables whose key range held the key and data blocks, pebble's block cache hits and misses (index and filter blocks too), – where
+ the engine counts none; stall %: the engine's write stall time over the workload's; CPU s: the process's user and system
+ time over the workload and a fill's settle, background work included; write amp: bytes written to storage (write_bytes) over
+ the fill and its settle per user byte written; space amp: bytes the engine's directory takes on disk after the fill per
+ live user byte)`)
+}
+
+// printDeviceReads prints, for each read workload measured cold, its read
+// requests per operation at the device and at the file system.
+func printDeviceReads(stdout io.Writer, runs []engineRun, ws []workload.Workload) {
+	fmt.Fprint(stdout, "\nreads per operation, page cache dropped: device (reads the device completed, every process's) / file system (read calls)\n")
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	writeHeader(tw, runs, "")
+	for j, w := range ws {
+		if w.IsFill() {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t", w)
+		for _, r := range runs {
+			res := &r.Results[j]
+			if !res.Cold {
+				fmt.Fprint(tw, "–\t")
+				continue
+			}
+			fmt.Fprintf(tw, "%s / %s\t", num(res.perOp(res.IO.DeviceReads), 3), num(res.perOp(res.IO.FileReads), 3))
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+}

@@ -1,0 +1,20 @@
+package procstat
+
+import "syscall"
+
+// syncAll writes every dirty page of the system back (sync(2)).
+func syncAll() error {
+	syscall.Sync()
+	return nil
+}
+
+// deviceNumber returns the major and minor numbers of the device holding
+// path (st_dev, decoded as glibc's major and minor do).
+func deviceNumber(path string) (major, minor uint64, err error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return 0, 0, err
+	}
+	dev := uint64(st.Dev)
+	return (dev>>8)&0xfff | (dev>>32)&^0xfff, dev&0xff | (dev>>12)&^0xff, nil
+}
