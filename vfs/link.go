@@ -3,7 +3,6 @@ package vfs
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"syscall"
 )
@@ -55,13 +54,7 @@ func (osFS) Link(oldname, newname string) error { return os.Link(oldname, newnam
 func (m *MemFS) Link(oldname, newname string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	linkErr := func(err error) error {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return &os.LinkError{Op: "link", Old: oldname, New: newname, Err: err}
-	}
+	linkErr := func(err error) error { return linkError("link", oldname, newname, err) }
 	_, _, on, err := m.walk("link", oldname)
 	if err != nil {
 		return linkErr(err)

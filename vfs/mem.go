@@ -151,17 +151,22 @@ func (m *MemFS) Remove(name string) error {
 	return nil
 }
 
+// linkError is the error of an operation on two names (rename, link), as
+// the os package reports it: an *os.LinkError holding the bare cause, not
+// the *fs.PathError that walking one of the names returned.
+func linkError(op, oldname, newname string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return &os.LinkError{Op: op, Old: oldname, New: newname, Err: err}
+}
+
 // Rename implements FS.
 func (m *MemFS) Rename(oldname, newname string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	linkErr := func(err error) error {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: err}
-	}
+	linkErr := func(err error) error { return linkError("rename", oldname, newname, err) }
 	odir, obase, on, err := m.walk("rename", oldname)
 	if err != nil {
 		return linkErr(err)
