@@ -497,8 +497,11 @@ func (f *FSM) fail(resp []any, first int, err error) []any {
 // checkpoint of it, in a directory of its own beside the state, which
 // Persist streams while entries go on being applied and Release removes.
 // It costs one synced write and the checkpoint — hard links to the tables,
-// a copy of the WAL the memtable is in, a few syncs — not a pass over the
-// state, which Persist makes, off raft's FSM goroutine.
+// copies of the WALs of the memtables (a few MB at most with the default
+// memtable size), a few syncs — not a pass over the state, which Persist
+// makes, off raft's FSM goroutine. That is more than the in-memory view a
+// bloomkv Snapshot would be (BenchmarkFSMSnapshot), and bounded by the
+// memtables' size whatever the state's.
 //
 // INVARIANT: the checkpoint holds exactly the state at the applied index
 // the snapshot reports. Every batch ApplyBatch writes carries the index of
