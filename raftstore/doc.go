@@ -50,20 +50,29 @@
 //
 // # FSM: directory and state DB
 //
-//	DIR/STATE           "state-NNNNNN\n": the current state directory
-//	DIR/state-NNNNNN/   a bloomkv DB:  "a"        the applied index (8 bytes, big-endian)
-//	                                   "k" + key  the user's key and its value
+//	DIR/STATE              "state-NNNNNN\n": the current state directory
+//	DIR/state-NNNNNN/      a bloomkv DB:  "a"        the applied index (8 bytes, big-endian)
+//	                                      "k" + key  the user's key and its value
+//	DIR/snapshot-NNNNNN/   a checkpoint of the state DB, from Snapshot to Release
 //
 // Each batch of applied entries carries the index of the last one, so the
 // applied index always describes the state beside it. Restore builds the
 // next state-NNNNNN from the snapshot stream, syncs it, renames a new STATE
 // over the old and removes the old directory: a crash leaves either whole
-// state, never a mix (see OpenFSM).
+// state, never a mix (see OpenFSM). A snapshot-NNNNNN directory a crash
+// left between Snapshot and Release is removed by the next OpenFSM, once it
+// is proven a checkpoint: a directory of regular files named as a bloomkv
+// DB's. One named so that holds anything else makes OpenFSM refuse the
+// FSM directory untouched.
 //
 // # FSM: snapshot stream
 //
-// Persist streams a bloomkv Snapshot of the state, taken by FSM.Snapshot,
-// while entries go on being applied:
+// FSM.Snapshot takes a bloomkv checkpoint of the state DB (DB.Checkpoint:
+// a consistent copy in a directory of its own, its tables hard-linked) at
+// the applied index; Persist opens it read-only and streams its live pairs
+// while entries go on being applied, and Release removes it. The stream,
+// not the checkpoint's files, is what raft ships, so a follower running
+// another bloomkv version restores it:
 //
 //	magic     8 bytes  "bkvfsm\x00\x01" (the last byte the version)
 //	applied   uvarint  the applied index of the state

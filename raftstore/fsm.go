@@ -35,11 +35,14 @@ func stateKey(k []byte) []byte {
 }
 
 // The files of an FSM directory: stateFile names the current state
-// directory, stateDirPrefix + 6 digits.
+// directory, stateDirPrefix + 6 digits; snapshotDirPrefix + 6 or more
+// digits is the checkpoint of a snapshot not yet released (see
+// snapshotName).
 const (
-	stateFile      = "STATE"
-	stateTmpFile   = "STATE.tmp"
-	stateDirPrefix = "state-"
+	stateFile         = "STATE"
+	stateTmpFile      = "STATE.tmp"
+	stateDirPrefix    = "state-"
+	snapshotDirPrefix = "snapshot-"
 )
 
 // FSMOptions configure an FSM. The zero value is the default.
@@ -57,7 +60,8 @@ type FSMOptions struct {
 
 // FSM is a raft.BatchingFSM keeping a replicated key-value state in a bloomkv
 // DB: each command (AppendSet, AppendDelete) is applied in one batch together
-// with the entry's index, Snapshot streams a point-in-time view of the DB and
+// with the entry's index, Snapshot takes a checkpoint of the DB (a
+// point-in-time copy, its tables hard-linked) that Persist streams, and
 // Restore builds a new DB from a snapshot and swaps it in. Get and Scan read
 // the local state, which on a follower may be behind the leader's; read
 // through the leader after raft's VerifyLeader or Barrier for linearizable
@@ -83,6 +87,9 @@ type FSM struct {
 	// longer follows the log, so every later entry fails with it until a
 	// Restore, or a restart that rebuilds the state from raft.
 	failed error
+	// snapshots numbers the checkpoint directories of Snapshot. Written
+	// only by raft's FSM goroutine.
+	snapshots int
 }
 
 var _ raft.BatchingFSM = (*FSM)(nil)
@@ -96,7 +103,7 @@ type state struct {
 	fs   vfs.FS
 
 	mu      sync.Mutex
-	refs    int  // open FSMSnapshots
+	refs    int  // Snapshots checkpointing it
 	retired bool // replaced by a Restore, or the FSM closed
 	remove  bool // retired by a Restore: remove the directory once closed
 	closed  bool
@@ -115,7 +122,7 @@ func (s *state) release() error {
 	return s.closeIfDoneLocked()
 }
 
-// retire marks the state as no longer the FSM's: once no snapshot holds it,
+// retire marks the state as no longer the FSM's: once no Snapshot holds it,
 // its DB is closed, and its directory removed if remove.
 func (s *state) retire(remove bool) error {
 	s.mu.Lock()
@@ -164,7 +171,11 @@ func parseStateName(name string) (int, bool) {
 // up to its applied index. Restore builds the new state beside it and only
 // then renames a new STATE over the old, so a crash at any point leaves the
 // old state or the new one, whole. Directories of other states are leftovers
-// of such a crash, and are removed at Open.
+// of such a crash, and are removed at Open, as are the checkpoint
+// directories of snapshots a crash kept from being released — those only
+// once each is proven a checkpoint (see ownSnapshotDir); a directory named
+// as one that holds anything else makes OpenFSM refuse the whole directory,
+// untouched.
 func OpenFSM(dir string, opts *FSMOptions) (*FSM, error) {
 	f := &FSM{dir: dir, fs: vfs.Default}
 	if opts != nil {
@@ -185,6 +196,12 @@ func OpenFSM(dir string, opts *FSMOptions) (*FSM, error) {
 	}
 	for _, name := range entries {
 		if _, ok := parseStateName(name); ok || name == stateFile || name == stateTmpFile {
+			continue
+		}
+		if isSnapshotName(name) {
+			if err := ownSnapshotDir(f.fs, f.fs.PathJoin(dir, name)); err != nil {
+				return nil, fmt.Errorf("raftstore: %w: refusing to use %s", err, dir)
+			}
 			continue
 		}
 		return nil, fmt.Errorf("raftstore: %s holds %q, which is not an FSM's file: refusing to use it", dir, name)
@@ -217,7 +234,7 @@ func OpenFSM(dir string, opts *FSMOptions) (*FSM, error) {
 	f.applied.Store(applied)
 	// Holding the current state's lock, remove the leftovers.
 	for _, name := range entries {
-		if other, ok := parseStateName(name); ok && other != seq || name == stateTmpFile {
+		if other, ok := parseStateName(name); ok && other != seq || name == stateTmpFile || isSnapshotName(name) {
 			if err := f.removeAll(f.fs.PathJoin(dir, name)); err != nil {
 				_ = st.db.Close()
 				return nil, err
@@ -318,7 +335,7 @@ func (f *FSM) writeStateFile(seq int) error {
 }
 
 // removeAll removes path and everything below it, if it exists; it is only
-// called on the FSM's own state directories and STATE.tmp.
+// called on the FSM's own state and checkpoint directories and STATE.tmp.
 func (f *FSM) removeAll(path string) error {
 	return removeAll(f.fs, path)
 }
@@ -378,7 +395,8 @@ func (f *FSM) Scan(lower, upper []byte, fn func(key, value []byte) error) error 
 	return f.cur.db.Scan(lo, hi, func(k, v []byte) error { return fn(k[len(statePrefix):], v) })
 }
 
-// Close closes the state DB (once the snapshots still open are released).
+// Close closes the state DB. Snapshots taken before it stay valid: each
+// persists from its own checkpoint, which its Release removes.
 func (f *FSM) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -475,9 +493,21 @@ func (f *FSM) fail(resp []any, first int, err error) []any {
 	return resp
 }
 
-// Snapshot makes the state durable up to AppliedIndex and returns a
-// point-in-time view of it, which Persist streams while entries go on being
-// applied.
+// Snapshot makes the state durable up to AppliedIndex and takes a
+// checkpoint of it, in a directory of its own beside the state, which
+// Persist streams while entries go on being applied and Release removes.
+// It costs one synced write and the checkpoint — hard links to the tables,
+// copies of the WALs of the memtables (a few MB at most with the default
+// memtable size), a few syncs — not a pass over the state, which Persist
+// makes, off raft's FSM goroutine. That is more than the in-memory view a
+// bloomkv Snapshot would be (BenchmarkFSMSnapshot), and bounded by the
+// memtables' size whatever the state's.
+//
+// INVARIANT: the checkpoint holds exactly the state at the applied index
+// the snapshot reports. Every batch ApplyBatch writes carries the index of
+// its last entry, and raft calls Snapshot on the goroutine that applies,
+// so no write is in flight: the checkpoint holds every write acknowledged
+// before it, the last of which is that index (Persist checks it).
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	if f.failed != nil {
 		return nil, f.failed
@@ -496,14 +526,18 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	// snapshot raft may keep. A synced write makes every earlier write
 	// durable too.
 	err := st.db.Put(appliedKey, binary.BigEndian.AppendUint64(nil, applied), bloomkv.Sync)
-	var snap *bloomkv.Snapshot
+	f.snapshots++
+	path := f.fs.PathJoin(f.dir, snapshotName(f.snapshots))
 	if err == nil {
-		snap, err = st.db.NewSnapshot()
+		err = st.db.Checkpoint(path, nil)
 	}
+	// The checkpoint is a DB of its own: the state may be retired and
+	// closed from now on (its close error is Close's or Restore's to see).
+	_ = st.release()
 	if err != nil {
-		return nil, errors.Join(err, st.release())
+		return nil, fmt.Errorf("raftstore: snapshot: %w", err)
 	}
-	return &fsmSnapshot{st: st, snap: snap, applied: applied}, nil
+	return &fsmSnapshot{path: path, fs: f.fs, opts: f.opts.DB, applied: applied}, nil
 }
 
 // Restore replaces the state with the one of a snapshot stream: it builds a

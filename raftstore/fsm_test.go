@@ -5,8 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/hashicorp/raft"
@@ -420,5 +425,290 @@ func TestOpenFSMForeignDirectory(t *testing.T) {
 	}
 	if names, _ := vfs.Default.List(dir); len(names) != 1 {
 		t.Fatalf("OpenFSM changed a foreign directory: %v", names)
+	}
+}
+
+// TestFSMSnapshotCheckpoint: a snapshot persists from its checkpoint
+// directory beside the state, after the FSM has moved on and even after it
+// closed, and Release removes the directory. Every file the checkpoint
+// holds is named as isDBFileName expects: the oracle of ownSnapshotDir's
+// proof is bloomkv's own Checkpoint.
+func TestFSMSnapshotCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	opts := &FSMOptions{DB: &bloomkv.Options{MemtableSize: 64 << 10}}
+	f, err := OpenFSM(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := map[string]string{}
+	for i := range 200 {
+		k, v := fmt.Sprintf("key%03d", i), string(bytes.Repeat([]byte{byte(i)}, 1<<10))
+		applyAll(t, f, uint64(i+1), AppendSet(nil, []byte(k), []byte(v)))
+		model[k] = v
+	}
+	applyAll(t, f, 201, AppendDelete(nil, []byte("key007")))
+	delete(model, "key007")
+	snap, err := f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ckpt := f.fs.PathJoin(dir, snapshotName(1))
+	names, err := vfs.Default.List(ckpt)
+	if err != nil {
+		t.Fatalf("no checkpoint directory after Snapshot: %v", err)
+	}
+	var tables int
+	for _, name := range names {
+		if !isDBFileName(name) {
+			t.Errorf("the checkpoint holds %q, which isDBFileName does not know", name)
+		}
+		if bytes.HasSuffix([]byte(name), []byte(".sst")) {
+			tables++
+		}
+	}
+	if tables == 0 {
+		t.Fatalf("checkpoint holds %v: no table, so the names of tables went unchecked", names)
+	}
+	if err := ownSnapshotDir(vfs.Default, ckpt); err != nil {
+		t.Fatal(err)
+	}
+	// Written after Snapshot: not in it. Then the FSM closes.
+	applyAll(t, f, 202, AppendSet(nil, []byte("key001"), []byte("later")))
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var sink memSink
+	if err := snap.Persist(&sink); err != nil || !sink.closed {
+		t.Fatalf("Persist after Close: %v (closed %v)", err, sink.closed)
+	}
+	snap.Release()
+	if _, err := vfs.Default.Stat(ckpt); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Release left the checkpoint directory: %v", err)
+	}
+	dst := openFSM(t, t.TempDir(), nil)
+	if err := dst.Restore(readCloser(sink.stream())); err != nil {
+		t.Fatal(err)
+	}
+	sameState(t, "restored", fsmState(t, dst), model)
+	if dst.AppliedIndex() != 201 {
+		t.Fatalf("restored AppliedIndex %d, want 201", dst.AppliedIndex())
+	}
+}
+
+// TestFSMSnapshotCrash: a crash between Snapshot and Release — at every
+// point of the checkpoint's writing, and after it — leaves a checkpoint
+// directory, whole or partial, that the next OpenFSM removes, with the
+// state at least at the snapshot's applied index. So does a process that
+// ends without releasing.
+func TestFSMSnapshotCrash(t *testing.T) {
+	mem := vfs.NewMem()
+	var crashes []*vfs.MemFS
+	// Every file operation of the checkpoint is a crash point.
+	counting := &crashingFS{FS: mem, mem: mem, crashes: &crashes}
+	f, err := OpenFSM("fsm", &FSMOptions{DB: &bloomkv.Options{FS: counting, MemtableSize: 64 << 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := map[string]string{}
+	for i := range 100 {
+		k, v := fmt.Sprintf("key%03d", i), string(bytes.Repeat([]byte{byte(i)}, 2<<10))
+		applyAll(t, f, uint64(i+1), AppendSet(nil, []byte(k), []byte(v)))
+		model[k] = v
+	}
+	counting.on.Store(true)
+	snap, err := f.Snapshot()
+	counting.on.Store(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counting.mu.Lock()
+	crashes = append(crashes[:len(crashes):len(crashes)], mem.CrashClone(vfs.CrashOptions{}))
+	counting.mu.Unlock()
+	var sawDir int
+	for i, crashed := range crashes {
+		if _, err := crashed.Stat("fsm/" + snapshotName(1)); err == nil {
+			sawDir++
+		}
+		g, err := OpenFSM("fsm", &FSMOptions{DB: &bloomkv.Options{FS: crashed}})
+		if err != nil {
+			t.Fatalf("crash %d of %d: %v", i, len(crashes), err)
+		}
+		sameState(t, fmt.Sprintf("crash %d", i), fsmState(t, g), model)
+		if g.AppliedIndex() != 100 {
+			t.Fatalf("crash %d: AppliedIndex %d, want 100", i, g.AppliedIndex())
+		}
+		if err := g.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if names, _ := crashed.List("fsm"); len(names) != 2 {
+			t.Fatalf("crash %d: reopened FSM directory holds %v, want STATE and one state", i, names)
+		}
+	}
+	t.Logf("%d crash points, %d with a checkpoint directory", len(crashes), sawDir)
+	if sawDir < len(crashes)/2 {
+		t.Fatalf("only %d of %d crashes left a checkpoint directory: the crash points miss the checkpoint", sawDir, len(crashes))
+	}
+	snap.Release()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A process that ends between Snapshot and Release, on a real disk.
+	dir := t.TempDir()
+	f = openFSM(t, dir, nil)
+	applyAll(t, f, 1, AppendSet(nil, []byte("a"), []byte("1")))
+	if _, err := f.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if names, _ := vfs.Default.List(dir); len(names) != 3 {
+		t.Fatalf("before reopening, the FSM directory holds %v, want STATE, a state and a checkpoint", names)
+	}
+	f = openFSM(t, dir, nil)
+	sameState(t, "reopened", fsmState(t, f), map[string]string{"a": "1"})
+	if names, _ := vfs.Default.List(dir); len(names) != 2 {
+		t.Fatalf("after reopening, the FSM directory holds %v, want STATE and one state", names)
+	}
+}
+
+// crashingFS takes, while on, the file system a crash would leave before
+// each file it creates, links or syncs.
+// Background flushes and compactions call it too, hence the atomic and the
+// lock.
+type crashingFS struct {
+	vfs.FS
+	mem     *vfs.MemFS
+	on      atomic.Bool
+	mu      sync.Mutex
+	crashes *[]*vfs.MemFS
+}
+
+func (c *crashingFS) crash() {
+	if c.on.Load() {
+		clone := c.mem.CrashClone(vfs.CrashOptions{})
+		c.mu.Lock()
+		*c.crashes = append(*c.crashes, clone)
+		c.mu.Unlock()
+	}
+}
+
+func (c *crashingFS) Create(name string) (vfs.File, error) { c.crash(); return c.FS.Create(name) }
+func (c *crashingFS) SyncDir(dir string) error             { c.crash(); return c.FS.SyncDir(dir) }
+func (c *crashingFS) MkdirAll(dir string) error            { c.crash(); return c.FS.MkdirAll(dir) }
+func (c *crashingFS) Rename(a, b string) error             { c.crash(); return c.FS.Rename(a, b) }
+
+// TestOpenFSMForeignSnapshotDir: a directory named as a snapshot's
+// checkpoint that holds anything a checkpoint does not is not the FSM's to
+// remove: OpenFSM refuses the directory and changes nothing.
+func TestOpenFSMForeignSnapshotDir(t *testing.T) {
+	cases := map[string]func(t *testing.T, path string){
+		"a foreign file": func(t *testing.T, path string) {
+			mustMkdir(t, path)
+			mustWrite(t, path+"/holiday.jpg")
+		},
+		"a foreign file beside DB files": func(t *testing.T, path string) {
+			mustMkdir(t, path)
+			mustWrite(t, path+"/000001.sst")
+			mustWrite(t, path+"/notes.txt")
+		},
+		"a directory named as a table": func(t *testing.T, path string) {
+			mustMkdir(t, path+"/000005.sst")
+		},
+		"a file, not a directory": func(t *testing.T, path string) {
+			mustWrite(t, path)
+		},
+	}
+	for name, setup := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			f := openFSM(t, dir, nil)
+			applyAll(t, f, 1, AppendSet(nil, []byte("a"), []byte("1")))
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+			setup(t, dir+"/"+snapshotName(7))
+			before := tree(t, dir)
+			if g, err := OpenFSM(dir, nil); err == nil {
+				_ = g.Close()
+				t.Fatal("OpenFSM took a directory holding a foreign one named as a checkpoint")
+			} else {
+				t.Log(err)
+			}
+			if after := tree(t, dir); !maps.Equal(after, before) {
+				t.Fatalf("OpenFSM changed the directory: before %v, after %v", before, after)
+			}
+		})
+	}
+}
+
+func mustMkdir(t *testing.T, path string) {
+	t.Helper()
+	if err := vfs.Default.MkdirAll(path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustWrite(t *testing.T, path string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte("someone else's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tree lists every path under dir with its size, "dir" for directories.
+func tree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			out[path] = "dir"
+		} else {
+			out[path] = fmt.Sprint(info.Size())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// BenchmarkFSMSnapshot measures Snapshot, which raft calls on its FSM
+// goroutine, on a state of 50,000 pairs: the checkpoint's cost, which grows
+// with the unflushed WALs, not with the state.
+func BenchmarkFSMSnapshot(b *testing.B) {
+	f, err := OpenFSM(b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	index := uint64(0)
+	apply := func(cmd []byte) {
+		index++
+		if r := f.Apply(&raft.Log{Index: index, Type: raft.LogCommand, Data: cmd}); r != nil {
+			b.Fatal(r)
+		}
+	}
+	for i := range 50_000 {
+		apply(AppendSet(nil, fmt.Appendf(nil, "key%08d", i), make([]byte, 100)))
+	}
+	for b.Loop() {
+		snap, err := f.Snapshot()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		snap.Release()
+		apply(AppendSet(nil, []byte("x"), []byte("y")))
+		b.StartTimer()
 	}
 }

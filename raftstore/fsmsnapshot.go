@@ -8,10 +8,12 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
+	"strings"
 
 	"github.com/hashicorp/raft"
 
 	"github.com/bloomkv/bloomkv"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // snapshotMagic opens every snapshot stream; its last byte is the version.
@@ -23,11 +25,13 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // stream's pairs.
 const restoreBatchSize = 4 << 20
 
-// fsmSnapshot is the FSM's raft.FSMSnapshot: a bloomkv snapshot of one
-// state, which it keeps open until Release.
+// fsmSnapshot is the FSM's raft.FSMSnapshot: a checkpoint of one state, in
+// a directory of its own, which Persist opens read-only and Release
+// removes.
 type fsmSnapshot struct {
-	st      *state
-	snap    *bloomkv.Snapshot
+	path    string
+	fs      vfs.FS
+	opts    *bloomkv.Options // the state DB's, or nil
 	applied uint64
 	once    bool
 }
@@ -35,14 +39,38 @@ type fsmSnapshot struct {
 // Persist writes the state to sink in the stream format of the package
 // documentation and closes it, or cancels it on an error.
 func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
-	err := s.write(sink)
+	err := s.persist(sink)
 	if err != nil {
 		return errors.Join(err, sink.Cancel())
 	}
 	return sink.Close()
 }
 
-func (s *fsmSnapshot) write(sink io.Writer) error {
+// persist opens the checkpoint, checks that it is the state at the
+// applied index the snapshot reports, and streams it.
+func (s *fsmSnapshot) persist(sink io.Writer) error {
+	var o bloomkv.Options
+	if s.opts != nil {
+		o = *s.opts
+	}
+	o.ReadOnly, o.ErrorIfExists, o.ErrorIfNotExists = true, false, false
+	o.FS = s.fs
+	db, err := bloomkv.Open(s.path, &o)
+	if err != nil {
+		return fmt.Errorf("raftstore: snapshot: opening its checkpoint: %w", err)
+	}
+	applied, err := readApplied(db)
+	if err == nil && applied != s.applied {
+		err = fmt.Errorf("raftstore: snapshot: checkpoint %s holds applied index %d, the snapshot reports %d", s.path, applied, s.applied)
+	}
+	if err == nil {
+		err = s.write(sink, db)
+	}
+	return errors.Join(err, db.Close())
+}
+
+// write streams the state keys of db, the checkpoint, to sink.
+func (s *fsmSnapshot) write(sink io.Writer, db *bloomkv.DB) error {
 	crc := crc32.New(castagnoli)
 	w := bufio.NewWriterSize(io.MultiWriter(sink, crc), 256<<10)
 	var buf []byte
@@ -51,7 +79,7 @@ func (s *fsmSnapshot) write(sink io.Writer) error {
 	if _, err := w.Write(buf); err != nil {
 		return err
 	}
-	it, err := s.snap.NewIter(&bloomkv.IterOptions{LowerBound: statePrefix, UpperBound: stateUpper})
+	it, err := db.NewIter(&bloomkv.IterOptions{LowerBound: statePrefix, UpperBound: stateUpper})
 	if err != nil {
 		return err
 	}
@@ -86,14 +114,91 @@ func (s *fsmSnapshot) write(sink io.Writer) error {
 	return err
 }
 
-// Release closes the bloomkv snapshot.
+// Release removes the checkpoint. If that fails, or a crash comes first,
+// the next OpenFSM removes it.
 func (s *fsmSnapshot) Release() {
 	if s.once {
 		return
 	}
 	s.once = true
-	_ = s.snap.Close()
-	_ = s.st.release()
+	_ = removeAll(s.fs, s.path)
+}
+
+// snapshotName is the name of a Snapshot's checkpoint directory, n the
+// FSM's count of snapshots since it opened (OpenFSM removes those a crash
+// left, so the names start over).
+func snapshotName(n int) string { return fmt.Sprintf("%s%06d", snapshotDirPrefix, n) }
+
+// isSnapshotName reports whether name is one snapshotName makes.
+func isSnapshotName(name string) bool {
+	digits, ok := strings.CutPrefix(name, snapshotDirPrefix)
+	return ok && canonicalNumber(digits)
+}
+
+// ownSnapshotDir returns nil if path, named as a snapshot's checkpoint
+// directory, is provably one that Snapshot made: a directory holding
+// nothing but regular files named as bloomkv names a DB's files (what
+// DB.Checkpoint writes, or a crash left of it), which the FSM may remove.
+// Otherwise it returns an error naming what is not, and the directory must
+// stay untouched: the FSM never removes what it cannot prove is its own.
+func ownSnapshotDir(fsys vfs.FS, path string) error {
+	info, err := fsys.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("%s is named as a snapshot's checkpoint but is not a directory", path)
+	}
+	names, err := fsys.List(path)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if !isDBFileName(name) {
+			return fmt.Errorf("%s is named as a snapshot's checkpoint but holds %q, which no checkpoint holds", path, name)
+		}
+		info, err := fsys.Stat(fsys.PathJoin(path, name))
+		if err != nil {
+			return err
+		}
+		if !info.Mode().IsRegular() {
+			return fmt.Errorf("%s is named as a snapshot's checkpoint but its %q is not a regular file", path, name)
+		}
+	}
+	return nil
+}
+
+// isDBFileName reports whether name is one bloomkv gives a file of a DB
+// directory: CURRENT, LOCK, MANIFEST-n, n.log, n.sst, n.tmp, with n a
+// file number as "%06d" prints it. (bloomkv keeps its parser internal;
+// TestSnapshotDirNames checks this one against a real checkpoint.)
+func isDBFileName(name string) bool {
+	if name == "CURRENT" || name == "LOCK" {
+		return true
+	}
+	if num, ok := strings.CutPrefix(name, "MANIFEST-"); ok {
+		return canonicalNumber(num)
+	}
+	for _, ext := range []string{".log", ".sst", ".tmp"} {
+		if num, ok := strings.CutSuffix(name, ext); ok {
+			return canonicalNumber(num)
+		}
+	}
+	return false
+}
+
+// canonicalNumber reports whether s is a positive number as "%06d" prints
+// it: six digits, or more without a leading zero.
+func canonicalNumber(s string) bool {
+	if len(s) < 6 || len(s) > 20 || len(s) > 6 && s[0] == '0' {
+		return false
+	}
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return strings.Trim(s, "0") != ""
 }
 
 // crcReader reads a stream while summing the bytes it returns.

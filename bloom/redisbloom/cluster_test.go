@@ -20,7 +20,8 @@ import (
 // through a ClusterClient on filters spread over three masters, and checks
 // that each filter's keys live together on the master of their slot.
 func TestClusterThreeMasters(t *testing.T) {
-	c := startCluster(t, 3)
+	c := sharedCluster(t)
+	c.flushAll()
 	rdb := c.Client()
 	ctx := context.Background()
 	// One filter on each master: names picked by their keys' slots.

@@ -6,8 +6,6 @@ import (
 	"math"
 	"math/bits"
 	"testing"
-
-	"github.com/bloomkv/bloomkv/internal/redistest"
 )
 
 // TestLoadFactor checks the Redis filter's LoadFactor against three
@@ -16,8 +14,10 @@ import (
 // given the same items, and the expected fill 1 − (1 − 1/m)^(kn) within
 // five binomial standard deviations. A lost or recreated filter is an
 // error, not a load factor of zero.
-func TestLoadFactor(t *testing.T) {
-	rdb := redistest.Start(t).Client()
+func TestLoadFactor(t *testing.T) { onBackends(t, testLoadFactor) }
+
+func testLoadFactor(t *testing.T, connect connector) {
+	rdb := connect()
 	ctx := context.Background()
 	const n = 5000
 	f := mustCreate(t, rdb, "fill", n, 0.01)
