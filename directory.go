@@ -23,6 +23,17 @@ import (
 // any file bloomkv does not name — makes Open refuse the directory before it
 // writes a byte, the LOCK file included.
 
+// IsDBFileName reports whether name, a base name, is one bloomkv gives a
+// file of a DB directory: CURRENT, LOCK, MANIFEST-NNNNNN, NNNNNN.log,
+// NNNNNN.sst or NNNNNN.tmp, with NNNNNN a file number as bloomkv writes it
+// (six digits, or more without a leading zero; never 0). Programs that
+// copy, back up or clean up DB directories use it to tell a DB's files
+// from anything else, as Open does.
+func IsDBFileName(name string) bool {
+	_, _, ok := manifest.ParseFilename(name)
+	return ok
+}
+
 // dirState is what Open found in a DB directory before locking it.
 type dirState struct {
 	exists     bool     // the directory exists

@@ -292,3 +292,40 @@ func TestOpenExistenceOptions(t *testing.T) {
 	}
 	d.Close()
 }
+
+// TestIsDBFileName checks IsDBFileName against the names bloomkv writes
+// (manifest.MakeFilename, the oracle) and near misses it must not claim.
+func TestIsDBFileName(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want bool
+	}{
+		{"CURRENT", true},
+		{"LOCK", true},
+		{"MANIFEST-000001", true},
+		{"000007.log", true},
+		{"000123.sst", true},
+		{"1234567.sst", true},
+		{"000009.tmp", true},
+		{"000000.sst", false},  // file number 0 is never used
+		{"0000007.log", false}, // not canonical: a leading zero past six digits
+		{"00007.log", false},   // five digits
+		{"000007.LOG", false},  // case matters
+		{"MANIFEST-1", false},  // too short
+		{"current", false},     // case matters
+		{"000007.sst.bak", false},
+		{"OPTIONS-000005", false},
+		{"", false},
+	} {
+		if got := IsDBFileName(tc.name); got != tc.want {
+			t.Errorf("IsDBFileName(%q) = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	for _, typ := range []manifest.FileType{manifest.FileTypeWAL, manifest.FileTypeTable, manifest.FileTypeManifest, manifest.FileTypeTemp} {
+		for _, num := range []uint64{1, 999_999, 1_000_000, 1 << 40} {
+			if name := manifest.MakeFilename(typ, num); !IsDBFileName(name) {
+				t.Errorf("IsDBFileName(%q) = false for a name bloomkv writes", name)
+			}
+		}
+	}
+}

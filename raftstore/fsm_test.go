@@ -431,8 +431,8 @@ func TestOpenFSMForeignDirectory(t *testing.T) {
 // TestFSMSnapshotCheckpoint: a snapshot persists from its checkpoint
 // directory beside the state, after the FSM has moved on and even after it
 // closed, and Release removes the directory. Every file the checkpoint
-// holds is named as isDBFileName expects: the oracle of ownSnapshotDir's
-// proof is bloomkv's own Checkpoint.
+// holds is named as bloomkv.IsDBFileName expects: the oracle of
+// ownSnapshotDir's proof is bloomkv's own Checkpoint.
 func TestFSMSnapshotCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	opts := &FSMOptions{DB: &bloomkv.Options{MemtableSize: 64 << 10}}
@@ -459,8 +459,8 @@ func TestFSMSnapshotCheckpoint(t *testing.T) {
 	}
 	var tables int
 	for _, name := range names {
-		if !isDBFileName(name) {
-			t.Errorf("the checkpoint holds %q, which isDBFileName does not know", name)
+		if !bloomkv.IsDBFileName(name) {
+			t.Errorf("the checkpoint holds %q, which bloomkv.IsDBFileName does not know", name)
 		}
 		if bytes.HasSuffix([]byte(name), []byte(".sst")) {
 			tables++

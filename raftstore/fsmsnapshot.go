@@ -8,6 +8,7 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/raft"
@@ -132,7 +133,8 @@ func snapshotName(n int) string { return fmt.Sprintf("%s%06d", snapshotDirPrefix
 // isSnapshotName reports whether name is one snapshotName makes.
 func isSnapshotName(name string) bool {
 	digits, ok := strings.CutPrefix(name, snapshotDirPrefix)
-	return ok && canonicalNumber(digits)
+	n, err := strconv.Atoi(digits)
+	return ok && err == nil && n > 0 && snapshotName(n) == name
 }
 
 // ownSnapshotDir returns nil if path, named as a snapshot's checkpoint
@@ -154,7 +156,7 @@ func ownSnapshotDir(fsys vfs.FS, path string) error {
 		return err
 	}
 	for _, name := range names {
-		if !isDBFileName(name) {
+		if !bloomkv.IsDBFileName(name) {
 			return fmt.Errorf("%s is named as a snapshot's checkpoint but holds %q, which no checkpoint holds", path, name)
 		}
 		info, err := fsys.Stat(fsys.PathJoin(path, name))
@@ -166,39 +168,6 @@ func ownSnapshotDir(fsys vfs.FS, path string) error {
 		}
 	}
 	return nil
-}
-
-// isDBFileName reports whether name is one bloomkv gives a file of a DB
-// directory: CURRENT, LOCK, MANIFEST-n, n.log, n.sst, n.tmp, with n a
-// file number as "%06d" prints it. (bloomkv keeps its parser internal;
-// TestSnapshotDirNames checks this one against a real checkpoint.)
-func isDBFileName(name string) bool {
-	if name == "CURRENT" || name == "LOCK" {
-		return true
-	}
-	if num, ok := strings.CutPrefix(name, "MANIFEST-"); ok {
-		return canonicalNumber(num)
-	}
-	for _, ext := range []string{".log", ".sst", ".tmp"} {
-		if num, ok := strings.CutSuffix(name, ext); ok {
-			return canonicalNumber(num)
-		}
-	}
-	return false
-}
-
-// canonicalNumber reports whether s is a positive number as "%06d" prints
-// it: six digits, or more without a leading zero.
-func canonicalNumber(s string) bool {
-	if len(s) < 6 || len(s) > 20 || len(s) > 6 && s[0] == '0' {
-		return false
-	}
-	for i := range len(s) {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return strings.Trim(s, "0") != ""
 }
 
 // crcReader reads a stream while summing the bytes it returns.
