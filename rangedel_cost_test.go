@@ -112,18 +112,16 @@ func TestDeleteRangeCost(t *testing.T) {
 	}
 }
 
-// BenchmarkGetRangeDeleted is a Get of a random key of a 100,000-key tree
-// compacted to the bottom level: "live" before any deletion, "covered"
-// once a DeleteRange over every key sits in an L0 table above them. It
-// reports the data blocks each Get read (from the file or the block
-// cache), from Metrics: a covered key costs none.
-func BenchmarkGetRangeDeleted(b *testing.B) {
+// compactedTree returns a DB on a MemFS holding n keys, key(0) … key(n−1)
+// with 64-byte values, compacted to the bottom level; it is closed at the
+// benchmark's end.
+func compactedTree(b *testing.B, n int) (*DB, func(int) []byte) {
+	b.Helper()
 	d, err := Open("/db", &Options{FS: vfs.NewMem(), BlockCacheSize: 64 << 20})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer d.Close()
-	const n = 100_000
+	b.Cleanup(func() { _ = d.Close() })
 	key := func(i int) []byte { return fmt.Appendf(nil, "key%08d", i) }
 	batch := NewBatch()
 	for i := range n {
@@ -138,6 +136,17 @@ func BenchmarkGetRangeDeleted(b *testing.B) {
 	if err := d.Compact(nil, nil); err != nil {
 		b.Fatal(err)
 	}
+	return d, key
+}
+
+// BenchmarkGetRangeDeleted is a Get of a random key of a 100,000-key tree
+// compacted to the bottom level: "live" before any deletion, "covered"
+// once a DeleteRange over every key sits in an L0 table above them. It
+// reports the data blocks each Get read (from the file or the block
+// cache), from Metrics: a covered key costs none.
+func BenchmarkGetRangeDeleted(b *testing.B) {
+	const n = 100_000
+	d, key := compactedTree(b, n)
 	keys := make([][]byte, 4096)
 	for i := range keys {
 		keys[i] = key(i * 24 % n)
@@ -176,26 +185,8 @@ func BenchmarkGetRangeDeleted(b *testing.B) {
 // range (MergingIter.SkipForward); "step" the same with the skip turned
 // off, stepping over every deleted version.
 func BenchmarkSeekRangeDeleted(b *testing.B) {
-	d, err := Open("/db", &Options{FS: vfs.NewMem(), BlockCacheSize: 64 << 20})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer d.Close()
 	const n = 100_000
-	key := func(i int) []byte { return fmt.Appendf(nil, "key%08d", i) }
-	batch := NewBatch()
-	for i := range n {
-		batch.Set(key(i), fmt.Appendf(nil, "value-%058d", i))
-		if batch.Len() == 1000 {
-			if err := d.Apply(batch, NoSync); err != nil {
-				b.Fatal(err)
-			}
-			batch.Reset()
-		}
-	}
-	if err := d.Compact(nil, nil); err != nil {
-		b.Fatal(err)
-	}
+	d, key := compactedTree(b, n)
 	if err := d.DeleteRange(key(10_000), key(90_000), nil); err != nil {
 		b.Fatal(err)
 	}
