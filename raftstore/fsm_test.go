@@ -712,3 +712,24 @@ func BenchmarkFSMSnapshot(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// TestFSMReleaseForeignFile: a checkpoint directory that came to hold
+// something no checkpoint holds between Snapshot and Release is no longer
+// provably the FSM's: Release leaves it, and the foreign file, untouched.
+func TestFSMReleaseForeignFile(t *testing.T) {
+	dir := t.TempDir()
+	f := openFSM(t, dir, nil)
+	defer f.Close()
+	applyAll(t, f, 1, AppendSet(nil, []byte("a"), []byte("1")))
+	snap, err := f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ckpt := filepath.Join(dir, snapshotName(1))
+	mustWrite(t, ckpt+"/notes.txt")
+	before := tree(t, ckpt)
+	snap.Release()
+	if after := tree(t, ckpt); !maps.Equal(after, before) {
+		t.Fatalf("Release changed a directory holding a foreign file: before %v, after %v", before, after)
+	}
+}

@@ -115,14 +115,19 @@ func (s *fsmSnapshot) write(sink io.Writer, db *bloomkv.DB) error {
 	return err
 }
 
-// Release removes the checkpoint. If that fails, or a crash comes first,
-// the next OpenFSM removes it.
+// Release removes the checkpoint, once ownSnapshotDir proves it still
+// holds nothing but a checkpoint's files. If that fails, or a crash comes
+// first, the next OpenFSM removes it (or, if the directory now holds
+// something else, refuses the FSM's directory untouched). raft's
+// FSMSnapshot gives Release no error to return.
 func (s *fsmSnapshot) Release() {
 	if s.once {
 		return
 	}
 	s.once = true
-	_ = removeAll(s.fs, s.path)
+	if ownSnapshotDir(s.fs, s.path) == nil {
+		_ = removeAll(s.fs, s.path)
+	}
 }
 
 // snapshotName is the name of a Snapshot's checkpoint directory, n the
