@@ -164,8 +164,12 @@ func (c *memCluster) converge(m kvModel) {
 	if err := m.check(leaderState); err != nil {
 		c.t.Fatalf("leader %s: %v", l.id, err)
 	}
+	// raft's AppliedIndex is the last entry sent to the FSM's apply
+	// channel, not the last the FSM applied: a follower's FSM may still be
+	// applying the last batch, so its state is waited for, not read once.
 	for _, n := range c.nodes {
-		if got := fsmState(c.t, n.fsm); !maps.Equal(got, leaderState) {
+		var got map[string]string
+		if !waitFor(20*time.Second, func() bool { got = fsmState(c.t, n.fsm); return maps.Equal(got, leaderState) }) {
 			c.t.Fatalf("node %s's state differs from the leader's: %v vs %v", n.id, clip(got), clip(leaderState))
 		}
 	}

@@ -172,10 +172,10 @@ func parseStateName(name string) (int, bool) {
 // then renames a new STATE over the old, so a crash at any point leaves the
 // old state or the new one, whole. Directories of other states are leftovers
 // of such a crash, and are removed at Open, as are the checkpoint
-// directories of snapshots a crash kept from being released — those only
-// once each is proven a checkpoint (see ownSnapshotDir); a directory named
-// as one that holds anything else makes OpenFSM refuse the whole directory,
-// untouched.
+// directories of snapshots a crash kept from being released — each only
+// once proven a DB directory of the FSM's (see ownDBDir); a directory named
+// as one that holds anything else makes OpenFSM refuse the whole directory
+// and remove nothing.
 func OpenFSM(dir string, opts *FSMOptions) (*FSM, error) {
 	f := &FSM{dir: dir, fs: vfs.Default}
 	if opts != nil {
@@ -232,7 +232,17 @@ func OpenFSM(dir string, opts *FSMOptions) (*FSM, error) {
 	}
 	f.cur = st
 	f.applied.Store(applied)
-	// Holding the current state's lock, remove the leftovers.
+	// Holding the current state's lock, remove the leftovers, once every
+	// leftover state directory is proven the FSM's (the checkpoints were
+	// above).
+	for _, name := range entries {
+		if other, ok := parseStateName(name); ok && other != seq {
+			if err := ownStateDir(f.fs, f.fs.PathJoin(dir, name)); err != nil {
+				_ = st.db.Close()
+				return nil, fmt.Errorf("raftstore: %w: refusing to use %s", err, dir)
+			}
+		}
+	}
 	for _, name := range entries {
 		if other, ok := parseStateName(name); ok && other != seq || name == stateTmpFile || isSnapshotName(name) {
 			if err := f.removeAll(f.fs.PathJoin(dir, name)); err != nil {
@@ -332,6 +342,44 @@ func (f *FSM) writeStateFile(seq int) error {
 		err = f.fs.SyncDir(f.dir)
 	}
 	return err
+}
+
+// ownDBDir returns nil if path, named as the FSM names its directories of
+// kind named, is provably a DB directory the FSM made: a directory
+// holding nothing but regular files named as bloomkv names a DB's files.
+// Otherwise it returns an error naming what is not, and the directory must
+// stay untouched.
+func ownDBDir(fsys vfs.FS, path, named string) error {
+	info, err := fsys.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("%s is named as %s but is not a directory", path, named)
+	}
+	names, err := fsys.List(path)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if !bloomkv.IsDBFileName(name) {
+			return fmt.Errorf("%s is named as %s but holds %q, which bloomkv never writes", path, named, name)
+		}
+		info, err := fsys.Stat(fsys.PathJoin(path, name))
+		if err != nil {
+			return err
+		}
+		if !info.Mode().IsRegular() {
+			return fmt.Errorf("%s is named as %s but its %q is not a regular file", path, named, name)
+		}
+	}
+	return nil
+}
+
+// ownStateDir is ownDBDir for a state directory that is not the current
+// one: the leftover of a Restore a crash or a failure cut short.
+func ownStateDir(fsys vfs.FS, path string) error {
+	return ownDBDir(fsys, path, "a state directory")
 }
 
 // removeAll removes path and everything below it, if it exists; it is only
@@ -555,10 +603,15 @@ func (f *FSM) Restore(r io.ReadCloser) error {
 	}
 	seq := cur.seq + 1
 	path := f.fs.PathJoin(f.dir, stateName(seq))
-	// A directory of this name is a leftover of a Restore that crashed
-	// before naming it in STATE (the current one is seq-1).
-	if err := f.removeAll(path); err != nil {
-		return err
+	// A directory of this name is a leftover of a Restore that failed and
+	// could not remove it (OpenFSM removes those a crash left); it is
+	// removed only once proven the FSM's.
+	if err := ownStateDir(f.fs, path); err == nil {
+		if err := f.removeAll(path); err != nil {
+			return err
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("raftstore: restore: %w", err)
 	}
 	st, _, err := f.openState(seq, true)
 	if err != nil {

@@ -712,3 +712,63 @@ func BenchmarkFSMSnapshot(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// TestFSMReleaseForeignFile: a checkpoint directory that came to hold
+// something no checkpoint holds between Snapshot and Release is no longer
+// provably the FSM's: Release leaves it, and the foreign file, untouched.
+func TestFSMReleaseForeignFile(t *testing.T) {
+	dir := t.TempDir()
+	f := openFSM(t, dir, nil)
+	defer f.Close()
+	applyAll(t, f, 1, AppendSet(nil, []byte("a"), []byte("1")))
+	snap, err := f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ckpt := filepath.Join(dir, snapshotName(1))
+	mustWrite(t, ckpt+"/notes.txt")
+	before := tree(t, ckpt)
+	snap.Release()
+	if after := tree(t, ckpt); !maps.Equal(after, before) {
+		t.Fatalf("Release changed a directory holding a foreign file: before %v, after %v", before, after)
+	}
+}
+
+// TestOpenFSMForeignStateDir: a leftover directory named as a state that
+// holds a file bloomkv never writes is not the FSM's to remove: OpenFSM
+// refuses the directory and the file stays; so does Restore, which would
+// build its new state there.
+func TestOpenFSMForeignStateDir(t *testing.T) {
+	dir := t.TempDir()
+	f := openFSM(t, dir, nil)
+	applyAll(t, f, 1, AppendSet(nil, []byte("a"), []byte("1")))
+	snap, err := f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sink memSink
+	if err := snap.Persist(&sink); err != nil {
+		t.Fatal(err)
+	}
+	snap.Release()
+	next := filepath.Join(dir, stateName(2)) // Restore's next state
+	mustMkdir(t, next)
+	mustWrite(t, next+"/notes.txt")
+	if err := f.Restore(readCloser(sink.stream())); err == nil {
+		t.Fatal("Restore built its state in a directory holding a foreign file")
+	} else {
+		t.Log(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if g, err := OpenFSM(dir, nil); err == nil {
+		_ = g.Close()
+		t.Fatal("OpenFSM took a directory holding a foreign leftover state directory")
+	} else {
+		t.Log(err)
+	}
+	if _, err := os.Stat(next + "/notes.txt"); err != nil {
+		t.Fatalf("the foreign file is gone: %v", err)
+	}
+}

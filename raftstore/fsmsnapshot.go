@@ -115,14 +115,19 @@ func (s *fsmSnapshot) write(sink io.Writer, db *bloomkv.DB) error {
 	return err
 }
 
-// Release removes the checkpoint. If that fails, or a crash comes first,
-// the next OpenFSM removes it.
+// Release removes the checkpoint, once ownSnapshotDir proves it still
+// holds nothing but a checkpoint's files. If that fails, or a crash comes
+// first, the next OpenFSM removes it (or, if the directory now holds
+// something else, refuses the FSM's directory untouched). raft's
+// FSMSnapshot gives Release no error to return.
 func (s *fsmSnapshot) Release() {
 	if s.once {
 		return
 	}
 	s.once = true
-	_ = removeAll(s.fs, s.path)
+	if ownSnapshotDir(s.fs, s.path) == nil {
+		_ = removeAll(s.fs, s.path)
+	}
 }
 
 // snapshotName is the name of a Snapshot's checkpoint directory, n the
@@ -138,36 +143,12 @@ func isSnapshotName(name string) bool {
 }
 
 // ownSnapshotDir returns nil if path, named as a snapshot's checkpoint
-// directory, is provably one that Snapshot made: a directory holding
-// nothing but regular files named as bloomkv names a DB's files (what
-// DB.Checkpoint writes, or a crash left of it), which the FSM may remove.
-// Otherwise it returns an error naming what is not, and the directory must
-// stay untouched: the FSM never removes what it cannot prove is its own.
+// directory, is provably one that Snapshot made (see ownDBDir): what
+// DB.Checkpoint writes, or a crash left of it, which the FSM may remove.
+// Otherwise the directory must stay untouched: the FSM never removes what
+// it cannot prove is its own.
 func ownSnapshotDir(fsys vfs.FS, path string) error {
-	info, err := fsys.Stat(path)
-	if err != nil {
-		return err
-	}
-	if !info.IsDir() {
-		return fmt.Errorf("%s is named as a snapshot's checkpoint but is not a directory", path)
-	}
-	names, err := fsys.List(path)
-	if err != nil {
-		return err
-	}
-	for _, name := range names {
-		if !bloomkv.IsDBFileName(name) {
-			return fmt.Errorf("%s is named as a snapshot's checkpoint but holds %q, which no checkpoint holds", path, name)
-		}
-		info, err := fsys.Stat(fsys.PathJoin(path, name))
-		if err != nil {
-			return err
-		}
-		if !info.Mode().IsRegular() {
-			return fmt.Errorf("%s is named as a snapshot's checkpoint but its %q is not a regular file", path, name)
-		}
-	}
-	return nil
+	return ownDBDir(fsys, path, "a snapshot's checkpoint")
 }
 
 // crcReader reads a stream while summing the bytes it returns.

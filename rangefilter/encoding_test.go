@@ -30,17 +30,7 @@ func smallEncodings(t testing.TB) map[string][]byte {
 	out := map[string][]byte{}
 	for name, keys := range sets {
 		for _, bpk := range []float64{3, 17} {
-			b, _ := NewBuilder(bpk)
-			for _, k := range keys {
-				if err := b.Add(k); err != nil {
-					t.Fatal(err)
-				}
-			}
-			data, err := b.Finish()
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[name+"/"+string(rune('0'+int(bpk)%10))] = data
+			out[name+"/"+string(rune('0'+int(bpk)%10))] = encode(t, keys, bpk)
 		}
 	}
 	return out

@@ -248,3 +248,27 @@ func TestCeilPair(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyRanges: a range with hi ≤ lo holds no key, whatever the keys,
+// so the filter answers false for it, as its doc says — also when a bound
+// is a key, the empty key or the keys' common prefix.
+func TestEmptyRanges(t *testing.T) {
+	keys := newSortedKeys([][]byte{{}, []byte("ab"), []byte("ab\x00"), []byte("abc"), []byte("abd")})
+	f := build(t, keys, 10)
+	for _, tc := range []struct{ lo, hi []byte }{
+		{nil, nil},
+		{nil, []byte{}},
+		{[]byte("ab"), []byte("ab")},
+		{[]byte("ab\x00"), []byte("ab")},
+		{[]byte("abd"), []byte("abc")},
+		{[]byte("abd"), nil},
+		{[]byte{0xff}, []byte("ab")},
+	} {
+		if f.MayContainRange(tc.lo, tc.hi) {
+			t.Errorf("[%q, %q) is empty, the filter says it may hold a key", tc.lo, tc.hi)
+		}
+		if !f.MayContainRange(tc.hi, append(slices.Clone(tc.lo), 0)) && keys.anyIn(tc.hi, append(slices.Clone(tc.lo), 0)) {
+			t.Errorf("false negative: [%q, %q\\x00) holds a key", tc.hi, tc.lo)
+		}
+	}
+}

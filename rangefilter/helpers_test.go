@@ -51,6 +51,16 @@ func (s sortedKeys) anyIn(lo, hi []byte) bool {
 // build returns the decoded filter of keys, which must be sorted.
 func build(t testing.TB, keys [][]byte, bitsPerKey float64) *Filter {
 	t.Helper()
+	f, err := Decode(encode(t, keys, bitsPerKey))
+	if err != nil {
+		t.Fatalf("decoding a filter just built: %v", err)
+	}
+	return f
+}
+
+// encode returns the encoding of the filter of keys, which must be sorted.
+func encode(t testing.TB, keys [][]byte, bitsPerKey float64) []byte {
+	t.Helper()
 	b, err := NewBuilder(bitsPerKey)
 	if err != nil {
 		t.Fatal(err)
@@ -64,11 +74,7 @@ func build(t testing.TB, keys [][]byte, bitsPerKey float64) *Filter {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := Decode(data)
-	if err != nil {
-		t.Fatalf("decoding a filter just built: %v", err)
-	}
-	return f
+	return data
 }
 
 // shapeKeys returns n distinct sorted keys of sh for integers drawn from

@@ -3,6 +3,7 @@ package rangefilter
 import (
 	"math"
 	"math/bits"
+	"slices"
 )
 
 // maxUniverse bounds the reduced universe, so that the sum of two values
@@ -77,23 +78,9 @@ func buildIntFilter(vals, hashed, buf []uint64, bitsPerKey float64, seed uint64)
 		hashed[i] = f.hash(v - f.min)
 	}
 	sortHashes(hashed, buf)
-	hashed = dedupSorted(hashed)
+	hashed = slices.Compact(hashed)
 	f.ef = buildEliasFano(hashed, f.r)
 	return f
-}
-
-func dedupSorted(s []uint64) []uint64 {
-	if len(s) == 0 {
-		return s
-	}
-	k := 1
-	for _, v := range s[1:] {
-		if v != s[k-1] {
-			s[k] = v
-			k++
-		}
-	}
-	return s[:k]
 }
 
 // mayContain reports whether the set may hold a value in [a, b], a ≤ b,

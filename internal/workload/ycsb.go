@@ -252,6 +252,18 @@ type ycsbRun struct {
 // keyChooser draws record numbers.
 type keyChooser func() int64
 
+// existing returns the chooser that draws from next until it draws a
+// record inserted and acknowledged, YCSB's CoreWorkload.nextKeynum.
+func (c *ackCounter) existing(next func() int64) keyChooser {
+	return func() int64 {
+		for {
+			if k := next(); k <= c.last() {
+				return k
+			}
+		}
+	}
+}
+
 // newYCSBRun plans w: the load resets the records.
 func (c *Config) newYCSBRun(w Workload) (*ycsbRun, error) {
 	y, err := c.ycsb(w)
@@ -281,31 +293,13 @@ func (c *Config) newYCSBRun(w Workload) (*ycsbRun, error) {
 	case "zipfian":
 		expectedNew := int64(float64(y.OperationCount) * y.InsertProportion * 2) // YCSB's fudge factor of 2
 		proto := newScrambledZipfian(0, records+expectedNew, ZipfianConstant, nil)
-		run.chooser = func(r *rand.Rand) keyChooser {
-			g := proto.clone(r)
-			return func() int64 {
-				for {
-					if k := g.next(); k <= inserted.last() {
-						return k
-					}
-				}
-			}
-		}
+		run.chooser = func(r *rand.Rand) keyChooser { return inserted.existing(proto.clone(r).next) }
 	case "latest":
 		if records < 2 {
 			return nil, fmt.Errorf("workload: %s: requestdistribution latest needs a recordcount of at least 2", w)
 		}
 		proto := newSkewedLatest(inserted, nil)
-		run.chooser = func(r *rand.Rand) keyChooser {
-			g := proto.clone(r)
-			return func() int64 {
-				for {
-					if k := g.next(); k <= inserted.last() {
-						return k
-					}
-				}
-			}
-		}
+		run.chooser = func(r *rand.Rand) keyChooser { return inserted.existing(proto.clone(r).next) }
 	}
 	maxScan := int64(y.MaxScanLength)
 	switch y.ScanLengthDistribution {

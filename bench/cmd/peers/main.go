@@ -607,25 +607,12 @@ func printDevice(stdout io.Writer, runs []engineRun, ws []workload.Workload) {
 	if !measured {
 		return
 	}
-	defer printDeviceReads(stdout, runs, ws)
-	fmt.Fprint(stdout, "\ndevice bytes read per operation, the page cache dropped before each read workload (/proc/self/io read_bytes)\n")
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	writeHeader(tw, runs, "")
-	for j, w := range ws {
-		if w.IsFill() {
-			continue
-		}
-		fmt.Fprintf(tw, "%s\t", w)
-		for _, r := range runs {
-			if res := &r.Results[j]; res.Cold && res.Ops > 0 {
-				fmt.Fprintf(tw, "%.0f B\t", res.perOp(res.IO.DeviceBytes))
-			} else {
-				fmt.Fprint(tw, "–\t")
-			}
-		}
-		fmt.Fprintln(tw)
-	}
-	tw.Flush()
+	printColdTable(stdout, "device bytes read per operation, the page cache dropped before each read workload (/proc/self/io read_bytes)",
+		runs, ws, func(res *result) string { return fmt.Sprintf("%.0f B", res.perOp(res.IO.DeviceBytes)) })
+	printColdTable(stdout, "reads per operation, page cache dropped: device (reads the device completed, every process's) / file system (read calls)",
+		runs, ws, func(res *result) string {
+			return fmt.Sprintf("%s / %s", num(res.perOp(res.IO.DeviceReads), 3), num(res.perOp(res.IO.FileReads), 3))
+		})
 }
 
 // printL0 prints the table of L0 during each fill, if any engine sampled it.

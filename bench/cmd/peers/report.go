@@ -297,10 +297,11 @@ func printAmp(stdout io.Writer, runs []engineRun, ws []workload.Workload, writte
  live user byte)`)
 }
 
-// printDeviceReads prints, for each read workload measured cold, its read
-// requests per operation at the device and at the file system.
-func printDeviceReads(stdout io.Writer, runs []engineRun, ws []workload.Workload) {
-	fmt.Fprint(stdout, "\nreads per operation, page cache dropped: device (reads the device completed, every process's) / file system (read calls)\n")
+// printColdTable prints a table of the read workloads under title: cell's
+// text for each engine's workload measured cold with operations, – for the
+// others.
+func printColdTable(stdout io.Writer, title string, runs []engineRun, ws []workload.Workload, cell func(*result) string) {
+	fmt.Fprintf(stdout, "\n%s\n", title)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	writeHeader(tw, runs, "")
 	for j, w := range ws {
@@ -309,12 +310,11 @@ func printDeviceReads(stdout io.Writer, runs []engineRun, ws []workload.Workload
 		}
 		fmt.Fprintf(tw, "%s\t", w)
 		for _, r := range runs {
-			res := &r.Results[j]
-			if !res.Cold {
+			if res := &r.Results[j]; res.Cold && res.Ops > 0 {
+				fmt.Fprintf(tw, "%s\t", cell(res))
+			} else {
 				fmt.Fprint(tw, "–\t")
-				continue
 			}
-			fmt.Fprintf(tw, "%s / %s\t", num(res.perOp(res.IO.DeviceReads), 3), num(res.perOp(res.IO.FileReads), 3))
 		}
 		fmt.Fprintln(tw)
 	}

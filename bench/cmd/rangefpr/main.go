@@ -377,12 +377,7 @@ func writeCSV(path string, n, queries, runs int, rows []row) error {
 // per key (a colour): the uniform ranges of each sparse shape (a glyph)
 // and Grafite's bound (dashed). A rate of 0 is drawn at the plot's floor.
 func writeChart(path string, n int, rows []row) error {
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("rangefilter: false-positive rate of empty ranges, %d keys per table (0 drawn at 1e-6)", n)
-	p.X.Label.Text = "range width ℓ (consecutive integers)"
-	p.Y.Label.Text = "false-positive rate"
-	const floor = 1e-6
-	logAxes(p, floor)
+	p := ratePlot(fmt.Sprintf("rangefilter: false-positive rate of empty ranges, %d keys per table (0 drawn at 1e-6)", n))
 	colors := chartColors
 	glyphs := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.SquareGlyph{}}
 	for i, bpk := range bitsPerKey {
@@ -401,7 +396,7 @@ func writeChart(path string, n int, rows []row) error {
 			var pts plotter.XYs
 			for _, r := range rows {
 				if r.filter == "rangefilter" && r.shape == sh.name && r.bpk == bpk && r.dist == "uniform" {
-					pts = append(pts, plotter.XY{X: float64(r.width), Y: math.Max(floor, float64(r.positives)/float64(r.queries))})
+					pts = append(pts, plotter.XY{X: float64(r.width), Y: math.Max(rateFloor, float64(r.positives)/float64(r.queries))})
 				}
 			}
 			s, err := plotter.NewScatter(pts)
@@ -421,6 +416,20 @@ func writeChart(path string, n int, rows []row) error {
 		p.Legend.Add(sh.name+", measured", key)
 	}
 	return p.Save(8*vg.Inch, 6*vg.Inch, path)
+}
+
+// rateFloor is the lowest rate the charts show: a rate of 0 is drawn there.
+const rateFloor = 1e-6
+
+// ratePlot returns a plot of the false-positive rate against the range
+// width under title, its axes made by logAxes.
+func ratePlot(title string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "range width ℓ (consecutive integers)"
+	p.Y.Label.Text = "false-positive rate"
+	logAxes(p, rateFloor)
+	return p
 }
 
 // logAxes makes both axes logarithmic, with ticks at the widths measured
@@ -445,18 +454,13 @@ func logAxes(p *plot.Plot, floor float64) {
 // designs on decimal keys and uniform ranges, one colour per bits per key:
 // rangefilter solid, Rosetta dashed.
 func writeComparison(path string, n int, rows []row) error {
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("rangefilter (Grafite) vs Rosetta, equal bits per key: decimal keys, %d per table (0 at 1e-6)", n)
-	p.X.Label.Text = "range width ℓ (consecutive integers)"
-	p.Y.Label.Text = "false-positive rate"
-	const floor = 1e-6
-	logAxes(p, floor)
+	p := ratePlot(fmt.Sprintf("rangefilter (Grafite) vs Rosetta, equal bits per key: decimal keys, %d per table (0 at 1e-6)", n))
 	for i, bpk := range bitsPerKey {
 		for _, filter := range []string{"rangefilter", "rosetta"} {
 			var pts plotter.XYs
 			for _, r := range rows {
 				if r.filter == filter && r.shape == "decimal" && r.bpk == bpk && r.dist == "uniform" {
-					pts = append(pts, plotter.XY{X: float64(r.width), Y: math.Max(floor, float64(r.positives)/float64(r.queries))})
+					pts = append(pts, plotter.XY{X: float64(r.width), Y: math.Max(rateFloor, float64(r.positives)/float64(r.queries))})
 				}
 			}
 			l, s, err := plotter.NewLinePoints(pts)
