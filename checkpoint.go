@@ -20,8 +20,9 @@ import (
 // The point is a cut between two groups of the commit pipeline: a request
 // whose cut function the pipeline's leader runs once the group ending with
 // it, and every group before, is in the WAL writer and the memtable, and
-// before the next group begins (commitRequest.cut). There, under d.mu, the cut flushes the WAL writer's
-// buffer to the file (no fsync: the copy is synced instead) and records
+// before the next group begins (commitRequest.cut). There, under d.mu,
+// the cut flushes the WAL writer's buffer to the file (no fsync: the copy
+// is synced instead) and records
 //
 //   - the current version, referenced, and its log number: the version's
 //     tables hold every write before the WALs numbered from it;
@@ -90,9 +91,8 @@ type CheckpointOptions struct {
 // A read-only DB checkpoints too, as the bloomkv checkpoint command does:
 // it backs up a DB no process has open for writing, beside other readers
 // and changing nothing in its directory; its state does not change, so the
-// copy holds what it recovered. While a
-// checkpoint is being written, the tables it links stay on the DB's disk
-// even if compactions replace them. A DB whose writes are stopped (see
+// copy holds what it recovered. While a checkpoint is being written, the
+// tables it links stay on the DB's disk even if compactions replace them. A DB whose writes are stopped (see
 // Resume) refuses with that error.
 func (d *DB) Checkpoint(dir string, opts *CheckpointOptions) error {
 	if dir == "" {

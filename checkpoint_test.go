@@ -344,9 +344,8 @@ func ckptState(w, n int, into kvModel) {
 
 // TestCheckpointUnderLoad takes checkpoints while writers write, over and
 // over, and checks each, read after a crash, against the history: it must
-// hold every write
-// acknowledged before Checkpoint was called, none that began after it
-// returned, and be a prefix of the history — no write present whose start
+// hold every write acknowledged before Checkpoint was called, none that
+// began after it returned, and be a prefix of the history — no write present whose start
 // came after the acknowledgement of a write missing. Meanwhile the DB
 // flushes and compacts, and keeps every write.
 //

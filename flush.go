@@ -85,10 +85,11 @@ func (d *DB) flushOldestLocked() error {
 	return err
 }
 
-// writeTable writes mem's entries and range tombstones to the table numbered num with the filter
-// filter, syncs it and its directory entry, and returns its metadata;
-// nil for an empty memtable. On failure it removes the file. job and reason
-// are for the TableCreated event.
+// writeTable writes mem's entries and range tombstones to the table
+// numbered num with the filter filter, syncs it and its directory entry,
+// and returns its metadata; nil for an empty memtable (no entry and no
+// range tombstone). On failure it removes the file. job and reason are for
+// the TableCreated event.
 func (d *DB) writeTable(job int, reason string, num uint64, mem *memtable.Memtable, filter sstable.FilterSpec) (*manifest.FileMetadata, error) {
 	if mem.Empty() {
 		return nil, nil

@@ -62,12 +62,14 @@
 // fragment and seqnum), and the footer says format version 2. A table
 // without range tombstones is written as version 1, with no range-deletion
 // block (its properties say a count of 0), so that readers that know only
-// version 1, which skip properties they do not know, read it; a reader that knows only
-// version 1 refuses a version-2 table rather than read it without its
+// version 1, which skip properties they do not know, read it; such a
+// reader refuses a version-2 table rather than read it without its
 // tombstones. The table's bounds (Properties.Smallest and Largest) widen to
-// the tombstones: the smallest to the first fragment's start, the largest
-// to the last key the last fragment covers (rangedel.LastCovered), each
-// with kind KindRangeDelete. Open decodes the block and keeps it in memory
+// the tombstones, inclusively: the smallest to the first fragment's start,
+// the largest to rangedel.LastCovered of the last fragment's end — the
+// last key the fragment covers when the end is a key followed by 0x00 (as
+// a compaction cuts them), and otherwise the end itself, a bound one key
+// too wide — each with kind KindRangeDelete. Open decodes the block and keeps it in memory
 // for the table's life (Reader.RangeDels), so that a read asks a table's
 // range tombstones without reading the file — before its filter, whose
 // "absent" says nothing of them.
@@ -98,11 +100,11 @@
 //
 // # Reading
 //
-// Open reads the footer, then the properties, range-deletion, index and
+// Open reads the footer, then the properties, index, range-deletion and
 // filter blocks, checks them, and pins them in memory for the table's
 // life. The index is held as the data blocks' last keys concatenated,
-// plus 16 bytes per block for where its key and the block end: two pointer-free allocations per table. With
-// ReaderOptions.Memory the index and the filter's bits live in memory the
+// plus 16 bytes per block for where its key and the block end: two
+// pointer-free allocations per table. With ReaderOptions.Memory the index and the filter's bits live in memory the
 // caller provides (the DB's is off the Go heap), returned by Close. Get
 // consults the filter first: a negative answer returns at once, with zero
 // reads of the file. Otherwise it binary-searches the pinned index and reads

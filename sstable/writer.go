@@ -301,8 +301,10 @@ func (w *Writer) Finish() (Properties, error) {
 
 // widenBounds widens the table's key bounds and seqnum range to its range
 // tombstones: the smallest bound to the first fragment's start, the
-// largest to the last key the last fragment covers (rangedel.LastCovered).
-// Their trailers carry KindRangeDelete and a seqnum of the fragment.
+// largest to rangedel.LastCovered of the last fragment's end (the last key
+// it covers, or the end itself where no finite key is the last, so the
+// bound is inclusive and never too narrow). Their trailers carry
+// KindRangeDelete and a seqnum of the fragment.
 func (w *Writer) widenBounds() {
 	l := w.rangeDels
 	if len(l) == 0 {

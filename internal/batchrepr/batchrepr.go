@@ -14,7 +14,8 @@
 //
 // INVARIANT: Decode accepts exactly what the encoder writes: a count that
 // matches the entries, known kinds, lengths within the record, range
-// deletions whose start sorts before their end, nothing left over; anything else is an error, so a damaged record is never half applied.
+// deletions whose start sorts before their end, nothing left over;
+// anything else is an error, so a damaged record is never half applied.
 package batchrepr
 
 import (

@@ -34,10 +34,10 @@ const cancelCheckInterval = 1024
 // are merged and carried to the outputs, keeping the newest seqnum of each
 // stripe and, when c.Bottommost, none of the oldest stripe (see
 // readRangeDels); each output gets the part between its boundaries, which
-// fall just past its last key, so outputs' bounds never share a user key. Output tables are cut once they reach
-// opts.TargetFileSize, at the next change of user key, and built with
-// opts.TableOptions, each with the filter c.OutputFilter gives its file
-// number.
+// fall just past its last key, so outputs' bounds never share a user key.
+// Output tables are cut once they reach opts.TargetFileSize, at the next
+// change of user key, and built with opts.TableOptions, each with the
+// filter c.OutputFilter gives its file number.
 //
 // Run checks ctx every thousand entries or so and stops with its error. On
 // any failure — ctx, an input, an output, inputs out of order (wrapping

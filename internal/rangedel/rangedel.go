@@ -37,6 +37,7 @@ package rangedel
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -117,7 +118,7 @@ func Build(ts []Tombstone) List {
 		for _, t := range active {
 			seqs = append(seqs, t.Seq)
 		}
-		slices.SortFunc(seqs, func(a, b base.SeqNum) int { return -compareSeq(a, b) })
+		slices.SortFunc(seqs, func(a, b base.SeqNum) int { return cmp.Compare(b, a) })
 		seqs = slices.Compact(seqs)
 		if n := len(out); n > 0 && bytes.Equal(out[n-1].End, lo) && slices.Equal(out[n-1].Seqs, seqs) {
 			out[n-1].End = hi
@@ -126,16 +127,6 @@ func Build(ts []Tombstone) List {
 		out = append(out, Fragment{Start: lo, End: hi, Seqs: seqs})
 	}
 	return out
-}
-
-func compareSeq(a, b base.SeqNum) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Tombstones returns the tombstones of l, one per fragment and seqnum: the
