@@ -13,7 +13,11 @@ import (
 // rangeDels are the memtable's range tombstones, kept beside the tree of
 // point versions: few, and asked about as a fragmented whole (every read
 // of a key asks which tombstones cover it), so they are a list, fragmented
-// when first read after a change and cached until the next one.
+// when first read after a change and cached until the next one. The first
+// read after a few additions fragments them into the cached list
+// (rangedel.List.Add: a copy of the list), so that a memtable of many
+// tombstones, read between every DeleteRange, is not fragmented whole each
+// time (n log n per read: quadratic over the memtable's life).
 //
 // INVARIANT: list, once loaded, is the fragmentation of tombs[:list.n]:
 // tombstones are only appended, so a cached list with n equal to the
@@ -55,6 +59,11 @@ func (m *Memtable) AddRangeDel(seq base.SeqNum, start, end []byte) {
 	m.wmu.Unlock()
 }
 
+// maxIncrementalRangeDels is the most tombstones added since the cached
+// list that RangeDels adds to it one at a time (a copy of the list each);
+// more, and fragmenting them all at once costs less.
+const maxIncrementalRangeDels = 8
+
 // RangeDels returns the memtable's range tombstones, fragmented. The
 // list's keys alias the arena, valid while the caller holds a reference;
 // it must not be modified. A memtable without range tombstones returns nil
@@ -73,7 +82,16 @@ func (m *Memtable) RangeDels() rangedel.List {
 	if c := m.rd.list.Load(); c != nil && c.n == n {
 		return c.list
 	}
-	c := &cachedList{n: n, list: rangedel.Build(m.rd.tombs)}
+	var list rangedel.List
+	if c := m.rd.list.Load(); c != nil && n-c.n <= maxIncrementalRangeDels {
+		list = c.list
+		for _, t := range m.rd.tombs[c.n:n] {
+			list = list.Add(t)
+		}
+	} else {
+		list = rangedel.Build(m.rd.tombs)
+	}
+	c := &cachedList{n: n, list: list}
 	m.rd.list.Store(c)
 	return c.list
 }

@@ -129,6 +129,71 @@ func Build(ts []Tombstone) List {
 	return out
 }
 
+// Add returns the List of l's tombstones and t: l with t fragmented in,
+// the List Build would make of them all. l is not changed — the result
+// shares its unchanged fragments and seqnum slices, which a reader of l may
+// still hold — so adding a tombstone costs one copy of l's fragments and a
+// split of those t overlaps, not a fragmentation of every tombstone.
+func (l List) Add(t Tombstone) List {
+	if bytes.Compare(t.Start, t.End) >= 0 {
+		return l
+	}
+	// l[i:j] are the fragments t overlaps: ending after its start and
+	// starting before its end.
+	i := sort.Search(len(l), func(i int) bool { return bytes.Compare(l[i].End, t.Start) > 0 })
+	j := sort.Search(len(l), func(j int) bool { return bytes.Compare(l[j].Start, t.End) >= 0 })
+	out := make(List, i, len(l)+j-i+3)
+	copy(out, l[:i])
+	cur := t.Start // t is fragmented in up to cur
+	for _, f := range l[i:j] {
+		switch {
+		case bytes.Compare(f.Start, cur) < 0: // f starts before t: its head stays
+			out = out.appendJoined(Fragment{Start: f.Start, End: cur, Seqs: f.Seqs})
+		case bytes.Compare(cur, f.Start) < 0: // a gap before f only t covers
+			out = out.appendJoined(Fragment{Start: cur, End: f.Start, Seqs: []base.SeqNum{t.Seq}})
+			cur = f.Start
+		}
+		end := f.End
+		if bytes.Compare(t.End, end) < 0 {
+			end = t.End
+		}
+		out = out.appendJoined(Fragment{Start: cur, End: end, Seqs: withSeq(f.Seqs, t.Seq)})
+		if bytes.Compare(end, f.End) < 0 { // f ends after t: its tail stays
+			out = out.appendJoined(Fragment{Start: end, End: f.End, Seqs: f.Seqs})
+		}
+		cur = end
+	}
+	if bytes.Compare(cur, t.End) < 0 {
+		out = out.appendJoined(Fragment{Start: cur, End: t.End, Seqs: []base.SeqNum{t.Seq}})
+	}
+	if j < len(l) {
+		out = out.appendJoined(l[j])
+		out = append(out, l[j+1:]...)
+	}
+	return out
+}
+
+// appendJoined appends f to l, joined to l's last fragment when f starts
+// where it ends and the same seqnums cover both, as Build joins them.
+func (l List) appendJoined(f Fragment) List {
+	if n := len(l); n > 0 && bytes.Equal(l[n-1].End, f.Start) && slices.Equal(l[n-1].Seqs, f.Seqs) {
+		l[n-1].End = f.End
+		return l
+	}
+	return append(l, f)
+}
+
+// withSeq returns seqs, newest first, with seq among them: seqs itself if it
+// holds seq, otherwise a new slice (seqs may be shared; see Add).
+func withSeq(seqs []base.SeqNum, seq base.SeqNum) []base.SeqNum {
+	i := sort.Search(len(seqs), func(i int) bool { return seqs[i] <= seq })
+	if i < len(seqs) && seqs[i] == seq {
+		return seqs
+	}
+	out := make([]base.SeqNum, 0, len(seqs)+1)
+	return append(append(append(out, seqs[:i]...), seq), seqs[i:]...)
+}
+
 // Tombstones returns the tombstones of l, one per fragment and seqnum: the
 // input that fragments back into l.
 func (l List) Tombstones() []Tombstone {

@@ -3,6 +3,7 @@ package rangedel
 import (
 	"bytes"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -191,4 +192,47 @@ func TestLastCovered(t *testing.T) {
 	if got := Successor([]byte("k")); string(got) != "k\x00" {
 		t.Errorf("Successor = %q", got)
 	}
+}
+
+// TestAddMatchesBuild checks Add against Build, the oracle: adding the
+// tombstones one at a time gives, after each, exactly the List Build makes
+// of those added so far, and never changes the List it was given (a reader
+// may hold it).
+func TestAddMatchesBuild(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for trial := range 500 {
+		ts := randomTombstones(rng, 1+rng.IntN(12), 8)
+		var l List
+		for k, tomb := range ts {
+			before := cloneList(l)
+			next := l.Add(tomb)
+			if !equalLists(l, before) {
+				t.Fatalf("trial %d: Add of %v changed the list it was given:\n%v\nnow\n%v", trial, tomb, before, l)
+			}
+			if want := Build(ts[:k+1]); !equalLists(next, want) {
+				t.Fatalf("trial %d: %v.Add(%v) =\n%v\nBuild gives\n%v", trial, l, tomb, next, want)
+			}
+			l = next
+		}
+	}
+}
+
+func cloneList(l List) List {
+	out := make(List, len(l))
+	for i, f := range l {
+		out[i] = Fragment{Start: bytes.Clone(f.Start), End: bytes.Clone(f.End), Seqs: append([]base.SeqNum(nil), f.Seqs...)}
+	}
+	return out
+}
+
+func equalLists(a, b List) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !bytes.Equal(a[i].Start, b[i].Start) || !bytes.Equal(a[i].End, b[i].End) || !slices.Equal(a[i].Seqs, b[i].Seqs) {
+			return false
+		}
+	}
+	return true
 }
