@@ -63,20 +63,8 @@ func randomEntries(rng *rand.Rand, n, maxKey, maxValue int) []entry {
 // buildTable writes entries to a table in memory.
 func buildTable(t testing.TB, entries []entry, opts WriterOptions) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	w, err := NewWriter(&buf, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if err := w.Add(e.key, e.value); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := w.Finish(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	data, _ := buildTableWithRangeDels(t, entries, nil, opts)
+	return data
 }
 
 // openTable opens data with its filter and index off the heap, as the DB

@@ -3,6 +3,7 @@
 package procstat
 
 import (
+	"os"
 	"runtime"
 	"syscall"
 	"time"
@@ -17,6 +18,16 @@ func ReadUsage() (Usage, error) {
 	}
 	return Usage{User: time.Duration(ru.Utime.Nano()), System: time.Duration(ru.Stime.Nano()),
 		MaxRSS: maxRSSBytes(int64(ru.Maxrss))}, nil
+}
+
+// ExitedMaxRSS returns the peak resident set size of the exited process
+// p, in bytes (its getrusage ru_maxrss); 0 if unknown.
+func ExitedMaxRSS(p *os.ProcessState) int64 {
+	ru, ok := p.SysUsage().(*syscall.Rusage)
+	if !ok || ru == nil {
+		return 0
+	}
+	return maxRSSBytes(int64(ru.Maxrss))
 }
 
 // maxRSSBytes converts ru_maxrss to bytes: Linux and the BSDs count it in

@@ -505,7 +505,7 @@ func runChild(o *options, name string, stderr io.Writer) ([]result, int64, error
 	if err := json.Unmarshal(out.Bytes(), &rs); err != nil {
 		return nil, 0, fmt.Errorf("%s: child's results: %w", name, err)
 	}
-	return rs, maxRSS(cmd.ProcessState), nil
+	return rs, procstat.ExitedMaxRSS(cmd.ProcessState), nil
 }
 
 // printTables prints the runs' tables: ops/s and peak RSS, latencies, L0
