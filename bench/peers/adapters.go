@@ -441,3 +441,7 @@ func (b *badgerStore) Tree() (Tree, error) {
 }
 
 func (b *badgerStore) Close() error { return b.db.Close() }
+
+// MapsTables is true: badger v4 reads its tables through memory maps
+// (it has no option to read them with read calls).
+func (b *badgerStore) MapsTables() bool { return true }

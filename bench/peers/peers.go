@@ -44,7 +44,9 @@
 // where it keeps them); after a fill, the engine's directory's bytes on
 // disk against the user bytes the fill wrote (Outcome.SpaceAmpDisk). With
 // Measure.Cold it drops the page cache before each read workload, so that
-// its reads come from the device.
+// its reads come from the device; badger, which maps its tables into
+// memory, is closed before each drop and opened again after it, since the
+// kernel drops no page a process maps (TableMapper).
 //
 // # Settings that could not be made equal
 //
@@ -164,6 +166,14 @@ func Lookup(name string) (Engine, error) {
 	return Engine{}, fmt.Errorf("unknown engine %q (have bloomkv, pebble, goleveldb, badger)", name)
 }
 
+// TableMapper is an engine store that may map its tables into memory
+// (Measure.Cold closes and reopens it around each drop of the page cache).
+type TableMapper interface {
+	// MapsTables reports whether the store reads its tables through
+	// memory maps.
+	MapsTables() bool
+}
+
 // DefaultSampleInterval is how often Run samples a Shaper's L0 while a
 // fill runs. L0 grows only by flushes, and at a few hundred thousand Puts
 // of about 120 bytes a second a 4 MiB memtable fills about every tenth of
@@ -194,6 +204,11 @@ type Outcome struct {
 	// Cold is set when the page cache was dropped before the workload
 	// (Measure.Cold, read workloads).
 	Cold bool
+	// Reopened is set when the engine was closed before the drop and
+	// opened again after it, as Run does for a TableMapper. IO and CPU
+	// then include the open's (what it read ahead, its Gets may find
+	// resident); the workload's time does not.
+	Reopened bool
 	// IO is what the workload read, at the file system and from the
 	// device (procstat.Counters: the process's, but for DeviceReads, the
 	// device's); DeviceReads is −1 when the database's directory is on no
@@ -244,7 +259,10 @@ type Measure struct {
 	SpaceAmp bool
 	// Cold drops the page cache (procstat.DropPageCache) before each read
 	// workload, so that its reads come from the device (Outcome.IO). It
-	// needs Linux and root.
+	// needs Linux and root. An engine that maps its tables into memory (a
+	// TableMapper) is closed before the drop and opened again after it:
+	// the kernel drops only pages no process maps, so an open engine's
+	// mapped tables would stay resident and its reads would not be cold.
 	Cold bool
 	// Progress, if not nil, is called before each workload and returns
 	// the progress function passed to it.
@@ -277,9 +295,17 @@ func (m *Measure) Run(e Engine, dir string, s Settings, cfg *workload.Config, ws
 		st.Close()
 		return nil, fmt.Errorf("%s: %w", e.Name, err)
 	}
-	shaper, _ := st.(Shaper)
-	settler, _ := st.(workload.Settler)
-	counter, _ := st.(Counter)
+	var (
+		shaper  Shaper
+		settler workload.Settler
+		counter Counter
+	)
+	bind := func() {
+		shaper, _ = st.(Shaper)
+		settler, _ = st.(workload.Settler)
+		counter, _ = st.(Counter)
+	}
+	bind()
 	dev, _ := procstat.DeviceOf(path) // nil on no block device: DeviceReads −1
 	engineCounters := func() (Counters, error) {
 		if counter == nil {
@@ -300,17 +326,47 @@ func (m *Measure) Run(e Engine, dir string, s Settings, cfg *workload.Config, ws
 			sampler = sampleL0(shaper, m.SampleInterval)
 		}
 		cold := m.Cold && !w.IsFill()
+		reopened := false
+		var preOpen *snapshot // with a reopen, the counters before it
 		if cold {
+			if mapper, ok := st.(TableMapper); ok && mapper.MapsTables() {
+				// Mapped pages stay resident through the drop: close
+				// first, so that the drop can evict them, and open again
+				// after it.
+				if err := st.Close(); err != nil {
+					return nil, fmt.Errorf("%s: close before %s: %w", e.Name, w, err)
+				}
+				reopened = true
+			}
 			if err := procstat.DropPageCache(); err != nil {
+				if reopened {
+					return nil, err
+				}
 				return fail(err)
+			}
+			if reopened {
+				// The open's reads are the workload's: a mapping engine
+				// may read ahead at open what its Gets then find resident.
+				snap, err := measureNow(dev, func() (Counters, error) { return Counters{}, nil }, true)
+				if err != nil {
+					return nil, err
+				}
+				preOpen = &snap
+				if st, err = e.Open(path, s); err != nil {
+					return nil, fmt.Errorf("%s: open again before %s: %w", e.Name, w, err)
+				}
+				bind()
 			}
 		}
 		before, err := measureNow(dev, engineCounters, cold)
 		if err != nil {
 			return fail(err)
 		}
+		if preOpen != nil {
+			before.io, before.cpu = preOpen.io, preOpen.cpu
+		}
 		r, err := cfg.Run(st, w, pr)
-		o := &Outcome{Result: r, Cold: cold}
+		o := &Outcome{Result: r, Cold: cold, Reopened: reopened}
 		if sampler != nil {
 			l0, serr := sampler.finish()
 			if err == nil && serr != nil {
