@@ -209,6 +209,8 @@ type Outcome struct {
 	// then include the open's (what it read ahead, its Gets may find
 	// resident); the workload's time does not.
 	Reopened bool
+	// OpenIO is the part of IO the reopen read.
+	OpenIO procstat.Counters
 	// IO is what the workload read, at the file system and from the
 	// device (procstat.Counters: the process's, but for DeviceReads, the
 	// device's); DeviceReads is −1 when the database's directory is on no
@@ -328,6 +330,7 @@ func (m *Measure) Run(e Engine, dir string, s Settings, cfg *workload.Config, ws
 		cold := m.Cold && !w.IsFill()
 		reopened := false
 		var preOpen *snapshot // with a reopen, the counters before it
+		var openIO procstat.Counters
 		if cold {
 			if mapper, ok := st.(TableMapper); ok && mapper.MapsTables() {
 				// Mapped pages stay resident through the drop: close
@@ -356,6 +359,11 @@ func (m *Measure) Run(e Engine, dir string, s Settings, cfg *workload.Config, ws
 					return nil, fmt.Errorf("%s: open again before %s: %w", e.Name, w, err)
 				}
 				bind()
+				opened, err := measureNow(dev, func() (Counters, error) { return Counters{}, nil }, true)
+				if err != nil {
+					return fail(err)
+				}
+				openIO = opened.io.Minus(preOpen.io)
 			}
 		}
 		before, err := measureNow(dev, engineCounters, cold)
@@ -366,7 +374,7 @@ func (m *Measure) Run(e Engine, dir string, s Settings, cfg *workload.Config, ws
 			before.io, before.cpu = preOpen.io, preOpen.cpu
 		}
 		r, err := cfg.Run(st, w, pr)
-		o := &Outcome{Result: r, Cold: cold, Reopened: reopened}
+		o := &Outcome{Result: r, Cold: cold, Reopened: reopened, OpenIO: openIO}
 		if sampler != nil {
 			l0, serr := sampler.finish()
 			if err == nil && serr != nil {

@@ -151,6 +151,8 @@ type result struct {
 	// Reopened: the engine was closed before the drop and opened again
 	// after it (peers.TableMapper: its tables are memory-mapped).
 	Reopened bool `json:"reopened,omitempty"`
+	// OpenIO: the part of IO the reopen read.
+	OpenIO *procstat.Counters `json:"open_io,omitempty"`
 	// IO is what the workload read at the file system and from the device
 	// (see peers.Outcome.IO); CPUNS the process's CPU time over it;
 	// Engine the engine's own counters (−1: not counted); DiskBytes and
@@ -207,11 +209,15 @@ func fromOutcomes(outs []*peers.Outcome) []result {
 	out := make([]result, len(outs))
 	for i, o := range outs {
 		h := &o.Latency
+		var openIO *procstat.Counters
+		if o.Reopened {
+			openIO = &o.OpenIO
+		}
 		out[i] = result{Workload: o.Workload, Ops: o.Ops, ElapsedNS: int64(o.Elapsed), Missing: o.Missing,
 			P50NS: int64(h.Percentile(0.5)), P99NS: int64(h.Percentile(0.99)),
 			P999NS: int64(h.Percentile(0.999)), MaxNS: int64(h.Max()),
 			L0: o.L0, Tree: o.Tree, Compacted: o.Compacted, CompactNS: int64(o.CompactTime), WriteAmp: o.WriteAmp,
-			Threads: o.Threads, Kinds: o.Kinds, Cold: o.Cold, Reopened: o.Reopened, IO: o.IO, CPUNS: int64(o.CPU), Engine: o.Engine,
+			Threads: o.Threads, Kinds: o.Kinds, Cold: o.Cold, Reopened: o.Reopened, OpenIO: openIO, IO: o.IO, CPUNS: int64(o.CPU), Engine: o.Engine,
 			DiskBytes: o.DiskBytes, LiveBytes: o.LiveBytes}
 	}
 	return out
@@ -617,18 +623,18 @@ func printDevice(stdout io.Writer, runs []engineRun, ws []workload.Workload) {
 		runs, ws, func(res *result) string {
 			return fmt.Sprintf("%s / %s", num(res.perOp(res.IO.DeviceReads), 3), num(res.perOp(res.IO.FileReads), 3))
 		})
-	var reopened []string
 	for _, r := range runs {
-		for _, res := range r.Results {
-			if res.Reopened {
-				reopened = append(reopened, r.Name)
-				break
+		var opens []string
+		for j, res := range r.Results {
+			if res.Reopened && res.OpenIO != nil {
+				opens = append(opens, fmt.Sprintf("%s %.1f MiB", ws[j], mib(res.OpenIO.DeviceBytes)))
 			}
 		}
-	}
-	if len(reopened) > 0 {
-		fmt.Fprintf(stdout, "(%s: tables memory-mapped, so closed before each drop and opened again after it;\n"+
-			" the kernel drops no page a process maps. Its open's device reads are counted with the workload's, its time is not.)\n", strings.Join(reopened, ", "))
+		if len(opens) > 0 {
+			fmt.Fprintf(stdout, "(%s: tables memory-mapped, so closed before each drop and opened again after it — the kernel\n"+
+				" drops no page a process maps; the open's device reads are counted with the workload's, its time is not.\n"+
+				" The opens read: %s.)\n", r.Name, strings.Join(opens, ", "))
+		}
 	}
 }
 

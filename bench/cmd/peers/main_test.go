@@ -286,7 +286,7 @@ func TestCold(t *testing.T) {
 	if present[0] <= 0 || present[1] <= 0 || present[2] <= 0 || missing[0] >= present[0] {
 		t.Errorf("device bytes per Get: readrandom %v, readmissing %v (bloomkv, pebble, badger)", present, missing)
 	}
-	if !strings.Contains(report, "(badger: tables memory-mapped, so closed before each drop") {
+	if !strings.Contains(report, "(badger: tables memory-mapped, so closed before each drop and opened again after it") {
 		t.Errorf("no note of badger's reopen in the report:\n%s", report)
 	}
 }
