@@ -624,16 +624,20 @@ func printDevice(stdout io.Writer, runs []engineRun, ws []workload.Workload) {
 			return fmt.Sprintf("%s / %s", num(res.perOp(res.IO.DeviceReads), 3), num(res.perOp(res.IO.FileReads), 3))
 		})
 	for _, r := range runs {
-		var opens []string
+		reopened, opens := false, ""
 		for j, res := range r.Results {
-			if res.Reopened && res.OpenIO != nil {
-				opens = append(opens, fmt.Sprintf("%s %.1f MiB", ws[j], mib(res.OpenIO.DeviceBytes)))
+			reopened = reopened || res.Reopened
+			if res.Reopened && res.OpenIO != nil { // nil in a peers.json written before OpenIO was kept
+				opens += fmt.Sprintf(", %s %.1f MiB", ws[j], mib(res.OpenIO.DeviceBytes))
 			}
 		}
-		if len(opens) > 0 {
+		if reopened {
 			fmt.Fprintf(stdout, "(%s: tables memory-mapped, so closed before each drop and opened again after it — the kernel\n"+
-				" drops no page a process maps; the open's device reads are counted with the workload's, its time is not.\n"+
-				" The opens read: %s.)\n", r.Name, strings.Join(opens, ", "))
+				" drops no page a process maps; the open's device reads are counted with the workload's, its time is not.", r.Name)
+			if opens != "" {
+				fmt.Fprintf(stdout, "\n The opens read: %s.", opens[2:])
+			}
+			fmt.Fprintln(stdout, ")")
 		}
 	}
 }
