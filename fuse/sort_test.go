@@ -26,7 +26,7 @@ func TestDistinct(t *testing.T) {
 	gens["random top"] = func() uint64 { return rng.Uint64N(1<<16) << 48 }
 	bufs := new(buffers)
 	for name, gen := range gens {
-		for _, n := range []int{1, 2, 100, radix.MinLen - 1, radix.MinLen, radix.MinLen + 1, 5000, 1 << 16, 1<<16 + 1, 100_000, 30_000} {
+		for _, n := range []int{1, 2, 100, radix.MinLen - 1, radix.MinLen, radix.MinLen + 1, 5000, 1<<16 + 1, 30_000} {
 			hashes := make([]uint64, n)
 			for i := range hashes {
 				hashes[i] = gen()
