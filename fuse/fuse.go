@@ -117,6 +117,22 @@ func fromLibrary[T uint8 | uint16](lib *xorfilter.BinaryFuse[T], w, n int) (*Fil
 		keys:        uint64(n),
 	}
 	out := wordBytes(f.words)
+	// At the library's own widths a slot is its byte or two: copied, not
+	// packed bit by bit.
+	switch fps := any(lib.Fingerprints).(type) {
+	case []uint8:
+		if w == 8 {
+			copy(out, fps)
+			return f, nil
+		}
+	case []uint16:
+		if w == 16 {
+			for i, v := range fps {
+				binary.LittleEndian.PutUint16(out[2*i:], v)
+			}
+			return f, nil
+		}
+	}
 	var acc uint64 // bits not yet stored, the first at bit 0
 	used := uint64(0)
 	for _, fp := range lib.Fingerprints {
