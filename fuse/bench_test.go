@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/bloomkv/bloomkv/bloom"
 )
@@ -27,8 +28,13 @@ var benchSet = sync.OnceValue(func() map[int][2][]uint64 {
 	return sets
 })
 
-func reportPerKey(b *testing.B, n int) {
+// reportPerKey reports the wall time per key and, where it is measured
+// (cpuTime), the CPU time per key since cpu0.
+func reportPerKey(b *testing.B, n int, cpu0 time.Duration) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/key")
+	if cpu0 > 0 {
+		b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/key")
+	}
 }
 
 func BenchmarkBuild(b *testing.B) {
@@ -37,25 +43,27 @@ func BenchmarkBuild(b *testing.B) {
 		for _, w := range benchWidths {
 			b.Run(fmt.Sprintf("fuse-%d/n=%d", w, n), func(b *testing.B) {
 				var f *Filter
+				cpu0 := cpuTime()
 				for range b.N {
 					var err error
 					if f, err = Build(hashes, w); err != nil {
 						b.Fatal(err)
 					}
 				}
-				reportPerKey(b, n)
+				reportPerKey(b, n, cpu0)
 				b.ReportMetric(f.BitsPerKey(), "bits/key")
 			})
 		}
 		b.Run(fmt.Sprintf("blocked-bloom-%d/n=%d", benchBloomBitsPerKey, n), func(b *testing.B) {
 			var f *bloom.Blocked
+			cpu0 := cpuTime()
 			for range b.N {
 				var err error
 				if f, err = bloom.BuildBlocked(hashes, benchBloomBitsPerKey); err != nil {
 					b.Fatal(err)
 				}
 			}
-			reportPerKey(b, n)
+			reportPerKey(b, n, cpu0)
 			b.ReportMetric(f.BitsPerKey(), "bits/key")
 		})
 	}

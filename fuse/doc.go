@@ -64,9 +64,11 @@
 //
 // Keys are given as 64-bit hashes. Use bloom.Hash or bloom.HashString
 // (xxhash64): a table then hashes each key once for its Bloom and fuse
-// filters. Build sorts a copy of the hashes and drops repeats, which the
-// library would otherwise find only by failing and retrying; Keys counts
-// distinct hashes. An empty set returns ErrEmpty. With distinct hashes a
+// filters. Build drops repeats from a copy of the hashes — sorted by their
+// top bytes, which for random hashes brings equal ones together in two or
+// three passes — which the library would otherwise find only by failing
+// and retrying; Keys counts distinct hashes. Its working memory is
+// recycled from build to build for tables of up to 65,536 keys. An empty set returns ErrEmpty. With distinct hashes a
 // build fails only if the library's 1024 seeds all fail, which is
 // practically impossible; Build then returns an error wrapping ErrBuild and
 // the caller falls back to a Bloom filter.

@@ -62,7 +62,9 @@ func Build(hashes []uint64, bits int) (*Filter, error) {
 	// The library notices repeats while it builds, and when that does not
 	// resolve them it sorts the keys and starts again with a new seed:
 	// removing them first is cheaper, and counts the distinct keys.
-	keys := distinct(hashes)
+	b := getBuffers(len(hashes))
+	defer putBuffers(b, len(hashes))
+	keys := b.distinct(hashes)
 	n := len(keys)
 	if uint64(n) > maxKeys {
 		return nil, argError("hashes", fmt.Sprintf("%d distinct hashes", n), "a filter holds at most %d", uint64(maxKeys))
@@ -72,17 +74,17 @@ func Build(hashes []uint64, bits int) (*Filter, error) {
 			"the filter needs %d bytes, more than this platform can hold in one slice", size)
 	}
 	if bits <= 8 {
-		lib, err := xorfilter.NewBinaryFuse[uint8](keys)
+		lib, err := xorfilter.BuildBinaryFuse[uint8](&b.lib, keys)
 		if err != nil {
 			return nil, buildError(n, bits, err)
 		}
-		return fromLibrary(lib, bits, n)
+		return fromLibrary(&lib, bits, n)
 	}
-	lib, err := xorfilter.NewBinaryFuse[uint16](keys)
+	lib, err := xorfilter.BuildBinaryFuse[uint16](&b.lib, keys)
 	if err != nil {
 		return nil, buildError(n, bits, err)
 	}
-	return fromLibrary(lib, bits, n)
+	return fromLibrary(&lib, bits, n)
 }
 
 func buildError(n, bits int, err error) error {
@@ -90,7 +92,8 @@ func buildError(n, bits int, err error) error {
 }
 
 // fromLibrary packs the low w bits of each slot of lib, a filter of n
-// distinct keys, into a Filter.
+// distinct keys, into a Filter. lib's slots may be the memory of a
+// library builder about to be reused: the Filter holds none of it.
 func fromLibrary[T uint8 | uint16](lib *xorfilter.BinaryFuse[T], w, n int) (*Filter, error) {
 	segLen, segCount := uint64(lib.SegmentLength), uint64(lib.SegmentCount)
 	slots := (segCount + 2) * segLen
@@ -114,6 +117,22 @@ func fromLibrary[T uint8 | uint16](lib *xorfilter.BinaryFuse[T], w, n int) (*Fil
 		keys:        uint64(n),
 	}
 	out := wordBytes(f.words)
+	// At the library's own widths a slot is its byte or two: copied, not
+	// packed bit by bit.
+	switch fps := any(lib.Fingerprints).(type) {
+	case []uint8:
+		if w == 8 {
+			copy(out, fps)
+			return f, nil
+		}
+	case []uint16:
+		if w == 16 {
+			for i, v := range fps {
+				binary.LittleEndian.PutUint16(out[2*i:], v)
+			}
+			return f, nil
+		}
+	}
 	var acc uint64 // bits not yet stored, the first at bit 0
 	used := uint64(0)
 	for _, fp := range lib.Fingerprints {

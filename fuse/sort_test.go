@@ -9,8 +9,10 @@ import (
 )
 
 // TestDistinct checks distinct against slices.Sort and slices.Compact, on
-// both sides of radix.MinLen and on sets whose keys share digits (which
-// the radix sort skips).
+// both sides of radix.MinLen and of the sizes where it sorts by another
+// number of top bytes, and on sets whose keys share digits (which the
+// radix sort skips) or repeat. One set of buffers serves every case, in
+// turn larger and smaller than the one before, as the pool's sets do.
 func TestDistinct(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	gens := map[string]func() uint64{
@@ -20,8 +22,11 @@ func TestDistinct(t *testing.T) {
 		"shared low":   func() uint64 { return rng.Uint64()&^0xffff | 0xabcd },
 		"few values":   func() uint64 { return []uint64{0, 1, 1 << 63, ^uint64(0)}[rng.IntN(4)] },
 	}
+	gens["repeats"] = func() uint64 { return rng.Uint64N(20_000) * 0x9e3779b97f4a7c15 }
+	gens["random top"] = func() uint64 { return rng.Uint64N(1<<16) << 48 }
+	bufs := new(buffers)
 	for name, gen := range gens {
-		for _, n := range []int{1, 2, 100, radix.MinLen - 1, radix.MinLen, radix.MinLen + 1, 5000, 30_000} {
+		for _, n := range []int{1, 2, 100, radix.MinLen - 1, radix.MinLen, radix.MinLen + 1, 5000, 1<<16 + 1, 30_000} {
 			hashes := make([]uint64, n)
 			for i := range hashes {
 				hashes[i] = gen()
@@ -30,7 +35,7 @@ func TestDistinct(t *testing.T) {
 			want := slices.Clone(hashes)
 			slices.Sort(want)
 			want = slices.Compact(want)
-			if got := distinct(hashes); !slices.Equal(got, want) {
+			if got := bufs.distinct(hashes); !slices.Equal(got, want) {
 				t.Fatalf("%s, n = %d: distinct differs from sort and compact", name, n)
 			}
 			if !slices.Equal(hashes, before) {
@@ -43,8 +48,9 @@ func TestDistinct(t *testing.T) {
 func BenchmarkDistinct(b *testing.B) {
 	hashes := randomHashes(1_000_000, 1)
 	b.Run("radix", func(b *testing.B) {
+		bufs := new(buffers)
 		for range b.N {
-			distinct(hashes)
+			bufs.distinct(hashes)
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(hashes)), "ns/key")
 	})

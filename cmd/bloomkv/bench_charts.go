@@ -56,7 +56,7 @@ func (r *sweepReport) writeCharts(dir string) error {
 }
 
 func (r *sweepReport) databaseCharts() map[string]*chart.Lines {
-	var fprU, fprO, pred, bound, readsOff, hitU, missU, hitO, missO [][2]float64
+	var fprU, fprO, pred, bound, readsOff, floor, hitU, missU, hitO, missO [][2]float64
 	reads := map[string][][2]float64{}
 	var off *sweepRow
 	for i := range r.Rows {
@@ -76,6 +76,9 @@ func (r *sweepReport) databaseCharts() map[string]*chart.Lines {
 			fprU = append(fprU, [2]float64{x.BitsPerKey, x.MeasuredFPR})
 			pred = append(pred, [2]float64{x.BitsPerKey, predictedFPR(x.BitsPerKey)})
 			bound = append(bound, [2]float64{x.BitsPerKey, x.BoundFPR})
+			if x.FloorBlocks > 0 {
+				floor = append(floor, [2]float64{kib, x.FloorBlocks})
+			}
 			hitU = append(hitU, [2]float64{x.BitsPerKey, x.P50PresentMicros})
 			missU = append(missU, [2]float64{x.BitsPerKey, x.P50MissingMicros})
 		case policyOptimal:
@@ -84,6 +87,7 @@ func (r *sweepReport) databaseCharts() map[string]*chart.Lines {
 			missO = append(missO, [2]float64{x.BitsPerKey, x.P50MissingMicros})
 		}
 	}
+	slices.SortFunc(floor, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
 	for _, pts := range reads {
 		slices.SortFunc(pts, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
 	}
@@ -117,6 +121,7 @@ func (r *sweepReport) databaseCharts() map[string]*chart.Lines {
 				{Name: "Progressive fuse (Pebble)", Points: reads[policyProgressive]},
 				{Name: "Best allocation", Points: reads[policyBest]},
 				{Name: "Uniform fuse", Points: reads[policyFuse], Dashed: true},
+				{Name: "floor: perfect filters (model)", Points: floor, Dashed: true},
 				{Name: "no filter", Points: readsOff, Dashed: true},
 			},
 		},

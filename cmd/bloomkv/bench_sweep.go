@@ -145,9 +145,15 @@ type sweepRow struct {
 	PredictedBlocks        float64 `json:"predicted_blocks_per_get"`  // Σ over levels of checks per Get × the level's filters' rate
 	ModelBlocks            float64 `json:"model_blocks_per_get"`      // compaction.ExpectedFalsePositiveReads of the final tree
 	NormalizedBlocks       float64 `json:"normalized_blocks_per_get"` // the levels' measured rates at the reference tree's probes (see normalize)
-	MeasuredFPR            float64 `json:"measured_fpr"`              // over all levels' checks
-	PredictedFPR           float64 `json:"predicted_fpr"`             // the levels' rates weighted by their checks
-	BoundFPR               float64 `json:"bound_fpr"`                 // 2^−bits: the least any filter of this memory allows
+	// The least ModelBlocks any filters of the row's memory could give its
+	// final tree (compaction.FalsePositiveFloor): perfect filters (rate
+	// 2^−bits), and Bloom and fuse filters at the tree's table sizes
+	// (compaction.FamilyFalsePositiveFloor).
+	FloorBlocks     float64 `json:"floor_blocks_per_get"`
+	FuseFloorBlocks float64 `json:"fuse_floor_blocks_per_get"`
+	MeasuredFPR     float64 `json:"measured_fpr"`  // over all levels' checks
+	PredictedFPR    float64 `json:"predicted_fpr"` // the levels' rates weighted by their checks
+	BoundFPR        float64 `json:"bound_fpr"`     // 2^−bits: the least any filter of this memory allows
 
 	// Per Get of a present key.
 	PresentBlocks float64 `json:"present_blocks_per_get"`
@@ -245,6 +251,22 @@ type sweepTargets struct {
 	NormProgressive    jsonFloat `json:"normalized_progressive"`
 	NormBestVsUniform  jsonFloat `json:"normalized_best_vs_uniform"`
 	NormBestVsProgress jsonFloat `json:"normalized_best_vs_progressive"`
+
+	// The floors beside the progressive policy, all on its databases'
+	// trees (model reads, compaction.ExpectedFalsePositiveReads, and
+	// FloorBlocks, FuseFloorBlocks, interpolated like the rest): if the
+	// floor of perfect filters is above half the progressive policy's
+	// reads, no filters of that memory meet best ≤ 0.5× progressive; if
+	// the fuse family's is, no plan of Bloom and fuse filters does.
+	ProgressiveModel    jsonFloat `json:"progressive_model_blocks_per_missing_get"`
+	BestModel           jsonFloat `json:"best_model_blocks_per_missing_get"`
+	Floor               jsonFloat `json:"floor_blocks_per_missing_get"`
+	FuseFloor           jsonFloat `json:"fuse_floor_blocks_per_missing_get"`
+	FloorVsProgress     jsonFloat `json:"floor_vs_progressive"`
+	FuseFloorVsProgress jsonFloat `json:"fuse_floor_vs_progressive"`
+	BestModelVsProgress jsonFloat `json:"best_model_vs_progressive"`
+	UniformFloor        float64   `json:"uniform_floor_blocks_per_missing_get"` // on the reference tree, at its memory
+	UniformFuseFloor    float64   `json:"uniform_fuse_floor_blocks_per_missing_get"`
 }
 
 // jsonFloat is a float64 that encodes NaN and ±Inf as null, and decodes
@@ -527,6 +549,8 @@ func sweepOne(dir string, opts *bloomkv.Options, cfg *workload.Config, label str
 	row.PresentBlocks = present.perGet(sp.BlocksFromFile + sp.BlocksFromCache)
 	row.PredictedBlocks = (predicted + unfiltered) / float64(max(missing.gets, 1))
 	row.ModelBlocks = compaction.ExpectedFalsePositiveReads(shape, specs)
+	row.FloorBlocks = compaction.FalsePositiveFloor(shape, row.SpentBitsPerKey)
+	row.FuseFloorBlocks = compaction.FamilyFalsePositiveFloor(floorShape(shape, opts), row.SpentBitsPerKey)
 	row.MeasuredFPR, row.PredictedFPR = 1, 1
 	if !opts.DisableFilters {
 		row.MeasuredFPR = sm.FalsePositiveRate()
@@ -544,6 +568,18 @@ func sweepOne(dir string, opts *bloomkv.Options, cfg *workload.Config, label str
 		row.FillSettledPerSec = float64(cfg.Keys.N) / d.Seconds()
 	}
 	return row, &shape, s.Close()
+}
+
+// floorShape is s with tables of the largest size the database writes,
+// for FamilyFalsePositiveFloor, whose bound holds for tables up to the
+// shape's size (a filter costs less per key in a larger table): a
+// quarter over the larger of TargetFileSize, where compactions cut their
+// outputs (after the entry that reaches it), and the memtable's size,
+// which a flushed table does not exceed (its entries take less room in a
+// table's blocks than in the memtable).
+func floorShape(s compaction.Shape, opts *bloomkv.Options) compaction.Shape {
+	s.TableSize = 1.25 * float64(max(opts.TargetFileSize, uint64(max(opts.MemtableSize, 0))))
+	return s
 }
 
 // levelSpec is the filter of a level for the allocation's model: its
@@ -698,6 +734,13 @@ func targets(rows []sweepRow) *sweepTargets {
 	t.NormUniform = ref.NormalizedBlocks
 	t.NormOptimal, t.NormBest, t.NormProgressive = at(policyOptimal, norm), at(policyBest, norm), at(policyProgressive, norm)
 	t.NormBestVsUniform, t.NormBestVsProgress = t.NormBest/jsonFloat(t.NormUniform), t.NormBest/t.NormProgressive
+	model := func(r *sweepRow) float64 { return r.ModelBlocks }
+	t.ProgressiveModel, t.BestModel = at(policyProgressive, model), at(policyBest, model)
+	t.Floor = at(policyProgressive, func(r *sweepRow) float64 { return r.FloorBlocks })
+	t.FuseFloor = at(policyProgressive, func(r *sweepRow) float64 { return r.FuseFloorBlocks })
+	t.FloorVsProgress, t.FuseFloorVsProgress = t.Floor/t.ProgressiveModel, t.FuseFloor/t.ProgressiveModel
+	t.BestModelVsProgress = t.BestModel / t.ProgressiveModel
+	t.UniformFloor, t.UniformFuseFloor = ref.FloorBlocks, ref.FuseFloorBlocks
 	t.BestFillVsBloom = jsonFloat(math.NaN())
 	uniform := map[float64]float64{}
 	for _, r := range rows {
@@ -756,7 +799,7 @@ func (r *sweepReport) print(w io.Writer) {
 		fmt.Fprintln(w)
 		t := newTable(w)
 		fmt.Fprintln(t, "policy\tparam\tfilters\tfilter memory\tbits/key\t"+
-			"tables/miss\tfilter neg/miss\tblocks/miss\tpredicted\tmodel\tnormalized\tfrom file/miss\tFPR\tpredicted FPR\t"+
+			"tables/miss\tfilter neg/miss\tblocks/miss\tpredicted\tmodel\tfloor\tnormalized\tfrom file/miss\tFPR\tpredicted FPR\t"+
 			"blocks/hit\tp50 hit\tp50 miss\tp99 miss\tfill/s\tsettled/s\t")
 		for _, row := range r.Rows {
 			param := "-"
@@ -767,9 +810,9 @@ func (r *sweepReport) print(w io.Writer) {
 			if row.Policy != policyNone {
 				rates = fmt.Sprintf("%s\t%s\t", fmtRate(row.MeasuredFPR), fmtRate(row.PredictedFPR))
 			}
-			fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%.2f\t%.3f\t%.3f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%s%.3f\t%s\t%s\t%s\t%s\t%s\t\n",
+			fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%.2f\t%.3f\t%.3f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%s%.3f\t%s\t%s\t%s\t%s\t%s\t\n",
 				row.Policy, param, row.Filters, humanize.Bytes(row.FilterMemory), row.SpentBitsPerKey,
-				row.MissingTables, row.MissingFilterNegatives, row.MissingBlocks, row.PredictedBlocks, row.ModelBlocks, row.NormalizedBlocks,
+				row.MissingTables, row.MissingFilterNegatives, row.MissingBlocks, row.PredictedBlocks, row.ModelBlocks, row.FloorBlocks, row.NormalizedBlocks,
 				row.MissingBlocksFromFile, rates, row.PresentBlocks, fmtMicros(row.P50PresentMicros), fmtMicros(row.P50MissingMicros),
 				fmtMicros(row.P99MissingMicros), fmtCount(int64(row.FillOpsPerSec)), fmtCount(int64(row.FillSettledPerSec)))
 		}
@@ -780,7 +823,9 @@ func (r *sweepReport) print(w io.Writer) {
 		fmt.Fprintln(w, "miss: a Get of a missing key (readmissing); hit: of a present key (readrandom). blocks: data blocks")
 		fmt.Fprintln(w, "read, from the file or the block cache, each a false positive's for a missing key; predicted: the")
 		fmt.Fprintln(w, "filter checks per miss of each level times its filters' rate; model: the allocation's expected reads")
-		fmt.Fprintln(w, "(compaction.ExpectedFalsePositiveReads) of the final tree; normalized: the levels' measured read rates at")
+		fmt.Fprintln(w, "(compaction.ExpectedFalsePositiveReads) of the final tree; floor: the least model any filters of the same")
+		fmt.Fprintln(w, "memory could give that tree (perfect filters, rate 2^-bits, optimally allocated:")
+		fmt.Fprintln(w, "compaction.FalsePositiveFloor); normalized: the levels' measured read rates at")
 		fmt.Fprintln(w, "the probes per level of uniform at 10 bits/key (the trees differ in what their small levels cover when")
 		fmt.Fprintln(w, "the fill ends, which moves tables/miss, and blocks/miss with it). FPR: false positives over the filter")
 		fmt.Fprintln(w, "checks of missing keys. fill/s: Puts per second; settled/s: keys per second, flush and compactions after")
@@ -802,6 +847,15 @@ func (r *sweepReport) print(w io.Writer) {
 		fmt.Fprintf(w, "    best / uniform = %s (target ≤ 0.4: %s); best / progressive = %s (target ≤ 0.5: %s)\n",
 			fmtMaybe(t.NormBestVsUniform), verdict(t.NormBestVsUniform, t.NormBestVsUniform <= 0.4),
 			fmtMaybe(t.NormBestVsProgress), verdict(t.NormBestVsProgress, t.NormBestVsProgress <= 0.5))
+		if !math.IsNaN(float64(t.FloorVsProgress)) {
+			fmt.Fprintf(w, "  the floor, on progressive's trees (model reads): progressive %.4f, best %s; floor of perfect filters %.4f\n",
+				t.ProgressiveModel, fmtMaybe(t.BestModel), t.Floor)
+			fmt.Fprintf(w, "    = %.2f× progressive (%s); of Bloom and fuse filters at the trees' table sizes %.4f = %.2f× (%s)\n",
+				t.FloorVsProgress, attainable(t.FloorVsProgress, "any filters"),
+				t.FuseFloor, t.FuseFloorVsProgress, attainable(t.FuseFloorVsProgress, "Bloom and fuse filters"))
+			fmt.Fprintf(w, "    best's model %s× progressive's; uniform's tree: floor %.4f, Bloom and fuse floor %.4f\n",
+				fmtRatio(t.BestModelVsProgress), t.UniformFloor, t.UniformFuseFloor)
+		}
 		fmt.Fprintln(w, "  (each policy's curve interpolated at that memory between its two nearest databases)")
 	}
 	if len(r.Prefix) > 0 {
@@ -819,6 +873,23 @@ func (r *sweepReport) print(w io.Writer) {
 		fmt.Fprintln(w, "blocks: data blocks read (the block cache's misses and hits).")
 	}
 	printFamilies(w, r.Families, r.Costs)
+}
+
+// attainable says whether a floor at ratio x of the progressive policy's
+// reads leaves best ≤ 0.5× progressive within reach of filters.
+func attainable(x jsonFloat, filters string) string {
+	if x > 0.5 {
+		return "above 0.5: the target is out of reach of " + filters
+	}
+	return "≤ 0.5: " + filters + " could reach the target"
+}
+
+// fmtRatio renders a ratio to two decimals, or n/a.
+func fmtRatio(x jsonFloat) string {
+	if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", float64(x))
 }
 
 func fmtMaybe[F ~float64](x F) string {
@@ -860,7 +931,7 @@ func (r *sweepReport) write(dir string) error {
 		"missing_bytes_read_per_get", "measured_fpr", "predicted_fpr", "bound_fpr", "present_blocks_per_get",
 		"p50_present_us", "p99_present_us", "p50_missing_us", "p99_missing_us", "present_ops_per_sec", "missing_ops_per_sec",
 		"policy", "param", "filters", "spent_bits_per_key", "predicted_blocks_per_get", "model_blocks_per_get",
-		"fill_ops_per_sec", "fill_settled_keys_per_sec", "normalized_blocks_per_get"}}
+		"fill_ops_per_sec", "fill_settled_keys_per_sec", "normalized_blocks_per_get", "floor_blocks_per_get", "fuse_floor_blocks_per_get"}}
 	for _, x := range r.Rows {
 		rows = append(rows, []string{ftoa(x.BitsPerKey), x.Allocation, strconv.FormatUint(x.FilterMemory, 10), strconv.Itoa(x.Levels),
 			ftoa(x.MissingTables), ftoa(x.MissingFilterNegatives), ftoa(x.MissingBlocks), ftoa(x.MissingBlocksFromFile),
@@ -868,7 +939,7 @@ func (r *sweepReport) write(dir string) error {
 			ftoa(x.P50PresentMicros), ftoa(x.P99PresentMicros), ftoa(x.P50MissingMicros), ftoa(x.P99MissingMicros),
 			ftoa(x.PresentOpsPerSec), ftoa(x.MissingOpsPerSec),
 			x.Policy, ftoa(x.Param), x.Filters, ftoa(x.SpentBitsPerKey), ftoa(x.PredictedBlocks), ftoa(x.ModelBlocks),
-			ftoa(x.FillOpsPerSec), ftoa(x.FillSettledPerSec), ftoa(x.NormalizedBlocks)})
+			ftoa(x.FillOpsPerSec), ftoa(x.FillSettledPerSec), ftoa(x.NormalizedBlocks), ftoa(x.FloorBlocks), ftoa(x.FuseFloorBlocks)})
 	}
 	if err := writeCSV(filepath.Join(dir, "sweep.csv"), rows); err != nil {
 		return err

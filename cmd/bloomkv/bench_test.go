@@ -166,6 +166,26 @@ func TestBenchSweep(t *testing.T) {
 			t.Errorf("%s %g: memory %d, fill %v/s, settled %v/s", r.Policy, r.Param, r.FilterMemory, r.FillOpsPerSec, r.FillSettledPerSec)
 		}
 	}
+	// The floors: perfect filters' reads at most those of Bloom and fuse
+	// filters at the tree's table sizes, which bound the model's reads of
+	// the row's own filters where every table has one (the model takes a
+	// level's rate over its tables with filters).
+	for _, r := range rep.Rows {
+		if !(r.FloorBlocks > 0 && r.FloorBlocks <= r.FuseFloorBlocks) {
+			t.Errorf("%s %g: floor %v, fuse floor %v: want 0 < floor ≤ fuse floor", r.Policy, r.Param, r.FloorBlocks, r.FuseFloorBlocks)
+		}
+		if r.Policy != policyNone && !strings.Contains(r.Filters, "-") && r.FuseFloorBlocks > r.ModelBlocks*(1+1e-9) {
+			t.Errorf("%s %g (%s): fuse floor %v above the model's %v", r.Policy, r.Param, r.Filters, r.FuseFloorBlocks, r.ModelBlocks)
+		}
+	}
+	if tg := rep.Targets; tg != nil && !math.IsNaN(float64(tg.ProgressiveModel)) {
+		if !(tg.Floor > 0 && tg.Floor <= tg.FuseFloor && tg.FuseFloor <= tg.ProgressiveModel*(1+1e-9)) {
+			t.Errorf("targets: floor %v, fuse floor %v, progressive's model %v", tg.Floor, tg.FuseFloor, tg.ProgressiveModel)
+		}
+		if !strings.Contains(out, "floor of perfect filters") {
+			t.Errorf("no floor in:\n%s", out)
+		}
+	}
 	if tg := rep.Targets; tg == nil || tg.Memory != ten.FilterMemory || tg.Uniform != ten.MissingBlocks || math.IsNaN(float64(tg.BestFillVsBloom)) {
 		t.Errorf("targets %+v, want them at the memory of uniform 10 bits/key", tg)
 	}

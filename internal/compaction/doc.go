@@ -92,7 +92,9 @@
 //
 // Every table's filter is the one its level gets when it is written
 // (FilterForLevel, from the tree's projected shape and the
-// FilterAllocation, or fixed per level by Options.LevelFilters). Under
+// FilterAllocation, or fixed per level by Options.LevelFilters; below L0
+// the shape is the settled one, without L0's short-lived tables:
+// PlanForLevel). Under
 // UniformAllocation that is a Bloom filter of Options.BitsPerKey
 // everywhere: each of the L runs a lookup probes has false-positive rate
 // p, and an absent key costs about L·p wasted block reads. Under
@@ -116,5 +118,9 @@
 // allocations are judged by that metric, the expected wasted reads of a
 // lookup for an absent key: Σ over the runs it probes of their filters'
 // false-positive rates (ExpectedFalsePositiveReads), at equal memory
-// (FilterMemory).
+// (FilterMemory). Two floors bound them from below: FalsePositiveFloor,
+// perfect filters (rate 2^−b at b bits per key) optimally allocated,
+// which no filters beat, and FamilyFalsePositiveFloor, the same for the
+// families above at the tree's table sizes, which no allocation of them
+// beats.
 package compaction

@@ -33,6 +33,14 @@ type Shape struct {
 	TableSize, EntrySize float64
 }
 
+// Settled returns s once L0's tables are compacted away: without L0.
+// Its deeper levels are as they are — a projection (ProjectedShape) has
+// them at the sizes they grow to anyway.
+func (s Shape) Settled() Shape {
+	s.Sizes[0], s.L0Tables = 0, 0
+	return s
+}
+
 // runs returns the number of separately probed runs of level in s.
 func (s *Shape) runs(level int) int {
 	switch {

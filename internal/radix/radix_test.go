@@ -1,6 +1,7 @@
 package radix
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -28,6 +29,34 @@ func TestSort(t *testing.T) {
 			Sort(keys, make([]uint64, n+3)) // a longer buf is allowed
 			if !slices.Equal(keys, want) {
 				t.Fatalf("%s, n = %d: Sort differs from slices.Sort", name, n)
+			}
+		}
+	}
+}
+
+// TestSortTop checks SortTop against a stable sort by the top bytes
+// (slices.SortStableFunc) from MinLen up, and against slices.Sort below,
+// for every number of digits.
+func TestSortTop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, n := range []int{1, 100, MinLen - 1, MinLen, 5000} {
+		for digits := 0; digits <= 9; digits++ {
+			keys := make([]uint64, n)
+			for i := range keys {
+				// Few distinct top bytes, so that runs of equal ones are
+				// long and their order shows.
+				keys[i] = rng.Uint64N(4)<<62 | rng.Uint64N(3)<<54 | rng.Uint64N(1<<40)
+			}
+			want := slices.Clone(keys)
+			if n < MinLen {
+				slices.Sort(want)
+			} else {
+				shift := 64 - 8*min(max(digits, 1), 8)
+				slices.SortStableFunc(want, func(a, b uint64) int { return cmp.Compare(a>>shift, b>>shift) })
+			}
+			SortTop(keys, make([]uint64, n), digits)
+			if !slices.Equal(keys, want) {
+				t.Fatalf("n = %d, digits = %d: SortTop differs from a stable sort by the top bytes", n, digits)
 			}
 		}
 	}
