@@ -745,12 +745,12 @@ func treeInfo(dir string, opts *bloomkv.Options, keys int) ([manifest.NumLevels]
 			continue
 		}
 		info[level].filters, _ = levelKinds(files)
+		// The level's rate weighs each table by its bytes; a table with no
+		// filter reads a block for every lookup in its range (rate 1).
 		var rate, size float64
 		for _, m := range files {
-			if spec := tableSpec(m); spec.Family != sstable.NoFilter {
-				rate += float64(m.Size) * spec.ExpectedFalsePositiveRate()
-				size += float64(m.Size)
-			}
+			rate += float64(m.Size) * tableSpec(m).ExpectedFalsePositiveRate()
+			size += float64(m.Size)
 		}
 		if size > 0 {
 			info[level].expectedFPR = rate / size
