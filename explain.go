@@ -379,6 +379,8 @@ func (t *Trace) Summary() string {
 	switch {
 	case n.BlocksFromFile > 0:
 		parts = append(parts, fmt.Sprintf("%s read (%s)", plural(n.BlocksFromFile, "block", "blocks"), humanize.Bytes(uint64(n.BytesRead))))
+	case n.BlocksFromCache == 0 && t.sharedBlock():
+		parts = append(parts, "a block another key of the batch read")
 	case n.BlocksFromCache == 0:
 		parts = append(parts, "no block read")
 	}
@@ -464,6 +466,8 @@ func (t *Trace) String() string {
 				block = "file, " + humanize.Bytes(uint64(s.BytesRead))
 			case s.BlocksFromCache > 0:
 				block = "cache"
+			case s.BlockKeys > 1:
+				block = "shared" // a MultiGet's: another key's read
 			}
 		}
 		if multi {

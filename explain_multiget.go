@@ -291,7 +291,11 @@ func (mt *MultiTrace) Summary() string {
 	}
 	var filters []string
 	if n.FilterNegatives > 0 {
-		filters = append(filters, plural(n.FilterNegatives, "table", "tables")+" skipped by their filters")
+		by := " skipped by their filters"
+		if n.FilterNegatives == 1 {
+			by = " skipped by its filter"
+		}
+		filters = append(filters, plural(n.FilterNegatives, "table", "tables")+by)
 	}
 	if n.FalsePositives > 0 {
 		filters = append(filters, plural(n.FalsePositives, "filter false positive", "filter false positives"))
@@ -356,4 +360,15 @@ func (s *TraceStep) multiCells() string {
 		return fmt.Sprintf("%d\t\t", s.Round)
 	}
 	return fmt.Sprintf("%d\t%s\t", s.Round, plural(s.BlockKeys, "key", "keys"))
+}
+
+// sharedBlock reports that a MultiGet key's trace has a step answered
+// from a block whose read (or cache hit) another key's step counts.
+func (t *Trace) sharedBlock() bool {
+	for i := range t.Steps {
+		if s := &t.Steps[i]; s.BlockKeys > 1 && s.BlocksFromFile == 0 && s.BlocksFromCache == 0 {
+			return true
+		}
+	}
+	return false
 }
