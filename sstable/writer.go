@@ -15,12 +15,14 @@ import (
 )
 
 // WriterOptions configure a table. The zero value is usable: 4 KiB blocks,
-// restart interval 16, no compression, no filter. A DB hands its writers
+// restart interval 16, no compression, no filter, blocks not aligned to
+// pages. A DB hands its writers
 // options it has already resolved and checked (bloomkv.Options); NewWriter
 // checks them again only because the package is usable on its own.
 type WriterOptions struct {
 	// BlockSize is the target size of a data block before compression; a
-	// block is cut after the entry that reaches it. Default 4096.
+	// block is cut after the entry that reaches it (under BlockAlign, see
+	// there). Default 4096.
 	BlockSize int
 	// RestartInterval is the number of entries between restart points:
 	// fewer means faster seeks in a block, more means better prefix
