@@ -11,9 +11,15 @@ import "encoding/binary"
 // out larger than the page after all, rebuilds it from the first entries
 // only (as many as the ratio says fit, fewer until they do) and carries the
 // rest over to the next block. Blocks then fill their pages to within an
-// entry or the ratio's drift, so the padding alignedStart adds stays small
-// whatever the compression, instead of up to half of every page when
-// blocks of half a page or more are padded to a page each.
+// entry or the ratio's drift, so the padding alignedStart adds stays small,
+// instead of up to half of every page when blocks of half a page or more
+// are padded to a page each — but a block holds at most maxRaw bytes
+// before compression, a quarter past BlockSize, so that a Get decodes and
+// searches about the block it did unaligned, and the block cache holds as
+// many; data compressing better than that leaves pages part empty.
+// Padding such a block would waste the rest, so a block is padded only
+// when the padding is at most a quarter of the block (worthPadding), and
+// otherwise written across the boundary.
 //
 // INVARIANT: when on, pending holds the entries of the data block being
 // built, in order, each as key length (uvarint), key, value length
@@ -26,19 +32,25 @@ type pageFit struct {
 	offs     []int
 	keep     bool // compression is on: pending is kept
 	carry    int  // entries of pending the last block left for the next
-	fitLimit int  // the raw size at which the page is predicted full
+	maxRaw   int  // the most a block holds before compression: BlockSize + BlockSize/4
+	fitLimit int  // the raw size at which the page is predicted full, at most maxRaw
 }
 
 func newPageFit(o WriterOptions) pageFit {
-	f := pageFit{on: o.BlockAlign && o.BlockSize <= alignPage, ratio: 1, keep: o.Compression != NoCompression}
+	f := pageFit{on: o.BlockAlign && o.BlockSize <= alignPage, ratio: 1, keep: o.Compression != NoCompression, maxRaw: o.BlockSize + o.BlockSize/4}
 	f.fitLimit = f.limit()
 	return f
 }
 
-// limit is the raw block size the page holds at the current ratio.
+// limit is the raw block size the page holds at the current ratio, at
+// most maxRaw.
 func (f *pageFit) limit() int {
-	return int(float64(alignPage-blockTrailerLen) / f.ratio)
+	return min(f.maxRaw, int(float64(alignPage-blockTrailerLen)/f.ratio))
 }
+
+// worthPadding reports whether a block of n stored bytes (its trailer
+// included) is worth pad bytes of padding: at most a quarter of it.
+func worthPadding(pad, n uint64) bool { return 4*pad <= n }
 
 // addToBlock adds an entry to the data block, first cutting the block
 // before it when BlockAlign's page would not hold it.

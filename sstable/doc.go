@@ -72,8 +72,12 @@
 // The writer cuts blocks to fit (see WriterOptions.BlockAlign): before the
 // entry that would take a block's stored bytes and trailer past a page,
 // a compressed block's included — rebuilt from fewer entries when
-// compression left it larger than the ratio predicted — so that pages are
+// compression left it larger than the ratio predicted, and holding at
+// most a quarter past BlockSize before compression — so that pages are
 // filled to within an entry and the padding is a few percent of the data.
+// Where blocks compress to much less than a page the writer pads a block
+// only if the padding is at most a quarter of it, and lets it cross the
+// boundary otherwise; the rule above allows both.
 //
 // # Range tombstones
 //

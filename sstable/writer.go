@@ -37,14 +37,17 @@ type WriterOptions struct {
 	// BlockAlign fits the data blocks to the 4 KiB pages the kernel reads
 	// a file in, so that a lookup's cold block read touches one page, not
 	// two. A block that would cross a page boundary, and fits in a page
-	// with its trailer, starts at the next one after zero padding; with a
-	// BlockSize of at most a page, blocks are also cut so that they fit:
-	// before the entry that would take the block's stored bytes past the
-	// page, compressed or not (see align.go), and, for a BlockSize below
-	// a page, once the block reaches BlockSize as before. Blocks larger
-	// than a page, a single large entry's or any under a BlockSize past a
-	// page, span pages wherever they start and are never padded. The
-	// table is written as format version 3 (see the package doc).
+	// with its trailer, starts at the next one after zero padding, unless
+	// the padding would exceed a quarter of the block (then it crosses).
+	// With a BlockSize of at most a page, blocks are also cut so that they
+	// fit: before the entry that would take the block's stored bytes past
+	// the page, compressed or not (see align.go) — a compressed block
+	// holding up to a quarter more than BlockSize before compression, so
+	// that it fills the page — and, for a BlockSize below a page, once the
+	// block reaches BlockSize as before. Blocks larger than a page, a
+	// single large entry's or any under a BlockSize past a page, span
+	// pages wherever they start and are never padded. The table is written
+	// as format version 3 (see the package doc).
 	BlockAlign bool
 	// Prefix, if not nil, puts the prefix of every key (Prefix.Split) in
 	// the filter beside the whole key, so that a prefix seek can skip the
@@ -232,12 +235,14 @@ func (w *Writer) writeBlock(raw []byte, c Compression) BlockHandle {
 
 // writeStored writes a block's stored bytes and its trailer. With align (a
 // data block under BlockAlign) the block starts where alignedStart puts
-// it, after zero padding.
+// it, after zero padding, if that padding is worth it (worthPadding).
 func (w *Writer) writeStored(stored []byte, ind compressionIndicator, align bool) BlockHandle {
 	if align {
 		pad := alignedStart(w.offset, uint64(len(stored)), alignPage) - w.offset
-		w.write(zeroPage[:pad])
-		w.props.DataPadding += pad
+		if worthPadding(pad, uint64(len(stored))+blockTrailerLen) {
+			w.write(zeroPage[:pad])
+			w.props.DataPadding += pad
+		}
 	}
 	h := BlockHandle{Offset: w.offset, Length: uint64(len(stored))}
 	var trailer [blockTrailerLen]byte
