@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"testing"
+	"unsafe"
 
 	"github.com/bloomkv/bloomkv/internal/base"
 )
@@ -306,5 +307,13 @@ func TestOldFormatsRead(t *testing.T) {
 		if l, err := r.Layout(); err != nil || l.BlockAlign != 0 || l.Padding != 0 {
 			t.Fatalf("%s: Layout alignment %d, padding %d, %v", tc.file, l.BlockAlign, l.Padding, err)
 		}
+	}
+}
+
+// TestIndexEntrySize checks that the padding an aligned table's index
+// keeps per block costs no memory: an entry is 16 bytes, as before.
+func TestIndexEntrySize(t *testing.T) {
+	if n := unsafe.Sizeof(indexEnd{}); n != 16 {
+		t.Fatalf("indexEnd is %d bytes, want 16", n)
 	}
 }
