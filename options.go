@@ -92,10 +92,12 @@ type Options struct {
 	// would cross a page boundary starts at the next (sstable's
 	// WriterOptions.BlockAlign), so that a Get whose block is not in the
 	// page cache reads one page from the device instead of usually two,
-	// for a few percent of padding on disk (measured on 100-byte values
-	// at the default BlockSize: about 3%). With a BlockSize below a page
-	// several blocks share a page and padding costs up to a block per
-	// page; above a page, blocks are not cut to pages.
+	// for a little padding on disk (measured at 10M keys of 100-byte
+	// values, snappy, at the default BlockSize: 1.3% more table bytes,
+	// and 2.1× → 0.99× the mean block in device bytes per cold Get).
+	// With a BlockSize below a page several blocks share a page, and one
+	// is padded only by up to a quarter of itself; above a page, blocks
+	// are not cut to pages.
 	DisableBlockAlign bool
 
 	// BitsPerKey is the filter memory, in bits per key on average over the
