@@ -64,8 +64,9 @@ type MultiGetRound struct {
 	Blocks, Shared, SharedKeys int
 	// FromCache and FromFile count the blocks found in the block cache,
 	// taken inline, and read from files; BytesRead is what those reads
-	// read. Concurrent is the most file reads the round had in flight at
-	// once: every miss at once, up to 16.
+	// read (all three left out of a round that failed). Concurrent is the
+	// most file reads the round had in flight at once: every miss at
+	// once, up to 16.
 	FromCache, FromFile, Concurrent int
 	BytesRead                       int64
 	// Answered counts the keys of Keys the round answered: found, deleted
@@ -154,9 +155,13 @@ func (mt *MultiTrace) endRound(reads []blockRead, misses int, err error) {
 			r.Shared++
 			r.SharedKeys += len(br.keys)
 		}
-		r.FromCache += br.read.BlocksCached
-		r.FromFile += br.read.BlocksRead
-		r.BytesRead += br.read.BytesRead
+		if err == nil {
+			// The read is counted in the step of the block's first key.
+			s := br.keys[0].tr.Steps[len(br.keys[0].tr.Steps)-1]
+			r.FromCache += s.BlocksFromCache
+			r.FromFile += s.BlocksFromFile
+			r.BytesRead += s.BytesRead
+		}
 	}
 	r.Concurrent = min(misses, multiGetReads)
 }

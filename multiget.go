@@ -121,7 +121,6 @@ type blockRead struct {
 	level int
 	t     *table
 	keys  []*batchKey
-	read  sstable.LookupStats // the block's read or cache hit, once done
 }
 
 // routeBatch sends every key of pending to the next table that may hold
@@ -280,7 +279,6 @@ func (d *DB) readBlock(r *blockRead, cachedOnly bool) (bool, error) {
 	var read sstable.LookupStats
 	reader := r.t.reader
 	b, ok, err := reader.LoadBlock(r.keys[0].loc, &read, cachedOnly)
-	r.read = read
 	if err != nil {
 		for _, k := range r.keys {
 			if k.tr != nil {
