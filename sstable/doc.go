@@ -137,7 +137,8 @@
 // Open reads the footer, then the properties, index, range-deletion and
 // filter blocks, checks them, and pins them in memory for the table's
 // life. The index is held as the data blocks' last keys concatenated,
-// plus 16 bytes per block for where its key and the block end: two
+// plus 16 bytes per block for where its key and the block end and the
+// padding before the block: two
 // pointer-free allocations per table. With ReaderOptions.Memory the index and the filter's bits live in memory the
 // caller provides (the DB's is off the Go heap), returned by Close. Get
 // consults the filter first: a negative answer returns at once, with zero
