@@ -172,6 +172,12 @@ type TraceStep struct {
 	RangeDelStart, RangeDelEnd []byte
 	RangeDelSeq                uint64
 	CoveredByRangeDel          bool
+	// Round and BlockKeys are a MultiGet's (DB.ExplainMultiGet), 0 for a
+	// Get's: Round is the round, from 1, in which the key was sent to the
+	// table, and BlockKeys, when the step read a data block, how many
+	// keys of the batch that one read (or cache hit) served, itself
+	// included; above 1, the block was shared.
+	Round, BlockKeys int
 	// Err is the error that ended the lookup at this step, if any.
 	Err error
 }
@@ -373,6 +379,8 @@ func (t *Trace) Summary() string {
 	switch {
 	case n.BlocksFromFile > 0:
 		parts = append(parts, fmt.Sprintf("%s read (%s)", plural(n.BlocksFromFile, "block", "blocks"), humanize.Bytes(uint64(n.BytesRead))))
+	case n.BlocksFromCache == 0 && t.sharedBlock():
+		parts = append(parts, "a block another key of the batch read")
 	case n.BlocksFromCache == 0:
 		parts = append(parts, "no block read")
 	}
@@ -440,6 +448,10 @@ func (t *Trace) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "lookup %q at seqnum %d\n", t.Key, t.SeqNum)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	multi := t.multiGet()
+	if multi {
+		fmt.Fprint(tw, "round\tshared by\t")
+	}
 	fmt.Fprintln(tw, "#\tplace\tkey range\tin range\tfilter\tindex\tdata block\tresult")
 	for i := range t.Steps {
 		s := &t.Steps[i]
@@ -454,7 +466,12 @@ func (t *Trace) String() string {
 				block = "file, " + humanize.Bytes(uint64(s.BytesRead))
 			case s.BlocksFromCache > 0:
 				block = "cache"
+			case s.BlockKeys > 1:
+				block = "shared" // a MultiGet's: another key's read
 			}
+		}
+		if multi {
+			fmt.Fprint(tw, s.multiCells())
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, s.Place(), keyRange, inRange, filter, index, block, s.result())
 	}

@@ -31,40 +31,47 @@ const multiGetReads = 16
 // The first error ends the call; a damaged table is an error wrapping
 // ErrCorruption.
 func (d *DB) MultiGet(keys [][]byte) (values [][]byte, err error) {
-	return d.multiGet(keys, liveSeq)
+	return d.multiGet(keys, liveSeq, nil)
 }
 
 // multiGet is MultiGet at seq (liveSeq: the read state's own), behind
-// DB.MultiGet and Snapshot.MultiGet.
-func (d *DB) multiGet(keys [][]byte, seq base.SeqNum) ([][]byte, error) {
+// DB.MultiGet, Snapshot.MultiGet and DB.ExplainMultiGet, which passes its
+// MultiTrace as mt to record each key's path and each round (nil
+// otherwise: each hook then costs a nil check).
+func (d *DB) multiGet(keys [][]byte, seq base.SeqNum, mt *MultiTrace) ([][]byte, error) {
 	rs, seq, err := d.acquireReadStateAt(seq)
 	if err != nil {
 		return nil, err
 	}
 	defer d.releaseReadState(rs)
+	mt.start(keys, seq)
 	d.counters.gets.Add(uint64(len(keys)))
 	values := make([][]byte, len(keys))
 	slab := make([]batchKey, 0, len(keys))
 	pending := make([]*batchKey, 0, len(keys))
 	for i, key := range keys {
-		if value, kind, found := memtablesGet(rs, key, seq, nil); found {
+		if value, kind, found := memtablesGet(rs, key, seq, mt.keyTracer(i)); found {
 			d.counters.memtableHits.Add(1)
 			if kind != base.KindDelete {
 				values[i] = foundValue(bytes.Clone(value))
 			}
 			continue
 		}
-		slab = append(slab, batchKey{i: i, lk: sstable.MakeLookupKey(key, seq)})
+		slab = append(slab, batchKey{i: i, lk: sstable.MakeLookupKey(key, seq), tr: mt.key(i)})
 		pending = append(pending, &slab[len(slab)-1])
 	}
 	// Rounds: each key still unanswered goes to the next table that may
 	// hold it; the blocks so chosen are read, each once; a key its table
 	// answers is done, one a filter's false positive sent there goes on.
 	var reads []blockRead
-	for len(pending) > 0 {
+	for round := 1; len(pending) > 0; round++ {
+		mt.round(round)
 		pending = d.routeBatch(rs, pending)
 		reads = groupByBlock(pending, reads[:0])
-		if err := d.readBatch(reads); err != nil {
+		misses, err := d.readBatch(reads)
+		mt.endRound(reads, misses, err)
+		if err != nil {
+			mt.finish(values)
 			return nil, err
 		}
 		next := pending[:0]
@@ -77,6 +84,7 @@ func (d *DB) multiGet(keys [][]byte, seq base.SeqNum) ([][]byte, error) {
 		}
 		pending = next
 	}
+	mt.finish(values)
 	return values, nil
 }
 
@@ -104,6 +112,7 @@ type batchKey struct {
 	loc    sstable.Location
 	stats  sstable.LookupStats
 	res    sstable.GetResult
+	tr     *keyTrace // ExplainMultiGet's record of the key's path; nil otherwise
 }
 
 // blockRead is one data block a round of MultiGet reads, and the keys
@@ -161,9 +170,13 @@ func (d *DB) nextTable(rs *readState, k *batchKey) bool {
 		return false
 	}
 	try := func(level int, t *table) bool {
-		k.lk.Covered = rangeDelAt(t.reader.RangeDels(), key, k.lk.Seq).seq
+		hit := rangeDelAt(t.reader.RangeDels(), key, k.lk.Seq)
+		k.lk.Covered = hit.seq
 		k.stats = sstable.LookupStats{}
 		loc, ok := t.reader.Locate(k.lk, &k.stats)
+		if k.tr != nil {
+			k.tr.located(level, t, k.stats, hit, ok)
+		}
 		if !ok {
 			d.counters.levels[level].record(&k.stats)
 			return false
@@ -174,7 +187,13 @@ func (d *DB) nextTable(rs *readState, k *batchKey) bool {
 	if k.level == 0 {
 		l0 := rs.version.tables[0]
 		for i := k.l0; i < len(l0); i++ {
-			if l0[i].meta.ContainsUserKey(key) && try(0, l0[i]) {
+			if !l0[i].meta.ContainsUserKey(key) {
+				if k.tr != nil {
+					k.tr.outOfRange(0, l0[i])
+				}
+				continue
+			}
+			if try(0, l0[i]) {
 				k.l0 = i + 1
 				return true
 			}
@@ -185,7 +204,14 @@ func (d *DB) nextTable(rs *readState, k *batchKey) bool {
 		k.level = 1
 	}
 	for ; k.level < manifest.NumLevels; k.level++ {
-		if t := rs.version.findTable(k.level, key); t != nil && try(k.level, t) {
+		t := rs.version.findTable(k.level, key)
+		if t == nil {
+			if n := len(rs.version.tables[k.level]); n > 0 && k.tr != nil {
+				k.tr.noTable(k.level, n)
+			}
+			continue
+		}
+		if try(k.level, t) {
 			k.level++
 			return true
 		}
@@ -198,22 +224,26 @@ func (d *DB) nextTable(rs *readState, k *batchKey) bool {
 
 // readBatch reads the blocks of one round: those in the block cache
 // inline, the others concurrently, at most multiGetReads at a time; each
-// key's answer lands in its res. It returns the first error.
-func (d *DB) readBatch(reads []blockRead) error {
+// key's answer lands in its res. It returns how many blocks were not in
+// the cache, and the first error.
+func (d *DB) readBatch(reads []blockRead) (int, error) {
 	var misses []*blockRead
 	for i := range reads {
 		r := &reads[i]
 		hit, err := d.readBlock(r, true)
 		if err != nil {
-			return err
+			return len(misses), err
 		}
 		if !hit {
 			misses = append(misses, r)
 		}
 	}
-	if len(misses) == 1 {
-		_, err := d.readBlock(misses[0], false)
-		return err
+	if len(misses) <= 1 {
+		var err error
+		if len(misses) == 1 {
+			_, err = d.readBlock(misses[0], false)
+		}
+		return len(misses), err
 	}
 	// Workers, each reading the next miss until none is left.
 	var (
@@ -238,7 +268,7 @@ func (d *DB) readBatch(reads []blockRead) error {
 		}()
 	}
 	wg.Wait()
-	return first
+	return len(misses), first
 }
 
 // readBlock answers r's keys from r's block (with cachedOnly, only if the
@@ -249,18 +279,29 @@ func (d *DB) readBlock(r *blockRead, cachedOnly bool) (bool, error) {
 	var read sstable.LookupStats
 	reader := r.t.reader
 	b, ok, err := reader.LoadBlock(r.keys[0].loc, &read, cachedOnly)
+	if err != nil {
+		for _, k := range r.keys {
+			if k.tr != nil {
+				k.tr.answered(r, k.stats, sstable.GetResult{}, err)
+			}
+		}
+	}
 	if !ok || err != nil {
 		return ok, err
 	}
 	defer b.Release()
 	for j, k := range r.keys {
-		if k.res, err = reader.GetLocated(b, k.lk, k.loc); err != nil {
-			return true, err
-		}
+		k.res, err = reader.GetLocated(b, k.lk, k.loc)
 		stats := k.stats
 		stats.KeyPresent = k.res.KeyPresent
 		if j == 0 {
 			stats.BlocksRead, stats.BlocksCached, stats.BytesRead = read.BlocksRead, read.BlocksCached, read.BytesRead
+		}
+		if k.tr != nil {
+			k.tr.answered(r, stats, k.res, err)
+		}
+		if err != nil {
+			return true, err
 		}
 		d.counters.levels[r.level].record(&stats)
 	}

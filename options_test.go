@@ -37,7 +37,7 @@ func TestOptionsDefaults(t *testing.T) {
 			L0CompactionTrigger: 4, L0SlowdownTrigger: 20, BaseLevelSize: 16 << 20, LevelMultiplier: 10, TargetFileSize: 2 << 20,
 			LevelSizing: DynamicLevelSizing, MaxConcurrentCompactions: min(runtime.GOMAXPROCS(0), 4),
 			BitsPerKey: 10, FilterAllocation: UniformAllocation,
-			TableOptions: sstable.WriterOptions{BlockSize: 4 << 10, Compression: SnappyCompression},
+			TableOptions: sstable.WriterOptions{BlockSize: 4 << 10, Compression: SnappyCompression, BlockAlign: true},
 		}
 		if got.compaction != want {
 			t.Errorf("compaction options %+v, want %+v", got.compaction, want)
@@ -55,7 +55,7 @@ func TestOptionsDefaults(t *testing.T) {
 	if got.BitsPerKey != 0 || got.compaction.BitsPerKey != 0 {
 		t.Errorf("DisableFilters leaves %v bits/key (%v for compactions)", got.BitsPerKey, got.compaction.BitsPerKey)
 	}
-	got, _ = (&Options{FilterAllocation: OptimalAllocation, Compression: NoCompression, BlockSize: 512}).withDefaults()
+	got, _ = (&Options{FilterAllocation: OptimalAllocation, Compression: NoCompression, BlockSize: 512, DisableBlockAlign: true}).withDefaults()
 	if got.compaction.FilterAllocation != OptimalAllocation || got.compaction.TableOptions != (sstable.WriterOptions{BlockSize: 512, Compression: NoCompression}) {
 		t.Errorf("compaction options %+v do not carry the DB's", got.compaction)
 	}

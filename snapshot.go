@@ -39,7 +39,7 @@ func (s *Snapshot) MultiGet(keys [][]byte) ([][]byte, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	return s.db.multiGet(keys, s.seq)
+	return s.db.multiGet(keys, s.seq, nil)
 }
 
 // NewIter returns an iterator over the DB as it was when the snapshot was

@@ -39,17 +39,21 @@ func rawBytes(es []entry) int64 {
 	return n
 }
 
+// BenchmarkWrite writes a table of benchEntries under each compression,
+// its blocks aligned to pages or not (WriterOptions.BlockAlign).
 func BenchmarkWrite(b *testing.B) {
 	entries := benchEntries()
 	for _, c := range compressions {
-		b.Run(c.String(), func(b *testing.B) {
-			b.SetBytes(rawBytes(entries))
-			var size int
-			for range b.N {
-				size = len(buildTable(b, entries, WriterOptions{Compression: c, Filter: Bloom(10)}))
-			}
-			b.ReportMetric(float64(rawBytes(entries))/float64(size), "ratio")
-		})
+		for _, align := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%v/align=%v", c, align), func(b *testing.B) {
+				b.SetBytes(rawBytes(entries))
+				var size int
+				for range b.N {
+					size = len(buildTable(b, entries, WriterOptions{Compression: c, Filter: Bloom(10), BlockAlign: align}))
+				}
+				b.ReportMetric(float64(rawBytes(entries))/float64(size), "ratio")
+			})
+		}
 	}
 }
 

@@ -16,15 +16,48 @@ type blockWriter struct {
 	entries         int
 }
 
-func (w *blockWriter) add(key, value []byte) {
-	shared := 0
-	if w.sinceRestart < w.restartInterval && w.entries > 0 {
-		for shared < len(key) && shared < len(w.lastKey) && key[shared] == w.lastKey[shared] {
-			shared++
-		}
-	} else {
+func (w *blockWriter) add(key, value []byte) { w.addShared(key, value, w.shared(key)) }
+
+// shared is how many leading bytes key shares with the previous entry's
+// key, as the next entry stores it: -1 when the entry starts a restart
+// point (and so shares nothing).
+func (w *blockWriter) shared(key []byte) int {
+	if w.sinceRestart >= w.restartInterval || w.entries == 0 {
+		return -1
+	}
+	n := 0
+	for n < len(key) && n < len(w.lastKey) && key[n] == w.lastKey[n] {
+		n++
+	}
+	return n
+}
+
+// sizeWith is the length the block would have, finished, with the entry
+// of key and value added, shared being w.shared(key).
+func (w *blockWriter) sizeWith(key, value []byte, shared int) int {
+	n := w.size()
+	if shared < 0 {
+		n += 4 // a new restart point
+		shared = 0
+	}
+	return n + uvarintLen(uint64(shared)) + uvarintLen(uint64(len(key)-shared)) +
+		uvarintLen(uint64(len(value))) + len(key) - shared + len(value)
+}
+
+func uvarintLen(x uint64) int {
+	n := 1
+	for ; x >= 0x80; x >>= 7 {
+		n++
+	}
+	return n
+}
+
+// addShared is add with shared = w.shared(key) computed already.
+func (w *blockWriter) addShared(key, value []byte, shared int) {
+	if shared < 0 {
 		w.restarts = append(w.restarts, uint32(len(w.buf)))
 		w.sinceRestart = 0
+		shared = 0
 	}
 	w.buf = binary.AppendUvarint(w.buf, uint64(shared))
 	w.buf = binary.AppendUvarint(w.buf, uint64(len(key)-shared))

@@ -8,6 +8,8 @@
 //	+------------------------+
 //	| data block 0 | trailer |  entries in internal-key order, ~BlockSize each,
 //	| data block 1 | trailer |  each compressed on its own (none/snappy/zstd)
+//	| (padding)              |  zero bytes up to a page boundary (version 3 only)
+//	| data block 2 | trailer |
 //	| ...                    |
 //	| filter block | trailer |  the filter, serialized by its family (optional)
 //	| index block  | trailer |  one entry per data block: its last key → handle
@@ -42,9 +44,40 @@
 //	     0    16  filter handle: offset, length (uint64 LE each); length 0 = no filter
 //	    16    16  index handle
 //	    32    16  properties handle
-//	    48     4  format version (1, or 2 with a range-deletion block)
+//	    48     4  format version (1; 2 with a range-deletion block; 3 aligned)
 //	    52     4  CRC-32C of bytes 0–51
 //	    56     8  magic "bloomSST"
+//
+// # Aligned data blocks
+//
+// A table written with WriterOptions.BlockAlign fits its data blocks to
+// 4 KiB pages, the unit in which the kernel reads a file, so that a
+// lookup's read of a block not in the page cache costs one page from the
+// device, not two. The rule is one function of the previous block's end
+// and the next block's stored length (alignedStart): a block starts where
+// the previous one's trailer ends, unless it fits in a page with its
+// trailer (length + 5 ≤ 4096) and would cross a page boundary from there;
+// then it starts at the next boundary, the bytes between being zero
+// padding. The index holds every block's offset, as always; a reader
+// accepts a data block at the previous end or where the rule puts it, and
+// nowhere else, so padding is at most a page less a byte and always ends
+// at a boundary. The properties record the page (bloomkv.block.align:
+// 4096) and the padding's total (bloomkv.data.padding), which the reader
+// checks against the index, and the footer says format version 3 — with or
+// without a range-deletion block, which its properties name as in version
+// 2 — so that a reader that knows only versions 1 and 2 refuses the table
+// rather than take its padding for damage. Tables of versions 1 and 2 have
+// no padding and read as before.
+//
+// The writer cuts blocks to fit (see WriterOptions.BlockAlign): before the
+// entry that would take a block's stored bytes and trailer past a page,
+// a compressed block's included — rebuilt from fewer entries when
+// compression left it larger than the ratio predicted, and holding at
+// most a quarter past BlockSize before compression — so that pages are
+// filled to within an entry and the padding is a few percent of the data.
+// Where blocks compress to much less than a page the writer pads a block
+// only if the padding is at most a quarter of it, and lets it cross the
+// boundary otherwise; the rule above allows both.
 //
 // # Range tombstones
 //
@@ -59,8 +92,9 @@
 // Fragments are in key order and do not overlap; each covers [start, end).
 // The properties name the block (bloomkv.rangedel.block: its handle, two
 // uvarints) and count its tombstones (bloomkv.rangedel.count, one per
-// fragment and seqnum), and the footer says format version 2. A table
-// without range tombstones is written as version 1, with no range-deletion
+// fragment and seqnum), and the footer says format version 2 (3 when the
+// blocks are aligned, see above). A table without range tombstones is
+// written as version 1 (3 when aligned), with no range-deletion
 // block (its properties say a count of 0), so that readers that know only
 // version 1, which skip properties they do not know, read it; such a
 // reader refuses a version-2 table rather than read it without its
@@ -103,7 +137,8 @@
 // Open reads the footer, then the properties, index, range-deletion and
 // filter blocks, checks them, and pins them in memory for the table's
 // life. The index is held as the data blocks' last keys concatenated,
-// plus 16 bytes per block for where its key and the block end: two
+// plus 16 bytes per block for where its key and the block end and the
+// padding before the block: two
 // pointer-free allocations per table. With ReaderOptions.Memory the index and the filter's bits live in memory the
 // caller provides (the DB's is off the Go heap), returned by Close. Get
 // consults the filter first: a negative answer returns at once, with zero
@@ -117,15 +152,20 @@
 // a miss is read into pooled buffers and copied into the cache, so reads
 // make no garbage per block.
 //
-// INVARIANT: every byte of a table is covered by a checksum (a block's
-// trailer or the footer's), and every length is checked against the file
-// before it is used, so a damaged or truncated table yields an error
-// wrapping ErrCorruption that names the file and offset — never a wrong
-// value, never a panic.
+// INVARIANT: every byte of a table that a read interprets is covered by a
+// checksum (a block's trailer or the footer's), and every length is
+// checked against the file before it is used, so a damaged or truncated
+// table yields an error wrapping ErrCorruption that names the file and
+// offset — never a wrong value, never a panic. The one exception is the
+// padding between aligned data blocks, which no checksum covers and no
+// lookup or scan interprets (a block read reads its handle's bytes, which
+// exclude it); Reader.Layout, which reads the whole file, reports a byte
+// of it that is not zero as corruption at its offset.
 //
 // INVARIANT: the index entry of data block i is the last key of block i, so
-// it is ≥ every key of block i and < every key of block i+1; data blocks are
-// contiguous from offset 0.
+// it is ≥ every key of block i and < every key of block i+1; data blocks
+// follow one another from offset 0, contiguous but for the padding of an
+// aligned table.
 //
 // INVARIANT: the filter holds the hash of every distinct user key in the
 // table (and of every distinct prefix under its recorded extractor), so a

@@ -96,10 +96,19 @@ const (
 	// formatVersion is the footer's version: 1 for a table without range
 	// tombstones, readable by every reader; 2 for one with a range-deletion
 	// block, which a reader that knows only 1 refuses rather than read the
-	// table without its tombstones.
+	// table without its tombstones; 3 for one whose data blocks are
+	// page-aligned (Properties.BlockAlign), with or without range
+	// tombstones, which a reader that knows only 1 and 2 refuses rather
+	// than take its padding for damage.
 	formatVersion1 = 1
 	formatVersion2 = 2
+	formatVersion3 = 3
 	footerMagic    = "bloomSST"
+
+	// alignPage is the page an aligned table's data blocks are fitted
+	// to (WriterOptions.BlockAlign): the unit in which the kernel reads a
+	// file into the page cache on the platforms bloomkv runs on.
+	alignPage = 4096
 
 	// maxBlockLen bounds a block's decoded size. A single entry can exceed
 	// the block size option (one block per huge value), but a length past
@@ -113,6 +122,24 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // a flipped type byte is caught as surely as a flipped content byte.
 func blockChecksum(stored []byte, c compressionIndicator) uint32 {
 	return crc32.Update(crc32.Checksum(stored, castagnoli), castagnoli, []byte{byte(c)})
+}
+
+// alignedStart returns where a data block of the given stored length
+// starts when written at end, the previous block's end, in a table aligned
+// to page (0: not aligned): at end, unless the block with its trailer fits
+// in a page but would cross a page boundary from end; then at the next
+// boundary, the bytes between being padding. A block larger than a page
+// spans pages wherever it starts, so it is never padded.
+//
+// It is the one rule both sides follow: the writer pads a block to where
+// it says (Writer.writeDataBlock), and the reader accepts a data block at
+// end or where it says, nowhere else (Reader.decodeIndex).
+func alignedStart(end, length, page uint64) uint64 {
+	n := length + blockTrailerLen
+	if page == 0 || n > page || end%page+n <= page {
+		return end
+	}
+	return end + page - end%page
 }
 
 // BlockHandle locates a block in a table: its offset and the length of its
@@ -144,7 +171,7 @@ func decodeHandle(p []byte) (BlockHandle, bool) {
 // footer is the fixed-size end of every table.
 type footer struct {
 	filter, index, properties BlockHandle // filter.Length == 0: no filter
-	version                   uint32      // formatVersion1 or formatVersion2
+	version                   uint32      // formatVersion1, 2 or 3
 }
 
 func (f footer) encode() []byte {
@@ -167,8 +194,8 @@ func decodeFooter(b []byte) (footer, string) {
 		return footer{}, fmt.Sprintf("footer checksum %#08x, want %#08x", got, want)
 	}
 	v := binary.LittleEndian.Uint32(b[48:])
-	if v != formatVersion1 && v != formatVersion2 {
-		return footer{}, fmt.Sprintf("format version %d, this reader reads %d and %d", v, formatVersion1, formatVersion2)
+	if v < formatVersion1 || v > formatVersion3 {
+		return footer{}, fmt.Sprintf("format version %d, this reader reads %d to %d", v, formatVersion1, formatVersion3)
 	}
 	f := footer{version: v}
 	for i, h := range []*BlockHandle{&f.filter, &f.index, &f.properties} {

@@ -49,6 +49,9 @@ func FuzzTableReader(f *testing.F) {
 	}
 	f.Add(buildTable(f, distinctEntries(1000), WriterOptions{BlockSize: 512, Filter: Fuse(8), Prefix: slashPrefix}))
 	f.Add(buildTable(f, nil, WriterOptions{}))
+	for _, c := range compressions {
+		f.Add(buildTable(f, benchLikeEntries(100), WriterOptions{Compression: c, Filter: Bloom(10), BlockAlign: true}))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := Open(bytes.NewReader(data), int64(len(data)), ReaderOptions{FileName: "fuzz.sst"})
 		if err != nil {

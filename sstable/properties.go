@@ -17,12 +17,18 @@ import (
 // them in memory. They are stored as a block of name → value entries, sorted
 // by name, so a newer writer can add properties an older reader skips.
 type Properties struct {
-	Entries        uint64 // entries, tombstones included
-	Tombstones     uint64 // entries of KindDelete
-	RawKeyBytes    uint64 // sum of the user keys' lengths
-	RawValueBytes  uint64 // sum of the values' lengths
-	DataBlocks     uint64
-	DataBytes      uint64 // stored bytes of the data blocks, trailers included
+	Entries       uint64 // entries, tombstones included
+	Tombstones    uint64 // entries of KindDelete
+	RawKeyBytes   uint64 // sum of the user keys' lengths
+	RawValueBytes uint64 // sum of the values' lengths
+	DataBlocks    uint64
+	DataBytes     uint64 // stored bytes of the data blocks, trailers included
+	// BlockAlign is the page an aligned table's data blocks are fitted to
+	// (WriterOptions.BlockAlign), 0 in a table not aligned; DataPadding
+	// is the zero bytes written between its data blocks so that none
+	// that fits in a page crosses one (not in DataBytes).
+	BlockAlign     uint64
+	DataPadding    uint64
 	IndexBytes     uint64
 	FilterFamily   FilterFamily // NoFilter when the table has none
 	FilterBytes    uint64       // 0 when the table has no filter
@@ -102,6 +108,8 @@ var propertyCodecs = func() []propertyCodec {
 		uintProperty("bloomkv.raw.value.bytes", func(p *Properties) *uint64 { return &p.RawValueBytes }),
 		uintProperty("bloomkv.data.blocks", func(p *Properties) *uint64 { return &p.DataBlocks }),
 		uintProperty("bloomkv.data.bytes", func(p *Properties) *uint64 { return &p.DataBytes }),
+		uintProperty("bloomkv.data.padding", func(p *Properties) *uint64 { return &p.DataPadding }),
+		uintProperty("bloomkv.block.align", func(p *Properties) *uint64 { return &p.BlockAlign }),
 		uintProperty("bloomkv.index.bytes", func(p *Properties) *uint64 { return &p.IndexBytes }),
 		uintProperty("bloomkv.filter.bytes", func(p *Properties) *uint64 { return &p.FilterBytes }),
 		uintProperty("bloomkv.filter.keys", func(p *Properties) *uint64 { return &p.FilterKeys }),
@@ -219,6 +227,9 @@ func (p Properties) String() string {
 	fmt.Fprintf(&b, "entries %d (tombstones %d)\n", p.Entries, p.Tombstones)
 	fmt.Fprintf(&b, "raw bytes: keys %d, values %d\n", p.RawKeyBytes, p.RawValueBytes)
 	fmt.Fprintf(&b, "data: %d blocks, %d bytes, %v\n", p.DataBlocks, p.DataBytes, p.Compression)
+	if p.BlockAlign > 0 {
+		fmt.Fprintf(&b, "blocks aligned to %d-byte pages: %d bytes of padding\n", p.BlockAlign, p.DataPadding)
+	}
 	fmt.Fprintf(&b, "index: %d bytes\n", p.IndexBytes)
 	if p.FilterBytes > 0 {
 		fmt.Fprintf(&b, "filter: %v, %d bytes, %d keys, %.2f bits/key", p.FilterFamily, p.FilterBytes, p.FilterKeys, p.FilterBitsPer)

@@ -99,16 +99,22 @@ func (r *Reader) Close() {
 //
 // INVARIANT: block i's last key is keys[ends[i-1].key:ends[i].key] (from 0
 // for i = 0), and block i's stored bytes and trailer span
-// [ends[i-1].block, ends[i].block) (from 0): data blocks are contiguous from
-// offset 0, so an end is all a handle needs.
+// [ends[i-1].block+ends[i].pad, ends[i].block) (from 0): data blocks follow
+// one another from offset 0, each after the padding alignedStart puts
+// before it (none in a table not aligned), so an end and a padding are all
+// a handle needs.
 type blockIndex struct {
 	keys []byte     // the last keys of the data blocks, concatenated
 	ends []indexEnd // one per data block
 }
 
-// indexEnd is where one data block's last key and stored block end.
+// indexEnd is where one data block's last key and stored block end, and
+// the padding before the block: less than a page, it takes the four bytes
+// the struct's alignment would leave empty, so an entry is 16 bytes with
+// or without it.
 type indexEnd struct {
 	key   uint32 // end of the block's last key in blockIndex.keys
+	pad   uint32 // zero bytes between the previous block's end and this block
 	block uint64 // offset just past the block's trailer
 }
 
@@ -129,11 +135,12 @@ func (r *Reader) indexKey(i int) []byte {
 
 // indexHandle returns the handle of data block i.
 func (r *Reader) indexHandle(i int) BlockHandle {
-	var off uint64
+	e := r.index.ends[i]
+	off := uint64(e.pad)
 	if i > 0 {
-		off = r.index.ends[i-1].block
+		off += r.index.ends[i-1].block
 	}
-	return BlockHandle{Offset: off, Length: r.index.ends[i].block - off - blockTrailerLen}
+	return BlockHandle{Offset: off, Length: e.block - off - blockTrailerLen}
 }
 
 // searchIndex returns the first data block whose last key is ≥ target, an
@@ -178,6 +185,9 @@ func (r *Reader) open() error {
 	if r.props, err = decodeProperties(propsBlock); err != nil {
 		return r.corrupt(int64(f.properties.Offset), "properties block: %v", err)
 	}
+	if err := r.checkAlign(f); err != nil {
+		return err
+	}
 	indexBlock, err := r.readBlock(f.index, "index")
 	if err != nil {
 		return err
@@ -204,9 +214,23 @@ func (r *Reader) open() error {
 	return nil
 }
 
+// checkAlign checks the properties' alignment against the format
+// version: a table of version 3, and only such a table, is aligned, to a
+// page the reader knows (alignPage); only an aligned table has padding.
+func (r *Reader) checkAlign(f footer) error {
+	p := &r.props
+	switch {
+	case f.version == formatVersion3 && p.BlockAlign != alignPage:
+		return r.corrupt(int64(f.properties.Offset), "properties block: blocks aligned to %d bytes in a table of format version 3, this reader knows %d", p.BlockAlign, alignPage)
+	case f.version != formatVersion3 && (p.BlockAlign != 0 || p.DataPadding != 0):
+		return r.corrupt(int64(f.properties.Offset), "properties block: aligned blocks in a table of format version %d", f.version)
+	}
+	return nil
+}
+
 // openRangeDels reads and decodes the range-deletion block of a table of
 // format version 2, which must have one that its properties name and
-// count; a table of version 1 has none.
+// count, or of version 3, which may; a table of version 1 has none.
 func (r *Reader) openRangeDels(f footer) error {
 	h := r.props.RangeDelBlock
 	if f.version == formatVersion1 {
@@ -215,8 +239,11 @@ func (r *Reader) openRangeDels(f footer) error {
 		}
 		return nil
 	}
+	if f.version == formatVersion3 && r.props.RangeDels == 0 && h.Length == 0 {
+		return nil
+	}
 	if h.Length == 0 {
-		return r.corrupt(int64(f.properties.Offset), "properties block: no range-deletion block in a table of format version 2")
+		return r.corrupt(int64(f.properties.Offset), "properties block: range tombstones counted but no range-deletion block in a table of format version %d", f.version)
 	}
 	// The block lies between the index and the properties, as Finish
 	// writes it.
@@ -265,10 +292,11 @@ func (r *Reader) pinWords(n int) []uint64 {
 }
 
 // decodeIndex decodes the index block, checking that its handles lie
-// before the filter, index and properties blocks, contiguous from offset 0,
-// and that its keys increase. A first pass checks the entries and counts
-// them and their key bytes; a second copies them into an index of exactly
-// that size.
+// before the filter, index and properties blocks, contiguous from offset 0
+// but for the padding alignedStart allows in an aligned table (adding up
+// to the properties' DataPadding), and that its keys increase. A first
+// pass checks the entries and counts them and their key bytes; a second
+// copies them into an index of exactly that size.
 func (r *Reader) decodeIndex(block []byte, f footer) (blockIndex, error) {
 	dataEnd := f.index.Offset
 	if f.filter.Length > 0 {
@@ -282,16 +310,19 @@ func (r *Reader) decodeIndex(block []byte, f footer) (blockIndex, error) {
 		n        int    // entries so far
 		keyBytes uint64 // their keys' total length
 		prev     []byte // the previous entry's key
-		next     uint64 // data blocks are contiguous from offset 0
+		next     uint64 // data blocks follow one another from offset 0
+		padding  uint64 // the padding between them so far
 	)
 	for ok := it.first(); ok; ok = it.nextEntry() {
 		h, ok := decodeHandle(it.value)
-		if !ok || h.Offset != next || h.Length > dataEnd-min(dataEnd, h.Offset+blockTrailerLen) || len(it.key) < base.TrailerLen {
+		placed := ok && (h.Offset == next || h.Offset == alignedStart(next, h.Length, r.props.BlockAlign))
+		if !placed || h.Length > dataEnd-min(dataEnd, h.Offset+blockTrailerLen) || len(it.key) < base.TrailerLen {
 			return blockIndex{}, r.corrupt(int64(f.index.Offset), "index entry %d is malformed", n)
 		}
 		if n > 0 && base.CompareEncoded(prev, it.key) >= 0 {
 			return blockIndex{}, r.corrupt(int64(f.index.Offset), "index keys out of order at entry %d", n)
 		}
+		padding += h.Offset - next
 		next = h.Offset + h.Length + blockTrailerLen
 		prev = append(prev[:0], it.key...)
 		keyBytes += uint64(len(it.key))
@@ -303,15 +334,21 @@ func (r *Reader) decodeIndex(block []byte, f footer) (blockIndex, error) {
 	if next != dataEnd {
 		return blockIndex{}, r.corrupt(int64(f.index.Offset), "index covers %d bytes of data, the file %d", next, dataEnd)
 	}
+	if padding != r.props.DataPadding {
+		return blockIndex{}, r.corrupt(int64(f.index.Offset), "index has %d bytes of padding between data blocks, the properties %d", padding, r.props.DataPadding)
+	}
 	if keyBytes > math.MaxUint32 {
 		return blockIndex{}, r.corrupt(int64(f.index.Offset), "index keys take %d bytes, more than 4 GiB", keyBytes)
 	}
 	// The second pass decodes the same bytes, which the first has checked.
 	x := blockIndex{keys: r.pin(int(keyBytes))[:0], ends: r.pinEnds(n)}
+	next = 0
 	for ok := it.first(); ok; ok = it.nextEntry() {
 		h, _ := decodeHandle(it.value)
 		x.keys = append(x.keys, it.key...)
-		x.ends = append(x.ends, indexEnd{key: uint32(len(x.keys)), block: h.Offset + h.Length + blockTrailerLen})
+		// INVARIANT: pad < alignPage (alignedStart pads less than a page).
+		x.ends = append(x.ends, indexEnd{key: uint32(len(x.keys)), pad: uint32(h.Offset - next), block: h.Offset + h.Length + blockTrailerLen})
+		next = h.Offset + h.Length + blockTrailerLen
 	}
 	return x, nil
 }

@@ -15,12 +15,14 @@ import (
 )
 
 // WriterOptions configure a table. The zero value is usable: 4 KiB blocks,
-// restart interval 16, no compression, no filter. A DB hands its writers
+// restart interval 16, no compression, no filter, blocks not aligned to
+// pages. A DB hands its writers
 // options it has already resolved and checked (bloomkv.Options); NewWriter
 // checks them again only because the package is usable on its own.
 type WriterOptions struct {
 	// BlockSize is the target size of a data block before compression; a
-	// block is cut after the entry that reaches it. Default 4096.
+	// block is cut after the entry that reaches it (under BlockAlign, see
+	// there). Default 4096.
 	BlockSize int
 	// RestartInterval is the number of entries between restart points:
 	// fewer means faster seeks in a block, more means better prefix
@@ -32,6 +34,21 @@ type WriterOptions struct {
 	// Filter is the table's filter: family and parameter (Bloom(10),
 	// Fuse(8), ...). The zero value writes no filter.
 	Filter FilterSpec
+	// BlockAlign fits the data blocks to the 4 KiB pages the kernel reads
+	// a file in, so that a lookup's cold block read touches one page, not
+	// two. A block that would cross a page boundary, and fits in a page
+	// with its trailer, starts at the next one after zero padding, unless
+	// the padding would exceed a quarter of the block (then it crosses).
+	// With a BlockSize of at most a page, blocks are also cut so that they
+	// fit: before the entry that would take the block's stored bytes past
+	// the page, compressed or not (see align.go) — a compressed block
+	// holding up to a quarter more than BlockSize before compression, so
+	// that it fills the page — and, for a BlockSize below a page, once the
+	// block reaches BlockSize as before. Blocks larger than a page, a
+	// single large entry's or any under a BlockSize past a page, span
+	// pages wherever they start and are never padded. The table is written
+	// as format version 3 (see the package doc).
+	BlockAlign bool
 	// Prefix, if not nil, puts the prefix of every key (Prefix.Split) in
 	// the filter beside the whole key, so that a prefix seek can skip the
 	// table (Reader.MayContainPrefix). Needs a filter.
@@ -70,7 +87,8 @@ type Writer struct {
 	hashes    []uint64 // of distinct user keys and their distinct prefixes, for the filter
 	lastKey   []byte   // encoded internal key of the last entry
 	rangeDels RangeTombstones
-	prefix    []byte // the last key's prefix, under opts.Prefix
+	fit       pageFit // how BlockAlign cuts blocks
+	prefix    []byte  // the last key's prefix, under opts.Prefix
 	keyBuf    []byte
 	scratch   []byte
 	err       error
@@ -122,6 +140,7 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 	bufs := writerBufferPool.Get().(*writerBuffers)
 	bufs.w.Reset(w)
 	return &Writer{
+		fit:    newPageFit(opts),
 		opts:   opts,
 		w:      bufs.w,
 		hashes: bufs.hashes[:0],
@@ -150,7 +169,7 @@ func (w *Writer) Add(key InternalKey, value []byte) error {
 		w.addHashes(key.UserKey, true)
 		w.props.Smallest = InternalKey{UserKey: bytes.Clone(key.UserKey), Trailer: key.Trailer}
 	}
-	w.data.add(w.keyBuf, value)
+	w.addToBlock(w.keyBuf, value)
 	w.lastKey = append(w.lastKey[:0], w.keyBuf...)
 
 	p := &w.props
@@ -163,7 +182,7 @@ func (w *Writer) Add(key InternalKey, value []byte) error {
 	p.SmallestSeqNum = min(p.SmallestSeqNum, key.SeqNum())
 	p.LargestSeqNum = max(p.LargestSeqNum, key.SeqNum())
 
-	if w.data.size() >= w.opts.BlockSize {
+	if w.data.size() >= w.cutAfter() {
 		w.flushDataBlock()
 	}
 	return w.err
@@ -189,22 +208,42 @@ func (w *Writer) addHashes(userKey []byte, first bool) {
 
 // flushDataBlock writes the pending data block and indexes it under its
 // last key: the index entry for block i is ≥ every key in block i and <
-// every key in block i+1.
+// every key in block i+1. Under BlockAlign it may write only the block's
+// first entries, keeping the rest for the next block (compressData).
 func (w *Writer) flushDataBlock() {
 	if w.data.entries == 0 {
 		return
 	}
-	h := w.writeBlock(w.data.finish(), w.opts.Compression)
-	w.index.add(w.lastKey, h.appendVarint(nil))
+	stored, ind := w.compressData(w.data.finish())
+	h := w.writeStored(stored, ind, w.opts.BlockAlign)
+	w.index.add(w.data.lastKey, h.appendVarint(nil))
 	w.props.DataBlocks++
 	w.props.DataBytes += h.Length + blockTrailerLen
 	w.data.reset()
+	w.carryOver()
 }
+
+// zeroPage is the padding an aligned table writes between data blocks.
+var zeroPage [alignPage]byte
 
 // writeBlock compresses and writes one block and its trailer.
 func (w *Writer) writeBlock(raw []byte, c Compression) BlockHandle {
 	stored, ind, scratch := compress(c.indicator(), raw, w.scratch)
 	w.scratch = scratch
+	return w.writeStored(stored, ind, false)
+}
+
+// writeStored writes a block's stored bytes and its trailer. With align (a
+// data block under BlockAlign) the block starts where alignedStart puts
+// it, after zero padding, if that padding is worth it (worthPadding).
+func (w *Writer) writeStored(stored []byte, ind compressionIndicator, align bool) BlockHandle {
+	if align {
+		pad := alignedStart(w.offset, uint64(len(stored)), alignPage) - w.offset
+		if worthPadding(pad, uint64(len(stored))+blockTrailerLen) {
+			w.write(zeroPage[:pad])
+			w.props.DataPadding += pad
+		}
+	}
 	h := BlockHandle{Offset: w.offset, Length: uint64(len(stored))}
 	var trailer [blockTrailerLen]byte
 	trailer[0] = byte(ind)
@@ -255,7 +294,9 @@ func (w *Writer) Finish() (Properties, error) {
 	// Every return below leaves w.err set, so the Writer never writes
 	// again and its buffers can go back to the pool.
 	defer w.recycle()
-	w.flushDataBlock()
+	for w.data.entries > 0 && w.err == nil {
+		w.flushDataBlock() // more than once when a block carries entries over
+	}
 	if w.props.Entries > 0 {
 		last, _ := base.DecodeInternalKey(w.lastKey)
 		w.props.Largest = InternalKey{UserKey: bytes.Clone(last.UserKey), Trailer: last.Trailer}
@@ -280,8 +321,12 @@ func (w *Writer) Finish() (Properties, error) {
 	f.index = w.writeBlock(w.index.finish(), NoCompression)
 	w.props.IndexBytes = f.index.Length
 	f.version = formatVersion1
+	if w.opts.BlockAlign {
+		f.version = formatVersion3
+		w.props.BlockAlign = alignPage
+	}
 	if len(w.rangeDels) > 0 {
-		f.version = formatVersion2
+		f.version = max(f.version, formatVersion2)
 		w.props.RangeDelBlock = w.writeBlock(w.rangeDels.Encode(nil), NoCompression)
 		w.props.RangeDels = uint64(w.rangeDels.Count())
 	}

@@ -338,9 +338,10 @@ func TestExpectedFPR(t *testing.T) {
 // TestBenchFilterFlags runs the bench with each kind of filter flag and
 // checks the report names the filter of each level.
 func TestBenchFilterFlags(t *testing.T) {
-	// Tables of about 1,800 keys: big enough for fuse filters.
+	// Tables of about 2,000 keys or more, the last of a level too: big
+	// enough for fuse filters.
 	big := []string{"-n", "6000", "-reads", "1000", "-memtable-size", "256KiB", "-base-level-size", "256KiB",
-		"-target-file-size", "256KiB", "-cache-size", "16KiB", "-workloads", "fillrandom,readmissing"}
+		"-target-file-size", "300KiB", "-cache-size", "16KiB", "-workloads", "fillrandom,readmissing"}
 	for _, tc := range []struct {
 		args     []string
 		settings string // in the settings line

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,6 +125,47 @@ func TestExplainGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			checkGolden(t, tc.name, runOK(t, "explain", "-db", dir, tc.key))
 		})
+	}
+}
+
+// TestExplainMulti explains a batch with -multi: keys found below L0, in
+// L0, deleted, absent and out of range, two sharing a block; and checks
+// that each key's path in it is the one explain alone prints.
+func TestExplainMulti(t *testing.T) {
+	dir := buildTestDB(t)
+	keys := []string{"key0010", "key0012", "key0100", "key0400", "key0011", "zzz", "key0525"}
+	out := runOK(t, append([]string{"explain", "-db", dir, "-multi"}, keys...)...)
+	checkGolden(t, "explain-multi", out)
+	_, perKey, _ := strings.Cut(out, "key 1 of ")
+	for i, key := range keys {
+		// The key's part of the batch's output, and its answer: the
+		// summary's last clause ("found in L0/000007.sst", "not found").
+		part, rest, _ := strings.Cut(perKey, fmt.Sprintf("key %d of ", i+2))
+		perKey = rest
+		alone := runOK(t, "explain", "-db", dir, key)
+		answer := strings.TrimSpace(alone[strings.LastIndex(alone, ", ")+2:])
+		if !strings.Contains(part, fmt.Sprintf("lookup %q", key)) || !strings.Contains(part, ", "+answer+"\n") {
+			t.Errorf("%s: explain alone answers %q, the batch:\n%s", key, answer, part)
+		}
+	}
+}
+
+// TestExplainUsage checks explain's usage errors: exit 2 and the reason.
+func TestExplainUsage(t *testing.T) {
+	dir := buildTestDB(t)
+	for _, tc := range []struct {
+		args     []string
+		mentions string
+	}{
+		{[]string{"explain", "-db", dir}, "KEY"},
+		{[]string{"explain", "-db", dir, "a", "b"}, "KEY"},
+		{[]string{"explain", "-db", dir, "-multi"}, "-multi"},
+		{[]string{"explain", "-db", dir, "-multi", "-hex", "61", "zz"}, "hexadecimal"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(tc.args, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), tc.mentions) || stdout.Len() > 0 {
+			t.Errorf("%q: exit %d, %q; want %d naming %q", tc.args, code, stderr.String(), exitUsage, tc.mentions)
+		}
 	}
 }
 

@@ -110,10 +110,10 @@ func inspectTable(w *bufio.Writer, f *os.File, size int64, name string, verbose 
 
 	fmt.Fprintln(w, "\nblocks (each followed by a 5-byte trailer: compression type, CRC-32C):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "block\toffset\tstored\traw\tcompression\tratio\t last key\t")
+	fmt.Fprintln(tw, "block\tpadding\toffset\tstored\traw\tcompression\tratio\t last key\t")
 	var stored, raw uint64
 	row := func(what string, b sstable.BlockInfo, lastKey string) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%v\t%s\t %s\t\n", what, b.Offset, b.Length, b.RawLength, b.Compression, ratio(b.RawLength, b.Length), lastKey)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%v\t%s\t %s\t\n", what, b.Padding, b.Offset, b.Length, b.RawLength, b.Compression, ratio(b.RawLength, b.Length), lastKey)
 	}
 	for i, b := range l.Data {
 		row(fmt.Sprintf("data %d", i), b, formatInternalKey(b.LastKey))
@@ -128,9 +128,14 @@ func inspectTable(w *bufio.Writer, f *os.File, size int64, name string, verbose 
 		row("range dels", l.RangeDels, "")
 	}
 	row("properties", l.Properties, "")
-	fmt.Fprintf(tw, "footer\t%d\t64\t64\t\t\t\t\n", l.FooterOffset)
+	fmt.Fprintf(tw, "footer\t0\t%d\t64\t64\t\t\t\t\n", l.FooterOffset)
 	tw.Flush()
 	fmt.Fprintf(w, "data: %s, %d bytes stored, %d raw, ratio %s\n", count(len(l.Data), "block"), stored, raw, ratio(raw, stored))
+	if l.BlockAlign > 0 {
+		fmt.Fprintf(w, "data blocks aligned to %d-byte pages: %d bytes of padding (%.1f%% of the data)\n", l.BlockAlign, l.Padding, 100*float64(l.Padding)/float64(max(1, stored)))
+	} else {
+		fmt.Fprintln(w, "data blocks not aligned to pages")
+	}
 
 	p := r.Properties()
 	fmt.Fprintln(w, "\nproperties:")

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -93,6 +94,55 @@ func TestInspectFilterFamilies(t *testing.T) {
 			}
 			checkGolden(t, tc.name, filter)
 		})
+	}
+}
+
+// TestInspectAligned inspects an aligned table with padding: the padding
+// inspect prints, per block and in total, is what Reader.Layout reads.
+func TestInspectAligned(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "000007.sst")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := sstable.NewWriter(f, sstable.WriterOptions{BlockAlign: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := bytes.Repeat([]byte("v"), 300)
+	for i := range 100 {
+		if err := w.Add(sstable.MakeInternalKey(fmt.Appendf(nil, "key%05d", i), sstable.SeqNum(i+1), sstable.KindSet), value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := sstable.Open(f, info.Size(), sstable.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := r.Layout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if l.Padding == 0 {
+		t.Fatal("no padding: the test needs some")
+	}
+	out := runOK(t, "inspect", path)
+	if want := fmt.Sprintf("aligned to 4096-byte pages: %d bytes of padding", l.Padding); !strings.Contains(out, want) {
+		t.Fatalf("no %q in:\n%s", want, out)
+	}
+	for i, b := range l.Data {
+		row := regexp.MustCompile(fmt.Sprintf(`(?m)^ *data %d +%d +%d +%d `, i, b.Padding, b.Offset, b.Length))
+		if !row.MatchString(out) {
+			t.Fatalf("no row for data block %d (padding %d, offset %d) in:\n%s", i, b.Padding, b.Offset, out)
+		}
 	}
 }
 

@@ -12,6 +12,7 @@
 //	bloomkv bench [-n keys] [-reads n] [-workloads list] [-bits-per-key c] [-allocation a]
 //	              [-filter family:param | -levels list] [-sweep] [-out DIR] …
 //	bloomkv explain -db DIR [-hex] KEY
+//	bloomkv explain -db DIR [-hex] -multi KEY...
 //	bloomkv tree -db DIR [-hex]
 //	bloomkv inspect [-v] [-type T] FILE
 //	bloomkv web [-addr HOST:PORT] [-db DIR | -demo [-rate N]]
@@ -77,7 +78,11 @@
 // consulted, in order — the memtables, then each level and table — with the
 // table's key range, whether the key fell in it, the filter's verdict,
 // whether the data block came from the block cache or the file and how many
-// bytes were read, then a one-line summary. The index of every table is
+// bytes were read, then a one-line summary; with -multi it reads its keys
+// as one MultiGet and prints the batch's rounds (keys sent to tables,
+// distinct blocks, blocks shared by several keys, from the cache or the
+// file, reads at once), each key's path with the round and how many keys
+// shared its block, and the batch's summary. The index of every table is
 // pinned in memory, so it costs no read. tree draws the levels and their
 // tables from the manifest (sizes, key ranges, each table's filter family,
 // parameter and bits per key, and each level's mix of families); it
