@@ -97,8 +97,12 @@ const (
 	// tombstones, readable by every reader; 2 for one with a range-deletion
 	// block, which a reader that knows only 1 refuses rather than read the
 	// table without its tombstones.
+	// 3 for one with a range-filter block (range tombstones or not); a
+	// reader that knows only 1 and 2 refuses it, as its layout checks
+	// would.
 	formatVersion1 = 1
 	formatVersion2 = 2
+	formatVersion3 = 3
 	footerMagic    = "bloomSST"
 
 	// maxBlockLen bounds a block's decoded size. A single entry can exceed
@@ -144,7 +148,7 @@ func decodeHandle(p []byte) (BlockHandle, bool) {
 // footer is the fixed-size end of every table.
 type footer struct {
 	filter, index, properties BlockHandle // filter.Length == 0: no filter
-	version                   uint32      // formatVersion1 or formatVersion2
+	version                   uint32      // formatVersion1, 2 or 3
 }
 
 func (f footer) encode() []byte {
@@ -167,8 +171,8 @@ func decodeFooter(b []byte) (footer, string) {
 		return footer{}, fmt.Sprintf("footer checksum %#08x, want %#08x", got, want)
 	}
 	v := binary.LittleEndian.Uint32(b[48:])
-	if v != formatVersion1 && v != formatVersion2 {
-		return footer{}, fmt.Sprintf("format version %d, this reader reads %d and %d", v, formatVersion1, formatVersion2)
+	if v < formatVersion1 || v > formatVersion3 {
+		return footer{}, fmt.Sprintf("format version %d, this reader reads %d to %d", v, formatVersion1, formatVersion3)
 	}
 	f := footer{version: v}
 	for i, h := range []*BlockHandle{&f.filter, &f.index, &f.properties} {

@@ -45,6 +45,15 @@ type Properties struct {
 	// (always, in a table of format version 1).
 	RangeDels     uint64
 	RangeDelBlock BlockHandle
+	// RangeFilterFamily, RangeFilterBlock, RangeFilterKeys and
+	// RangeFilterBitsPer describe the table's range filter
+	// (WriterOptions.RangeFilterBits): its family, its block, the
+	// distinct user keys it was built from and its bits per key; all
+	// zero in a table without (always, below format version 3).
+	RangeFilterFamily  RangeFilterFamily
+	RangeFilterBlock   BlockHandle
+	RangeFilterKeys    uint64
+	RangeFilterBitsPer float64
 }
 
 // propertyCodec names a property and says how to encode and decode it.
@@ -160,6 +169,7 @@ var propertyCodecs = func() []propertyCodec {
 			},
 		},
 	}
+	codecs = append(codecs, rangeFilterProperties...)
 	sort.Slice(codecs, func(i, j int) bool { return codecs[i].name < codecs[j].name })
 	return codecs
 }()
@@ -240,5 +250,6 @@ func (p Properties) String() string {
 	if p.RangeDels > 0 {
 		fmt.Fprintf(&b, "range tombstones: %d, %d bytes\n", p.RangeDels, p.RangeDelBlock.Length)
 	}
+	b.WriteString(p.rangeFilterString())
 	return b.String()
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/cache"
 	"github.com/bloomkv/bloomkv/internal/rangedel"
+	"github.com/bloomkv/bloomkv/rangefilter"
 )
 
 // BlockCache is the seam to the shared block cache: decoded data blocks by
@@ -68,7 +69,10 @@ type Reader struct {
 	// kept on the Go heap for the table's life (they are few, and a Get
 	// of every key in their ranges asks them); nil for a table without.
 	rangeDels RangeTombstones
-	pinned    [][]byte // from opts.Memory, for Close
+	// rangeFilter is the table's range filter, a view over its block
+	// pinned like the filter; nil for a table without.
+	rangeFilter *rangefilter.Filter
+	pinned      [][]byte // from opts.Memory, for Close
 }
 
 // pin returns n bytes for the table's life: from opts.Memory, to be freed
@@ -188,6 +192,9 @@ func (r *Reader) open() error {
 	if err := r.openRangeDels(f); err != nil {
 		return err
 	}
+	if err := r.openRangeFilter(f); err != nil {
+		return err
+	}
 	if f.filter.Length > 0 {
 		filterBlock, err := r.readBlock(f.filter, "filter")
 		if err != nil {
@@ -209,7 +216,7 @@ func (r *Reader) open() error {
 // count; a table of version 1 has none.
 func (r *Reader) openRangeDels(f footer) error {
 	h := r.props.RangeDelBlock
-	if f.version == formatVersion1 {
+	if !f.hasRangeDelBlock(&r.props) {
 		if r.props.RangeDels != 0 || h.Length != 0 {
 			return r.corrupt(int64(f.properties.Offset), "properties block: range tombstones in a table of format version 1")
 		}
@@ -218,9 +225,9 @@ func (r *Reader) openRangeDels(f footer) error {
 	if h.Length == 0 {
 		return r.corrupt(int64(f.properties.Offset), "properties block: no range-deletion block in a table of format version 2")
 	}
-	// The block lies between the index and the properties, as Finish
-	// writes it.
-	if h.Offset != f.index.Offset+f.index.Length+blockTrailerLen || h.Offset+h.Length+blockTrailerLen != f.properties.Offset {
+	// The block lies between the index and the range filter or the
+	// properties, as Finish writes it.
+	if h.Offset != f.index.Offset+f.index.Length+blockTrailerLen || h.Offset+h.Length+blockTrailerLen != r.rangeDelsEnd(f) {
 		return r.corrupt(int64(f.properties.Offset), "properties block: range-deletion block [%d, +%d) is not between the index and the properties", h.Offset, h.Length)
 	}
 	block, err := r.readBlock(h, "range deletion")
