@@ -92,7 +92,7 @@ type Iterator struct {
 	lower, upper         []byte
 	userLower, userUpper []byte
 	inPrefix             bool
-	ps                   *prefixSeek
+	ps                   *tableSkip
 	// In prefix mode, stopped reports that the last move ran off the
 	// prefix at an entry (past the prefix or a bound), whose user key
 	// stopKey holds: a move back starts from it, since under the
@@ -165,6 +165,7 @@ func newIterator(inner iterator.Iterator, seq base.SeqNum, opts IterOptions, onC
 // prefix mode.
 func (it *Iterator) First() bool {
 	it.leavePrefix()
+	it.narrowRange(it.lower, it.upper)
 	return it.first()
 }
 
@@ -184,6 +185,7 @@ func (it *Iterator) first() bool {
 // prefix mode.
 func (it *Iterator) Last() bool {
 	it.leavePrefix()
+	it.narrowRange(it.lower, it.upper)
 	return it.last()
 }
 
@@ -209,6 +211,7 @@ func (it *Iterator) SeekGE(key []byte) bool {
 	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
 		key = it.lower
 	}
+	it.narrowRange(key, it.upper)
 	return it.findNext(it.inner.SeekGE(key), false)
 }
 
@@ -222,6 +225,7 @@ func (it *Iterator) SeekLT(key []byte) bool {
 	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
 		key = it.upper
 	}
+	it.narrowRange(it.lower, key)
 	return it.findPrev(it.inner.SeekLT(key))
 }
 
@@ -229,6 +233,9 @@ func (it *Iterator) SeekLT(key []byte) bool {
 func (it *Iterator) Next() bool {
 	if it.err != nil {
 		return false
+	}
+	if (it.pos == posAt || it.pos == posBefore) && it.rangeTooNarrow(forward) {
+		return it.nextWidened()
 	}
 	switch it.pos {
 	case posBefore:
@@ -263,6 +270,9 @@ func (it *Iterator) Next() bool {
 func (it *Iterator) Prev() bool {
 	if it.err != nil {
 		return false
+	}
+	if (it.pos == posAt || it.pos == posAfter) && it.rangeTooNarrow(backward) {
+		return it.prevWidened()
 	}
 	switch it.pos {
 	case posAfter:
@@ -570,12 +580,16 @@ func (d *DB) newIter(seq base.SeqNum, opts *IterOptions) (*Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.iterOver(rs, seq, o), nil
+	return d.iterOver(rs, seq, o, false), nil
 }
 
 // iterOver builds the iterator stack of newIter over rs, whose reference
 // the Iterator takes over, at seq.
-func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions) *Iterator {
+//
+// It keeps a view of the stack that can leave tables out (tableSkip) under
+// Options.Prefix, for SeekPrefixGE, and when the version holds a table
+// with a range filter, or explain asks for one, for bounded moves.
+func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions, explain bool) *Iterator {
 	v := rs.version
 	children := make([]iterator.Iterator, 0, 1+len(rs.imm)+len(v.tables[0])+len(v.tables)-1)
 	var rangeDels []sourceRangeDels
@@ -596,7 +610,9 @@ func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions) *Iterator {
 		children = append(children, t.reader.NewIterator())
 	}
 	levelRangeDels := v.levelRangeDels()
-	var levels []prefixLevel // under Options.Prefix only
+	ranges := v.rangeFiltered > 0 || explain
+	skip := d.opts.Prefix != nil || ranges
+	var levels []skipLevel // under Options.Prefix or range filters only
 	var levelIters []*iterator.LevelIter
 	for level := 1; level < len(v.tables); level++ {
 		tables := v.tables[level]
@@ -608,8 +624,8 @@ func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions) *Iterator {
 		addRangeDels(levelRangeDels[level])
 		children = append(children, li)
 		levelIters = append(levelIters, li)
-		if d.opts.Prefix != nil {
-			levels = append(levels, prefixLevel{level: level, tables: tables, iter: li})
+		if skip {
+			levels = append(levels, skipLevel{level: level, tables: tables, iter: li})
 		}
 	}
 	release := func() error {
@@ -619,10 +635,11 @@ func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions) *Iterator {
 	merging := iterator.NewMergingIter(children...)
 	it := newIterator(merging, seq, o, release)
 	it.rangeDels, it.merging = rangeDels, merging
-	if d.opts.Prefix != nil {
-		it.ps = newPrefixSeek(d, merging, memtables, v.tables[0], levels)
+	if skip {
+		it.ps = newTableSkip(d, merging, memtables, v.tables[0], levels)
+		it.ps.ranges = ranges
 	}
 	it.levels = levelIters
-	it.clone = func(o IterOptions) (*Iterator, error) { return d.cloneIter(rs, seq, o) }
+	it.clone = func(o IterOptions) (*Iterator, error) { return d.cloneIter(rs, seq, o, explain) }
 	return it
 }

@@ -30,8 +30,9 @@ func (it *Iterator) SetBounds(lower, upper []byte) {
 	if it.closed {
 		return
 	}
-	if it.inPrefix {
-		it.inPrefix = false
+	it.inPrefix = false
+	if it.ps != nil && it.ps.mode != skipNone {
+		it.ps.mode = skipNone
 		it.ps.merging.Exclude(nil) // the levels are restricted below
 	}
 	it.userLower, it.userUpper = copyBound(it.userLower, lower), copyBound(it.userUpper, upper)
@@ -79,11 +80,11 @@ func (it *Iterator) Clone() (*Iterator, error) {
 
 // cloneIter is Clone for an Iterator of DB d over rs at seq: rs gains a
 // reference, which the clone's Close drops.
-func (d *DB) cloneIter(rs *readState, seq base.SeqNum, o IterOptions) (*Iterator, error) {
+func (d *DB) cloneIter(rs *readState, seq base.SeqNum, o IterOptions, explain bool) (*Iterator, error) {
 	if err := d.checkOpen(); err != nil {
 		return nil, err
 	}
 	// The Iterator being cloned holds a reference, so rs is alive.
 	rs.refs.Add(1)
-	return d.iterOver(rs, seq, o), nil
+	return d.iterOver(rs, seq, o, explain), nil
 }
