@@ -54,7 +54,7 @@ func buildCorruptDB(t *testing.T) *corruptDB {
 	c.opts = Options{FS: mem, MemtableSize: 64 << 10, BaseLevelSize: 64 << 10, TargetFileSize: 24 << 10, BlockSize: 512, BlockCacheSize: -1,
 		LevelFilters:    []FilterSpec{Bloom(10), Bloom(10), Fuse(4)},
 		RangeFilterBits: []float64{16, 8},
-		Prefix:       &PrefixExtractor{Name: "key000", Split: func(k []byte) int { return min(len(k), 6) }}}
+		Prefix:          &PrefixExtractor{Name: "key000", Split: func(k []byte) int { return min(len(k), 6) }}}
 	d, err := Open(c.dir, &c.opts)
 	if err != nil {
 		t.Fatal(err)

@@ -132,8 +132,8 @@ type Metrics struct {
 	// RangeScans counts the bounded moves of iterators that asked range
 	// filters (see LevelMetrics.RangeFilterChecks).
 	RangeScans uint64
-	Writes       uint64 // sets, deletes and range deletions committed
-	Batches      uint64 // batches committed (a Put is a batch of one)
+	Writes     uint64 // sets, deletes and range deletions committed
+	Batches    uint64 // batches committed (a Put is a batch of one)
 
 	WALBytes uint64 // bytes appended to WALs
 	WALSyncs uint64 // WAL fsyncs; with group commit, often fewer than Batches

@@ -180,7 +180,7 @@ func TestRangeFilterIteratorMoves(t *testing.T) {
 				FS:                  fs,
 				RangeFilterBits:     []float64{[]float64{3, 8, 24}[rng.IntN(3)], 16},
 				L0CompactionTrigger: 1000, L0SlowdownTrigger: 1000, L0StopTrigger: 1000,
-				BlockSize:           256,
+				BlockSize: 256,
 			}
 			d, err := Open("db", opts)
 			if err != nil {
