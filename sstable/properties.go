@@ -61,6 +61,10 @@ type propertyCodec struct {
 	name   string
 	encode func(p *Properties) []byte
 	decode func(p *Properties, v []byte) bool
+	// omit, if not nil, leaves the property out of a table it says
+	// lacks it, whose properties block is then as it was before the
+	// property existed.
+	omit func(p *Properties) bool
 }
 
 func uintProperty(name string, field func(p *Properties) *uint64) propertyCodec {
@@ -178,7 +182,9 @@ var propertyCodecs = func() []propertyCodec {
 func encodeProperties(p *Properties) []byte {
 	w := blockWriter{restartInterval: 1}
 	for _, c := range propertyCodecs {
-		w.add([]byte(c.name), c.encode(p))
+		if c.omit == nil || !c.omit(p) {
+			w.add([]byte(c.name), c.encode(p))
+		}
 	}
 	return w.finish()
 }

@@ -210,32 +210,41 @@ func (r *Reader) MayContainRange(lo, hi []byte) bool {
 
 // rangeFilterProperties are the range filter's properties, which
 // propertyCodecs lists with the others. A table without a range filter
-// stores them as zeros, which a reader of any version skips or reads as
-// "none".
-var rangeFilterProperties = []propertyCodec{
-	uintProperty("bloomkv.rangefilter.keys", func(p *Properties) *uint64 { return &p.RangeFilterKeys }),
-	float64Property("bloomkv.rangefilter.bits.per.key", func(p *Properties) *float64 { return &p.RangeFilterBitsPer }),
-	{
-		name:   "bloomkv.rangefilter.family",
-		encode: func(p *Properties) []byte { return []byte{byte(p.RangeFilterFamily)} },
-		decode: func(p *Properties, v []byte) bool {
-			if len(v) != 1 {
-				return false
-			}
-			p.RangeFilterFamily = RangeFilterFamily(v[0])
-			return true
+// leaves them out (noRangeFilter), so that its properties block is what it
+// was before range filters.
+var rangeFilterProperties = func() []propertyCodec {
+	codecs := []propertyCodec{
+		uintProperty("bloomkv.rangefilter.keys", func(p *Properties) *uint64 { return &p.RangeFilterKeys }),
+		float64Property("bloomkv.rangefilter.bits.per.key", func(p *Properties) *float64 { return &p.RangeFilterBitsPer }),
+		{
+			name:   "bloomkv.rangefilter.family",
+			encode: func(p *Properties) []byte { return []byte{byte(p.RangeFilterFamily)} },
+			decode: func(p *Properties, v []byte) bool {
+				if len(v) != 1 {
+					return false
+				}
+				p.RangeFilterFamily = RangeFilterFamily(v[0])
+				return true
+			},
 		},
-	},
-	{
-		name:   "bloomkv.rangefilter.block",
-		encode: func(p *Properties) []byte { return p.RangeFilterBlock.appendVarint(nil) },
-		decode: func(p *Properties, v []byte) bool {
-			h, ok := decodeHandle(v)
-			p.RangeFilterBlock = h
-			return ok
+		{
+			name:   "bloomkv.rangefilter.block",
+			encode: func(p *Properties) []byte { return p.RangeFilterBlock.appendVarint(nil) },
+			decode: func(p *Properties, v []byte) bool {
+				h, ok := decodeHandle(v)
+				p.RangeFilterBlock = h
+				return ok
+			},
 		},
-	},
-}
+	}
+	for i := range codecs {
+		codecs[i].omit = noRangeFilter
+	}
+	return codecs
+}()
+
+// noRangeFilter reports whether the table p describes has no range filter.
+func noRangeFilter(p *Properties) bool { return p.RangeFilterBlock.Length == 0 }
 
 // float64Property is a property holding a float64, as its IEEE 754 bits,
 // little-endian.
@@ -253,10 +262,12 @@ func float64Property(name string, field func(p *Properties) *float64) propertyCo
 	}
 }
 
-// rangeFilterString renders the range-filter line of Properties.String.
+// rangeFilterString renders the range-filter line of Properties.String;
+// empty for a table without one, whose properties print as before range
+// filters.
 func (p *Properties) rangeFilterString() string {
 	if p.RangeFilterBlock.Length == 0 {
-		return "range filter: none\n"
+		return ""
 	}
 	return fmt.Sprintf("range filter: %v, %d bytes, %d keys, %.2f bits/key\n", p.RangeFilterFamily, p.RangeFilterBlock.Length, p.RangeFilterKeys, p.RangeFilterBitsPer)
 }
