@@ -45,6 +45,11 @@ type IterOptions struct {
 // SeekPrefixGE puts the iterator in prefix mode, where it shows only the
 // keys of one prefix (Options.Prefix) and reads only the tables whose
 // filters may hold it, until the next First, Last, SeekGE or SeekLT.
+// A move bounded on both sides — First or Last with both bounds, SeekGE
+// with an upper bound, SeekLT with a lower one — reads only the tables
+// whose range filters (Options.RangeFilterBits) may hold a key of its
+// range; a later move out of that range, such as Prev after SeekGE,
+// first widens it to the bounds, so no key is ever missed.
 //
 // A failure (for example a damaged table) stops the iterator: it is not
 // valid from then on, and Error and Close return the failure. Running off

@@ -144,10 +144,14 @@ type Options struct {
 	// of ℓ keys reads a table falsely with probability at most
 	// ℓ/2^(B−2) at B bits per key. Each entry is 0 or in
 	// [rangefilter.MinBitsPerKey, rangefilter.MaxBitsPerKey] (3 to 40);
-	// at most seven entries (L0–L6). Default: none, no range filters
-	// (see docs/bench/rangescan.md for what 16 bits per key buys and
-	// costs). A table keeps the range filter it was written with, so a
-	// DB reopened with other settings reads its old tables' filters too.
+	// at most seven entries (L0–L6). Default: none. Range filters pay only
+	// where scans are bounded and short, and cost memory (2 to 4 bits
+	// per key for dense keys, which they hold exactly, up to the setting
+	// for sparse ones) and build time at every flush and compaction, so
+	// they are off until asked for; docs/bench/README.md ("Range filters
+	// in the store") has what 16 bits per key bought and cost. A table
+	// keeps the range filter it was written with, so a DB reopened with
+	// other settings still reads its old tables' filters.
 	RangeFilterBits []float64
 
 	// MaxManifestFileSize is the size in bytes at which the manifest, the
