@@ -117,7 +117,7 @@ func benchRangeScans(b *testing.B, d *DB, width int, empty bool) {
 	if cpuAfter, err := procstat.ReadUsage(); err == nil && cpuErr == nil {
 		// The process's CPU time, which a machine shared with other work
 		// inflates less than the wall time ns/op measures.
-		b.ReportMetric(float64((cpuAfter.CPU() - cpuBefore.CPU()).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64((cpuAfter.CPU()-cpuBefore.CPU()).Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 	after := d.Metrics()
 	var skipped uint64
