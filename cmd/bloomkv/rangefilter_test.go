@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv"
+	"github.com/bloomkv/bloomkv/internal/workload"
 )
 
 // buildRangeDB writes, in a new directory, two L0 tables with range
@@ -79,6 +80,41 @@ func TestInspectRangeFilter(t *testing.T) {
 	for _, w := range []string{"range filter  ", "range filter: grafite,", "\nrange filter:\n  family     grafite\n", "bits/key", "exact", "FPR bound"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("inspect lacks %q:\n%s", w, out)
+		}
+	}
+}
+
+// TestBenchRangeCompare runs a small -range-compare: every range workload
+// on both databases, the empty scans' tables all skipped with range
+// filters; and refuses bad range flags.
+func TestBenchRangeCompare(t *testing.T) {
+	out := runOK(t, "bench", "-range-compare", "-n", "4000", "-reads", "200", "-memtable-size", "64KiB",
+		"-base-level-size", "128KiB", "-target-file-size", "64KiB", "-out", t.TempDir())
+	for _, w := range []string{"fillrange", "rangescan2", "rangescan128", "rangeempty2", "rangeempty128", "rangescan.csv"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+	empty := 0
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 7 && strings.HasPrefix(f[0], "rangeempty") {
+			empty++
+			if f[6] != "100.0%" || f[7] != "0.000" {
+				t.Errorf("%s: skipped %s, blocks/scan %s; want 100.0%% and 0.000:\n%s", f[0], f[6], f[7], out)
+			}
+		}
+	}
+	if empty != len(workload.RangeWidths) {
+		t.Errorf("%d rangeempty rows, want %d:\n%s", empty, len(workload.RangeWidths), out)
+	}
+	for _, args := range [][]string{
+		{"bench", "-range-filter-bits", "2"},
+		{"bench", "-range-filter-bits", "41"},
+		{"bench", "-range-compare", "-sweep"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(args, &stdout, &stderr); code != 2 {
+			t.Errorf("%q: exit %d (%s), want 2", args, code, stderr.String())
 		}
 	}
 }
