@@ -93,7 +93,7 @@ type Iterator struct {
 	// lower and upper are the bounds the moves keep to: userLower and
 	// userUpper, the IterOptions' bounds, narrowed to the prefix's range
 	// in prefix mode (inPrefix; see SeekPrefixGE), whose state ps holds.
-	// ps is nil without Options.Prefix.
+	// ps is nil without Options.Prefix and range filters in the version.
 	lower, upper         []byte
 	userLower, userUpper []byte
 	inPrefix             bool
@@ -596,7 +596,19 @@ func (d *DB) newIter(seq base.SeqNum, opts *IterOptions) (*Iterator, error) {
 // with a range filter, or explain asks for one, for bounded moves.
 func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions, explain bool) *Iterator {
 	v := rs.version
-	children := make([]iterator.Iterator, 0, 1+len(rs.imm)+len(v.tables[0])+len(v.tables)-1)
+	release := func() error {
+		d.releaseReadState(rs)
+		return nil
+	}
+	it := newIterator(nil, seq, o, release)
+	levels := 0
+	for level := 1; level < len(v.tables); level++ {
+		if len(v.tables[level]) > 0 {
+			levels++
+		}
+	}
+	nChildren := 1 + len(rs.imm) + len(v.tables[0]) + levels
+	children := make([]iterator.Iterator, 0, nChildren)
 	var rangeDels []sourceRangeDels
 	addRangeDels := func(l rangedel.List) {
 		if len(l) > 0 {
@@ -614,11 +626,18 @@ func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions, explain boo
 		addRangeDels(t.reader.RangeDels())
 		children = append(children, t.reader.NewIterator())
 	}
-	levelRangeDels := v.levelRangeDels()
 	ranges := v.rangeFiltered > 0 || explain
-	skip := d.opts.Prefix != nil || ranges
-	var levels []skipLevel // under Options.Prefix or range filters only
+	if d.opts.Prefix != nil || ranges {
+		// A tableSkip of its own, not in Iterator: an Iterator with
+		// nothing to skip does not carry (and zero) its room.
+		it.ps = new(tableSkip)
+		it.ps.init(d, nChildren, memtables, v.tables[0], ranges)
+	}
 	var levelIters []*iterator.LevelIter
+	if levels > 0 {
+		levelIters = make([]*iterator.LevelIter, 0, levels)
+	}
+	levelRangeDels := v.levelRangeDels()
 	for level := 1; level < len(v.tables); level++ {
 		tables := v.tables[level]
 		if len(tables) == 0 {
@@ -629,20 +648,14 @@ func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions, explain boo
 		addRangeDels(levelRangeDels[level])
 		children = append(children, li)
 		levelIters = append(levelIters, li)
-		if skip {
-			levels = append(levels, skipLevel{level: level, tables: tables, iter: li})
+		if it.ps != nil {
+			it.ps.addLevel(level, tables, li)
 		}
 	}
-	release := func() error {
-		d.releaseReadState(rs)
-		return nil
-	}
 	merging := iterator.NewMergingIter(children...)
-	it := newIterator(merging, seq, o, release)
-	it.rangeDels, it.merging = rangeDels, merging
-	if skip {
-		it.ps = newTableSkip(d, merging, memtables, v.tables[0], levels)
-		it.ps.ranges = ranges
+	it.inner, it.rangeDels, it.merging = merging, rangeDels, merging
+	if it.ps != nil {
+		it.ps.merging = merging
 	}
 	it.levels = levelIters
 	it.clone = func(o IterOptions) (*Iterator, error) { return d.cloneIter(rs, seq, o, explain) }

@@ -47,7 +47,7 @@ func (it *Iterator) narrowRange(lo, hi []byte) {
 	if ps.mode == skipRange && ps.tr == nil && bytes.Equal(ps.lo, lo) && bytes.Equal(ps.hi, hi) {
 		return // the same range: the same tables left out
 	}
-	ps.lo, ps.hi = append(ps.lo[:0], lo...), append(ps.hi[:0], hi...)
+	ps.setRange(lo, hi)
 	ps.counters.rangeScans.Add(1)
 	ps.restrict(skipRange, ps.lo, ps.hi)
 }
@@ -79,7 +79,7 @@ func (it *Iterator) widenRange() {
 		ps.unrestrict(it.lower, it.upper)
 		return
 	}
-	ps.lo, ps.hi = append(ps.lo[:0], it.lower...), append(ps.hi[:0], it.upper...)
+	ps.setRange(it.lower, it.upper)
 	ps.restrict(skipRange, ps.lo, ps.hi)
 }
 

@@ -53,7 +53,10 @@ func rangeBenchKey(x int) []byte { return fmt.Appendf(nil, "%016d", x) }
 // filters of 16 bits per key (on) and one without (off), in an L0 of
 // eight tables and compacted; blocks/op counts the data blocks read, from
 // the block cache or the file, and skipped/op the tables the range filters
-// ruled out. Compare the two with benchstat.
+// ruled out. Each scan is a new Iterator (iter=fresh), as DB.Scan makes,
+// or one Iterator re-bounded with SetBounds for every scan (iter=reuse),
+// as a program running many short scans would. Compare on and off with
+// benchstat -col /rf.
 func BenchmarkRangeScan(b *testing.B) {
 	for _, shape := range []string{"l0x8", "compacted"} {
 		b.Run("shape="+shape, func(b *testing.B) {
@@ -73,10 +76,16 @@ func BenchmarkRangeScan(b *testing.B) {
 					if empty {
 						kind = "empty"
 					}
-					for _, mode := range []string{"on", "off"} {
-						b.Run(fmt.Sprintf("scan=%s-%d/rf=%s", kind, width, mode), func(b *testing.B) {
-							benchRangeScans(b, dbs[mode], width, empty)
-						})
+					for _, reuse := range []bool{false, true} {
+						iter := "fresh"
+						if reuse {
+							iter = "reuse"
+						}
+						for _, mode := range []string{"on", "off"} {
+							b.Run(fmt.Sprintf("scan=%s-%d/iter=%s/rf=%s", kind, width, iter, mode), func(b *testing.B) {
+								benchRangeScans(b, dbs[mode], width, empty, reuse)
+							})
+						}
 					}
 				}
 			}
@@ -85,8 +94,17 @@ func BenchmarkRangeScan(b *testing.B) {
 }
 
 // benchRangeScans scans ranges of width numbers, empty or not, of
-// rangeBenchDB's layout, checking each scan's count.
-func benchRangeScans(b *testing.B, d *DB, width int, empty bool) {
+// rangeBenchDB's layout, checking each scan's count: each with an
+// Iterator of its own, or, reuse, all with one, re-bounded by SetBounds.
+func benchRangeScans(b *testing.B, d *DB, width int, empty, reuse bool) {
+	var reused *Iterator
+	if reuse {
+		var err error
+		if reused, err = d.NewIter(nil); err != nil {
+			b.Fatal(err)
+		}
+		defer reused.Close()
+	}
 	before := d.Metrics()
 	cpuBefore, cpuErr := procstat.ReadUsage()
 	lo, hi := make([]byte, 0, 16), make([]byte, 0, 16)
@@ -102,15 +120,24 @@ func benchRangeScans(b *testing.B, d *DB, width int, empty bool) {
 			start += 128
 		}
 		lo, hi = fmt.Appendf(lo[:0], "%016d", start), fmt.Appendf(hi[:0], "%016d", start+width)
-		it, err := d.NewIter(&IterOptions{LowerBound: lo, UpperBound: hi})
-		if err != nil {
-			b.Fatal(err)
+		it := reused
+		if reuse {
+			it.SetBounds(lo, hi)
+		} else {
+			var err error
+			if it, err = d.NewIter(&IterOptions{LowerBound: lo, UpperBound: hi}); err != nil {
+				b.Fatal(err)
+			}
 		}
 		n := 0
 		for ok := it.First(); ok; ok = it.Next() {
 			n++
 		}
-		if err := it.Close(); err != nil || n != want {
+		err := it.Error()
+		if !reuse {
+			err = it.Close()
+		}
+		if err != nil || n != want {
 			b.Fatalf("[%s, %s): %d keys (%v), want %d", lo, hi, n, err, want)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/internal/iterator"
+	"github.com/bloomkv/bloomkv/internal/manifest"
 )
 
 // tableSkip is what an Iterator needs of the iterator stack DB.newIter
@@ -45,8 +46,15 @@ type tableSkip struct {
 	end        []byte // appendPrefixEnd of prefix
 
 	// Under skipRange: the range [lo, hi) asked of every table's range
-	// filter, copies the restriction owns.
+	// filter, copies the restriction owns, both in bounds.
 	lo, hi []byte
+	bounds []byte
+
+	// The storage of excluded and levels for the usual stack (up to 16
+	// memtables, L0 tables and levels), so that a tableSkip is one
+	// allocation.
+	excludedBuf [16]bool
+	levelsBuf   [manifest.NumLevels]skipLevel
 }
 
 // skipMode is what a tableSkip's restriction asks of the tables.
@@ -58,36 +66,51 @@ const (
 	skipRange                  // a bounded scan's: the range filter, for [lo, hi)
 )
 
-// skipLevel is a level below L0 as a restriction sees it.
+// skipLevel is a level below L0 as a restriction sees it: the Admitter of
+// its LevelIter while restricted.
 type skipLevel struct {
+	ps      *tableSkip
 	level   int
 	tables  []*table
 	iter    *iterator.LevelIter
-	admit   func(i int) bool // the LevelIter's admit while restricted
-	reached bool             // admit was asked since the restriction began
+	reached bool // Admit was asked since the restriction began
 }
 
-// newTableSkip returns the restrictions' view of the stack newIter built:
-// merging over memtables memtables, then one child per table of l0, then
-// the levels' LevelIters.
-func newTableSkip(d *DB, merging *iterator.MergingIter, memtables int, l0 []*table, levels []skipLevel) *tableSkip {
-	ps := &tableSkip{
-		extractor: d.opts.Prefix,
-		counters:  &d.counters,
-		merging:   merging,
-		memtables: memtables,
-		l0:        l0,
-		excluded:  make([]bool, memtables+len(l0)+len(levels)),
-		levels:    levels,
+// Admit decides whether the restricted move reads table i of the level,
+// which it reached.
+func (l *skipLevel) Admit(i int) bool {
+	l.reached = true
+	return l.ps.consider(l.level, l.tables[i])
+}
+
+// init makes ps the restrictions' view of the stack newIter builds:
+// children children in the merge, memtables memtables first, then one per
+// table of l0, then the levels' LevelIters, which addLevel adds.
+func (ps *tableSkip) init(d *DB, children, memtables int, l0 []*table, ranges bool) {
+	ps.extractor, ps.counters, ps.ranges = d.opts.Prefix, &d.counters, ranges
+	ps.memtables, ps.l0 = memtables, l0
+	ps.levels = ps.levelsBuf[:0]
+	if children <= len(ps.excludedBuf) {
+		ps.excluded = ps.excludedBuf[:children]
+	} else {
+		ps.excluded = make([]bool, children)
 	}
-	for i := range ps.levels {
-		l := &ps.levels[i]
-		l.admit = func(j int) bool {
-			l.reached = true
-			return ps.consider(l.level, l.tables[j])
-		}
+}
+
+// addLevel adds the LevelIter over a level's tables. A level is never
+// excluded from the merge: its LevelIter passes over its tables.
+func (ps *tableSkip) addLevel(level int, tables []*table, li *iterator.LevelIter) {
+	ps.levels = append(ps.levels, skipLevel{ps: ps, level: level, tables: tables, iter: li})
+}
+
+// setRange makes [lo, hi) the range a range restriction asks about,
+// copied into one buffer the tableSkip owns.
+func (ps *tableSkip) setRange(lo, hi []byte) {
+	if n := len(lo) + len(hi); cap(ps.bounds) < n {
+		ps.bounds = make([]byte, 0, n)
 	}
-	return ps
+	ps.bounds = append(append(ps.bounds[:0], lo...), hi...)
+	ps.lo, ps.hi = ps.bounds[:len(lo):len(lo)], ps.bounds[len(lo):]
 }
 
 // restrict narrows the stack under mode, whose keys lie in [lower,
@@ -116,7 +139,7 @@ func (ps *tableSkip) restrict(mode skipMode, lower, upper []byte) {
 	for i := range ps.levels {
 		l := &ps.levels[i]
 		l.reached = false
-		l.iter.Restrict(lower, upper, l.admit)
+		l.iter.Restrict(lower, upper, l)
 	}
 }
 
