@@ -47,8 +47,8 @@ type LevelIter struct {
 	skip  int                      // files[i] is table skip+i of the level: open's argument
 	open  OpenFunc
 	admit Admitter // if not nil, table i of the level is opened only if admit.Admit(i); see Restrict
-	idx   int              // index in files of the open table
-	iter  Iterator         // the open table's iterator; nil if none is open
+	idx   int      // index in files of the open table
+	iter  Iterator // the open table's iterator; nil if none is open
 	err   error
 }
 
