@@ -52,7 +52,8 @@ func rangeBenchKey(x int) []byte { return fmt.Appendf(nil, "%016d", x) }
 // (inside a run: width keys, all in one table), on a database with range
 // filters of 16 bits per key (on) and one without (off), in an L0 of
 // eight tables and compacted; blocks/op counts the data blocks read, from
-// the block cache or the file, and skipped/op the tables the range filters
+// the block cache or the file (misses/op those from the file), and
+// skipped/op the tables the range filters
 // ruled out. Each scan is a new Iterator (iter=fresh), as DB.Scan makes,
 // or one Iterator re-bounded with SetBounds for every scan (iter=reuse),
 // as a program running many short scans would. Compare on and off with
@@ -153,5 +154,6 @@ func benchRangeScans(b *testing.B, d *DB, width int, empty, reuse bool) {
 	}
 	blocks := after.BlockCache.Hits + after.BlockCache.Misses - before.BlockCache.Hits - before.BlockCache.Misses
 	b.ReportMetric(float64(blocks)/float64(b.N), "blocks/op")
+	b.ReportMetric(float64(after.BlockCache.Misses-before.BlockCache.Misses)/float64(b.N), "misses/op")
 	b.ReportMetric(float64(skipped)/float64(b.N), "skipped/op")
 }

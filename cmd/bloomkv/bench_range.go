@@ -18,7 +18,11 @@ import (
 // every level) and one without, each filled by fillrange, then each scan
 // workload run rangeRounds times on each, alternating, so that the two
 // measure the same scans under the same load (a machine shared with other
-// work drifts: alternating spreads the drift over both).
+// work drifts: alternating spreads the drift over both). Each scan
+// workload runs in two forms: a new Iterator per scan (fresh, as DB.Scan
+// does), and one Iterator per thread re-bounded by SetBounds for each scan
+// (reuse, workload.Config.RangeReuse), as a program running many short
+// scans would write it.
 
 // rangeRounds is how many times each range workload runs on each
 // database.
@@ -46,6 +50,7 @@ type rangeSide struct {
 // rangeRow is one range workload on both databases.
 type rangeRow struct {
 	Workload string
+	Iterator string // fresh: an Iterator per scan; reuse: one per thread, SetBounds per scan
 	Scans    int
 	On, Off  rangeSide
 }
@@ -78,15 +83,18 @@ func runRangeCompare(stdout io.Writer, f *benchFlags, dir string, base bloomkv.O
 		fill[i] = p
 	}
 	var rows []rangeRow
-	for _, w := range workload.RangeScans() {
-		row := rangeRow{Workload: string(w)}
+	defer func(reuse bool) { cfg.RangeReuse = reuse }(cfg.RangeReuse)
+	for i := range 2 * len(workload.RangeScans()) {
+		w := workload.RangeScans()[i/2]
+		cfg.RangeReuse = i%2 == 1
+		row := rangeRow{Workload: string(w), Iterator: iteratorForm(cfg.RangeReuse)}
 		var ops [2]int
 		var elapsed [2]time.Duration
 		var lat [2]workload.Histogram
 		var hits, misses [2]uint64
 		for round := range 2 * rangeRounds {
 			i := round % 2
-			p, err := runPhase(stores[i], cfg, w, fmt.Sprintf("%s %s (%d/%d)", labels[i], w, round/2+1, rangeRounds))
+			p, err := runPhase(stores[i], cfg, w, fmt.Sprintf("%s %s, %s iterator (%d/%d)", labels[i], w, row.Iterator, round/2+1, rangeRounds))
 			if err != nil {
 				return err
 			}
@@ -124,6 +132,14 @@ func runRangeCompare(stdout io.Writer, f *benchFlags, dir string, base bloomkv.O
 		fmt.Fprintf(stdout, "\nwrote %s\n", path)
 	}
 	return nil
+}
+
+// iteratorForm names the form of a range workload's scans.
+func iteratorForm(reuse bool) string {
+	if reuse {
+		return "reuse"
+	}
+	return "fresh"
 }
 
 // sampleRangeScans replays rangeSample scans of workload w, chosen as the
@@ -180,14 +196,15 @@ func printRangeCompare(w io.Writer, cfg *workload.Config, bits float64, fill [2]
 	tw.Flush()
 	fmt.Fprintln(w)
 	tw = newTable(w)
-	fmt.Fprintln(tw, "workload\tscans\tkeys/scan\ttables in range on\toff\tskipped on\tskipped %\tblocks/scan on\toff\tops/s on\toff\ton/off\tp99 on\toff\t")
+	fmt.Fprintln(tw, "workload\titerator\tscans\tkeys/scan\ttables in range on\toff\tskipped on\tskipped %\tblocks/scan on\toff\tops/s on\toff\ton/off\tp99 on\toff\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.2f\t%.2f\t%.2f\t%.1f%%\t%.3f\t%.3f\t%.0f\t%.0f\t%.2f\t%v\t%v\t\n", r.Workload, r.Scans, r.On.KeysPerScan,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.2f\t%.2f\t%.2f\t%.1f%%\t%.3f\t%.3f\t%.0f\t%.0f\t%.2f\t%v\t%v\t\n", r.Workload, r.Iterator, r.Scans, r.On.KeysPerScan,
 			r.On.TablesInRange, r.Off.TablesInRange, r.On.TablesSkipped, 100*r.On.TablesSkipped/max(r.On.TablesInRange, 1e-9),
 			r.On.BlocksPerScan, r.Off.BlocksPerScan, r.On.OpsPerSec, r.Off.OpsPerSec, r.On.OpsPerSec/r.Off.OpsPerSec,
 			r.On.P99.Round(time.Microsecond/10), r.Off.P99.Round(time.Microsecond/10))
 	}
 	tw.Flush()
+	fmt.Fprintln(w, "iterator: fresh, a new Iterator per scan; reuse, one per thread, re-bounded by SetBounds for each scan;")
 	fmt.Fprintln(w, "tables in range: per scan, whose key range overlaps it (the trees' shapes differ as their compactions ran); skipped: by range filters;")
 	fmt.Fprintln(w, "blocks/scan: data blocks read, from the block cache or the file (ExplainRange replays 500 scans of each kind for the tables)")
 }
@@ -206,12 +223,12 @@ func rowsFilterMemory(rows []rangeRow, on bool) uint64 {
 
 // writeRangeCSV writes the comparison, one row per workload.
 func writeRangeCSV(path string, bits float64, rows []rangeRow) error {
-	out := [][]string{{"workload", "scans", "range_filter_bits", "keys_per_scan", "tables_in_range_per_scan_on", "tables_in_range_per_scan_off", "tables_skipped_per_scan_on",
+	out := [][]string{{"workload", "iterator", "scans", "range_filter_bits", "keys_per_scan", "tables_in_range_per_scan_on", "tables_in_range_per_scan_off", "tables_skipped_per_scan_on",
 		"blocks_per_scan_on", "blocks_per_scan_off", "file_blocks_per_scan_on", "file_blocks_per_scan_off",
 		"ops_per_sec_on", "ops_per_sec_off", "p99_ns_on", "p99_ns_off", "fill_ops_per_sec_on", "fill_ops_per_sec_off",
 		"filter_memory_bytes_on", "filter_memory_bytes_off"}}
 	for _, r := range rows {
-		out = append(out, []string{r.Workload, strconv.Itoa(r.Scans), ftoa(bits), ftoa(r.On.KeysPerScan), ftoa(r.On.TablesInRange), ftoa(r.Off.TablesInRange), ftoa(r.On.TablesSkipped),
+		out = append(out, []string{r.Workload, r.Iterator, strconv.Itoa(r.Scans), ftoa(bits), ftoa(r.On.KeysPerScan), ftoa(r.On.TablesInRange), ftoa(r.Off.TablesInRange), ftoa(r.On.TablesSkipped),
 			ftoa(r.On.BlocksPerScan), ftoa(r.Off.BlocksPerScan), ftoa(r.On.FileBlocks), ftoa(r.Off.FileBlocks),
 			ftoa(r.On.OpsPerSec), ftoa(r.Off.OpsPerSec), strconv.FormatInt(int64(r.On.P99), 10), strconv.FormatInt(int64(r.Off.P99), 10),
 			ftoa(r.On.FillOpsPerSec), ftoa(r.Off.FillOpsPerSec), strconv.FormatUint(r.On.FilterMemory, 10), strconv.FormatUint(r.Off.FilterMemory, 10)})

@@ -85,8 +85,8 @@ func TestInspectRangeFilter(t *testing.T) {
 }
 
 // TestBenchRangeCompare runs a small -range-compare: every range workload
-// on both databases, the empty scans' tables all skipped with range
-// filters; and refuses bad range flags.
+// on both databases, with a fresh and a reused iterator, the empty scans'
+// tables all skipped with range filters; and refuses bad range flags.
 func TestBenchRangeCompare(t *testing.T) {
 	out := runOK(t, "bench", "-range-compare", "-n", "4000", "-reads", "200", "-memtable-size", "64KiB",
 		"-base-level-size", "128KiB", "-target-file-size", "64KiB", "-out", t.TempDir())
@@ -95,17 +95,17 @@ func TestBenchRangeCompare(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", w, out)
 		}
 	}
-	empty := 0
+	empty := map[string]int{}
 	for _, line := range strings.Split(out, "\n") {
-		if f := strings.Fields(line); len(f) > 7 && strings.HasPrefix(f[0], "rangeempty") {
-			empty++
-			if f[6] != "100.0%" || f[7] != "0.000" {
-				t.Errorf("%s: skipped %s, blocks/scan %s; want 100.0%% and 0.000:\n%s", f[0], f[6], f[7], out)
+		if f := strings.Fields(line); len(f) > 8 && strings.HasPrefix(f[0], "rangeempty") {
+			empty[f[1]]++
+			if f[7] != "100.0%" || f[8] != "0.000" {
+				t.Errorf("%s, %s iterator: skipped %s, blocks/scan %s; want 100.0%% and 0.000:\n%s", f[0], f[1], f[7], f[8], out)
 			}
 		}
 	}
-	if empty != len(workload.RangeWidths) {
-		t.Errorf("%d rangeempty rows, want %d:\n%s", empty, len(workload.RangeWidths), out)
+	if n := len(workload.RangeWidths); empty["fresh"] != n || empty["reuse"] != n || len(empty) != 2 {
+		t.Errorf("rangeempty rows by iterator %v, want %d fresh and %d reuse:\n%s", empty, n, n, out)
 	}
 	for _, args := range [][]string{
 		{"bench", "-range-filter-bits", "2"},

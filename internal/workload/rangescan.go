@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/bloomkv/bloomkv"
 )
 
 // The range workloads' keys. Present key i is the number
@@ -89,6 +91,53 @@ type RangeScanner interface {
 	ScanRange(lo, hi []byte) (int, error)
 }
 
+// RangeReuser is a RangeScanner that can also scan through a cursor kept
+// from scan to scan — for bloomkv one Iterator re-bounded by SetBounds for
+// each, as a program running many short scans would, rather than a new
+// Iterator per scan. Under Config.RangeReuse each thread of a range
+// workload opens one cursor and makes all its scans with it.
+type RangeReuser interface {
+	RangeScanner
+	NewRangeCursor() (RangeCursor, error)
+}
+
+// RangeCursor scans ranges, one at a time, as RangeScanner.ScanRange does,
+// through state it keeps between scans. It sees the store as of when it
+// was opened (the range workloads write nothing) and is used by one
+// goroutine. Close releases it.
+type RangeCursor interface {
+	ScanRange(lo, hi []byte) (int, error)
+	Close() error
+}
+
+// NewRangeCursor returns a cursor over one Iterator, re-bounded for each
+// scan.
+func (b *Bloomkv) NewRangeCursor() (RangeCursor, error) {
+	it, err := b.DB.NewIter(nil)
+	if err != nil {
+		return nil, err
+	}
+	return &bloomkvCursor{it: it}, nil
+}
+
+// bloomkvCursor is Bloomkv's RangeCursor.
+type bloomkvCursor struct{ it *bloomkv.Iterator }
+
+// ScanRange reads every entry of [lo, hi) after SetBounds(lo, hi) and
+// First: the same bounded move ScanRange makes, with the iterator's stack
+// (and the table it has open, if the range is within it) kept.
+func (c *bloomkvCursor) ScanRange(lo, hi []byte) (int, error) {
+	c.it.SetBounds(lo, hi)
+	n := 0
+	for ok := c.it.First(); ok; ok = c.it.Next() {
+		_, _ = c.it.Key(), c.it.Value()
+		n++
+	}
+	return n, c.it.Error()
+}
+
+func (c *bloomkvCursor) Close() error { return c.it.Close() }
+
 // rangeLayout is the range workloads' key layout for N keys.
 type rangeLayout struct {
 	runs int // full runs of RangeRun present keys
@@ -137,7 +186,18 @@ func (t *thread) rangeScan(width int, empty bool) error {
 	}
 	g, offset := t.r.IntN(runs), t.r.IntN(RangeRun-width+1)
 	t.key, t.upper = k.RangeBounds(t.key, t.upper, g, offset, width, empty)
-	n, err := p.scanner.ScanRange(t.key, t.upper)
+	scan := p.scanner.ScanRange
+	if t.c.RangeReuse {
+		if t.cursor == nil {
+			c, err := p.scanner.(RangeReuser).NewRangeCursor()
+			if err != nil {
+				return err
+			}
+			t.cursor = c
+		}
+		scan = t.cursor.ScanRange
+	}
+	n, err := scan(t.key, t.upper)
 	want := width
 	if empty {
 		want = 0

@@ -57,12 +57,14 @@ func TestRangeKeys(t *testing.T) {
 }
 
 // TestBloomkvRangeScans runs the range workloads on bloomkv with and
-// without range filters; the workload checks every scan's count. With
+// without range filters, with an iterator per scan and (RangeReuse) one
+// per thread re-bounded for each, on two threads; the workload checks
+// every scan's count. With
 // range filters an empty scan skips nearly every table in its key range;
 // without, none is skipped (and none is asked).
 func TestBloomkvRangeScans(t *testing.T) {
 	k, _ := NewKeys(8000, 16, 20, 1)
-	cfg := &Config{Keys: k, Reads: 256}
+	cfg := &Config{Keys: k, Reads: 256, Threads: 2}
 	for _, bits := range []float64{16, 0} {
 		opts := &bloomkv.Options{MemtableSize: 64 << 10, BaseLevelSize: 64 << 10, TargetFileSize: 32 << 10}
 		if bits > 0 {
@@ -78,11 +80,13 @@ func TestBloomkvRangeScans(t *testing.T) {
 		if err := s.Settle(); err != nil {
 			t.Fatal(err)
 		}
-		for _, w := range RangeScans() {
+		for i := range 2 * len(RangeScans()) {
+			w := RangeScans()[i/2]
+			cfg.RangeReuse = i%2 == 1
 			before := s.DB.Metrics()
 			r, err := cfg.Run(s, w, nil)
 			if err != nil {
-				t.Fatalf("range filters %v: %v", bits, err)
+				t.Fatalf("range filters %v, reuse %v: %v", bits, cfg.RangeReuse, err)
 			}
 			after := s.DB.Metrics()
 			var checks, negatives uint64

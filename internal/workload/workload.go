@@ -121,6 +121,10 @@ type Config struct {
 	// once (0 or 1: one). The Store must be safe for concurrent use.
 	// filloverwrite runs on one only.
 	Threads int
+	// RangeReuse makes each thread of a range scan workload scan through
+	// one cursor (RangeReuser) rather than a new iterator per scan; the
+	// store must be a RangeReuser.
+	RangeReuse bool
 	// YCSB is a comma-separated list of YCSB properties (name=value, YCSB's
 	// names: see YCSB.SetProperty) that override every YCSB workload's own;
 	// recordcount defaults to Keys.N and operationcount to Reads.
@@ -293,6 +297,9 @@ func (c *Config) newPlan(s Store, w Workload) (*plan, error) {
 		if p.scanner, ok = s.(RangeScanner); !ok {
 			return nil, fmt.Errorf("workload: %s needs bounded scans, which the store %T does not offer", w, s)
 		}
+		if _, ok = s.(RangeReuser); c.RangeReuse && !ok {
+			return nil, fmt.Errorf("workload: %s with RangeReuse needs a reusable cursor, which the store %T does not offer", w, s)
+		}
 	default:
 		return nil, fmt.Errorf("workload: unknown workload %q", w)
 	}
@@ -376,7 +383,8 @@ type thread struct {
 	r      *rand.Rand
 	lo, hi int
 	key    []byte
-	upper  []byte // a range scan's upper bound
+	upper  []byte      // a range scan's upper bound
+	cursor RangeCursor // under RangeReuse, the range scans' once opened
 	ycsb   *ycsbThread
 	// filloverwrite: the writes done so far of each key, and the buffer of
 	// the values of the writes before a key's last.
@@ -390,8 +398,15 @@ type thread struct {
 
 // run does the thread's operations, stopping early when another thread
 // has failed. pr, if not nil, is called with done's count.
-func (t *thread) run(pr func(int), done *atomic.Int64, failed *atomic.Bool) error {
+func (t *thread) run(pr func(int), done *atomic.Int64, failed *atomic.Bool) (err error) {
 	t.key = make([]byte, 0, t.c.Keys.KeySize)
+	defer func() {
+		if t.cursor != nil {
+			if cerr := t.cursor.Close(); err == nil {
+				err = cerr
+			}
+		}
+	}()
 	for op := t.lo; op < t.hi; op++ {
 		if (op-t.lo)%progressEvery == 0 {
 			if op > t.lo {
