@@ -126,10 +126,18 @@ type Iterator struct {
 	closed  bool
 
 	// levels are the stack's level iterators, which SetBounds bounds anew;
-	// clone builds an Iterator over the same sources at seq (Clone), nil
-	// where there is none (see iterator_bounds.go).
+	// clone builds an Iterator over the same sources at seq (Clone) for
+	// an Iterator not of a DB (a test's stack), nil where there is none
+	// (see iterator_bounds.go).
 	levels []*iterator.LevelIter
 	clone  func(IterOptions) (*Iterator, error)
+	// db and rs are, for an Iterator of a DB (iterOver), the DB and the
+	// read state it reads, whose reference Close releases and which Clone
+	// shares; fields rather than closures, which would cost two
+	// allocations per Iterator. explain: the clone keeps a range view.
+	db      *DB
+	rs      *readState
+	explain bool
 }
 
 // direction is the way an Iterator last moved.
@@ -152,8 +160,8 @@ const (
 
 // newIterator returns an unpositioned Iterator that shows inner's entries
 // as of read sequence number seq within opts' bounds, which it copies. It
-// owns inner: Close closes it and then calls onClose, if not nil, by which
-// the DB releases what the iterator pinned.
+// owns inner: Close closes it and then calls onClose, if not nil (a DB's
+// Iterator releases its read state, rs, instead: see iterOver).
 func newIterator(inner iterator.Iterator, seq base.SeqNum, opts IterOptions, onClose func() error) *Iterator {
 	it := &Iterator{
 		inner:     inner,
@@ -512,6 +520,9 @@ func (it *Iterator) Close() error {
 			err = cerr
 		}
 	}
+	if it.rs != nil {
+		it.db.releaseReadState(it.rs)
+	}
 	*it = Iterator{err: ErrClosed, closed: true}
 	return err
 }
@@ -596,11 +607,8 @@ func (d *DB) newIter(seq base.SeqNum, opts *IterOptions) (*Iterator, error) {
 // with a range filter, or explain asks for one, for bounded moves.
 func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions, explain bool) *Iterator {
 	v := rs.version
-	release := func() error {
-		d.releaseReadState(rs)
-		return nil
-	}
-	it := newIterator(nil, seq, o, release)
+	it := newIterator(nil, seq, o, nil)
+	it.db, it.rs, it.explain = d, rs, explain
 	levels := 0
 	for level := 1; level < len(v.tables); level++ {
 		if len(v.tables[level]) > 0 {
@@ -622,11 +630,22 @@ func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions, explain boo
 		children = append(children, m.NewIter())
 	}
 	memtables := len(children)
-	for _, t := range v.tables[0] {
-		addRangeDels(t.reader.RangeDels())
-		children = append(children, t.reader.NewIterator())
-	}
 	ranges := v.rangeFiltered > 0 || explain
+	// With range filters the L0 tables are lazyTables, all in one
+	// allocation: an empty short scan leaves most of them out.
+	var lazy []lazyTable
+	if ranges {
+		lazy = make([]lazyTable, len(v.tables[0]))
+	}
+	for i, t := range v.tables[0] {
+		addRangeDels(t.reader.RangeDels())
+		if lazy != nil {
+			lazy[i].r = t.reader
+			children = append(children, &lazy[i])
+		} else {
+			children = append(children, t.reader.NewIterator())
+		}
+	}
 	if d.opts.Prefix != nil || ranges {
 		// A tableSkip of its own, not in Iterator: an Iterator with
 		// nothing to skip does not carry (and zero) its room.
@@ -658,6 +677,5 @@ func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions, explain boo
 		it.ps.merging = merging
 	}
 	it.levels = levelIters
-	it.clone = func(o IterOptions) (*Iterator, error) { return d.cloneIter(rs, seq, o, explain) }
 	return it
 }

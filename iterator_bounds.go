@@ -72,10 +72,14 @@ func (it *Iterator) Clone() (*Iterator, error) {
 	if it.closed {
 		return nil, ErrClosed
 	}
-	if it.clone == nil {
-		return nil, errors.New("bloomkv: this iterator cannot be cloned")
+	o := IterOptions{LowerBound: it.userLower, UpperBound: it.userUpper}
+	switch {
+	case it.rs != nil:
+		return it.db.cloneIter(it.rs, it.seq, o, it.explain)
+	case it.clone != nil:
+		return it.clone(o)
 	}
-	return it.clone(IterOptions{LowerBound: it.userLower, UpperBound: it.userUpper})
+	return nil, errors.New("bloomkv: this iterator cannot be cloned")
 }
 
 // cloneIter is Clone for an Iterator of DB d over rs at seq: rs gains a
