@@ -50,11 +50,12 @@ type tableSkip struct {
 	lo, hi []byte
 	bounds []byte
 
-	// The storage of excluded and levels for the usual stack (up to 16
-	// memtables, L0 tables and levels), so that a tableSkip is one
-	// allocation.
+	// The storage of excluded, levels and bounds for the usual stack (up
+	// to 16 memtables, L0 tables and levels) and keys, so that a tableSkip
+	// is one allocation.
 	excludedBuf [16]bool
 	levelsBuf   [manifest.NumLevels]skipLevel
+	boundsBuf   [64]byte // bounds' storage while lo and hi fit
 }
 
 // skipMode is what a tableSkip's restriction asks of the tables.
@@ -89,7 +90,7 @@ func (l *skipLevel) Admit(i int) bool {
 func (ps *tableSkip) init(d *DB, children, memtables int, l0 []*table, ranges bool) {
 	ps.extractor, ps.counters, ps.ranges = d.opts.Prefix, &d.counters, ranges
 	ps.memtables, ps.l0 = memtables, l0
-	ps.levels = ps.levelsBuf[:0]
+	ps.levels, ps.bounds = ps.levelsBuf[:0], ps.boundsBuf[:0]
 	if children <= len(ps.excludedBuf) {
 		ps.excluded = ps.excludedBuf[:children]
 	} else {
