@@ -151,7 +151,10 @@ type Options struct {
 	// they are off until asked for; docs/bench/README.md ("Range filters
 	// in the store") has what 16 bits per key bought and cost. A table
 	// keeps the range filter it was written with, so a DB reopened with
-	// other settings still reads its old tables' filters.
+	// other settings still reads its old tables' filters, and so does a
+	// table a compaction moves to the next level without rewriting it (a
+	// trivial move): it keeps its range filter, or its lack of one,
+	// whatever that level's setting, until a compaction rewrites it.
 	RangeFilterBits []float64
 
 	// MaxManifestFileSize is the size in bytes at which the manifest, the
