@@ -36,6 +36,7 @@ const rangeSample = 500
 // rangeSide is one database's measurements of one range workload.
 type rangeSide struct {
 	OpsPerSec      float64
+	CPUPerScan     time.Duration // the process's CPU time per scan: what other work on the machine inflates less than ops/s
 	P99            time.Duration
 	BlocksPerScan  float64 // data blocks from the cache or the file
 	FileBlocks     float64
@@ -89,15 +90,17 @@ func runRangeCompare(stdout io.Writer, f *benchFlags, dir string, base bloomkv.O
 		cfg.RangeReuse = i%2 == 1
 		row := rangeRow{Workload: string(w), Iterator: iteratorForm(cfg.RangeReuse)}
 		var ops [2]int
-		var elapsed [2]time.Duration
+		var elapsed, cpu [2]time.Duration
 		var lat [2]workload.Histogram
 		var hits, misses [2]uint64
 		for round := range 2 * rangeRounds {
 			i := round % 2
-			p, err := runPhase(stores[i], cfg, w, fmt.Sprintf("%s %s, %s iterator (%d/%d)", labels[i], w, row.Iterator, round/2+1, rangeRounds))
+			label := fmt.Sprintf("%s %s, %s iterator (%d/%d)", labels[i], w, row.Iterator, round/2+1, rangeRounds)
+			p, err := runPhaseOS(stores[i], cfg, w, label, &osMeasure{dir: filepath.Join(dir, strconv.Itoa(i))})
 			if err != nil {
 				return err
 			}
+			cpu[i] += p.cpu
 			ops[i] += p.res.Ops
 			elapsed[i] += p.res.Elapsed
 			lat[i].Merge(&p.res.Latency)
@@ -112,6 +115,7 @@ func runRangeCompare(stdout io.Writer, f *benchFlags, dir string, base bloomkv.O
 			row.Scans = ops[i]
 			scans := float64(ops[i])
 			side.OpsPerSec, side.P99 = scans/elapsed[i].Seconds(), lat[i].Percentile(0.99)
+			side.CPUPerScan = cpu[i] / time.Duration(ops[i])
 			side.BlocksPerScan = float64(hits[i]+misses[i]) / scans
 			side.FileBlocks = float64(misses[i]) / scans
 			if err := sampleRangeScans(s.DB, cfg.Keys, w, side); err != nil {
@@ -196,15 +200,17 @@ func printRangeCompare(w io.Writer, cfg *workload.Config, bits float64, fill [2]
 	tw.Flush()
 	fmt.Fprintln(w)
 	tw = newTable(w)
-	fmt.Fprintln(tw, "workload\titerator\tscans\tkeys/scan\ttables in range on\toff\tskipped on\tskipped %\tblocks/scan on\toff\tops/s on\toff\ton/off\tp99 on\toff\t")
+	fmt.Fprintln(tw, "workload\titerator\tscans\tkeys/scan\ttables in range on\toff\tskipped on\tskipped %\tblocks/scan on\toff\tops/s on\toff\ton/off\tCPU/scan on\toff\toff/on\tp99 on\toff\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.2f\t%.2f\t%.2f\t%.1f%%\t%.3f\t%.3f\t%.0f\t%.0f\t%.2f\t%v\t%v\t\n", r.Workload, r.Iterator, r.Scans, r.On.KeysPerScan,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.2f\t%.2f\t%.2f\t%.1f%%\t%.3f\t%.3f\t%.0f\t%.0f\t%.2f\t%v\t%v\t%.2f\t%v\t%v\t\n", r.Workload, r.Iterator, r.Scans, r.On.KeysPerScan,
 			r.On.TablesInRange, r.Off.TablesInRange, r.On.TablesSkipped, 100*r.On.TablesSkipped/max(r.On.TablesInRange, 1e-9),
 			r.On.BlocksPerScan, r.Off.BlocksPerScan, r.On.OpsPerSec, r.Off.OpsPerSec, r.On.OpsPerSec/r.Off.OpsPerSec,
+			r.On.CPUPerScan.Round(time.Microsecond/100), r.Off.CPUPerScan.Round(time.Microsecond/100), float64(r.Off.CPUPerScan)/float64(max(r.On.CPUPerScan, 1)),
 			r.On.P99.Round(time.Microsecond/10), r.Off.P99.Round(time.Microsecond/10))
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "iterator: fresh, a new Iterator per scan; reuse, one per thread, re-bounded by SetBounds for each scan;")
+	fmt.Fprintln(w, "CPU/scan: the process's CPU time over the workload's runs per scan (which a machine shared with other work inflates less than ops/s);")
 	fmt.Fprintln(w, "tables in range: per scan, whose key range overlaps it (the trees' shapes differ as their compactions ran); skipped: by range filters;")
 	fmt.Fprintln(w, "blocks/scan: data blocks read, from the block cache or the file (ExplainRange replays 500 scans of each kind for the tables)")
 }
@@ -225,12 +231,12 @@ func rowsFilterMemory(rows []rangeRow, on bool) uint64 {
 func writeRangeCSV(path string, bits float64, rows []rangeRow) error {
 	out := [][]string{{"workload", "iterator", "scans", "range_filter_bits", "keys_per_scan", "tables_in_range_per_scan_on", "tables_in_range_per_scan_off", "tables_skipped_per_scan_on",
 		"blocks_per_scan_on", "blocks_per_scan_off", "file_blocks_per_scan_on", "file_blocks_per_scan_off",
-		"ops_per_sec_on", "ops_per_sec_off", "p99_ns_on", "p99_ns_off", "fill_ops_per_sec_on", "fill_ops_per_sec_off",
+		"ops_per_sec_on", "ops_per_sec_off", "cpu_ns_per_scan_on", "cpu_ns_per_scan_off", "p99_ns_on", "p99_ns_off", "fill_ops_per_sec_on", "fill_ops_per_sec_off",
 		"filter_memory_bytes_on", "filter_memory_bytes_off"}}
 	for _, r := range rows {
 		out = append(out, []string{r.Workload, r.Iterator, strconv.Itoa(r.Scans), ftoa(bits), ftoa(r.On.KeysPerScan), ftoa(r.On.TablesInRange), ftoa(r.Off.TablesInRange), ftoa(r.On.TablesSkipped),
 			ftoa(r.On.BlocksPerScan), ftoa(r.Off.BlocksPerScan), ftoa(r.On.FileBlocks), ftoa(r.Off.FileBlocks),
-			ftoa(r.On.OpsPerSec), ftoa(r.Off.OpsPerSec), strconv.FormatInt(int64(r.On.P99), 10), strconv.FormatInt(int64(r.Off.P99), 10),
+			ftoa(r.On.OpsPerSec), ftoa(r.Off.OpsPerSec), strconv.FormatInt(int64(r.On.CPUPerScan), 10), strconv.FormatInt(int64(r.Off.CPUPerScan), 10), strconv.FormatInt(int64(r.On.P99), 10), strconv.FormatInt(int64(r.Off.P99), 10),
 			ftoa(r.On.FillOpsPerSec), ftoa(r.Off.FillOpsPerSec), strconv.FormatUint(r.On.FilterMemory, 10), strconv.FormatUint(r.Off.FilterMemory, 10)})
 	}
 	return writeCSV(path, out)
