@@ -73,9 +73,10 @@ run) and rangeempty2 … 128 (that many numbers inside a gap: each table in
 the scan's key range is read unless its range filter, -range-filter-bits,
 rules the range out). -range-compare runs instead fillrange and every
 range workload on two databases, with range filters (-range-filter-bits,
-default 16) and without, each workload on one then the other, and prints
-per scan the tables in range and skipped, the data blocks read and the
-throughput side by side (with -out, rangescan.csv).
+default 16) and without, each workload on one then the other, with a new
+iterator per scan and with one per thread re-bounded by SetBounds, and
+prints per scan the tables in range and skipped, the data blocks read, the
+throughput and the CPU time side by side (with -out, rangescan.csv).
 
 Filters: -bits-per-key c under -allocation uniform (Bloom, c in every
 table), optimal (Monkey: Bloom, c on average, more in the small levels),
