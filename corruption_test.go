@@ -49,10 +49,12 @@ func buildCorruptDB(t *testing.T) *corruptDB {
 	c := &corruptDB{dir: "/db", model: kvModel{}}
 	mem := vfs.NewMem()
 	// Bloom filters in L0 and L1, fuse filters below, all holding key
-	// prefixes too: the damage reaches every kind of filter block.
+	// prefixes too, and range filters: the damage reaches every kind of
+	// filter block.
 	c.opts = Options{FS: mem, MemtableSize: 64 << 10, BaseLevelSize: 64 << 10, TargetFileSize: 24 << 10, BlockSize: 512, BlockCacheSize: -1,
-		LevelFilters: []FilterSpec{Bloom(10), Bloom(10), Fuse(4)},
-		Prefix:       &PrefixExtractor{Name: "key000", Split: func(k []byte) int { return min(len(k), 6) }}}
+		LevelFilters:    []FilterSpec{Bloom(10), Bloom(10), Fuse(4)},
+		RangeFilterBits: []float64{16, 8},
+		Prefix:          &PrefixExtractor{Name: "key000", Split: func(k []byte) int { return min(len(k), 6) }}}
 	d, err := Open(c.dir, &c.opts)
 	if err != nil {
 		t.Fatal(err)
@@ -317,6 +319,35 @@ func (c *corruptDB) check(fs vfs.FS, name string, bit int64, st *corruptStats) (
 			return fmt.Errorf("scan (forward %v, error %v) shows %d keys that match no allowed state (%d allowed states)", forward, ierr, len(got)/2, len(allowed))
 		}
 		failed = failed || ierr != nil
+	}
+	// Short bounded scans, which ask the range filters: each shows the
+	// settled state's keys of its range, or fails with ErrCorruption.
+	for i := 0; i+8 < len(c.keys); i += 37 {
+		st.reads++
+		lo, hi := c.keys[i], c.keys[i+1+i%8]
+		var got []string
+		err := d.Scan(lo, hi, func(k, v []byte) error {
+			got = append(got, string(k), string(v))
+			return nil
+		})
+		if err != nil {
+			if !isCorruption(err) {
+				return fmt.Errorf("Scan(%q, %q): %v; want an error wrapping ErrCorruption naming %s", lo, hi, err, name)
+			}
+			failed = true
+			continue
+		}
+		if want == nil {
+			continue // the full scans failed: no settled state to compare with
+		}
+		keys, values := want.sorted(lo, hi)
+		var exp []string
+		for j := range keys {
+			exp = append(exp, string(keys[j]), string(values[j]))
+		}
+		if !slices.Equal(got, exp) {
+			return fmt.Errorf("Scan(%q, %q) shows %d keys, want %d", lo, hi, len(got)/2, len(keys))
+		}
 	}
 	for _, k := range c.keys {
 		st.reads++

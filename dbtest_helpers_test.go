@@ -544,6 +544,9 @@ func describeOptions(o Options) string {
 	if o.Prefix != nil {
 		filters += " Prefix:" + o.Prefix.Name
 	}
+	if len(o.RangeFilterBits) > 0 {
+		filters += fmt.Sprintf(" RangeFilterBits:%v", o.RangeFilterBits)
+	}
 	return fmt.Sprintf("{MemtableSize:%d MaxImmutableMemtables:%d BlockSize:%d DisableBlockAlign:%v Compression:%v %s FilterAllocation:%v BlockCacheSize:%d LevelSizing:%v MaxConcurrentCompactions:%d L0SlowdownTrigger:%d L0StopTrigger:%d L0CompactionTrigger:%d BaseLevelSize:%d TargetFileSize:%d MaxOpenFiles:%d MaxManifestFileSize:%d}",
 		o.MemtableSize, o.MaxImmutableMemtables, o.BlockSize, o.DisableBlockAlign, o.Compression, filters, o.FilterAllocation, o.BlockCacheSize,
 		o.LevelSizing, o.MaxConcurrentCompactions, o.L0SlowdownTrigger, o.L0StopTrigger,
@@ -606,6 +609,15 @@ func randOptions(rng *rand.Rand) Options {
 			for range 1 + rng.IntN(4) {
 				o.LevelFilters = append(o.LevelFilters, []FilterSpec{Bloom(10), Fuse(8), Fuse(16)}[rng.IntN(3)])
 			}
+		}
+	}
+	// Range filters half the time, whatever the point filters: a level
+	// without now and then, and 3 bits per key (a false positive in two
+	// ranges of a key) to 24 (almost none), so that bounded moves skip
+	// many tables and read some.
+	if rng.IntN(2) == 0 {
+		for range 1 + rng.IntN(3) {
+			o.RangeFilterBits = append(o.RangeFilterBits, []float64{0, 3, 8, 16, 24}[rng.IntN(5)])
 		}
 	}
 	return o

@@ -40,16 +40,21 @@ func (d *DB) Explain(key []byte) (*Trace, error) {
 	return t, err
 }
 
-// Trace is the account of one point lookup that DB.Explain returns, or of
-// one prefix seek that DB.ExplainPrefix returns.
+// Trace is the account of one point lookup that DB.Explain returns, of
+// one prefix seek that DB.ExplainPrefix returns, or of one range scan that
+// DB.ExplainRange returns.
 type Trace struct {
-	// Key is the key looked up, or a prefix seek's key.
+	// Key is the key looked up, a prefix seek's key, or a range scan's
+	// lower bound.
 	Key []byte
+	// RangeEnd is a range scan's upper bound, never nil then; nil
+	// otherwise.
+	RangeEnd []byte
 	// Prefix is a prefix seek's prefix (Key's, under Options.Prefix),
 	// never nil then; nil for a point lookup.
 	Prefix []byte
 	// Keys counts the keys a prefix seek found, from Key to the prefix's
-	// end.
+	// end, or a range scan found in [Key, RangeEnd).
 	Keys int
 	// SeqNum is the sequence number the read saw: it looked for the newest
 	// version written at or before it.
@@ -93,7 +98,8 @@ const (
 	// FilterNotAsked: the key is outside the table's range, so the filter
 	// was not consulted.
 	FilterNotAsked FilterVerdict = iota
-	// NoFilter: the table has no filter, so its data block had to be read.
+	// NoFilter: the table has no filter (a range scan's: no range
+	// filter), so it had to be read.
 	NoFilter
 	// FilterAbsent: the filter ruled the key out; nothing was read.
 	FilterAbsent
@@ -143,10 +149,12 @@ type TraceStep struct {
 	// seek's: overlaps the prefix's keys); only then is the table
 	// consulted further.
 	InRange bool
-	// Filter is the table's filter's verdict, on the key or the prefix.
+	// Filter is the table's filter's verdict, on the key or the prefix; a
+	// range scan's, its range filter's on the range.
 	Filter FilterVerdict
-	// Sought reports that a prefix seek searched the memtable, or opened
-	// and sought the table; a table it skipped has Sought false. A point
+	// Sought reports that a prefix seek or range scan searched the
+	// memtable, or opened and sought the table; a table it skipped has
+	// Sought false. A point
 	// lookup's steps leave it false.
 	Sought bool
 	// BlocksFromCache and BlocksFromFile count the data blocks the step
@@ -246,13 +254,13 @@ func (t *Trace) noTable(level, tables int) {
 	t.Steps = append(t.Steps, TraceStep{Kind: LevelStep, Level: level, Tables: tables})
 }
 
-// The prefixTracer hooks: a prefix seek's steps.
+// The skipTracer hooks: a prefix seek's or a range scan's steps.
 
-func (t *Trace) prefixMemtable(i int) {
+func (t *Trace) skipMemtable(i int) {
 	t.Steps = append(t.Steps, TraceStep{Kind: MemtableStep, Memtable: i, Sought: true})
 }
 
-func (t *Trace) prefixTable(level int, tb *table, inRange bool, verdict FilterVerdict) {
+func (t *Trace) skipTable(level int, tb *table, inRange bool, verdict FilterVerdict) {
 	t.Steps = append(t.Steps, TraceStep{
 		Kind:     TableStep,
 		Level:    level,
@@ -356,6 +364,9 @@ func (t *Trace) Totals() TraceTotals {
 // skipped by their filters, 1 table sought, 3 keys found".
 func (t *Trace) Summary() string {
 	n := t.Totals()
+	if t.RangeEnd != nil {
+		return t.rangeSummary(n)
+	}
 	var parts []string
 	if n.TablesOutOfRange > 0 {
 		parts = append(parts, plural(n.TablesOutOfRange, "table", "tables")+" out of range")
@@ -444,6 +455,9 @@ func plural(k int, one, many string) string {
 func (t *Trace) String() string {
 	if t.Prefix != nil {
 		return t.prefixString()
+	}
+	if t.RangeEnd != nil {
+		return t.rangeString()
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "lookup %q at seqnum %d\n", t.Key, t.SeqNum)

@@ -107,6 +107,7 @@ func (d *DB) writeTable(job int, reason string, num uint64, mem *memtable.Memtab
 	}
 	opts := d.opts.compaction.TableOptions
 	opts.Filter = filter
+	opts.RangeFilterBits = d.opts.compaction.RangeFilterBits[0]
 	w, err := sstable.NewWriter(f, opts)
 	if err != nil {
 		return fail(err)

@@ -45,6 +45,11 @@ type IterOptions struct {
 // SeekPrefixGE puts the iterator in prefix mode, where it shows only the
 // keys of one prefix (Options.Prefix) and reads only the tables whose
 // filters may hold it, until the next First, Last, SeekGE or SeekLT.
+// A move bounded on both sides — First or Last with both bounds, SeekGE
+// with an upper bound, SeekLT with a lower one — reads only the tables
+// whose range filters (Options.RangeFilterBits) may hold a key of its
+// range; a later move out of that range, such as Prev after SeekGE,
+// first widens it to the bounds, so no key is ever missed.
 //
 // A failure (for example a damaged table) stops the iterator: it is not
 // valid from then on, and Error and Close return the failure. Running off
@@ -88,11 +93,11 @@ type Iterator struct {
 	// lower and upper are the bounds the moves keep to: userLower and
 	// userUpper, the IterOptions' bounds, narrowed to the prefix's range
 	// in prefix mode (inPrefix; see SeekPrefixGE), whose state ps holds.
-	// ps is nil without Options.Prefix.
+	// ps is nil without Options.Prefix and range filters in the version.
 	lower, upper         []byte
 	userLower, userUpper []byte
 	inPrefix             bool
-	ps                   *prefixSeek
+	ps                   *tableSkip
 	// In prefix mode, stopped reports that the last move ran off the
 	// prefix at an entry (past the prefix or a bound), whose user key
 	// stopKey holds: a move back starts from it, since under the
@@ -121,10 +126,18 @@ type Iterator struct {
 	closed  bool
 
 	// levels are the stack's level iterators, which SetBounds bounds anew;
-	// clone builds an Iterator over the same sources at seq (Clone), nil
-	// where there is none (see iterator_bounds.go).
+	// clone builds an Iterator over the same sources at seq (Clone) for
+	// an Iterator not of a DB (a test's stack), nil where there is none
+	// (see iterator_bounds.go).
 	levels []*iterator.LevelIter
 	clone  func(IterOptions) (*Iterator, error)
+	// db and rs are, for an Iterator of a DB (iterOver), the DB and the
+	// read state it reads, whose reference Close releases and which Clone
+	// shares; fields rather than closures, which would cost two
+	// allocations per Iterator. explain: the clone keeps a range view.
+	db      *DB
+	rs      *readState
+	explain bool
 }
 
 // direction is the way an Iterator last moved.
@@ -147,8 +160,8 @@ const (
 
 // newIterator returns an unpositioned Iterator that shows inner's entries
 // as of read sequence number seq within opts' bounds, which it copies. It
-// owns inner: Close closes it and then calls onClose, if not nil, by which
-// the DB releases what the iterator pinned.
+// owns inner: Close closes it and then calls onClose, if not nil (a DB's
+// Iterator releases its read state, rs, instead: see iterOver).
 func newIterator(inner iterator.Iterator, seq base.SeqNum, opts IterOptions, onClose func() error) *Iterator {
 	it := &Iterator{
 		inner:     inner,
@@ -165,6 +178,7 @@ func newIterator(inner iterator.Iterator, seq base.SeqNum, opts IterOptions, onC
 // prefix mode.
 func (it *Iterator) First() bool {
 	it.leavePrefix()
+	it.narrowRange(it.lower, it.upper)
 	return it.first()
 }
 
@@ -184,6 +198,7 @@ func (it *Iterator) first() bool {
 // prefix mode.
 func (it *Iterator) Last() bool {
 	it.leavePrefix()
+	it.narrowRange(it.lower, it.upper)
 	return it.last()
 }
 
@@ -209,6 +224,7 @@ func (it *Iterator) SeekGE(key []byte) bool {
 	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
 		key = it.lower
 	}
+	it.narrowRange(key, it.upper)
 	return it.findNext(it.inner.SeekGE(key), false)
 }
 
@@ -222,6 +238,7 @@ func (it *Iterator) SeekLT(key []byte) bool {
 	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
 		key = it.upper
 	}
+	it.narrowRange(it.lower, key)
 	return it.findPrev(it.inner.SeekLT(key))
 }
 
@@ -229,6 +246,9 @@ func (it *Iterator) SeekLT(key []byte) bool {
 func (it *Iterator) Next() bool {
 	if it.err != nil {
 		return false
+	}
+	if (it.pos == posAt || it.pos == posBefore) && it.rangeTooNarrow(forward) {
+		return it.nextWidened()
 	}
 	switch it.pos {
 	case posBefore:
@@ -263,6 +283,9 @@ func (it *Iterator) Next() bool {
 func (it *Iterator) Prev() bool {
 	if it.err != nil {
 		return false
+	}
+	if (it.pos == posAt || it.pos == posAfter) && it.rangeTooNarrow(backward) {
+		return it.prevWidened()
 	}
 	switch it.pos {
 	case posAfter:
@@ -497,6 +520,9 @@ func (it *Iterator) Close() error {
 			err = cerr
 		}
 	}
+	if it.rs != nil {
+		it.db.releaseReadState(it.rs)
+	}
 	*it = Iterator{err: ErrClosed, closed: true}
 	return err
 }
@@ -570,14 +596,27 @@ func (d *DB) newIter(seq base.SeqNum, opts *IterOptions) (*Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.iterOver(rs, seq, o), nil
+	return d.iterOver(rs, seq, o, false), nil
 }
 
 // iterOver builds the iterator stack of newIter over rs, whose reference
 // the Iterator takes over, at seq.
-func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions) *Iterator {
+//
+// It keeps a view of the stack that can leave tables out (tableSkip) under
+// Options.Prefix, for SeekPrefixGE, and when the version holds a table
+// with a range filter, or explain asks for one, for bounded moves.
+func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions, explain bool) *Iterator {
 	v := rs.version
-	children := make([]iterator.Iterator, 0, 1+len(rs.imm)+len(v.tables[0])+len(v.tables)-1)
+	it := newIterator(nil, seq, o, nil)
+	it.db, it.rs, it.explain = d, rs, explain
+	levels := 0
+	for level := 1; level < len(v.tables); level++ {
+		if len(v.tables[level]) > 0 {
+			levels++
+		}
+	}
+	nChildren := 1 + len(rs.imm) + len(v.tables[0]) + levels
+	children := make([]iterator.Iterator, 0, nChildren)
 	var rangeDels []sourceRangeDels
 	addRangeDels := func(l rangedel.List) {
 		if len(l) > 0 {
@@ -591,13 +630,33 @@ func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions) *Iterator {
 		children = append(children, m.NewIter())
 	}
 	memtables := len(children)
-	for _, t := range v.tables[0] {
+	ranges := v.rangeFiltered > 0 || explain
+	// With range filters the L0 tables are lazyTables, all in one
+	// allocation: an empty short scan leaves most of them out.
+	var lazy []lazyTable
+	if ranges {
+		lazy = make([]lazyTable, len(v.tables[0]))
+	}
+	for i, t := range v.tables[0] {
 		addRangeDels(t.reader.RangeDels())
-		children = append(children, t.reader.NewIterator())
+		if lazy != nil {
+			lazy[i].r = t.reader
+			children = append(children, &lazy[i])
+		} else {
+			children = append(children, t.reader.NewIterator())
+		}
+	}
+	if d.opts.Prefix != nil || ranges {
+		// A tableSkip of its own, not in Iterator: an Iterator with
+		// nothing to skip does not carry (and zero) its room.
+		it.ps = new(tableSkip)
+		it.ps.init(d, nChildren, memtables, v.tables[0], ranges)
+	}
+	var levelIters []*iterator.LevelIter
+	if levels > 0 {
+		levelIters = make([]*iterator.LevelIter, 0, levels)
 	}
 	levelRangeDels := v.levelRangeDels()
-	var levels []prefixLevel // under Options.Prefix only
-	var levelIters []*iterator.LevelIter
 	for level := 1; level < len(v.tables); level++ {
 		tables := v.tables[level]
 		if len(tables) == 0 {
@@ -608,21 +667,15 @@ func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions) *Iterator {
 		addRangeDels(levelRangeDels[level])
 		children = append(children, li)
 		levelIters = append(levelIters, li)
-		if d.opts.Prefix != nil {
-			levels = append(levels, prefixLevel{level: level, tables: tables, iter: li})
+		if it.ps != nil {
+			it.ps.addLevel(level, tables, li)
 		}
 	}
-	release := func() error {
-		d.releaseReadState(rs)
-		return nil
-	}
 	merging := iterator.NewMergingIter(children...)
-	it := newIterator(merging, seq, o, release)
-	it.rangeDels, it.merging = rangeDels, merging
-	if d.opts.Prefix != nil {
-		it.ps = newPrefixSeek(d, merging, memtables, v.tables[0], levels)
+	it.inner, it.rangeDels, it.merging = merging, rangeDels, merging
+	if it.ps != nil {
+		it.ps.merging = merging
 	}
 	it.levels = levelIters
-	it.clone = func(o IterOptions) (*Iterator, error) { return d.cloneIter(rs, seq, o) }
 	return it
 }

@@ -70,6 +70,14 @@ type LevelMetrics struct {
 	// Options.Prefix or under an extractor of another Name).
 	PrefixSought uint64
 
+	// RangeFilterChecks counts the tables with a range filter that
+	// bounded moves of iterators (see Options.RangeFilterBits) asked, of
+	// those whose key range overlaps the move's range: each such L0
+	// table once per move, a deeper level's each time a move reaches it.
+	// RangeFilterNegatives counts the checks that ruled the range out:
+	// tables neither opened nor sought.
+	RangeFilterChecks, RangeFilterNegatives uint64
+
 	// CompactionBytesRead counts bytes of the level's tables compactions
 	// read; CompactionBytesWritten bytes of tables flushes (L0) and
 	// compactions wrote into the level.
@@ -93,6 +101,8 @@ func (l LevelMetrics) Plus(o LevelMetrics) LevelMetrics {
 	l.PrefixProbes += o.PrefixProbes
 	l.PrefixFilterNegatives += o.PrefixFilterNegatives
 	l.PrefixSought += o.PrefixSought
+	l.RangeFilterChecks += o.RangeFilterChecks
+	l.RangeFilterNegatives += o.RangeFilterNegatives
 	l.CompactionBytesRead += o.CompactionBytesRead
 	l.CompactionBytesWritten += o.CompactionBytesWritten
 	return l
@@ -119,8 +129,11 @@ type Metrics struct {
 	Gets         uint64 // Get calls
 	MemtableHits uint64 // Gets answered by a memtable
 	PrefixSeeks  uint64 // Iterator.SeekPrefixGE calls (see LevelMetrics.PrefixProbes)
-	Writes       uint64 // sets, deletes and range deletions committed
-	Batches      uint64 // batches committed (a Put is a batch of one)
+	// RangeScans counts the bounded moves of iterators that asked range
+	// filters (see LevelMetrics.RangeFilterChecks).
+	RangeScans uint64
+	Writes     uint64 // sets, deletes and range deletions committed
+	Batches    uint64 // batches committed (a Put is a batch of one)
 
 	WALBytes uint64 // bytes appended to WALs
 	WALSyncs uint64 // WAL fsyncs; with group commit, often fewer than Batches
@@ -150,7 +163,7 @@ type Metrics struct {
 	WriteDelays         uint64
 	WriteDelayDuration  time.Duration
 	BlockCache          CacheMetrics
-	FilterMemory        uint64 // bytes of filters held in memory
+	FilterMemory        uint64 // bytes of filters held in memory, range filters included
 	ObsoleteFilesPurged uint64
 	TableCache          TableCacheMetrics
 	// BackgroundErrors counts failed flushes, compactions, WAL writes and
@@ -206,6 +219,16 @@ type levelCounters struct {
 	probes, filterChecks, filterNegatives, filterPositives, truePositives atomic.Uint64
 	blocksFromFile, blocksFromCache, bytesRead                            atomic.Uint64
 	prefixProbes, prefixNegatives, prefixSought                           atomic.Uint64
+	rangeChecks, rangeNegatives                                           atomic.Uint64
+}
+
+// recordRange adds a bounded move's check of one table's range filter:
+// sought, or skipped.
+func (c *levelCounters) recordRange(sought bool) {
+	c.rangeChecks.Add(1)
+	if !sought {
+		c.rangeNegatives.Add(1)
+	}
 }
 
 // recordPrefix adds a prefix seek's decision on one table: sought, or
@@ -258,13 +281,15 @@ func (c *levelCounters) load(l *LevelMetrics) {
 	l.PrefixProbes = c.prefixProbes.Load()
 	l.PrefixFilterNegatives = c.prefixNegatives.Load()
 	l.PrefixSought = c.prefixSought.Load()
+	l.RangeFilterChecks = c.rangeChecks.Load()
+	l.RangeFilterNegatives = c.rangeNegatives.Load()
 }
 
 // dbCounters are the DB-wide live counters.
 type dbCounters struct {
 	levels                              [manifest.NumLevels]levelCounters
 	gets, memtableHits, writes, batches atomic.Uint64
-	prefixSeeks                         atomic.Uint64
+	prefixSeeks, rangeScans             atomic.Uint64
 	walBytes, walSyncs, flushes         atomic.Uint64
 	stalls, stallNanos, obsoletePurged  atomic.Uint64
 	delays, delayNanos                  atomic.Uint64
@@ -282,22 +307,22 @@ type compactionCounters struct {
 func (m Metrics) String() string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "level\ttables\tsize\trange dels\tbits/key\tprobes\tfilter no\tfilter maybe\ttrue pos\tFPR\tprefix no\tprefix sought\tblocks file\tblocks cache\tread\tcompact in\tcompact out\t")
+	fmt.Fprintln(tw, "level\ttables\tsize\trange dels\tbits/key\tprobes\tfilter no\tfilter maybe\ttrue pos\tFPR\tprefix no\tprefix sought\trange checks\trange no\tblocks file\tblocks cache\tread\tcompact in\tcompact out\t")
 	var total LevelMetrics
 	for i, l := range m.Levels {
-		if l.Tables == 0 && l.TableProbes == 0 && l.PrefixProbes == 0 {
+		if l.Tables == 0 && l.TableProbes == 0 && l.PrefixProbes == 0 && l.RangeFilterChecks == 0 {
 			continue
 		}
-		fmt.Fprintf(tw, "L%d\t%d\t%s\t%d\t%.1f\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", i, l.Tables, humanize.Bytes(l.Bytes), l.RangeDels,
+		fmt.Fprintf(tw, "L%d\t%d\t%s\t%d\t%.1f\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", i, l.Tables, humanize.Bytes(l.Bytes), l.RangeDels,
 			l.FilterBitsPerKey, l.TableProbes, l.FilterNegatives, l.FilterPositives, l.TruePositives,
-			percent(l.FalsePositiveRate()), l.PrefixFilterNegatives, l.PrefixSought,
+			percent(l.FalsePositiveRate()), l.PrefixFilterNegatives, l.PrefixSought, l.RangeFilterChecks, l.RangeFilterNegatives,
 			l.BlocksFromFile, l.BlocksFromCache, humanize.Bytes(l.BytesRead),
 			humanize.Bytes(l.CompactionBytesRead), humanize.Bytes(l.CompactionBytesWritten))
 		total = total.Plus(l)
 	}
-	fmt.Fprintf(tw, "total\t%d\t%s\t%d\t\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", total.Tables, humanize.Bytes(total.Bytes), total.RangeDels,
+	fmt.Fprintf(tw, "total\t%d\t%s\t%d\t\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", total.Tables, humanize.Bytes(total.Bytes), total.RangeDels,
 		total.TableProbes, total.FilterNegatives, total.FilterPositives, total.TruePositives,
-		percent(total.FalsePositiveRate()), total.PrefixFilterNegatives, total.PrefixSought,
+		percent(total.FalsePositiveRate()), total.PrefixFilterNegatives, total.PrefixSought, total.RangeFilterChecks, total.RangeFilterNegatives,
 		total.BlocksFromFile, total.BlocksFromCache, humanize.Bytes(total.BytesRead),
 		humanize.Bytes(total.CompactionBytesRead), humanize.Bytes(total.CompactionBytesWritten))
 	tw.Flush()
@@ -306,6 +331,7 @@ func (m Metrics) String() string {
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "gets\t%d\tmemtable hits\t%d\n", m.Gets, m.MemtableHits)
 	fmt.Fprintf(tw, "prefix seeks\t%d\ttables skipped/sought\t%d/%d\n", m.PrefixSeeks, total.PrefixFilterNegatives, total.PrefixSought)
+	fmt.Fprintf(tw, "range scans\t%d\ttables skipped/checked\t%d/%d\n", m.RangeScans, total.RangeFilterNegatives, total.RangeFilterChecks)
 	fmt.Fprintf(tw, "writes\t%d\tbatches\t%d\n", m.Writes, m.Batches)
 	fmt.Fprintf(tw, "WAL\t%s\tsyncs\t%d\n", humanize.Bytes(m.WALBytes), m.WALSyncs)
 	fmt.Fprintf(tw, "memtable\t%s\timmutable\t%d\n", humanize.Bytes(uint64(m.MemtableBytes)), m.ImmutableMemtables)
@@ -341,6 +367,9 @@ func (d *DB) Metrics() Metrics {
 				if f := t.reader.Filter(); f != nil {
 					m.FilterMemory += uint64(f.SizeBytes())
 				}
+				if rf := t.reader.RangeFilter(); rf != nil {
+					m.FilterMemory += uint64(rf.SizeBytes())
+				}
 			}
 		}
 	}
@@ -374,6 +403,7 @@ func (d *DB) Metrics() Metrics {
 	}
 	m.Gets, m.MemtableHits = c.gets.Load(), c.memtableHits.Load()
 	m.PrefixSeeks = c.prefixSeeks.Load()
+	m.RangeScans = c.rangeScans.Load()
 	m.Writes, m.Batches = c.writes.Load(), c.batches.Load()
 	m.WALBytes, m.WALSyncs = c.walBytes.Load(), c.walSyncs.Load()
 	m.Flushes = c.flushes.Load()

@@ -9,6 +9,7 @@ import (
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/internal/compaction"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/rangefilter"
 	"github.com/bloomkv/bloomkv/sstable"
 	"github.com/bloomkv/bloomkv/vfs"
 )
@@ -146,6 +147,29 @@ type Options struct {
 	// extractor (another Name), or none, are read by such seeks. It needs
 	// filters: with DisableFilters it is refused.
 	Prefix *PrefixExtractor
+
+	// RangeFilterBits, if not empty, gives the tables of each level a
+	// range filter (package rangefilter: Grafite over an order-preserving
+	// mapping of the keys) of RangeFilterBits[i] bits per key at level i,
+	// the last entry for every level below; 0 builds a level without. An
+	// iterator with both bounds then leaves out every table whose range
+	// filter rules its range out, without reading the table (see
+	// Iterator), and so does a SeekGE with an upper bound: an empty scan
+	// of ℓ keys reads a table falsely with probability at most
+	// ℓ/2^(B−2) at B bits per key. Each entry is 0 or in
+	// [rangefilter.MinBitsPerKey, rangefilter.MaxBitsPerKey] (3 to 40);
+	// at most seven entries (L0–L6). Default: none. Range filters pay only
+	// where scans are bounded and short, and cost memory (2 to 4 bits
+	// per key for dense keys, which they hold exactly, up to the setting
+	// for sparse ones) and build time at every flush and compaction, so
+	// they are off until asked for; docs/bench/README.md ("Range filters
+	// in the store") has what 16 bits per key bought and cost. A table
+	// keeps the range filter it was written with, so a DB reopened with
+	// other settings still reads its old tables' filters, and so does a
+	// table a compaction moves to the next level without rewriting it (a
+	// trivial move): it keeps its range filter, or its lack of one,
+	// whatever that level's setting, until a compaction rewrites it.
+	RangeFilterBits []float64
 
 	// MaxManifestFileSize is the size in bytes at which the manifest, the
 	// log of every flush and compaction, is rotated: after an edit that
@@ -457,6 +481,15 @@ func (o *Options) withDefaults() (Options, error) {
 			return opts, argError(fmt.Sprintf("opts.LevelFilters[%d]", i), "no filter, but opts.Prefix needs one in every table")
 		}
 	}
+	if len(opts.RangeFilterBits) > manifest.NumLevels {
+		return opts, argError("opts.RangeFilterBits", "%d entries: at most one per level, %d", len(opts.RangeFilterBits), manifest.NumLevels)
+	}
+	for i, bits := range opts.RangeFilterBits {
+		if bits != 0 && rangefilter.CheckBitsPerKey(bits) != nil {
+			return opts, argError(fmt.Sprintf("opts.RangeFilterBits[%d]", i), "%v is outside [%d, %d] (0 for none)", bits, rangefilter.MinBitsPerKey, rangefilter.MaxBitsPerKey)
+		}
+	}
+	opts.RangeFilterBits = slices.Clone(opts.RangeFilterBits)
 	if opts.DisableFilters {
 		opts.LevelFilters = nil // DisableFilters wins: see LevelFilters
 	}
@@ -497,8 +530,21 @@ func (o *Options) compactionOptions() compaction.Options {
 		LevelFilters:             levelFilters(o.LevelFilters),
 		// The table writers' Filter is per level: see
 		// compaction.FilterForLevel.
-		TableOptions: sstable.WriterOptions{BlockSize: o.BlockSize, Compression: o.Compression, Prefix: o.Prefix, BlockAlign: !o.DisableBlockAlign},
+		TableOptions:    sstable.WriterOptions{BlockSize: o.BlockSize, Compression: o.Compression, Prefix: o.Prefix, BlockAlign: !o.DisableBlockAlign},
+		RangeFilterBits: perLevel(o.RangeFilterBits),
 	}
+}
+
+// perLevel spreads a per-level setting over every level: specs[i] for
+// level i, the last entry for the levels below; zeros for none.
+func perLevel[T any](specs []T) [manifest.NumLevels]T {
+	var all [manifest.NumLevels]T
+	for level := range all {
+		if len(specs) > 0 {
+			all[level] = specs[min(level, len(specs)-1)]
+		}
+	}
+	return all
 }
 
 // levelFilters returns Options.LevelFilters as the compaction package
@@ -508,10 +554,7 @@ func levelFilters(specs []FilterSpec) *[manifest.NumLevels]FilterSpec {
 	if len(specs) == 0 {
 		return nil
 	}
-	var all [manifest.NumLevels]FilterSpec
-	for level := range all {
-		all[level] = specs[min(level, len(specs)-1)]
-	}
+	all := perLevel(specs)
 	return &all
 }
 

@@ -3,8 +3,6 @@ package bloomkv
 import (
 	"bytes"
 
-	"github.com/bloomkv/bloomkv/bloom"
-	"github.com/bloomkv/bloomkv/internal/iterator"
 	"github.com/bloomkv/bloomkv/sstable"
 )
 
@@ -42,13 +40,11 @@ func (it *Iterator) SeekPrefixGE(key []byte) bool {
 		return false
 	}
 	ps := it.ps
-	if ps == nil {
+	if ps == nil || ps.extractor == nil {
 		it.err, it.pos = argError("opts.Prefix", "nil: SeekPrefixGE needs a prefix extractor"), posNone
 		return false
 	}
-	ps.prefix = append(ps.prefix[:0], ps.extractor.Prefix(key)...)
-	ps.prefixHash = bloom.Hash(ps.prefix)
-	ps.end = appendPrefixEnd(ps.end[:0], ps.prefix)
+	ps.setPrefix(ps.extractor.Prefix(key))
 	it.inPrefix = true
 	// The prefix's keys all start with it, so they lie in [prefix, end):
 	// the bounds of prefix mode, within the iterator's own.
@@ -59,7 +55,7 @@ func (it *Iterator) SeekPrefixGE(key []byte) bool {
 	if ps.end != nil && (it.upper == nil || bytes.Compare(ps.end, it.upper) < 0) {
 		it.upper = ps.end
 	}
-	ps.restrict(it.lower, it.upper)
+	ps.restrict(skipPrefix, it.lower, it.upper)
 	if bytes.Compare(key, it.lower) < 0 {
 		key = it.lower
 	}
@@ -101,122 +97,16 @@ func appendPrefixEnd(dst, prefix []byte) []byte {
 	return nil
 }
 
-// prefixSeek is what an Iterator's prefix seeks need of the iterator stack
-// DB.newIter built, which it builds only under Options.Prefix: the merge,
-// to leave out the L0 tables ruled out (iterator.MergingIter.Exclude); the
-// L0 tables; and each level's LevelIter, to restrict to the prefix's range
-// and to the tables whose filters admit it (iterator.LevelIter.Restrict).
-//
-// The decisions to skip a table are made here — for an L0 table when the
-// seek starts, once for the whole prefix; for a level's table when the
-// level's iterator reaches it — and each is counted, and recorded in the
-// trace if the seek is explained, by the code that makes it.
-type prefixSeek struct {
-	extractor  *PrefixExtractor
-	counters   *dbCounters
-	merging    *iterator.MergingIter
-	memtables  int      // the merge's first children: memtables, always searched
-	l0         []*table // the L0 tables, children memtables, memtables+1, ...
-	excluded   []bool   // by child of the merge; reused by every seek
-	levels     []prefixLevel
-	prefix     []byte       // the current prefix, in prefix mode
-	prefixHash uint64       // bloom.Hash(prefix), asked of every table's filter
-	end        []byte       // appendPrefixEnd of prefix
-	tr         prefixTracer // nil unless the seek is explained
-}
-
-// prefixLevel is a level below L0 as a prefix seek sees it.
-type prefixLevel struct {
-	level   int
-	tables  []*table
-	iter    *iterator.LevelIter
-	admit   func(i int) bool // the LevelIter's admit in prefix mode
-	reached bool             // admit was asked since the seek started
-}
-
-// newPrefixSeek returns the prefix seeks' view of the stack newIter built:
-// merging over memtables memtables, then one child per table of l0, then
-// the levels' LevelIters.
-func newPrefixSeek(d *DB, merging *iterator.MergingIter, memtables int, l0 []*table, levels []prefixLevel) *prefixSeek {
-	ps := &prefixSeek{
-		extractor: d.opts.Prefix,
-		counters:  &d.counters,
-		merging:   merging,
-		memtables: memtables,
-		l0:        l0,
-		excluded:  make([]bool, memtables+len(l0)+len(levels)),
-		levels:    levels,
-	}
-	for i := range ps.levels {
-		l := &ps.levels[i]
-		l.admit = func(j int) bool {
-			l.reached = true
-			return ps.consider(l.level, l.tables[j])
-		}
-	}
-	return ps
-}
-
-// restrict narrows the stack to the current prefix, whose keys lie in
-// [lower, upper): L0 tables whose key ranges miss that or whose filters
-// rule the prefix out are excluded from the merge now; each level is
-// bounded to it, its tables asked as the level reaches them.
-func (ps *prefixSeek) restrict(lower, upper []byte) {
-	ps.counters.prefixSeeks.Add(1)
-	if ps.tr != nil {
-		for i := range ps.memtables {
-			ps.tr.prefixMemtable(i)
-		}
-	}
-	for i, t := range ps.l0 {
-		inRange := (lower == nil || bytes.Compare(t.meta.Largest.UserKey, lower) >= 0) &&
-			(upper == nil || bytes.Compare(t.meta.Smallest.UserKey, upper) < 0)
-		if !inRange && ps.tr != nil {
-			ps.tr.prefixTable(0, t, false, FilterNotAsked)
-		}
-		ps.excluded[ps.memtables+i] = !inRange || !ps.consider(0, t)
-	}
-	ps.merging.Exclude(ps.excluded)
-	for i := range ps.levels {
-		l := &ps.levels[i]
-		l.reached = false
-		l.iter.Restrict(lower, upper, l.admit)
-	}
-}
-
-// unrestrict undoes restrict: every child merged, every level's table
-// read, within the iterator's bounds [lower, upper).
-func (ps *prefixSeek) unrestrict(lower, upper []byte) {
-	ps.merging.Exclude(nil)
-	for i := range ps.levels {
-		ps.levels[i].iter.Restrict(lower, upper, nil)
-	}
-}
-
-// consider decides whether the seek reads table t of level, whose key
-// range overlaps the prefix's: unless its filter rules the prefix out. It
-// counts the decision and traces it.
-func (ps *prefixSeek) consider(level int, t *table) bool {
+// considerPrefix decides whether a prefix seek reads table t of level, whose
+// key range overlaps the prefix's: unless its filter rules the prefix out.
+// It counts the decision and traces it.
+func (ps *tableSkip) considerPrefix(level int, t *table) bool {
 	sought := t.reader.MayContainPrefixHash(ps.extractor, ps.prefixHash)
 	ps.counters.levels[level].recordPrefix(sought)
 	if ps.tr != nil {
-		ps.tr.prefixTable(level, t, true, prefixVerdict(t.reader, ps.extractor, sought))
+		ps.tr.skipTable(level, t, true, prefixVerdict(t.reader, ps.extractor, sought))
 	}
 	return sought
-}
-
-// traceUnreached records, after the seek positioned the stack, each level
-// none of whose tables the seek reached: none overlaps the keys from the
-// seek key to the prefix's end.
-func (ps *prefixSeek) traceUnreached() {
-	if ps.tr == nil {
-		return
-	}
-	for i := range ps.levels {
-		if l := &ps.levels[i]; !l.reached {
-			ps.tr.noTable(l.level, len(l.tables))
-		}
-	}
 }
 
 // prefixVerdict names the answer that decided whether a prefix seek reads
@@ -234,16 +124,17 @@ func prefixVerdict(r *sstable.Reader, p *PrefixExtractor, mayContain bool) Filte
 	return FilterMaybe
 }
 
-// prefixTracer records what a prefix seek consulted, step by step, as
+// skipTracer records what a prefix seek or a bounded scan consulted, step by step, as
 // lookupTracer does for a point lookup; Trace is the one implementation.
-type prefixTracer interface {
-	// prefixMemtable: memtable i (0 the mutable one, then the immutable
+type skipTracer interface {
+	// skipMemtable: memtable i (0 the mutable one, then the immutable
 	// ones, newest first) is searched, as every memtable is.
-	prefixMemtable(i int)
-	// prefixTable: a table whose key range overlaps the prefix's keys
-	// (inRange), or not; verdict is its filter's answer, which decided
-	// whether the table is sought.
-	prefixTable(level int, t *table, inRange bool, verdict FilterVerdict)
+	skipMemtable(i int)
+	// skipTable: a table whose key range overlaps the prefix's or the
+	// range's keys (inRange), or not; verdict is its filter's answer
+	// (its range filter's, for a range), which decided whether the table
+	// is sought.
+	skipTable(level int, t *table, inRange bool, verdict FilterVerdict)
 	// noTable: the seek reached none of the level's tables.
 	noTable(level, tables int)
 }

@@ -25,6 +25,9 @@ type version struct {
 	// numbered from it on hold every write the version's tables do not.
 	logNum uint64
 	refs   int // guarded by DB.mu
+	// rangeFiltered counts the tables with a range filter: without one,
+	// bounded moves of iterators have no table to leave out.
+	rangeFiltered int
 	// levelRangeDels are, per level from L1 down, the range tombstones of
 	// the level's tables end to end: one list, since the tables do not
 	// overlap and each table's tombstones lie within its bounds. Built on
@@ -71,6 +74,9 @@ func (d *DB) installVersionLocked(s manifest.State) {
 				d.mu.tables[f.FileNum] = t
 			}
 			nv.tables[level] = append(nv.tables[level], t)
+			if t.reader.RangeFilter() != nil {
+				nv.rangeFiltered++
+			}
 		}
 		switch {
 		case level == 0:

@@ -47,11 +47,36 @@ type Builder struct {
 // per position of the mapping and a few words of padding come on top.
 // Keys dense enough for an exact filter take fewer bits.
 func NewBuilder(bitsPerKey float64) (*Builder, error) {
-	if math.IsNaN(bitsPerKey) || bitsPerKey < MinBitsPerKey || bitsPerKey > MaxBitsPerKey {
-		return nil, argError("bitsPerKey", bitsPerKey, "must be in [%d, %d]", MinBitsPerKey, MaxBitsPerKey)
+	if err := checkBitsPerKey(bitsPerKey); err != nil {
+		return nil, err
 	}
 	return &Builder{bitsPerKey: bitsPerKey}, nil
 }
+
+// SetBitsPerKey changes the bits per key of the filters Finish builds
+// from now on, under NewBuilder's rule (an *ArgumentError outside
+// [MinBitsPerKey, MaxBitsPerKey], and the builder unchanged), so that a
+// table writer can reuse one builder, and its memory, across tables of
+// different settings.
+func (b *Builder) SetBitsPerKey(bitsPerKey float64) error {
+	if err := checkBitsPerKey(bitsPerKey); err != nil {
+		return err
+	}
+	b.bitsPerKey = bitsPerKey
+	return nil
+}
+
+// checkBitsPerKey is NewBuilder's rule on bitsPerKey.
+func checkBitsPerKey(bitsPerKey float64) error {
+	if math.IsNaN(bitsPerKey) || bitsPerKey < MinBitsPerKey || bitsPerKey > MaxBitsPerKey {
+		return argError("bitsPerKey", bitsPerKey, "must be in [%d, %d]", MinBitsPerKey, MaxBitsPerKey)
+	}
+	return nil
+}
+
+// CheckBitsPerKey reports whether bitsPerKey is a setting NewBuilder
+// accepts: nil, or the *ArgumentError NewBuilder would return.
+func CheckBitsPerKey(bitsPerKey float64) error { return checkBitsPerKey(bitsPerKey) }
 
 // Reset empties the builder for the next table, keeping its memory.
 func (b *Builder) Reset() {

@@ -246,8 +246,9 @@ func withVersion(data []byte, v uint32) []byte {
 
 // TestAlignmentNeedsVersion3 checks that alignment and format version 3 go
 // together: an aligned table relabelled version 1 or 2, or an unaligned
-// one relabelled 3, is refused as corrupt, and a version beyond 3 is
-// refused by name.
+// one without a range filter relabelled 3, is refused as corrupt, and a
+// version beyond 3 is refused by name; a range filter makes a table
+// version 3 aligned or not, and both kinds open.
 func TestAlignmentNeedsVersion3(t *testing.T) {
 	entries := randomEntries(rand.New(rand.NewPCG(23, 23)), 200, 8, 300)
 	aligned := buildTable(t, entries, WriterOptions{BlockAlign: true})
@@ -261,6 +262,16 @@ func TestAlignmentNeedsVersion3(t *testing.T) {
 	}
 	if got := openTable(t, withRangeDels, nil).RangeDels().String(); got != testRangeDels().String() {
 		t.Fatalf("RangeDels = %s, want %s", got, testRangeDels())
+	}
+	for _, align := range []bool{false, true} {
+		data := buildTable(t, entries, WriterOptions{BlockAlign: align, RangeFilterBits: 16})
+		if footerVersion(data) != formatVersion3 {
+			t.Fatalf("range filter, aligned %v: version %d, want 3", align, footerVersion(data))
+		}
+		r := openTable(t, data, nil)
+		if r.RangeFilter() == nil || (r.Properties().BlockAlign != 0) != align {
+			t.Errorf("range filter, aligned %v: filter %v, properties' alignment %d", align, r.RangeFilter(), r.Properties().BlockAlign)
+		}
 	}
 	for _, tc := range []struct {
 		name string

@@ -76,7 +76,8 @@ func checkCorruption(t *testing.T, err error, what string) {
 func TestEveryByteFlipDetected(t *testing.T) {
 	entries := randomEntries(rand.New(rand.NewPCG(9, 9)), 60, 8, 16)
 	for _, c := range compressions {
-		data := buildTable(t, entries, WriterOptions{BlockSize: 200, Compression: c, Filter: Bloom(10)})
+		// With a range filter: its block is damaged too.
+		data := buildTable(t, entries, WriterOptions{BlockSize: 200, Compression: c, Filter: Bloom(10), RangeFilterBits: 10})
 		if err := readAll(t, data, entries, "intact"); err != nil {
 			t.Fatal(err)
 		}
@@ -133,6 +134,9 @@ func TestEveryTruncationDetected(t *testing.T) {
 	entries := randomEntries(rand.New(rand.NewPCG(10, 10)), 60, 8, 16)
 	tables := familyTables(t)
 	tables["random entries"] = buildTable(t, entries, WriterOptions{BlockSize: 200, Filter: Bloom(10)})
+	for name, data := range rangeFilterTables(t) {
+		tables[name] = data
+	}
 	for name, data := range tables {
 		for n := range len(data) {
 			_, err := Open(bytes.NewReader(data[:n]), int64(n), ReaderOptions{FileName: "000001.sst"})

@@ -13,7 +13,8 @@
 //	| ...                    |
 //	| filter block | trailer |  the filter, serialized by its family (optional)
 //	| index block  | trailer |  one entry per data block: its last key → handle
-//	| range dels   | trailer |  the range tombstones, fragmented (version 2 only)
+//	| range dels   | trailer |  the range tombstones, fragmented (versions 2, 3; optional in 3)
+//	| range filter | trailer |  the range filter, package rangefilter's (version 3 only)
 //	| properties   | trailer |  name → value entries (see Properties)
 //	| footer (64 bytes)      |
 //	+------------------------+
@@ -44,7 +45,7 @@
 //	     0    16  filter handle: offset, length (uint64 LE each); length 0 = no filter
 //	    16    16  index handle
 //	    32    16  properties handle
-//	    48     4  format version (1; 2 with a range-deletion block; 3 aligned)
+//	    48     4  format version (1; 2 with a range-deletion block; 3 aligned or with a range filter)
 //	    52     4  CRC-32C of bytes 0–51
 //	    56     8  magic "bloomSST"
 //
@@ -65,9 +66,11 @@
 // 4096) and the padding's total (bloomkv.data.padding), which the reader
 // checks against the index, and the footer says format version 3 — with or
 // without a range-deletion block, which its properties name as in version
-// 2 — so that a reader that knows only versions 1 and 2 refuses the table
-// rather than take its padding for damage. Tables of versions 1 and 2 have
-// no padding and read as before.
+// 2, and with or without a range filter (see Range filters) — so that a
+// reader that knows only versions 1 and 2 refuses the table rather than
+// take its padding for damage. A table of version 3 has aligned blocks, a
+// range filter or both; tables of versions 1 and 2 have no padding and
+// read as before.
 //
 // The writer cuts blocks to fit (see WriterOptions.BlockAlign): before the
 // entry that would take a block's stored bytes and trailer past a page,
@@ -132,11 +135,32 @@
 // (bloomkv.filter.prefix), so that a seek within one prefix skips a table
 // whose filter rules the prefix out (Reader.MayContainPrefix).
 //
+// # Range filters
+//
+// A table written with WriterOptions.RangeFilterBits has a range filter
+// over its distinct user keys (point tombstones' included), so that a scan
+// of [lo, hi) skips the table when the filter rules every such key out
+// (Reader.MayContainRange). Its block lies just before the properties,
+// after the range-deletion block if there is one, uncompressed, in package
+// rangefilter's serialized format, which carries its own version, header
+// checksum and body checksum inside the block's. The properties name its
+// family (bloomkv.rangefilter.family: 1, GrafiteFamily), its block
+// (bloomkv.rangefilter.block, a handle as two uvarints), its keys
+// (bloomkv.rangefilter.keys, checked against the filter's own count) and
+// bits per key (bloomkv.rangefilter.bits.per.key), and the footer says
+// format version 3, in which the range-deletion block is optional: present
+// exactly when the properties name one. A table with neither a range
+// filter nor aligned blocks keeps version 1 or 2, readable by readers that
+// know only those; such a reader refuses a version-3 table. Open decodes the filter as a view over
+// a pinned copy of its block, held in memory with the filter and the index
+// for the table's life (ReaderOptions.Memory), so asking it reads nothing
+// and allocates nothing.
+//
 // # Reading
 //
-// Open reads the footer, then the properties, index, range-deletion and
-// filter blocks, checks them, and pins them in memory for the table's
-// life. The index is held as the data blocks' last keys concatenated,
+// Open reads the footer, then the properties, index, range-deletion,
+// range-filter and filter blocks, checks them, and pins them in memory for
+// the table's life. The index is held as the data blocks' last keys concatenated,
 // plus 16 bytes per block for where its key and the block end and the
 // padding before the block: two
 // pointer-free allocations per table. With ReaderOptions.Memory the index and the filter's bits live in memory the

@@ -97,9 +97,11 @@ const (
 	// tombstones, readable by every reader; 2 for one with a range-deletion
 	// block, which a reader that knows only 1 refuses rather than read the
 	// table without its tombstones; 3 for one whose data blocks are
-	// page-aligned (Properties.BlockAlign), with or without range
-	// tombstones, which a reader that knows only 1 and 2 refuses rather
-	// than take its padding for damage.
+	// page-aligned (Properties.BlockAlign) or that has a range-filter
+	// block, or both, with or without range tombstones: its properties
+	// name which (the range-deletion block is optional in it). A reader
+	// that knows only 1 and 2 refuses it rather than take its padding for
+	// damage or miss a block.
 	formatVersion1 = 1
 	formatVersion2 = 2
 	formatVersion3 = 3

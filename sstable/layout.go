@@ -37,6 +37,9 @@ type Layout struct {
 	// RangeDels is the range-deletion block; its Length is 0 when the
 	// table has none (always, in format version 1).
 	RangeDels BlockInfo
+	// RangeFilter is the range-filter block; its Length is 0 when the
+	// table has none (always, below format version 3).
+	RangeFilter BlockInfo
 }
 
 // Layout reads the table's footer and the trailer of every block, and
@@ -58,7 +61,7 @@ func (r *Reader) Layout() (Layout, error) {
 	l.FormatVersion = binary.LittleEndian.Uint32(buf[48:])
 	info := func(h BlockHandle, what string) (BlockInfo, error) {
 		b := BlockInfo{BlockHandle: h}
-		if h.Length == 0 && (what == "filter" || what == "range deletion") {
+		if h.Length == 0 && (what == "filter" || what == "range deletion" || what == "range filter") {
 			return b, nil
 		}
 		raw, err := r.readBlock(h, what)
@@ -97,6 +100,9 @@ func (r *Reader) Layout() (Layout, error) {
 		return l, err
 	}
 	if l.RangeDels, err = info(r.props.RangeDelBlock, "range deletion"); err != nil {
+		return l, err
+	}
+	if l.RangeFilter, err = info(r.props.RangeFilterBlock, "range filter"); err != nil {
 		return l, err
 	}
 	if l.Properties, err = info(f.properties, "properties"); err != nil {

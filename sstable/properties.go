@@ -51,6 +51,15 @@ type Properties struct {
 	// (always, in a table of format version 1).
 	RangeDels     uint64
 	RangeDelBlock BlockHandle
+	// RangeFilterFamily, RangeFilterBlock, RangeFilterKeys and
+	// RangeFilterBitsPer describe the table's range filter
+	// (WriterOptions.RangeFilterBits): its family, its block, the
+	// distinct user keys it was built from and its bits per key; all
+	// zero in a table without (always, below format version 3).
+	RangeFilterFamily  RangeFilterFamily
+	RangeFilterBlock   BlockHandle
+	RangeFilterKeys    uint64
+	RangeFilterBitsPer float64
 }
 
 // propertyCodec names a property and says how to encode and decode it.
@@ -58,6 +67,10 @@ type propertyCodec struct {
 	name   string
 	encode func(p *Properties) []byte
 	decode func(p *Properties, v []byte) bool
+	// omit, if not nil, leaves the property out of a table it says
+	// lacks it, whose properties block is then as it was before the
+	// property existed.
+	omit func(p *Properties) bool
 }
 
 func uintProperty(name string, field func(p *Properties) *uint64) propertyCodec {
@@ -168,6 +181,7 @@ var propertyCodecs = func() []propertyCodec {
 			},
 		},
 	}
+	codecs = append(codecs, rangeFilterProperties...)
 	sort.Slice(codecs, func(i, j int) bool { return codecs[i].name < codecs[j].name })
 	return codecs
 }()
@@ -176,7 +190,9 @@ var propertyCodecs = func() []propertyCodec {
 func encodeProperties(p *Properties) []byte {
 	w := blockWriter{restartInterval: 1}
 	for _, c := range propertyCodecs {
-		w.add([]byte(c.name), c.encode(p))
+		if c.omit == nil || !c.omit(p) {
+			w.add([]byte(c.name), c.encode(p))
+		}
 	}
 	return w.finish()
 }
@@ -251,5 +267,6 @@ func (p Properties) String() string {
 	if p.RangeDels > 0 {
 		fmt.Fprintf(&b, "range tombstones: %d, %d bytes\n", p.RangeDels, p.RangeDelBlock.Length)
 	}
+	b.WriteString(p.rangeFilterString())
 	return b.String()
 }

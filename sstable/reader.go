@@ -15,6 +15,7 @@ import (
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/cache"
 	"github.com/bloomkv/bloomkv/internal/rangedel"
+	"github.com/bloomkv/bloomkv/rangefilter"
 )
 
 // BlockCache is the seam to the shared block cache: decoded data blocks by
@@ -68,7 +69,10 @@ type Reader struct {
 	// kept on the Go heap for the table's life (they are few, and a Get
 	// of every key in their ranges asks them); nil for a table without.
 	rangeDels RangeTombstones
-	pinned    [][]byte // from opts.Memory, for Close
+	// rangeFilter is the table's range filter, a view over its block
+	// pinned like the filter; nil for a table without.
+	rangeFilter *rangefilter.Filter
+	pinned      [][]byte // from opts.Memory, for Close
 }
 
 // pin returns n bytes for the table's life: from opts.Memory, to be freed
@@ -185,7 +189,7 @@ func (r *Reader) open() error {
 	if r.props, err = decodeProperties(propsBlock); err != nil {
 		return r.corrupt(int64(f.properties.Offset), "properties block: %v", err)
 	}
-	if err := r.checkAlign(f); err != nil {
+	if err := r.checkFeatures(f); err != nil {
 		return err
 	}
 	indexBlock, err := r.readBlock(f.index, "index")
@@ -196,6 +200,9 @@ func (r *Reader) open() error {
 		return err
 	}
 	if err := r.openRangeDels(f); err != nil {
+		return err
+	}
+	if err := r.openRangeFilter(f); err != nil {
 		return err
 	}
 	if f.filter.Length > 0 {
@@ -214,16 +221,28 @@ func (r *Reader) open() error {
 	return nil
 }
 
-// checkAlign checks the properties' alignment against the format
-// version: a table of version 3, and only such a table, is aligned, to a
-// page the reader knows (alignPage); only an aligned table has padding.
-func (r *Reader) checkAlign(f footer) error {
+// checkFeatures checks the properties' optional features against the
+// format version: a table of version 3, and only such a table, has
+// page-aligned data blocks (aligned to a page this reader knows,
+// alignPage) or a range-filter block, at least one of the two; only an
+// aligned table has padding. (openRangeFilter checks the range filter's
+// own properties.)
+func (r *Reader) checkFeatures(f footer) error {
 	p := &r.props
+	aligned := p.BlockAlign != 0
+	filtered := p.RangeFilterBlock.Length != 0 || p.RangeFilterFamily != NoRangeFilter
+	off := int64(f.properties.Offset)
 	switch {
-	case f.version == formatVersion3 && p.BlockAlign != alignPage:
-		return r.corrupt(int64(f.properties.Offset), "properties block: blocks aligned to %d bytes in a table of format version 3, this reader knows %d", p.BlockAlign, alignPage)
-	case f.version != formatVersion3 && (p.BlockAlign != 0 || p.DataPadding != 0):
-		return r.corrupt(int64(f.properties.Offset), "properties block: aligned blocks in a table of format version %d", f.version)
+	case f.version != formatVersion3 && (aligned || p.DataPadding != 0):
+		return r.corrupt(off, "properties block: aligned blocks in a table of format version %d", f.version)
+	case f.version != formatVersion3:
+		return nil
+	case aligned && p.BlockAlign != alignPage:
+		return r.corrupt(off, "properties block: blocks aligned to %d bytes in a table of format version 3, this reader knows %d", p.BlockAlign, alignPage)
+	case !aligned && p.DataPadding != 0:
+		return r.corrupt(off, "properties block: %d bytes of padding in a table whose blocks are not aligned", p.DataPadding)
+	case !aligned && !filtered:
+		return r.corrupt(off, "properties block: neither aligned blocks nor a range filter in a table of format version 3")
 	}
 	return nil
 }
@@ -233,7 +252,7 @@ func (r *Reader) checkAlign(f footer) error {
 // count, or of version 3, which may; a table of version 1 has none.
 func (r *Reader) openRangeDels(f footer) error {
 	h := r.props.RangeDelBlock
-	if f.version == formatVersion1 {
+	if !f.hasRangeDelBlock(&r.props) {
 		if r.props.RangeDels != 0 || h.Length != 0 {
 			return r.corrupt(int64(f.properties.Offset), "properties block: range tombstones in a table of format version 1")
 		}
@@ -245,9 +264,9 @@ func (r *Reader) openRangeDels(f footer) error {
 	if h.Length == 0 {
 		return r.corrupt(int64(f.properties.Offset), "properties block: range tombstones counted but no range-deletion block in a table of format version %d", f.version)
 	}
-	// The block lies between the index and the properties, as Finish
-	// writes it.
-	if h.Offset != f.index.Offset+f.index.Length+blockTrailerLen || h.Offset+h.Length+blockTrailerLen != f.properties.Offset {
+	// The block lies between the index and the range filter or the
+	// properties, as Finish writes it.
+	if h.Offset != f.index.Offset+f.index.Length+blockTrailerLen || h.Offset+h.Length+blockTrailerLen != r.rangeDelsEnd(f) {
 		return r.corrupt(int64(f.properties.Offset), "properties block: range-deletion block [%d, +%d) is not between the index and the properties", h.Offset, h.Length)
 	}
 	block, err := r.readBlock(h, "range deletion")

@@ -12,6 +12,7 @@ import (
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/rangedel"
+	"github.com/bloomkv/bloomkv/rangefilter"
 )
 
 // WriterOptions configure a table. The zero value is usable: 4 KiB blocks,
@@ -53,6 +54,11 @@ type WriterOptions struct {
 	// the filter beside the whole key, so that a prefix seek can skip the
 	// table (Reader.MayContainPrefix). Needs a filter.
 	Prefix *PrefixExtractor
+	// RangeFilterBits, if not 0, gives the table a range filter of that
+	// many bits per key (rangefilter.MinBitsPerKey to MaxBitsPerKey), so
+	// that a scan whose bounds it rules out skips the table
+	// (Reader.MayContainRange). Default 0: none.
+	RangeFilterBits float64
 }
 
 func (o WriterOptions) withDefaults() WriterOptions {
@@ -93,6 +99,9 @@ type Writer struct {
 	scratch   []byte
 	err       error
 	bufs      *writerBuffers // w's and hashes' storage, returned to the pool by Finish
+	// rangeFilter builds the range filter, under opts.RangeFilterBits;
+	// pooled, and returned by Finish.
+	rangeFilter *rangefilter.Builder
 }
 
 // writerBuffers are a Writer's largest buffers, recycled from one finished
@@ -134,20 +143,28 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 	if opts.Prefix != nil && opts.Filter.Family == NoFilter {
 		return nil, errors.New("sstable: Prefix needs a Filter")
 	}
+	if err := checkRangeFilterBits(opts.RangeFilterBits); err != nil {
+		return nil, fmt.Errorf("sstable: RangeFilterBits: %w", err)
+	}
 	if opts.Compression > ZstdCompression {
 		return nil, fmt.Errorf("sstable: Compression = %v: unknown", opts.Compression)
 	}
 	bufs := writerBufferPool.Get().(*writerBuffers)
 	bufs.w.Reset(w)
+	var rf *rangefilter.Builder
+	if opts.RangeFilterBits != 0 {
+		rf = newRangeFilterBuilder(opts.RangeFilterBits)
+	}
 	return &Writer{
-		fit:    newPageFit(opts),
-		opts:   opts,
-		w:      bufs.w,
-		hashes: bufs.hashes[:0],
-		bufs:   bufs,
-		data:   blockWriter{restartInterval: opts.RestartInterval},
-		index:  blockWriter{restartInterval: 1},
-		props:  Properties{Compression: opts.Compression, SmallestSeqNum: base.SeqNumMax},
+		fit:         newPageFit(opts),
+		rangeFilter: rf,
+		opts:        opts,
+		w:           bufs.w,
+		hashes:      bufs.hashes[:0],
+		bufs:        bufs,
+		data:        blockWriter{restartInterval: opts.RestartInterval},
+		index:       blockWriter{restartInterval: 1},
+		props:       Properties{Compression: opts.Compression, SmallestSeqNum: base.SeqNumMax},
 	}, nil
 }
 
@@ -193,6 +210,7 @@ func (w *Writer) Add(key InternalKey, value []byte) error {
 // are adjacent).
 func (w *Writer) addHashes(userKey []byte, first bool) {
 	w.hashes = append(w.hashes, bloom.Hash(userKey))
+	w.addRangeKey(userKey)
 	if w.opts.Prefix == nil {
 		return
 	}
@@ -329,6 +347,9 @@ func (w *Writer) Finish() (Properties, error) {
 		f.version = max(f.version, formatVersion2)
 		w.props.RangeDelBlock = w.writeBlock(w.rangeDels.Encode(nil), NoCompression)
 		w.props.RangeDels = uint64(w.rangeDels.Count())
+	}
+	if w.writeRangeFilter() {
+		f.version = formatVersion3
 	}
 	f.properties = w.writeBlock(encodeProperties(&w.props), NoCompression)
 	w.write(f.encode())

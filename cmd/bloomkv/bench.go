@@ -22,6 +22,7 @@ import (
 	"github.com/bloomkv/bloomkv/internal/procstat"
 	"github.com/bloomkv/bloomkv/internal/progress"
 	"github.com/bloomkv/bloomkv/internal/workload"
+	"github.com/bloomkv/bloomkv/rangefilter"
 	"github.com/bloomkv/bloomkv/sstable"
 	"github.com/bloomkv/bloomkv/vfs"
 )
@@ -65,7 +66,17 @@ share a prefix ("0000000000000/00" …), and open the database with a prefix
 extractor, so that every table's filter holds its prefixes: fillprefix,
 seekprefix (Iterator.SeekPrefixGE of a present prefix, reading its keys)
 and seekprefixmissing (of an absent prefix: each table in its key range
-is read unless its filter rules the prefix out).
+is read unless its filter rules the prefix out). The range workloads
+write the keys in runs of 128 with gaps of 128 between (fillrange) and
+scan with both bounds: rangescan2, 8, 32 and 128 (that many keys inside a
+run) and rangeempty2 … 128 (that many numbers inside a gap: each table in
+the scan's key range is read unless its range filter, -range-filter-bits,
+rules the range out). -range-compare runs instead fillrange and every
+range workload on two databases, with range filters (-range-filter-bits,
+default 16) and without, each workload on one then the other, with a new
+iterator per scan and with one per thread re-bounded by SetBounds, and
+prints per scan the tables in range and skipped, the data blocks read, the
+throughput and the CPU time side by side (with -out, rangescan.csv).
 
 Filters: -bits-per-key c under -allocation uniform (Bloom, c in every
 table), optimal (Monkey: Bloom, c on average, more in the small levels),
@@ -150,6 +161,8 @@ type benchFlags struct {
 	threads                                                      int
 	ycsb, sizes, chart                                           string
 	sizeList                                                     []int // -sizes parsed
+	rangeFilterBits                                              float64
+	rangeCompare                                                 bool
 }
 
 func runBench(args []string, stdout io.Writer) error {
@@ -198,6 +211,8 @@ func runBench(args []string, stdout io.Writer) error {
 	fs.IntVar(&f.threads, "threads", 1, "goroutines running each workload's operations at once (filloverwrite: 1)")
 	fs.StringVar(&f.ycsb, "ycsb", "", "YCSB properties overriding every ycsb-* workload's, name=value,… (e.g. requestdistribution=uniform,fieldcount=1); recordcount defaults to -n, operationcount to -reads")
 	fs.StringVar(&f.sizes, "sizes", "", "run the workloads at each of these key counts (e.g. 1M,10M,30M; instead of -n), each on a fresh database, and tabulate (with -out, chart) ops/s, p99 and blocks read per Get against n")
+	fs.Float64Var(&f.rangeFilterBits, "range-filter-bits", 0, "range filters of this many bits per key in every level (Options.RangeFilterBits; 0: none; -range-compare: 16)")
+	fs.BoolVar(&f.rangeCompare, "range-compare", false, "run instead the range workloads on two databases, with range filters (-range-filter-bits) and without, side by side")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), benchUsage)
 		fs.PrintDefaults()
@@ -228,8 +243,14 @@ func runBench(args []string, stdout io.Writer) error {
 		// *ArgumentError, but only after.
 		return usageError{fmt.Errorf("-bits-per-key %v is outside [1, %d] (0 for no filters)", f.bitsPerKey, bloom.MaxBitsPerKey)}
 	}
-	if !f.sweep && !ws[0].IsFill() {
+	if !f.sweep && !f.rangeCompare && !ws[0].IsFill() {
 		return usageError{errors.New("-workloads must begin with a fill (fillseq, fillrandom, filloverwrite, fillprefix or ycsb-load): the database starts empty")}
+	}
+	if f.rangeFilterBits != 0 && rangefilter.CheckBitsPerKey(f.rangeFilterBits) != nil {
+		return usageError{fmt.Errorf("-range-filter-bits %v is outside [%d, %d] (0 for none)", f.rangeFilterBits, rangefilter.MinBitsPerKey, rangefilter.MaxBitsPerKey)}
+	}
+	if f.rangeCompare && f.sweep {
+		return usageError{errors.New("-range-compare and -sweep are two runs: give one")}
 	}
 	if f.threads < 1 {
 		return usageError{fmt.Errorf("-threads %d: want at least 1", f.threads)}
@@ -313,6 +334,11 @@ func runBench(args []string, stdout io.Writer) error {
 	}
 	cfg := &workload.Config{Keys: keys, Reads: f.reads, MissRatio: f.missRatio, ScanLength: f.scanLength, PrefixKeys: f.prefixKeys, WritesPerKey: f.writesPerKey,
 		Threads: f.threads, YCSB: f.ycsb}
+	if f.rangeCompare {
+		opts := base
+		opts.BitsPerKey, opts.DisableFilters, opts.FilterAllocation = f.bitsPerKey, f.bitsPerKey == 0, allocation
+		return runRangeCompare(stdout, &f, dir, opts, cfg)
+	}
 	if f.sweep {
 		plan, err := f.sweepPlan()
 		if err != nil {
@@ -325,6 +351,9 @@ func runBench(args []string, stdout io.Writer) error {
 	opts.BitsPerKey, opts.DisableFilters, opts.FilterAllocation = f.bitsPerKey, f.bitsPerKey == 0, allocation
 	if levelFilters != nil {
 		opts.BitsPerKey, opts.DisableFilters, opts.LevelFilters = 0, allFiltersOff(levelFilters), levelFilters
+	}
+	if f.rangeFilterBits > 0 {
+		opts.RangeFilterBits = []float64{f.rangeFilterBits}
 	}
 	for _, w := range ws {
 		if w == workload.FillPrefix || w.IsPrefixSeek() {
@@ -528,6 +557,9 @@ func delta(a, b bloomkv.LevelMetrics) bloomkv.LevelMetrics {
 		PrefixProbes:          a.PrefixProbes - b.PrefixProbes,
 		PrefixFilterNegatives: a.PrefixFilterNegatives - b.PrefixFilterNegatives,
 		PrefixSought:          a.PrefixSought - b.PrefixSought,
+
+		RangeFilterChecks:    a.RangeFilterChecks - b.RangeFilterChecks,
+		RangeFilterNegatives: a.RangeFilterNegatives - b.RangeFilterNegatives,
 	}
 }
 

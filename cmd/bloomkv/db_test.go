@@ -198,7 +198,7 @@ func TestStats(t *testing.T) {
 	if f := strings.Fields(lines[0]); !slices.Equal(f[:min(6, len(f))], []string{"level", "tables", "size", "range", "dels", "bits/key"}) {
 		t.Fatalf("no level table header in\n%s", stdout.String())
 	}
-	for _, want := range []string{"\n     L0 ", "\n  total ", "\nfilter memory "} {
+	for _, want := range []string{"\n     L0 ", "\n  total ", "\nfilter memory ", "\nrange scans "} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("stats lacks %q:\n%s", want, stdout.String())
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/bloomkv/bloomkv/internal/batchrepr"
 	"github.com/bloomkv/bloomkv/internal/humanize"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/rangefilter"
 	"github.com/bloomkv/bloomkv/sstable"
 	"github.com/bloomkv/bloomkv/wal"
 )
@@ -127,6 +128,9 @@ func inspectTable(w *bufio.Writer, f *os.File, size int64, name string, verbose 
 	if l.RangeDels.Length > 0 {
 		row("range dels", l.RangeDels, "")
 	}
+	if l.RangeFilter.Length > 0 {
+		row("range filter", l.RangeFilter, "")
+	}
 	row("properties", l.Properties, "")
 	fmt.Fprintf(tw, "footer\t0\t%d\t64\t64\t\t\t\t\n", l.FooterOffset)
 	tw.Flush()
@@ -145,6 +149,10 @@ func inspectTable(w *bufio.Writer, f *os.File, size int64, name string, verbose 
 
 	fmt.Fprintln(w, "\nfilter:")
 	describeFilter(w, r.Filter(), p)
+	if rf := r.RangeFilter(); rf != nil {
+		fmt.Fprintln(w, "\nrange filter:")
+		describeRangeFilter(w, rf, p)
+	}
 	fmt.Fprintf(w, "\nkey range: %s .. %s\n", formatInternalKey(p.Smallest), formatInternalKey(p.Largest))
 
 	if verbose {
@@ -216,6 +224,30 @@ func describeFilter(w io.Writer, fl sstable.Filter, p sstable.Properties) {
 	fmt.Fprintf(tw, "  FPR measured\t%.4f%% (%d of %s random hashes)\n", 100*float64(hits)/inspectProbes, hits, fmtCount(inspectProbes))
 	if p.FilterPrefix != "" {
 		fmt.Fprintf(tw, "  prefixes\tby extractor %q: the filter holds each key's prefix too\n", p.FilterPrefix)
+	}
+	tw.Flush()
+}
+
+// describeRangeFilter prints a table's range filter: its family, size,
+// keys and bits per key, whether it is exact, and the design's bound on
+// its false-positive rate for empty scans of a few widths.
+func describeRangeFilter(w io.Writer, rf sstable.RangeFilter, p sstable.Properties) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  family\t%v\n", p.RangeFilterFamily)
+	fmt.Fprintf(tw, "  size\t%d bytes serialized\n", rf.SizeBytes())
+	fmt.Fprintf(tw, "  keys\t%d\n", rf.Keys())
+	fmt.Fprintf(tw, "  bits/key\t%.2f\n", rf.BitsPerKey())
+	if f, ok := rf.(*rangefilter.Filter); ok {
+		exact := "no: hashed (Grafite)"
+		if f.Exact() {
+			exact = "yes: the keys' mapped values, unhashed"
+		}
+		fmt.Fprintf(tw, "  exact\t%s\n", exact)
+		var bounds []string
+		for _, width := range []uint64{2, 8, 32, 128} {
+			bounds = append(bounds, fmt.Sprintf("%d keys %.4f%%", width, 100*f.FalsePositiveBound(width)))
+		}
+		fmt.Fprintf(tw, "  FPR bound\t%s (empty scans of that many consecutive keys)\n", strings.Join(bounds, ", "))
 	}
 	tw.Flush()
 }

@@ -13,6 +13,7 @@
 //	              [-filter family:param | -levels list] [-sweep] [-out DIR] …
 //	bloomkv explain -db DIR [-hex] KEY
 //	bloomkv explain -db DIR [-hex] -multi KEY...
+//	bloomkv explain -db DIR [-hex] -range LO HI
 //	bloomkv tree -db DIR [-hex]
 //	bloomkv inspect [-v] [-type T] FILE
 //	bloomkv web [-addr HOST:PORT] [-db DIR | -demo [-rate N]]
@@ -83,7 +84,12 @@
 // distinct blocks, blocks shared by several keys, from the cache or the
 // file, reads at once), each key's path with the round and how many keys
 // shared its block, and the batch's summary. The index of every table is
-// pinned in memory, so it costs no read. tree draws the levels and their
+// pinned in memory, so it costs no read. With -range it scans [LO, HI)
+// instead, as an iterator with those bounds does, and prints each memtable
+// searched and each table whose key range overlaps the range, with its
+// range filter's verdict — absent: skipped, neither opened nor sought;
+// maybe, or none for a table without a range filter: sought — then the
+// keys found (see Options.RangeFilterBits). tree draws the levels and their
 // tables from the manifest (sizes, key ranges, each table's filter family,
 // parameter and bits per key, and each level's mix of families); it
 // only reads, and needs no lock. inspect prints what any one file of a DB

@@ -111,9 +111,13 @@ type Options struct {
 	LevelFilters *[manifest.NumLevels]sstable.FilterSpec
 
 	// TableOptions configure the output tables (block size, restart
-	// interval, compression, prefix extractor). Their Filter is ignored:
-	// each output table gets its level's filter (Compaction.Filter).
+	// interval, compression, prefix extractor). Their Filter and
+	// RangeFilterBits are ignored: each output table gets its level's
+	// filter (Compaction.Filter) and range filter (RangeFilterBits).
 	TableOptions sstable.WriterOptions
+	// RangeFilterBits is each level's range-filter setting, bits per key
+	// (sstable.WriterOptions.RangeFilterBits; 0: none).
+	RangeFilterBits [manifest.NumLevels]float64
 }
 
 // LevelTargetSize returns the target size in bytes of level (1 or deeper)

@@ -52,6 +52,7 @@ func Run(ctx context.Context, c *Compaction, env Env, snapshots []base.SeqNum, o
 		target:     opts.TargetFileSize,
 		wopts:      opts.TableOptions,
 	}
+	r.wopts.RangeFilterBits = opts.RangeFilterBits[c.OutputLevel]
 	r.stats.InputTables = c.NumInputs()
 	r.stats.BytesRead = c.InputBytes()
 

@@ -36,8 +36,8 @@ type OpenFunc func(i int) (Iterator, error)
 // First and Next alone (a compaction's walk) rely on the order only.
 //
 // Restrict narrows a LevelIter, for a while, to a key range and to the
-// tables a predicate admits: the tables of a level a prefix seek need not
-// open.
+// tables an Admitter admits: the tables of a level a prefix seek or a
+// bounded scan need not open.
 //
 // A failure to open a table, or of a table's iterator, stops the iterator:
 // it is exhausted from then on and Error returns the failure.
@@ -46,9 +46,9 @@ type LevelIter struct {
 	files []*manifest.FileMetadata // the tables within the bounds
 	skip  int                      // files[i] is table skip+i of the level: open's argument
 	open  OpenFunc
-	admit func(i int) bool // if not nil, table i of the level is opened only if admit(i); see Restrict
-	idx   int              // index in files of the open table
-	iter  Iterator         // the open table's iterator; nil if none is open
+	admit Admitter // if not nil, table i of the level is opened only if admit.Admit(i); see Restrict
+	idx   int      // index in files of the open table
+	iter  Iterator // the open table's iterator; nil if none is open
 	err   error
 }
 
@@ -77,10 +77,26 @@ func (l *LevelIter) setBounds(lower, upper []byte) {
 	l.files, l.skip = l.level[lo:max(lo, hi)], lo
 }
 
+// Admitter decides which tables of a level a restricted LevelIter reads:
+// Admit(i) reports whether table i of the level (open's argument) may
+// hold entries the caller needs. A DB Iterator's implementation asks the
+// table's filter; it is an interface, not a func, so that an
+// implementation kept in a struct the caller already has costs no
+// allocation per LevelIter.
+type Admitter interface {
+	Admit(i int) bool
+}
+
+// AdmitFunc is an Admitter that calls the function.
+type AdmitFunc func(i int) bool
+
+// Admit returns f(i).
+func (f AdmitFunc) Admit(i int) bool { return f(i) }
+
 // Restrict replaces the iterator's bounds with [lower, upper) (nil:
 // unbounded), keeping the tables not wholly outside them as NewLevelIter
 // does, and, if admit is not nil, makes every move pass over the tables
-// admit rules out (admit(i) false, i indexing the level's tables as open's
+// admit rules out (Admit(i) false, i indexing the level's tables as open's
 // argument does) without opening them; Restrict(lower, upper, nil) admits
 // every table again. A DB Iterator's prefix seek restricts each level to
 // the prefix's key range and to the tables whose filters may hold the
@@ -91,13 +107,26 @@ func (l *LevelIter) setBounds(lower, upper []byte) {
 // stream: the caller must not need them (a prefix seek shows only the
 // prefix's keys, which such a table does not hold).
 //
-// Restrict closes the open table: the iterator is unpositioned until the
-// next First, Last or seek. Like the files, admit must answer the same for
-// a table until the next Restrict.
-func (l *LevelIter) Restrict(lower, upper []byte, admit func(i int) bool) {
-	l.closeTable()
+// The iterator is unpositioned until the next First, Last or seek. The
+// open table, if any, stays open while it is within the new bounds: the
+// next move that reaches it asks admit of it as of any table, and reuses
+// it if admitted, without opening it anew — an iterator re-bounded and
+// sought again and again within one table (many short scans through one
+// DB Iterator) opens it once. A move that does not reach it, or a table
+// admit rules out, closes it. Like the files, admit must answer the same
+// for a table until the next Restrict.
+func (l *LevelIter) Restrict(lower, upper []byte, admit Admitter) {
+	open := l.skip + l.idx // the open table's index in the level, if one is
 	l.setBounds(lower, upper)
 	l.admit = admit
+	if l.iter == nil {
+		return
+	}
+	if open < l.skip || open >= l.skip+len(l.files) {
+		l.closeTable()
+		return
+	}
+	l.idx = open - l.skip
 }
 
 // First moves to the level's first entry.
@@ -164,7 +193,7 @@ func (l *LevelIter) backwardFrom(i int, move func(Iterator) bool) bool {
 // it with restart, until one has an entry.
 func (l *LevelIter) walkFrom(i, step int, move, restart func(Iterator) bool) bool {
 	for ; l.err == nil && i >= 0 && i < len(l.files); i += step {
-		if l.admit != nil && !l.admit(l.skip+i) {
+		if l.admit != nil && !l.admit.Admit(l.skip+i) {
 			continue
 		}
 		if !l.openTable(i) {

@@ -45,19 +45,19 @@ func TestLevelIterRestrict(t *testing.T) {
 				upper = itertest.RandKey(rng)
 			}
 			ruledOut = make([]bool, len(l.Files))
-			var admit func(i int) bool
+			var admit iterator.Admitter
 			if round%4 != 3 { // every fourth round admits every table again
 				for i := range ruledOut {
 					ruledOut[i] = rng.IntN(3) == 0
 				}
-				admit = func(i int) bool {
+				admit = iterator.AdmitFunc(func(i int) bool {
 					f := l.Files[i]
 					if (lower != nil && bytes.Compare(f.Largest.UserKey, lower) < 0 ||
 						upper != nil && bytes.Compare(f.Smallest.UserKey, upper) >= 0) && failure == nil {
 						failure = fmt.Errorf("admit asked of table %d [%q, %q], outside the bounds", i, f.Smallest.UserKey, f.Largest.UserKey)
 					}
 					return !ruledOut[i]
-				}
+				})
 			} else {
 				lower, upper = nil, nil
 			}
@@ -82,6 +82,57 @@ func TestLevelIterRestrict(t *testing.T) {
 			t.Fatalf("seed %d: no table opened", seed)
 		}
 	}
+}
+
+// TestLevelIterRestrictKeepsTable checks that a Restrict whose bounds keep
+// the open table keeps it open — a seek into it after the Restrict opens
+// nothing — and that one whose bounds or admit leave it out does not show
+// its entries: the next seek opens another table, or none.
+func TestLevelIterRestrictKeepsTable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	l := &itertest.Level{}
+	for i := range 3 {
+		l.Add(t, rng, []itertest.KV{itertest.Set(fmt.Sprintf("%d-a", i), 1), itertest.Set(fmt.Sprintf("%d-b", i), 1)}, uint64(i+1))
+	}
+	var opens []int
+	it := iterator.NewLevelIter(l.Files, func(i int) (iterator.Iterator, error) {
+		opens = append(opens, i)
+		return l.Open(i)
+	}, nil, nil)
+	defer it.Close()
+	all := iterator.AdmitFunc(func(int) bool { return true })
+	none := iterator.AdmitFunc(func(int) bool { return false })
+	steps := []struct {
+		lower, upper string
+		admit        iterator.Admitter
+		seek, want   string // want "": nothing
+		opens        []int
+	}{
+		{"", "", nil, "1-a", "1-a", []int{1}},
+		{"1-a", "1-c", all, "1-b", "1-b", []int{1}},       // table 1 within the bounds: kept
+		{"1-a", "1-b", nil, "1-a", "1-a", []int{1}},       // still
+		{"1-a", "1-c", none, "1-a", "", []int{1}},         // ruled out: passed over, not shown
+		{"1-a", "2-b", all, "1-b", "1-b", []int{1, 1}},    // closed by the last walk: opened again
+		{"2-a", "2-c", all, "2-a", "2-a", []int{1, 1, 2}}, // outside the bounds: another table
+	}
+	for i, s := range steps {
+		it.Restrict(bound(s.lower), bound(s.upper), s.admit)
+		got := ""
+		if it.SeekGE([]byte(s.seek)) {
+			got = string(it.Key().UserKey)
+		}
+		if got != s.want || !slices.Equal(opens, s.opens) || it.Error() != nil {
+			t.Fatalf("step %d: SeekGE(%q) in [%q, %q) = %q, opens %v (%v); want %q, opens %v", i, s.seek, s.lower, s.upper, got, opens, it.Error(), s.want, s.opens)
+		}
+	}
+}
+
+// bound is s as a bound: nil for "".
+func bound(s string) []byte {
+	if s == "" {
+		return nil
+	}
+	return []byte(s)
 }
 
 // tableEntries returns the entries of all (the level's entries, sorted)

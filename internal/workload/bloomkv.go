@@ -64,6 +64,17 @@ func (b *Bloomkv) SeekPrefix(prefix []byte, n int) (int, error) {
 	return readN(it, it.SeekPrefixGE(prefix), n)
 }
 
+// ScanRange reads every entry of [lo, hi) with an iterator bounded on
+// both sides: one whose range the tables' range filters may rule out
+// (Options.RangeFilterBits).
+func (b *Bloomkv) ScanRange(lo, hi []byte) (int, error) {
+	it, err := b.DB.NewIter(&bloomkv.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return 0, err
+	}
+	return readN(it, it.First(), int(^uint(0)>>1))
+}
+
 // PrefixExtractor returns the prefix extractor of the prefix workloads'
 // keys, for bloomkv.Options.Prefix: a key's prefix is everything up to and
 // including its first PrefixSeparator (PrefixLen).

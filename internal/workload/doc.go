@@ -56,6 +56,21 @@
 //	                   holds the prefix is read, unless a prefix filter
 //	                   rules the prefix out
 //
+// The range workloads write the same N keys and values in a third layout
+// (see RangeRun): present key i is the number i + 128·⌊i/128⌋, so that
+// runs of 128 consecutive numbers alternate with gaps of 128 no key has.
+// They need a store with bounded scans (RangeScanner; for bloomkv, an
+// iterator with both bounds, which range filters let skip tables):
+//
+//	fillrange     put the N keys in range form in a random order
+//	rangescanW    scan W consecutive numbers inside a random run, W keys
+//	              (W = 2, 8, 32, 128), Reads/W times
+//	rangeemptyW   scan W consecutive numbers inside a random gap, which
+//	              holds no key but lies inside the key range of every
+//	              table holding the runs around it, Reads times: every
+//	              such table is read unless its range filter rules the
+//	              range out
+//
 // # YCSB
 //
 // The YCSB workloads are YCSB's CoreWorkload with its property names and

@@ -54,12 +54,12 @@ const (
 )
 
 // All lists the workloads in the order of the package doc.
-var All = []Workload{FillSeq, FillRandom, FillOverwrite, ReadRandom, ReadMissing, ReadMixed, Scan, FillPrefix, SeekPrefix, SeekPrefixMissing,
-	YCSBLoad, YCSBA, YCSBB, YCSBC, YCSBD, YCSBE, YCSBF}
+var All = append([]Workload{FillSeq, FillRandom, FillOverwrite, ReadRandom, ReadMissing, ReadMixed, Scan, FillPrefix, SeekPrefix, SeekPrefixMissing,
+	YCSBLoad, YCSBA, YCSBB, YCSBC, YCSBD, YCSBE, YCSBF, FillRange}, rangeWorkloads...)
 
 // IsFill reports whether w writes a store from empty (the YCSB load too).
 func (w Workload) IsFill() bool {
-	return w == FillSeq || w == FillRandom || w == FillOverwrite || w == FillPrefix || w == YCSBLoad
+	return w == FillSeq || w == FillRandom || w == FillOverwrite || w == FillPrefix || w == YCSBLoad || w == FillRange
 }
 
 // IsPrefixSeek reports whether w is made of prefix seeks.
@@ -121,6 +121,10 @@ type Config struct {
 	// once (0 or 1: one). The Store must be safe for concurrent use.
 	// filloverwrite runs on one only.
 	Threads int
+	// RangeReuse makes each thread of a range scan workload scan through
+	// one cursor (RangeReuser) rather than a new iterator per scan; the
+	// store must be a RangeReuser.
+	RangeReuse bool
 	// YCSB is a comma-separated list of YCSB properties (name=value, YCSB's
 	// names: see YCSB.SetProperty) that override every YCSB workload's own;
 	// recordcount defaults to Keys.N and operationcount to Reads.
@@ -170,6 +174,9 @@ func (c *Config) Ops(w Workload) int {
 		return c.Keys.N
 	case w == Scan:
 		return max(1, c.Reads/max(1, c.ScanLength))
+	}
+	if width, empty, ok := w.rangeScan(); ok && !empty {
+		return max(1, c.Reads/width) // as many keys read as a read workload's Gets
 	}
 	return c.Reads
 }
@@ -236,6 +243,9 @@ type plan struct {
 	layout prefixLayout
 	seeker PrefixSeeker
 	ycsb   *ycsbRun
+	// The range workloads': the layout, and the store's bounded scans.
+	ranges  rangeLayout
+	scanner RangeScanner
 }
 
 // newPlan checks that w can run on s under c and plans it.
@@ -273,6 +283,22 @@ func (c *Config) newPlan(s Store, w Workload) (*plan, error) {
 		var err error
 		if p.ycsb, err = c.newYCSBRun(w); err != nil {
 			return nil, err
+		}
+	case w == FillRange || w.IsRangeScan():
+		var err error
+		if p.ranges, err = k.rangeLayout(); err != nil {
+			return nil, err
+		}
+		if w == FillRange {
+			p.order = r.Perm(k.N)
+			break
+		}
+		var ok bool
+		if p.scanner, ok = s.(RangeScanner); !ok {
+			return nil, fmt.Errorf("workload: %s needs bounded scans, which the store %T does not offer", w, s)
+		}
+		if _, ok = s.(RangeReuser); c.RangeReuse && !ok {
+			return nil, fmt.Errorf("workload: %s with RangeReuse needs a reusable cursor, which the store %T does not offer", w, s)
 		}
 	default:
 		return nil, fmt.Errorf("workload: unknown workload %q", w)
@@ -357,6 +383,8 @@ type thread struct {
 	r      *rand.Rand
 	lo, hi int
 	key    []byte
+	upper  []byte      // a range scan's upper bound
+	cursor RangeCursor // under RangeReuse, the range scans' once opened
 	ycsb   *ycsbThread
 	// filloverwrite: the writes done so far of each key, and the buffer of
 	// the values of the writes before a key's last.
@@ -370,8 +398,15 @@ type thread struct {
 
 // run does the thread's operations, stopping early when another thread
 // has failed. pr, if not nil, is called with done's count.
-func (t *thread) run(pr func(int), done *atomic.Int64, failed *atomic.Bool) error {
+func (t *thread) run(pr func(int), done *atomic.Int64, failed *atomic.Bool) (err error) {
 	t.key = make([]byte, 0, t.c.Keys.KeySize)
+	defer func() {
+		if t.cursor != nil {
+			if cerr := t.cursor.Close(); err == nil {
+				err = cerr
+			}
+		}
+	}()
 	for op := t.lo; op < t.hi; op++ {
 		if (op-t.lo)%progressEvery == 0 {
 			if op > t.lo {
@@ -418,6 +453,10 @@ func (t *thread) op(i int) error {
 		i = p.order[i]
 		t.key = p.layout.key(t.key, i)
 		return s.Put(t.key, k.Value(i))
+	case FillRange:
+		i = p.order[i]
+		t.key = k.RangeKey(t.key, i)
+		return s.Put(t.key, k.Value(i))
 	case SeekPrefix, SeekPrefixMissing:
 		g := r.IntN(p.layout.groups)
 		missing := p.w == SeekPrefixMissing
@@ -461,6 +500,9 @@ func (t *thread) op(i int) error {
 			err = fmt.Errorf("key %q has a value other than its last write's (was the store filled with these keys' seed?)", t.key)
 		}
 		return err
+	}
+	if width, empty, ok := p.w.rangeScan(); ok {
+		return t.rangeScan(width, empty)
 	}
 	kind, err := t.ycsb.op(s)
 	t.kinds[kind]++
