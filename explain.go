@@ -519,10 +519,17 @@ func (s *TraceStep) result() string {
 
 // prefixString is String for a prefix seek's trace.
 func (t *Trace) prefixString() string {
+	return t.skipString(fmt.Sprintf("prefix seek %q (prefix %q) at seqnum %d", t.Key, t.Prefix, t.SeqNum), "prefix filter")
+}
+
+// skipString is String for the trace of a move that skips tables by a
+// filter (a prefix seek, a bounded scan): the header line, then a row per
+// step with the filter's verdict under filterColumn, then the summary.
+func (t *Trace) skipString(header, filterColumn string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "prefix seek %q (prefix %q) at seqnum %d\n", t.Key, t.Prefix, t.SeqNum)
+	fmt.Fprintln(&b, header)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tplace\tkey range\tin range\tprefix filter\tresult")
+	fmt.Fprintf(tw, "#\tplace\tkey range\tin range\t%s\tresult\n", filterColumn)
 	for i := range t.Steps {
 		s := &t.Steps[i]
 		keyRange, inRange, filter := s.rangeCells()

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 )
 
 // ExplainRange scans [lo, hi) as an Iterator with those bounds does, from
@@ -83,20 +82,5 @@ func (t *Trace) rangeSummary(n TraceTotals) string {
 //	3  L1/000007.sst  "key000" .. "key499"  yes       maybe         sought
 //	summary: 1 table skipped by its range filter, 1 table sought, no key in the range
 func (t *Trace) rangeString() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "range scan [%q, %q) at seqnum %d\n", t.Key, t.RangeEnd, t.SeqNum)
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tplace\tkey range\tin range\trange filter\tresult")
-	for i := range t.Steps {
-		s := &t.Steps[i]
-		keyRange, inRange, filter := s.rangeCells()
-		result := "skipped"
-		if s.Sought {
-			result = "sought"
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", i+1, s.Place(), keyRange, inRange, filter, result)
-	}
-	tw.Flush()
-	fmt.Fprintf(&b, "summary: %s\n", t.Summary())
-	return b.String()
+	return t.skipString(fmt.Sprintf("range scan [%q, %q) at seqnum %d", t.Key, t.RangeEnd, t.SeqNum), "range filter")
 }

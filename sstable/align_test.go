@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -234,16 +233,6 @@ func TestAlignedPaddingUnread(t *testing.T) {
 	}
 }
 
-// withVersion returns data with its footer's format version set to v and
-// the footer's checksum made right again.
-func withVersion(data []byte, v uint32) []byte {
-	d := bytes.Clone(data)
-	f := d[len(d)-footerLen:]
-	binary.LittleEndian.PutUint32(f[48:], v)
-	binary.LittleEndian.PutUint32(f[52:], crc32.Checksum(f[:52], castagnoli))
-	return d
-}
-
 // TestAlignmentNeedsVersion3 checks that alignment and format version 3 go
 // together: an aligned table relabelled version 1 or 2, or an unaligned
 // one without a range filter relabelled 3, is refused as corrupt, and a
@@ -277,10 +266,10 @@ func TestAlignmentNeedsVersion3(t *testing.T) {
 		name string
 		data []byte
 	}{
-		{"aligned as version 1", withVersion(aligned, 1)},
-		{"aligned as version 2", withVersion(aligned, 2)},
-		{"unaligned as version 3", withVersion(plain, 3)},
-		{"version 4", withVersion(aligned, 4)},
+		{"aligned as version 1", relabel(aligned, 1)},
+		{"aligned as version 2", relabel(aligned, 2)},
+		{"unaligned as version 3", relabel(plain, 3)},
+		{"version 4", relabel(aligned, 4)},
 	} {
 		_, err := Open(bytes.NewReader(tc.data), int64(len(tc.data)), ReaderOptions{FileName: "000001.sst"})
 		checkCorruption(t, err, tc.name)

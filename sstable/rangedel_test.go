@@ -130,17 +130,7 @@ func TestRangeDelBlockEveryBitFlip(t *testing.T) {
 	if h.Length == 0 {
 		t.Fatal("no range-deletion block")
 	}
-	for off := h.Offset; off < h.Offset+h.Length+blockTrailerLen; off++ {
-		for bit := range 8 {
-			bad := bytes.Clone(data)
-			bad[off] ^= 1 << bit
-			_, err := Open(bytes.NewReader(bad), int64(len(bad)), ReaderOptions{FileName: "000001.sst", FileNum: 1})
-			var ce *base.CorruptionError
-			if !errors.Is(err, ErrCorruption) || !errors.As(err, &ce) || ce.File != "000001.sst" || ce.Offset != int64(h.Offset) {
-				t.Fatalf("bit %d of byte %d flipped: %v; want a corruption error in 000001.sst at offset %d", bit, off, err, h.Offset)
-			}
-		}
-	}
+	checkBlockBitFlips(t, "range deletions", data, h)
 	// A version-2 footer on a table without the block, and a version-1
 	// footer on one with it, are damage too.
 	for _, tt := range []struct {
@@ -154,6 +144,24 @@ func TestRangeDelBlockEveryBitFlip(t *testing.T) {
 		bad := relabel(tt.data, tt.to)
 		if _, err := Open(bytes.NewReader(bad), int64(len(bad)), ReaderOptions{FileName: "000001.sst"}); !errors.Is(err, ErrCorruption) {
 			t.Errorf("%s: %v, want corruption", tt.name, err)
+		}
+	}
+}
+
+// checkBlockBitFlips flips every bit of block h of the table data, and of
+// its trailer, in turn: Open must fail each time with a corruption error
+// naming the file (000001.sst) and the block's offset.
+func checkBlockBitFlips(t *testing.T, name string, data []byte, h BlockHandle) {
+	t.Helper()
+	for off := h.Offset; off < h.Offset+h.Length+blockTrailerLen; off++ {
+		for bit := range 8 {
+			bad := bytes.Clone(data)
+			bad[off] ^= 1 << bit
+			_, err := Open(bytes.NewReader(bad), int64(len(bad)), ReaderOptions{FileName: "000001.sst", FileNum: 1})
+			var ce *base.CorruptionError
+			if !errors.Is(err, ErrCorruption) || !errors.As(err, &ce) || ce.File != "000001.sst" || ce.Offset != int64(h.Offset) {
+				t.Fatalf("%s: bit %d of byte %d flipped: %v; want a corruption error in 000001.sst at offset %d", name, bit, off, err, h.Offset)
+			}
 		}
 	}
 }

@@ -180,17 +180,7 @@ func rangeFilterTables(t *testing.T) map[string][]byte {
 func TestRangeFilterBlockEveryBitFlip(t *testing.T) {
 	for name, data := range rangeFilterTables(t) {
 		h := openTable(t, data, nil).Properties().RangeFilterBlock
-		for off := h.Offset; off < h.Offset+h.Length+blockTrailerLen; off++ {
-			for bit := range 8 {
-				bad := bytes.Clone(data)
-				bad[off] ^= 1 << bit
-				_, err := Open(bytes.NewReader(bad), int64(len(bad)), ReaderOptions{FileName: "000001.sst", FileNum: 1})
-				var ce *base.CorruptionError
-				if !errors.Is(err, ErrCorruption) || !errors.As(err, &ce) || ce.File != "000001.sst" || ce.Offset != int64(h.Offset) {
-					t.Fatalf("%s: bit %d of byte %d flipped: %v; want a corruption error in 000001.sst at offset %d", name, bit, off, err, h.Offset)
-				}
-			}
-		}
+		checkBlockBitFlips(t, name, data, h)
 		for _, v := range []uint32{formatVersion1, formatVersion2} {
 			bad := relabel(data, v)
 			if _, err := Open(bytes.NewReader(bad), int64(len(bad)), ReaderOptions{FileName: "000001.sst"}); !errors.Is(err, ErrCorruption) {
