@@ -172,7 +172,9 @@ func tableIndexOf(t *testing.T, d *DB, fileNum uint64) int {
 // and range tombstones in newer tables over keys of older ones, and at a
 // snapshot taken before them; then again after a compaction and a reopen.
 func TestRangeFilterIteratorMoves(t *testing.T) {
-	for _, seed := range testSeeds(6, 2, testing.Short()) {
+	// Three seeds under -race (6 without), which the model and metamorphic
+	// suites' randomized range filters add to.
+	for _, seed := range testSeeds(6, map[bool]int{false: 2, true: 3}[raceEnabled], testing.Short() || raceEnabled) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 32))
 			fs := vfs.NewMem()

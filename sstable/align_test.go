@@ -56,8 +56,10 @@ func blockEntries(t *testing.T, r *Reader, i int) int {
 // that a block of more than one entry fits in a page (the cut), and that
 // every entry reads back through Get and scans.
 func TestAlignedBlocks(t *testing.T) {
-	random := randomEntries(rand.New(rand.NewPCG(20, 20)), 4000, 64, 9000)
-	bench := benchLikeEntries(20_000)
+	// Under -race a quarter of the entries: still a dozen blocks a table or more.
+	n := map[bool]int{false: 4, true: 1}[raceEnabled]
+	random := randomEntries(rand.New(rand.NewPCG(20, 20)), 1000*n, 64, 9000)
+	bench := benchLikeEntries(5_000 * n)
 	for _, tc := range []struct {
 		name      string
 		entries   []entry
@@ -135,7 +137,7 @@ func maxEntryLen(entries []entry) uint64 {
 // BlockSize before compression and is padded only by up to a quarter of
 // itself, so that padding is at most a quarter of the data.
 func TestAlignedFill(t *testing.T) {
-	entries := benchLikeEntries(50_000)
+	entries := benchLikeEntries(map[bool]int{false: 50_000, true: 12_500}[raceEnabled])
 	limit := maxEntryLen(entries)
 	for _, c := range compressions {
 		t.Run(c.String(), func(t *testing.T) {
