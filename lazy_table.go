@@ -14,7 +14,8 @@ import (
 // every child it includes with a positioning move before Next or Prev.
 //
 // INVARIANT: it is nil until the first First, Last, SeekGE or SeekLT;
-// then Next and Prev report false, Error and Close nil.
+// while it is nil, Next and Prev report false and Error and Close return
+// nil.
 type lazyTable struct {
 	r  *sstable.Reader
 	it *sstable.Iterator
