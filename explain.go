@@ -358,6 +358,21 @@ func (t *Trace) Totals() TraceTotals {
 	return n
 }
 
+// skippedParts are a summary's first parts: the tables out of range and
+// those the filter (its name) ruled out, each if any.
+func skippedParts(n TraceTotals, filter string) []string {
+	var parts []string
+	if n.TablesOutOfRange > 0 {
+		parts = append(parts, plural(n.TablesOutOfRange, "table", "tables")+" out of range")
+	}
+	if n.FilterNegatives == 1 {
+		parts = append(parts, "1 table skipped by its "+filter)
+	} else if n.FilterNegatives > 1 {
+		parts = append(parts, plural(n.FilterNegatives, "table", "tables")+" skipped by their "+filter+"s")
+	}
+	return parts
+}
+
 // Summary is the lookup in one line, e.g. "2 tables out of range, 3
 // tables skipped by their filters, 1 block read (1.21 KiB), found in
 // L2/000123.sst"; for a prefix seek, e.g. "1 table out of range, 5 tables
@@ -367,17 +382,7 @@ func (t *Trace) Summary() string {
 	if t.RangeEnd != nil {
 		return t.rangeSummary(n)
 	}
-	var parts []string
-	if n.TablesOutOfRange > 0 {
-		parts = append(parts, plural(n.TablesOutOfRange, "table", "tables")+" out of range")
-	}
-	if n.FilterNegatives > 0 {
-		by := " skipped by their filters"
-		if n.FilterNegatives == 1 {
-			by = " skipped by its filter"
-		}
-		parts = append(parts, plural(n.FilterNegatives, "table", "tables")+by)
-	}
+	parts := skippedParts(n, "filter")
 	if t.Prefix != nil {
 		return strings.Join(append(parts, t.prefixSummary(n)...), ", ")
 	}

@@ -48,17 +48,7 @@ func (d *DB) ExplainRange(lo, hi []byte) (*Trace, error) {
 // range, 5 tables skipped by their range filters, 1 table sought, 3 keys
 // found".
 func (t *Trace) rangeSummary(n TraceTotals) string {
-	var parts []string
-	if n.TablesOutOfRange > 0 {
-		parts = append(parts, plural(n.TablesOutOfRange, "table", "tables")+" out of range")
-	}
-	if n.FilterNegatives > 0 {
-		by := " skipped by their range filters"
-		if n.FilterNegatives == 1 {
-			by = " skipped by its range filter"
-		}
-		parts = append(parts, plural(n.FilterNegatives, "table", "tables")+by)
-	}
+	parts := skippedParts(n, "range filter")
 	sought := "no table sought"
 	if n.TablesSought > 0 {
 		sought = plural(n.TablesSought, "table", "tables") + " sought"
