@@ -419,14 +419,21 @@ func (t *Trace) Summary() string {
 // prefixSummary is the end of a prefix seek's Summary: what it sought and
 // found.
 func (t *Trace) prefixSummary(n TraceTotals) []string {
+	return t.soughtFound(n, "a filter of the prefix", "no key with the prefix")
+}
+
+// soughtFound are the last parts of a prefix seek's or range scan's
+// Summary: the tables sought (how many had no filter, unfiltered naming
+// it) and the keys found (none: noKeys).
+func (t *Trace) soughtFound(n TraceTotals, unfiltered, noKeys string) []string {
 	sought := "no table sought"
 	if n.TablesSought > 0 {
 		sought = plural(n.TablesSought, "table", "tables") + " sought"
 	}
 	if n.UnfilteredTables > 0 {
-		sought += fmt.Sprintf(" (%d without a filter of the prefix)", n.UnfilteredTables)
+		sought += fmt.Sprintf(" (%d without %s)", n.UnfilteredTables, unfiltered)
 	}
-	found := "no key with the prefix"
+	found := noKeys
 	if t.Keys > 0 {
 		found = plural(t.Keys, "key", "keys") + " found"
 	}

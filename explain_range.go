@@ -49,18 +49,7 @@ func (d *DB) ExplainRange(lo, hi []byte) (*Trace, error) {
 // found".
 func (t *Trace) rangeSummary(n TraceTotals) string {
 	parts := skippedParts(n, "range filter")
-	sought := "no table sought"
-	if n.TablesSought > 0 {
-		sought = plural(n.TablesSought, "table", "tables") + " sought"
-	}
-	if n.UnfilteredTables > 0 {
-		sought += fmt.Sprintf(" (%d without a range filter)", n.UnfilteredTables)
-	}
-	found := "no key in the range"
-	if t.Keys > 0 {
-		found = plural(t.Keys, "key", "keys") + " found"
-	}
-	return strings.Join(append(parts, sought, found), ", ")
+	return strings.Join(append(parts, t.soughtFound(n, "a range filter", "no key in the range")...), ", ")
 }
 
 // rangeString is String for a range scan's trace:
