@@ -50,12 +50,9 @@ type tableSkip struct {
 	lo, hi []byte
 	bounds []byte
 
-	// The storage of excluded, levels and bounds for the usual stack (up
-	// to 16 memtables, L0 tables and levels) and keys, so that a tableSkip
-	// is one allocation.
-	excludedBuf [16]bool
-	levelsBuf   [manifest.NumLevels]skipLevel
-	boundsBuf   [64]byte // bounds' storage while lo and hi fit
+	// The storage of levels: a skipLevel per level below L0, enough
+	// for any version.
+	levelsBuf [manifest.NumLevels]skipLevel
 }
 
 // skipMode is what a tableSkip's restriction asks of the tables.
@@ -84,17 +81,35 @@ func (l *skipLevel) Admit(i int) bool {
 	return l.ps.consider(l.level, l.tables[i])
 }
 
-// init makes ps the restrictions' view of the stack newIter builds:
-// children children in the merge, memtables memtables first, then one per
-// table of l0, then the levels' LevelIters, which addLevel adds.
-func (ps *tableSkip) init(d *DB, children, memtables int, l0 []*table, ranges bool) {
+// init makes ps, which is new or reset, the restrictions' view of the
+// stack iterOver builds: memtables memtables first in the merge, then one
+// child per table of l0, then the levels' LevelIters, which addLevel adds;
+// setChildren completes it.
+func (ps *tableSkip) init(d *DB, memtables int, l0 []*table, ranges bool) {
 	ps.extractor, ps.counters, ps.ranges = d.opts.Prefix, &d.counters, ranges
 	ps.memtables, ps.l0 = memtables, l0
-	ps.levels, ps.bounds = ps.levelsBuf[:0], ps.boundsBuf[:0]
-	if children <= len(ps.excludedBuf) {
-		ps.excluded = ps.excludedBuf[:children]
-	} else {
+	ps.levels = ps.levelsBuf[:0]
+}
+
+// setChildren gives ps the merge, of children children, that its
+// restrictions exclude children of.
+func (ps *tableSkip) setChildren(children int, merging *iterator.MergingIter) {
+	ps.merging = merging
+	if cap(ps.excluded) < children {
 		ps.excluded = make([]bool, children)
+	}
+	ps.excluded = ps.excluded[:children]
+	clear(ps.excluded) // memtables and levels are never excluded
+}
+
+// reset empties ps of what it refers to — the DB, the merge, the tables,
+// a trace — for the next init, keeping the room of its buffers.
+func (ps *tableSkip) reset() {
+	*ps = tableSkip{
+		excluded: ps.excluded[:0],
+		bounds:   keptBuffer(ps.bounds),
+		prefix:   keptBuffer(ps.prefix),
+		end:      keptBuffer(ps.end),
 	}
 }
 
