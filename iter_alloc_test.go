@@ -149,8 +149,8 @@ func TestIterClosedStaysClosed(t *testing.T) {
 	}
 	for name, moved := range map[string]func() bool{
 		"First": first.First, "Last": first.Last, "Next": first.Next, "Prev": first.Prev,
-		"SeekGE": func() bool { return first.SeekGE([]byte("key002100")) },
-		"SeekLT": func() bool { return first.SeekLT([]byte("key002102")) },
+		"SeekGE":       func() bool { return first.SeekGE([]byte("key002100")) },
+		"SeekLT":       func() bool { return first.SeekLT([]byte("key002102")) },
 		"SeekPrefixGE": func() bool { return first.SeekPrefixGE([]byte("key002100")) },
 	} {
 		if moved() || first.Valid() || first.Key() != nil || first.Value() != nil {
