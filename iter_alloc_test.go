@@ -9,10 +9,11 @@ import (
 )
 
 // iterAllocDB opens a database with keys in the levels below L0 (a
-// compaction's), l0 tables in L0 and some in the memtable, under opts'
+// compaction's), l0 tables in L0, each spanning those keys, and some keys
+// in the memtable, under opts'
 // filters, and returns it with the counts of its read state's memtables,
 // L0 tables and levels below L0 holding tables.
-func iterAllocDB(t *testing.T, opts *Options, l0 int) (d *DB, memtables, l0Tables, levels int) {
+func iterAllocDB(t testing.TB, opts *Options, l0 int) (d *DB, memtables, l0Tables, levels int) {
 	t.Helper()
 	opts.FS, opts.MemtableSize = vfs.NewMem(), 4<<20
 	opts.L0CompactionTrigger, opts.L0SlowdownTrigger, opts.L0StopTrigger = 100, 100, 100
@@ -33,7 +34,11 @@ func iterAllocDB(t *testing.T, opts *Options, l0 int) (d *DB, memtables, l0Table
 		t.Fatal(err)
 	}
 	for i := range l0 {
-		put(2000+100*i, 2100+100*i)
+		for j := range 200 { // every L0 table spans the levels' keys
+			if err := d.Put(fmt.Appendf(nil, "key%06d", 10*j+i), []byte("newer"), NoSync); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if err := d.Flush(); err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +144,7 @@ func TestIterClosedStaysClosed(t *testing.T) {
 	if err := first.Close(); err != nil {
 		t.Fatal(err)
 	}
-	second, err := d.NewIter(&IterOptions{LowerBound: []byte("key002100"), UpperBound: []byte("key002102")})
+	second, err := d.NewIter(&IterOptions{LowerBound: []byte("key000010"), UpperBound: []byte("key000012")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,9 +154,9 @@ func TestIterClosedStaysClosed(t *testing.T) {
 	}
 	for name, moved := range map[string]func() bool{
 		"First": first.First, "Last": first.Last, "Next": first.Next, "Prev": first.Prev,
-		"SeekGE":       func() bool { return first.SeekGE([]byte("key002100")) },
-		"SeekLT":       func() bool { return first.SeekLT([]byte("key002102")) },
-		"SeekPrefixGE": func() bool { return first.SeekPrefixGE([]byte("key002100")) },
+		"SeekGE":       func() bool { return first.SeekGE([]byte("key000010")) },
+		"SeekLT":       func() bool { return first.SeekLT([]byte("key000012")) },
+		"SeekPrefixGE": func() bool { return first.SeekPrefixGE([]byte("key000010")) },
 	} {
 		if moved() || first.Valid() || first.Key() != nil || first.Value() != nil {
 			t.Errorf("closed Iterator: %s moved to %q", name, first.Key())
@@ -168,7 +173,45 @@ func TestIterClosedStaysClosed(t *testing.T) {
 	for ok := second.Valid(); ok; ok = second.Next() {
 		got = append(got, string(second.Key()))
 	}
-	if want := []string{"key002100", "key002101"}; fmt.Sprint(got) != fmt.Sprint(want) {
+	if want := []string{"key000010", "key000011"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("second Iterator: %q; want %q", got, want)
+	}
+}
+
+// BenchmarkNewIter measures building and closing an Iterator over a DB
+// with a memtable, three L0 tables and a level below, with range filters
+// (rf=on) and without (rf=off): alone (NewIter+Close), and with an empty
+// short scan between (NewIter+First+Close, in a gap between the keys,
+// inside every table's key range), where range filters leave every table
+// out, so that the scan costs little more than its stack.
+func BenchmarkNewIter(b *testing.B) {
+	for _, rf := range []string{"on", "off"} {
+		opts := Options{}
+		if rf == "on" {
+			opts.RangeFilterBits = []float64{16}
+		}
+		d, _, _, _ := iterAllocDB(b, &opts, 3)
+		io := &IterOptions{LowerBound: []byte("key000100a"), UpperBound: []byte("key000100b")}
+		for _, scan := range []bool{false, true} {
+			form := "NewIter+Close"
+			if scan {
+				form = "NewIter+First+Close"
+			}
+			b.Run(fmt.Sprintf("form=%s/rf=%s", form, rf), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					it, err := d.NewIter(io)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if scan && it.First() {
+						b.Fatalf("a key in the gap: %q", it.Key())
+					}
+					if err := it.Close(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
