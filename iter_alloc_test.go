@@ -62,8 +62,10 @@ func iterAllocDB(t testing.TB, opts *Options, l0 int) (d *DB, memtables, l0Table
 // memtable, and, without range filters, where the L0 tables are not
 // lazyTables, a table iterator per L0 table; nothing per level, nothing
 // for the bounds' copies or for range filters' skipping state. Under
-// -race sync.Pool drops a quarter of what it is given at random, so a new
-// Iterator may allocate its stack too: one more.
+// -race sync.Pool drops a quarter of what it is given at random, and a
+// stack built anew allocates its room again, so there the test builds
+// and closes the Iterators without counting; `make test` counts them
+// without -race.
 func TestNewIterAllocs(t *testing.T) {
 	prefix := &PrefixExtractor{Name: "key00", Split: func(k []byte) int { return min(len(k), 5) }}
 	for _, tc := range []struct {
@@ -88,9 +90,6 @@ func TestNewIterAllocs(t *testing.T) {
 			want := 1 + memtables
 			if tc.eagerL0 {
 				want += l0
-			}
-			if raceEnabled {
-				want++
 			}
 			io := &IterOptions{LowerBound: []byte("key000100"), UpperBound: []byte("key000200")}
 			for _, form := range []struct {
@@ -118,7 +117,8 @@ func TestNewIterAllocs(t *testing.T) {
 					}
 				}},
 			} {
-				if n := testing.AllocsPerRun(200, func() { form.run(t) }); n > float64(want) {
+				n := testing.AllocsPerRun(200, func() { form.run(t) })
+				if !raceEnabled && n > float64(want) {
 					t.Errorf("%s allocates %v times; want at most %d (%d memtables, %d L0 tables, %d levels)",
 						form.name, n, want, memtables, l0, levels)
 				}
