@@ -25,6 +25,7 @@ type iterAlloc struct {
 	skip       tableSkip
 	levels     [manifest.NumLevels]iterLevel
 	levelIters [manifest.NumLevels]*iterator.LevelIter // the room of Iterator.levels
+	skipLevels [manifest.NumLevels]skipLevel           // the room of skip.levels
 	children   []iterator.Iterator
 	lazy       []lazyTable
 	rangeDels  []sourceRangeDels
@@ -88,14 +89,17 @@ func (a *iterAlloc) lazyTables(n int) []lazyTable {
 func (a *iterAlloc) release(it *Iterator) {
 	a.lower, a.upper = reclaim(a.lower, it.userLower), reclaim(a.upper, it.userUpper)
 	a.key, a.value, a.stopKey = reclaim(a.key, it.key), reclaim(a.value, it.value), reclaim(a.stopKey, it.stopKey)
+	// Only what the Iterator used is cleared: zeroing memory that holds
+	// pointers costs write barriers while the collector runs.
 	clear(a.children)
 	clear(a.lazy)
 	clear(a.rangeDels)
-	for i := range a.levels {
-		a.levels[i] = iterLevel{}
-	}
-	a.levelIters = [manifest.NumLevels]*iterator.LevelIter{}
+	clear(a.levels[:len(it.levels)])
+	clear(a.levelIters[:len(it.levels)])
+	clear(a.skipLevels[:len(it.levels)])
 	a.children, a.lazy, a.rangeDels = a.children[:0], a.lazy[:0], a.rangeDels[:0]
-	a.skip.reset()
+	if it.ps != nil {
+		a.skip.reset()
+	}
 	iterAllocs.Put(a)
 }

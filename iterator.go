@@ -662,7 +662,7 @@ func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions, explain boo
 	}
 	if d.opts.Prefix != nil || ranges {
 		it.ps = &a.skip
-		it.ps.init(d, memtables, v.tables[0], ranges)
+		it.ps.init(d, memtables, v.tables[0], ranges, a.skipLevels[:])
 	}
 	levelRangeDels := v.levelRangeDels()
 	it.levels = a.levelIters[:0]

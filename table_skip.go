@@ -5,7 +5,6 @@ import (
 
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/internal/iterator"
-	"github.com/bloomkv/bloomkv/internal/manifest"
 )
 
 // tableSkip is what an Iterator needs of the iterator stack DB.newIter
@@ -31,13 +30,13 @@ import (
 type tableSkip struct {
 	counters  *dbCounters
 	merging   *iterator.MergingIter
-	memtables int      // the merge's first children: memtables, always searched
-	l0        []*table // the L0 tables, children memtables, memtables+1, ...
-	excluded  []bool   // by child of the merge; reused by every restriction
-	levels    []skipLevel
-	mode      skipMode   // what the current restriction asks the tables
-	ranges    bool       // bounded moves restrict: some table has a range filter
-	tr        skipTracer // nil unless the move is explained
+	memtables int         // the merge's first children: memtables, always searched
+	l0        []*table    // the L0 tables, children memtables, memtables+1, ...
+	excluded  []bool      // by child of the merge; reused by every restriction
+	levels    []skipLevel // in room the caller gives init, enough for every level
+	mode      skipMode    // what the current restriction asks the tables
+	ranges    bool        // bounded moves restrict: some table has a range filter
+	tr        skipTracer  // nil unless the move is explained
 
 	// Under skipPrefix: the prefix (extractor nil without Options.Prefix).
 	extractor  *PrefixExtractor
@@ -49,10 +48,6 @@ type tableSkip struct {
 	// filter, copies the restriction owns, both in bounds.
 	lo, hi []byte
 	bounds []byte
-
-	// The storage of levels: a skipLevel per level below L0, enough
-	// for any version.
-	levelsBuf [manifest.NumLevels]skipLevel
 }
 
 // skipMode is what a tableSkip's restriction asks of the tables.
@@ -83,12 +78,12 @@ func (l *skipLevel) Admit(i int) bool {
 
 // init makes ps, which is new or reset, the restrictions' view of the
 // stack iterOver builds: memtables memtables first in the merge, then one
-// child per table of l0, then the levels' LevelIters, which addLevel adds;
-// setChildren completes it.
-func (ps *tableSkip) init(d *DB, memtables int, l0 []*table, ranges bool) {
+// child per table of l0, then the levels' LevelIters, which addLevel adds
+// in levels' room, zero skipLevels; setChildren completes it.
+func (ps *tableSkip) init(d *DB, memtables int, l0 []*table, ranges bool, levels []skipLevel) {
 	ps.extractor, ps.counters, ps.ranges = d.opts.Prefix, &d.counters, ranges
 	ps.memtables, ps.l0 = memtables, l0
-	ps.levels = ps.levelsBuf[:0]
+	ps.levels = levels[:0]
 }
 
 // setChildren gives ps the merge, of children children, that its
