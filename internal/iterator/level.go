@@ -78,7 +78,7 @@ func NewLevelIter(files []*manifest.FileMetadata, open OpenFunc, lower, upper []
 // Init makes l an unpositioned iterator over the tables files describes,
 // as NewLevelIter does, in place: a DB Iterator keeps its LevelIters in
 // one pooled allocation and initializes them for each new Iterator. l must
-// hold no open table (new, or closed without an error).
+// hold no open table: it is new or closed.
 func (l *LevelIter) Init(files []*manifest.FileMetadata, open Opener, lower, upper []byte) {
 	*l = LevelIter{level: files, open: open}
 	l.setBounds(lower, upper)
