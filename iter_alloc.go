@@ -14,8 +14,10 @@ import (
 // (tableSkip), the range tombstones' list, and the room of the bounds' and
 // keys' copies. Building a stack then allocates nothing of its own but the
 // Iterator (a small handle, so that a closed Iterator stays closed and
-// cannot reach the stack of another) and a memtable iterator per memtable;
-// a table's iterator is allocated when a move opens the table.
+// cannot reach the stack of another), a memtable iterator per memtable
+// and, without range filters, where the L0 tables are not lazyTables, a
+// table iterator per L0 table; a deeper level's table iterator is
+// allocated when a move opens the table (TestNewIterAllocs).
 //
 // INVARIANT: an iterAlloc in the pool refers to no memtable, table, DB or
 // trace — release clears what the Iterator referred to — and every slice
