@@ -59,6 +59,15 @@ type IterOptions struct {
 // Close: close every Iterator. It is not safe for concurrent use by several
 // goroutines; different Iterators may be used concurrently.
 //
+// Close gives the Iterator's stack — the merge, its level iterators, the
+// state of its table skipping, the room of its bounds and keys — back to
+// a pool, from which the next NewIter takes it, so that building an
+// Iterator costs little more than the Iterator itself. A closed Iterator
+// is closed for good: every method reports it is not valid (or ErrClosed),
+// whatever Iterator now uses its stack, but the keys and values it showed
+// are no longer valid, as after any move; copy what is to be kept before
+// Close.
+//
 // Below it is an iterator.MergingIter of every memtable, L0 table and level
 // (DB.newIter), which yields every version of every key, tombstones
 // included: nothing below hides a version. The hiding is done here:
@@ -138,6 +147,11 @@ type Iterator struct {
 	db      *DB
 	rs      *readState
 	explain bool
+	// alloc, for an Iterator of a DB, holds its stack — inner and what
+	// is below it, ps, the room of levels and rangeDels — and the room of
+	// its bounds and key buffers, in one pooled allocation that Close
+	// returns to the pool (see iterAlloc).
+	alloc *iterAlloc
 }
 
 // direction is the way an Iterator last moved.
@@ -523,6 +537,9 @@ func (it *Iterator) Close() error {
 	if it.rs != nil {
 		it.db.releaseReadState(it.rs)
 	}
+	if it.alloc != nil {
+		it.alloc.release(it)
+	}
 	*it = Iterator{err: ErrClosed, closed: true}
 	return err
 }
@@ -600,24 +617,21 @@ func (d *DB) newIter(seq base.SeqNum, opts *IterOptions) (*Iterator, error) {
 }
 
 // iterOver builds the iterator stack of newIter over rs, whose reference
-// the Iterator takes over, at seq.
+// the Iterator takes over, at seq, in the pooled iterAlloc the Iterator
+// keeps until Close: one child per memtable and L0 table, one LevelIter per
+// deeper level holding tables.
 //
 // It keeps a view of the stack that can leave tables out (tableSkip) under
 // Options.Prefix, for SeekPrefixGE, and when the version holds a table
 // with a range filter, or explain asks for one, for bounded moves.
 func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions, explain bool) *Iterator {
 	v := rs.version
-	it := newIterator(nil, seq, o, nil)
-	it.db, it.rs, it.explain = d, rs, explain
-	levels := 0
-	for level := 1; level < len(v.tables); level++ {
-		if len(v.tables[level]) > 0 {
-			levels++
-		}
-	}
-	nChildren := 1 + len(rs.imm) + len(v.tables[0]) + levels
-	children := make([]iterator.Iterator, 0, nChildren)
-	var rangeDels []sourceRangeDels
+	a := iterAllocs.Get().(*iterAlloc)
+	it := &Iterator{seq: seq, db: d, rs: rs, explain: explain, alloc: a}
+	it.userLower, it.userUpper = copyBound(a.lower, o.LowerBound), copyBound(a.upper, o.UpperBound)
+	it.lower, it.upper = it.userLower, it.userUpper
+	it.key, it.value, it.stopKey = a.key, a.value, a.stopKey
+	children, rangeDels := a.children, a.rangeDels
 	addRangeDels := func(l rangedel.List) {
 		if len(l) > 0 {
 			rangeDels = append(rangeDels, sourceRangeDels{list: l, child: len(children)})
@@ -631,11 +645,11 @@ func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions, explain boo
 	}
 	memtables := len(children)
 	ranges := v.rangeFiltered > 0 || explain
-	// With range filters the L0 tables are lazyTables, all in one
-	// allocation: an empty short scan leaves most of them out.
+	// With range filters the L0 tables are lazyTables: an empty short
+	// scan leaves most of them out.
 	var lazy []lazyTable
 	if ranges {
-		lazy = make([]lazyTable, len(v.tables[0]))
+		lazy = a.lazyTables(len(v.tables[0]))
 	}
 	for i, t := range v.tables[0] {
 		addRangeDels(t.reader.RangeDels())
@@ -647,35 +661,31 @@ func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions, explain boo
 		}
 	}
 	if d.opts.Prefix != nil || ranges {
-		// A tableSkip of its own, not in Iterator: an Iterator with
-		// nothing to skip does not carry (and zero) its room.
-		it.ps = new(tableSkip)
-		it.ps.init(d, nChildren, memtables, v.tables[0], ranges)
-	}
-	var levelIters []*iterator.LevelIter
-	if levels > 0 {
-		levelIters = make([]*iterator.LevelIter, 0, levels)
+		it.ps = &a.skip
+		it.ps.init(d, memtables, v.tables[0], ranges, a.skipLevels[:])
 	}
 	levelRangeDels := v.levelRangeDels()
+	it.levels = a.levelIters[:0]
 	for level := 1; level < len(v.tables); level++ {
 		tables := v.tables[level]
 		if len(tables) == 0 {
 			continue
 		}
-		open := func(i int) (iterator.Iterator, error) { return tables[i].reader.NewIterator(), nil }
-		li := iterator.NewLevelIter(v.Levels[level], open, o.LowerBound, o.UpperBound)
+		l := &a.levels[len(it.levels)]
+		l.tables = tables
+		l.iter.Init(v.Levels[level], l, o.LowerBound, o.UpperBound)
 		addRangeDels(levelRangeDels[level])
-		children = append(children, li)
-		levelIters = append(levelIters, li)
+		children = append(children, &l.iter)
+		it.levels = append(it.levels, &l.iter)
 		if it.ps != nil {
-			it.ps.addLevel(level, tables, li)
+			it.ps.addLevel(level, tables, &l.iter)
 		}
 	}
-	merging := iterator.NewMergingIter(children...)
-	it.inner, it.rangeDels, it.merging = merging, rangeDels, merging
 	if it.ps != nil {
-		it.ps.merging = merging
+		it.ps.setChildren(len(children), &a.merging)
 	}
-	it.levels = levelIters
+	a.children, a.rangeDels = children, rangeDels
+	a.merging.Init(children)
+	it.inner, it.merging, it.rangeDels = &a.merging, &a.merging, rangeDels
 	return it
 }

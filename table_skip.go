@@ -5,7 +5,6 @@ import (
 
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/internal/iterator"
-	"github.com/bloomkv/bloomkv/internal/manifest"
 )
 
 // tableSkip is what an Iterator needs of the iterator stack DB.newIter
@@ -31,13 +30,13 @@ import (
 type tableSkip struct {
 	counters  *dbCounters
 	merging   *iterator.MergingIter
-	memtables int      // the merge's first children: memtables, always searched
-	l0        []*table // the L0 tables, children memtables, memtables+1, ...
-	excluded  []bool   // by child of the merge; reused by every restriction
-	levels    []skipLevel
-	mode      skipMode   // what the current restriction asks the tables
-	ranges    bool       // bounded moves restrict: some table has a range filter
-	tr        skipTracer // nil unless the move is explained
+	memtables int         // the merge's first children: memtables, always searched
+	l0        []*table    // the L0 tables, children memtables, memtables+1, ...
+	excluded  []bool      // by child of the merge; reused by every restriction
+	levels    []skipLevel // in room the caller gives init, enough for every level
+	mode      skipMode    // what the current restriction asks the tables
+	ranges    bool        // bounded moves restrict: some table has a range filter
+	tr        skipTracer  // nil unless the move is explained
 
 	// Under skipPrefix: the prefix (extractor nil without Options.Prefix).
 	extractor  *PrefixExtractor
@@ -49,13 +48,6 @@ type tableSkip struct {
 	// filter, copies the restriction owns, both in bounds.
 	lo, hi []byte
 	bounds []byte
-
-	// The storage of excluded, levels and bounds for the usual stack (up
-	// to 16 memtables, L0 tables and levels) and keys, so that a tableSkip
-	// is one allocation.
-	excludedBuf [16]bool
-	levelsBuf   [manifest.NumLevels]skipLevel
-	boundsBuf   [64]byte // bounds' storage while lo and hi fit
 }
 
 // skipMode is what a tableSkip's restriction asks of the tables.
@@ -84,17 +76,35 @@ func (l *skipLevel) Admit(i int) bool {
 	return l.ps.consider(l.level, l.tables[i])
 }
 
-// init makes ps the restrictions' view of the stack newIter builds:
-// children children in the merge, memtables memtables first, then one per
-// table of l0, then the levels' LevelIters, which addLevel adds.
-func (ps *tableSkip) init(d *DB, children, memtables int, l0 []*table, ranges bool) {
+// init makes ps, which is new or reset, the restrictions' view of the
+// stack iterOver builds: memtables memtables first in the merge, then one
+// child per table of l0, then the levels' LevelIters, which addLevel adds
+// in levels' room, zero skipLevels; setChildren completes it.
+func (ps *tableSkip) init(d *DB, memtables int, l0 []*table, ranges bool, levels []skipLevel) {
 	ps.extractor, ps.counters, ps.ranges = d.opts.Prefix, &d.counters, ranges
 	ps.memtables, ps.l0 = memtables, l0
-	ps.levels, ps.bounds = ps.levelsBuf[:0], ps.boundsBuf[:0]
-	if children <= len(ps.excludedBuf) {
-		ps.excluded = ps.excludedBuf[:children]
-	} else {
+	ps.levels = levels[:0]
+}
+
+// setChildren gives ps the merge, of children children, that its
+// restrictions exclude children of.
+func (ps *tableSkip) setChildren(children int, merging *iterator.MergingIter) {
+	ps.merging = merging
+	if cap(ps.excluded) < children {
 		ps.excluded = make([]bool, children)
+	}
+	ps.excluded = ps.excluded[:children]
+	clear(ps.excluded) // memtables and levels are never excluded
+}
+
+// reset empties ps of what it refers to — the DB, the merge, the tables,
+// a trace — for the next init, keeping the room of its buffers.
+func (ps *tableSkip) reset() {
+	*ps = tableSkip{
+		excluded: ps.excluded[:0],
+		bounds:   keptBuffer(ps.bounds),
+		prefix:   keptBuffer(ps.prefix),
+		end:      keptBuffer(ps.end),
 	}
 }
 

@@ -8,11 +8,21 @@ import (
 	"github.com/bloomkv/bloomkv/internal/manifest"
 )
 
-// OpenFunc opens an iterator over the entries of table i of a level: i
-// indexes the files given to NewLevelIter. The LevelIter closes what it
-// returns; its Close releases whatever the opening took (a reference, a
-// file handle).
+// Opener opens an iterator over the entries of table i of a level: i
+// indexes the files given to NewLevelIter or Init. The LevelIter closes
+// what Open returns; its Close releases whatever the opening took (a
+// reference, a file handle). It is an interface, as Admitter is, so that a
+// DB Iterator's level, which already has the tables at hand, opens them
+// with no closure (and no allocation) per level.
+type Opener interface {
+	Open(i int) (Iterator, error)
+}
+
+// OpenFunc is an Opener that calls the function.
 type OpenFunc func(i int) (Iterator, error)
+
+// Open returns f(i).
+func (f OpenFunc) Open(i int) (Iterator, error) { return f(i) }
 
 // LevelIter walks the tables of one sorted run — a level L1+ of a version,
 // or the input tables of such a level in a compaction — as one Iterator,
@@ -45,7 +55,7 @@ type LevelIter struct {
 	level []*manifest.FileMetadata // every table of the level, as NewLevelIter took them
 	files []*manifest.FileMetadata // the tables within the bounds
 	skip  int                      // files[i] is table skip+i of the level: open's argument
-	open  OpenFunc
+	open  Opener
 	admit Admitter // if not nil, table i of the level is opened only if admit.Admit(i); see Restrict
 	idx   int      // index in files of the open table
 	iter  Iterator // the open table's iterator; nil if none is open
@@ -60,9 +70,18 @@ type LevelIter struct {
 // tables that straddle a bound are still returned. A compaction passes nil
 // bounds. files must not change while the iterator is in use.
 func NewLevelIter(files []*manifest.FileMetadata, open OpenFunc, lower, upper []byte) *LevelIter {
-	l := &LevelIter{level: files, open: open}
-	l.setBounds(lower, upper)
+	l := new(LevelIter)
+	l.Init(files, open, lower, upper)
 	return l
+}
+
+// Init makes l an unpositioned iterator over the tables files describes,
+// as NewLevelIter does, in place: a DB Iterator keeps its LevelIters in
+// one pooled allocation and initializes them for each new Iterator. l must
+// hold no open table: it is new or closed.
+func (l *LevelIter) Init(files []*manifest.FileMetadata, open Opener, lower, upper []byte) {
+	*l = LevelIter{level: files, open: open}
+	l.setBounds(lower, upper)
 }
 
 // setBounds keeps, of the level's tables, those not wholly outside [lower,
@@ -221,7 +240,7 @@ func (l *LevelIter) openTable(i int) bool {
 	if l.err != nil {
 		return false
 	}
-	t, err := l.open(l.skip + i)
+	t, err := l.open.Open(l.skip + i)
 	if err != nil {
 		l.err = err
 		return false

@@ -52,7 +52,21 @@ type mergingItem struct {
 // them: Close closes them. It keeps the slice, whose elements must not
 // change.
 func NewMergingIter(children ...Iterator) *MergingIter {
-	return &MergingIter{children: children, heap: make([]mergingItem, 0, len(children))}
+	m := new(MergingIter)
+	m.Init(children)
+	return m
+}
+
+// Init makes m an unpositioned iterator over children, as NewMergingIter
+// does, in place, reusing the room of its heap: a DB Iterator keeps its
+// MergingIter in one pooled allocation and initializes it for each new
+// Iterator. m must be new or closed.
+func (m *MergingIter) Init(children []Iterator) {
+	heap := m.heap[:0]
+	if cap(heap) < len(children) {
+		heap = make([]mergingItem, 0, len(children))
+	}
+	*m = MergingIter{children: children, heap: heap}
 }
 
 // Exclude leaves out of the merge, as if they were empty, the children
@@ -288,7 +302,8 @@ func (m *MergingIter) Error() error { return m.err }
 // Close closes every child. It returns the iterator's error, or else the
 // first error a child's Close returned. (A failed child returns from Close
 // the failure the merge already has: reporting the first keeps it from
-// being reported twice.)
+// being reported twice.) It keeps the heap's room, emptied of the keys it
+// held, for Init.
 func (m *MergingIter) Close() error {
 	err := m.err
 	for _, c := range m.children {
@@ -296,7 +311,8 @@ func (m *MergingIter) Close() error {
 			err = cerr
 		}
 	}
-	m.children, m.heap = nil, nil
+	clear(m.heap[:cap(m.heap)])
+	m.children, m.heap = nil, m.heap[:0]
 	return err
 }
 

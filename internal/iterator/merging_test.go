@@ -72,3 +72,37 @@ func equalKVs(a, b []itertest.KV) bool {
 		return base.CompareInternal(x.Key, y.Key) == 0 && bytes.Equal(x.Value, y.Value)
 	})
 }
+
+// TestMergingIterInitAfterClose reuses one MergingIter, as a DB Iterator's
+// pooled stack does: after a merge that failed and was closed, Init over
+// other children merges them as a new MergingIter would, keeping neither
+// the failure, nor the excluded children, nor the heap's old entries.
+func TestMergingIterInitAfterClose(t *testing.T) {
+	a, b := numbered("a", 5, 1), numbered("b", 5, 10)
+	var m iterator.MergingIter
+	failing := []*itertest.SliceIter{itertest.NewSliceIter(a), itertest.NewSliceIter(b)}
+	failing[1].FailAfter = 2
+	m.Init(asIterators(failing))
+	m.Exclude([]bool{true, false})
+	if _, err := drain(&m); !errors.Is(err, itertest.ErrInjected) {
+		t.Fatalf("failing merge: %v; want the failure", err)
+	}
+	m.Close()
+	for _, children := range [][]itertest.KV{slices.Concat(a, b), a, nil} {
+		iters := []*itertest.SliceIter{itertest.NewSliceIter(children), itertest.NewSliceIter(numbered("c", 3, 30))}
+		m.Init(asIterators(iters))
+		var got []itertest.KV
+		for ok := m.Last(); ok; ok = m.Prev() {
+			k := m.Key()
+			got = append(got, itertest.KV{Key: base.InternalKey{UserKey: bytes.Clone(k.UserKey), Trailer: k.Trailer}, Value: bytes.Clone(m.Value())})
+		}
+		want := slices.Concat(children, numbered("c", 3, 30))
+		slices.SortFunc(want, func(x, y itertest.KV) int { return itertest.Compare(y, x) })
+		if !equalKVs(got, want) || m.Error() != nil {
+			t.Errorf("merge after Init = %v, %v; want %v", got, m.Error(), want)
+		}
+		if err := m.Close(); err != nil || closes(iters) != 2 {
+			t.Errorf("Close = %v after %d closes", err, closes(iters))
+		}
+	}
+}

@@ -1,0 +1,107 @@
+package bloomkv
+
+import (
+	"sync"
+
+	"github.com/bloomkv/bloomkv/internal/iterator"
+	"github.com/bloomkv/bloomkv/internal/manifest"
+)
+
+// iterAlloc is the iterator stack of a DB's Iterator in one allocation,
+// taken from a pool by iterOver and put back by Close, as Pebble's
+// iterAlloc is: the merge and the room of its children and heap, a
+// LevelIter per level, the L0 tables' lazyTables, the range-skipping state
+// (tableSkip), the range tombstones' list, and the room of the bounds' and
+// keys' copies. Building a stack then allocates nothing of its own but the
+// Iterator (a small handle, so that a closed Iterator stays closed and
+// cannot reach the stack of another), a memtable iterator per memtable
+// and, without range filters, where the L0 tables are not lazyTables, a
+// table iterator per L0 table; a deeper level's table iterator is
+// allocated when a move opens the table (TestNewIterAllocs).
+//
+// INVARIANT: an iterAlloc in the pool refers to no memtable, table, DB or
+// trace — release clears what the Iterator referred to — and every slice
+// in it is empty, its room kept.
+type iterAlloc struct {
+	merging    iterator.MergingIter
+	skip       tableSkip
+	levels     [manifest.NumLevels]iterLevel
+	levelIters [manifest.NumLevels]*iterator.LevelIter // the room of Iterator.levels
+	skipLevels [manifest.NumLevels]skipLevel           // the room of skip.levels
+	children   []iterator.Iterator
+	lazy       []lazyTable
+	rangeDels  []sourceRangeDels
+	// The room of the Iterator's userLower, userUpper, key, value and
+	// stopKey.
+	lower, upper, key, value, stopKey []byte
+}
+
+// iterAllocs is the pool of iterAllocs.
+var iterAllocs = sync.Pool{New: func() any { return new(iterAlloc) }}
+
+// maxKeptBuffer is the largest room of a byte buffer a pooled iterAlloc
+// keeps: a scan of a large value must not pin its copy in the pool.
+const maxKeptBuffer = 4 << 10
+
+// keptBuffer returns b emptied, to be kept for the next use, or nil if
+// its room is too large to keep.
+func keptBuffer(b []byte) []byte {
+	if cap(b) > maxKeptBuffer {
+		return nil
+	}
+	return b[:0]
+}
+
+// iterLevel is a level below L0 in an Iterator's stack: its tables and
+// their LevelIter, which it opens them for (as the LevelIter's Opener, so
+// that a level costs no closure).
+type iterLevel struct {
+	tables []*table
+	iter   iterator.LevelIter
+}
+
+// Open returns an iterator over table i of the level.
+func (l *iterLevel) Open(i int) (iterator.Iterator, error) {
+	return l.tables[i].reader.NewIterator(), nil
+}
+
+// reclaim returns the buffer to keep of one a lent an Iterator, own, and
+// used, the Iterator's at Close, which is own's room or a larger one, or
+// nil if the Iterator let go of it (SetBounds with a nil bound), in which
+// case own is the Iterator's no longer.
+func reclaim(own, used []byte) []byte {
+	if used != nil {
+		own = used
+	}
+	return keptBuffer(own)
+}
+
+// lazyTables returns n zero lazyTables in a's room.
+func (a *iterAlloc) lazyTables(n int) []lazyTable {
+	if cap(a.lazy) < n {
+		a.lazy = make([]lazyTable, n)
+	}
+	a.lazy = a.lazy[:n]
+	return a.lazy
+}
+
+// release puts a, the stack of it, which Close has closed, back in the
+// pool: it takes back the room of it's buffers and clears every reference
+// to what it read. it must not be used after, but to be zeroed.
+func (a *iterAlloc) release(it *Iterator) {
+	a.lower, a.upper = reclaim(a.lower, it.userLower), reclaim(a.upper, it.userUpper)
+	a.key, a.value, a.stopKey = reclaim(a.key, it.key), reclaim(a.value, it.value), reclaim(a.stopKey, it.stopKey)
+	// Only what the Iterator used is cleared: zeroing memory that holds
+	// pointers costs write barriers while the collector runs.
+	clear(a.children)
+	clear(a.lazy)
+	clear(a.rangeDels)
+	clear(a.levels[:len(it.levels)])
+	clear(a.levelIters[:len(it.levels)])
+	clear(a.skipLevels[:len(it.levels)])
+	a.children, a.lazy, a.rangeDels = a.children[:0], a.lazy[:0], a.rangeDels[:0]
+	if it.ps != nil {
+		a.skip.reset()
+	}
+	iterAllocs.Put(a)
+}
