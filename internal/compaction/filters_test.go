@@ -222,16 +222,27 @@ func TestProjectedShape(t *testing.T) {
 		2: {meta(2, "a", "z", 0, 0, 12000)},
 		3: {meta(3, "a", "z", 0, 0, 3000)},
 	})
-	want := Shape{Sizes: [manifest.NumLevels]float64{4 * 500, 1000, 12000, 12000}, L0Tables: 4, TableSize: tables.TableSize, EntrySize: tables.EntrySize}
+	// The levels above the deepest at their targets, 1000 and 10000: L2's
+	// 2000 over it are on their way down, and the deepest level, 3000
+	// with them, is projected as large as the level above.
+	want := Shape{Sizes: [manifest.NumLevels]float64{4 * 500, 1000, 10000, 10000}, L0Tables: 4, TableSize: tables.TableSize, EntrySize: tables.EntrySize}
 	if got := ProjectedShape(v, 1, opts); got != want {
 		t.Errorf("growing tree: %+v, want %+v", got, want)
 	}
 	// Writing below the deepest level: it is projected to grow as large
 	// as the one above, which is at its target.
-	want = Shape{Sizes: [manifest.NumLevels]float64{4 * 500, 1000, 12000, 100000, 100000}, L0Tables: 4, TableSize: tables.TableSize, EntrySize: tables.EntrySize}
+	want = Shape{Sizes: [manifest.NumLevels]float64{4 * 500, 1000, 10000, 100000, 100000}, L0Tables: 4, TableSize: tables.TableSize, EntrySize: tables.EntrySize}
 	if got := ProjectedShape(v, 4, opts); got != want {
 		t.Errorf("a new level: %+v, want %+v", got, want)
 	}
+	// A deepest level larger than the one above takes the excess on top
+	// of its size: 30000 and L2's 2000.
+	v.Levels[3][0].Size = 30000
+	want = Shape{Sizes: [manifest.NumLevels]float64{4 * 500, 1000, 10000, 32000}, L0Tables: 4, TableSize: tables.TableSize, EntrySize: tables.EntrySize}
+	if got := ProjectedShape(v, 2, opts); got != want {
+		t.Errorf("a level over its target: %+v, want %+v", got, want)
+	}
+	v.Levels[3][0].Size = 3000
 	// Tables that record their entries give the entries' size: those of
 	// the tables that do, 600+12000 bytes over 10+90 entries.
 	v.Levels[0][0].Entries, v.Levels[2][0].Entries = 10, 90
