@@ -1,0 +1,107 @@
+package bloomkv_test
+
+import (
+	"errors"
+	"flag"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/bloomkv/bloomkv"
+	"github.com/bloomkv/bloomkv/internal/workload"
+)
+
+var (
+	scaleKeys = flag.Int("scale.n", 100_000, "keys of BenchmarkGetAtScale's database (the issue's sizes: 10000000, 30000000)")
+	scaleDir  = flag.String("scale.dir", "", "directory of BenchmarkGetAtScale's database, kept and reused by later runs (filled on the first, which can take minutes at 10M keys); default: a temporary one")
+)
+
+// scaleOptions are the peers runner's settings for bloomkv (bench/peers'
+// DefaultSettings): 10 bits/key filters, an 8 MiB block cache, snappy,
+// 4 MiB memtables, L1 of 16 MiB, 2 MiB tables, 4 KiB blocks.
+func scaleOptions() *bloomkv.Options {
+	return &bloomkv.Options{
+		MemtableSize:   4 << 20,
+		BlockSize:      4 << 10,
+		Compression:    bloomkv.SnappyCompression,
+		BitsPerKey:     10,
+		BlockCacheSize: 8 << 20,
+		BaseLevelSize:  16 << 20,
+		TargetFileSize: 2 << 20,
+	}
+}
+
+// openScaleDB returns the database of -scale.n workload keys (the peers
+// runner's keys: fillrandom's, in its order, then settled) in -scale.dir,
+// filling it first if the directory holds none, opened read-only so that
+// every run reads the same tree.
+func openScaleDB(b *testing.B, keys *workload.Keys) *bloomkv.DB {
+	dir := *scaleDir
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	dir = filepath.Join(dir, "bloomkv")
+	if _, err := os.Stat(filepath.Join(dir, "CURRENT")); errors.Is(err, os.ErrNotExist) {
+		b.Logf("filling %s with %d keys", dir, keys.N)
+		s, err := workload.OpenBloomkv(dir, scaleOptions())
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg := &workload.Config{Keys: keys}
+		if _, err := cfg.Run(s, workload.FillRandom, nil); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Settle(); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	opts := scaleOptions()
+	opts.ReadOnly = true
+	d, err := bloomkv.Open(dir, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { d.Close() })
+	return d
+}
+
+// BenchmarkGetAtScale is a warm Get, one goroutine, of the peers runner's
+// readmissing keys (absent, each between two present ones) and readrandom
+// keys (present), uniformly over the whole key space of a database of
+// -scale.n keys: where filters and indexes outgrow the CPU cache, the
+// cost of a missing key is its cache misses. One op is one Get; the keys
+// are drawn ahead, so that the loop times Get alone.
+func BenchmarkGetAtScale(b *testing.B) {
+	keys, err := workload.NewKeys(*scaleKeys, workload.DefaultKeySize, workload.DefaultValueSize, workload.DefaultSeed)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := openScaleDB(b, keys)
+	const drawn = 1 << 20
+	for _, set := range []struct {
+		name string
+		key  func(dst []byte, i int) []byte
+		want error
+	}{{"missing", keys.Missing, bloomkv.ErrNotFound}, {"present", keys.Present, nil}} {
+		b.Run(set.name, func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			ks := make([][]byte, drawn)
+			for i := range ks {
+				ks[i] = set.key(nil, rng.IntN(keys.N))
+			}
+			for _, k := range ks[:drawn/16] { // warm: the filters and indexes, the block cache
+				d.Get(k)
+			}
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if _, err := d.Get(ks[i%drawn]); err != set.want {
+					b.Fatalf("Get(%q) = %v, want %v", ks[i%drawn], err, set.want)
+				}
+			}
+		})
+	}
+}
