@@ -6,7 +6,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/bloomkv/bloomkv"
 	"github.com/bloomkv/bloomkv/internal/workload"
@@ -69,6 +71,15 @@ func openScaleDB(b *testing.B, keys *workload.Keys) *bloomkv.DB {
 	return d
 }
 
+// cpuTime returns the user and system time the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // BenchmarkGetAtScale is a warm Get, one goroutine, of the peers runner's
 // readmissing keys (absent, each between two present ones) and readrandom
 // keys (present), uniformly over the whole key space of a database of
@@ -96,12 +107,29 @@ func BenchmarkGetAtScale(b *testing.B) {
 			for _, k := range ks[:drawn/16] { // warm: the filters and indexes, the block cache
 				d.Get(k)
 			}
+			before, cpu := d.Metrics(), cpuTime()
 			b.ReportAllocs()
-			for i := 0; b.Loop(); i++ {
-				if _, err := d.Get(ks[i%drawn]); err != set.want {
-					b.Fatalf("Get(%q) = %v, want %v", ks[i%drawn], err, set.want)
+			n := 0
+			for ; b.Loop(); n++ {
+				if _, err := d.Get(ks[n%drawn]); err != set.want {
+					b.Fatalf("Get(%q) = %v, want %v", ks[n%drawn], err, set.want)
 				}
 			}
+			// What the Gets cost beyond time: the tables whose range held
+			// the key, and the data blocks read (a missing key's are its
+			// filters' false positives).
+			// CPU time, the process's, beside the wall time: on a shared
+			// machine it shifts less with the others' load.
+			b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(n), "cpu-ns/op")
+			after := d.Metrics()
+			var probes, blocks uint64
+			for l := range after.Levels {
+				a, o := &after.Levels[l], &before.Levels[l]
+				probes += a.TableProbes - o.TableProbes
+				blocks += a.BlocksFromFile + a.BlocksFromCache - o.BlocksFromFile - o.BlocksFromCache
+			}
+			b.ReportMetric(float64(probes)/float64(n), "tables/op")
+			b.ReportMetric(float64(blocks)/float64(n), "blocks/op")
 		})
 	}
 }
