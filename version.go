@@ -19,7 +19,7 @@ type version struct {
 	// reader finds a table without the DB's lock.
 	tables [manifest.NumLevels][]*table
 	// bounds are the key ranges of the levels' tables from L1 down, packed
-	// for findTable.
+	// for findTable and plan.
 	bounds [manifest.NumLevels]levelBounds
 	// probes are what lookups ask of tables first, index for index.
 	probes [manifest.NumLevels][]tableProbe
