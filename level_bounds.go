@@ -3,6 +3,8 @@ package bloomkv
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
+	"sort"
 
 	"github.com/bloomkv/bloomkv/internal/manifest"
 )
@@ -79,24 +81,41 @@ func (b *levelBounds) bound(j int) []byte {
 }
 
 // find returns the index of the table whose range holds userKey, or -1.
+//
+// The search of the words is free of branches: a branch on each comparison goes either way at random for a
+// random key, and mispredicted, costs more than the step. Only where the
+// key's word equals a largest key's word do whole keys decide, by a
+// search of their own over the tables whose largest keys have that word.
 func (b *levelBounds) find(userKey []byte) int {
 	// Every bound starts with prefix, so a key that does not sorts before
 	// or after all of them: no table holds it.
-	if !bytes.HasPrefix(userKey, b.prefix) {
+	n := len(b.words) / 2
+	if n == 0 || !bytes.HasPrefix(userKey, b.prefix) {
 		return -1
 	}
-	n := len(b.words) / 2
 	w := word(userKey[len(b.prefix):])
-	// The first table whose largest key is ≥ userKey, by words where they
-	// differ.
-	lo, hi := 0, n
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		if x := b.words[n+mid]; x < w || x == w && bytes.Compare(b.bound(2*mid+1), userKey) < 0 {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
+	largest := b.words[n:]
+	// lo: the first table whose largest key's word is ≥ w, or n. The
+	// answer is in [lo, lo+m]; each step halves m, moving lo up by half
+	// where the word below lo+half is < w: the subtraction's borrow, made
+	// a mask (the compiler keeps a branch for an if here, to spare the
+	// loop a dependence on a conditional move).
+	lo := 0
+	for m := n; m > 1; {
+		half := m / 2
+		_, below := bits.Sub64(largest[lo+half-1], w, 0)
+		lo += half & -int(below)
+		m -= half
+	}
+	if largest[lo] < w {
+		lo++
+	}
+	if lo < n && largest[lo] == w {
+		// Of the tables from lo whose largest keys' words are w, in key
+		// order, the first whose largest key is ≥ userKey.
+		lo += sort.Search(n-lo, func(i int) bool {
+			return largest[lo+i] != w || bytes.Compare(b.bound(2*(lo+i)+1), userKey) >= 0
+		})
 	}
 	if lo < n {
 		if x := b.words[lo]; x < w || x == w && bytes.Compare(b.bound(2*lo), userKey) <= 0 {

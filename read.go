@@ -4,7 +4,6 @@ import (
 	"bytes"
 
 	"github.com/bloomkv/bloomkv/internal/base"
-	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/rangedel"
 	"github.com/bloomkv/bloomkv/sstable"
 )
@@ -30,9 +29,19 @@ func (d *DB) get(key []byte, seq base.SeqNum) ([]byte, error) {
 // lookup is the point read: memtables newest first, then L0 tables newest
 // first (those whose key range holds the key), then at most one table per
 // deeper level, found by binary search; the first version at or below seq
-// found (a tombstone means not found) is the answer. A table's filter, in
-// sstable.Reader.Get, skips most tables that do not hold the key without a
-// read.
+// found (a tombstone means not found) is the answer. A table's filter
+// skips most tables that do not hold the key without a read.
+//
+// The places past the memtables are planned a batch at a time (plan):
+// the batch's tables found, and all their filters asked, before any
+// verdict is acted on. Once filters and indexes outgrow the CPU's caches,
+// each filter's probe is a miss to memory; asked one after another, with
+// the decision on each in between, a missing key's lookup paid those
+// misses in turn, and asked together, independent loads, they overlap.
+// Then the batch is walked in order, as before, each verdict taken as
+// the table's filter's (sstable.Reader.GetFiltered), so that nothing
+// else changes: only a table whose filter does not rule the key out is
+// read, and the walk stops at the first answer.
 //
 // Range tombstones are asked first at each place, memtable or table, in
 // memory: a filter's "absent" says nothing of a table's range tombstones.
@@ -64,33 +73,31 @@ func (d *DB) lookup(rs *readState, key []byte, seq base.SeqNum, tr lookupTracer)
 	}
 
 	lk := sstable.MakeLookupKey(key, seq) // hashed once for every filter
-	try := func(level int, t *table) ([]byte, bool, error) {
-		value, kind, found, err := d.getFromTable(level, t, &lk, tr)
-		if err != nil || !found {
-			return nil, false, err
-		}
-		value, err = answer(value, kind)
-		return value, true, err
-	}
-	// L0 tables may overlap: every one whose range holds the key, newest
-	// first. The range check costs no filter probe and no read.
-	for _, t := range rs.version.tables[0] {
-		if t.meta.ContainsUserKey(key) {
-			if value, done, err := try(0, t); done || err != nil {
-				return value, err
+	v := rs.version
+	var (
+		batch [placeBatch]place
+		next  placeCursor
+	)
+	for !next.done() {
+		for _, p := range batch[:v.plan(key, lk.Hash, &next, &batch)] {
+			switch {
+			case p.t == nil:
+				if tr != nil {
+					tr.noTable(p.level, len(v.tables[p.level]))
+				}
+			case !p.inRange: // an L0 table: the range check costs no probe and no read
+				if tr != nil {
+					tr.outOfRange(p.level, p.t)
+				}
+			default:
+				value, kind, found, err := d.getFromTable(&p, &lk, tr)
+				if err != nil {
+					return nil, err
+				}
+				if found {
+					return answer(value, kind)
+				}
 			}
-		} else if tr != nil {
-			tr.outOfRange(0, t)
-		}
-	}
-	// Deeper levels do not overlap: at most one table each.
-	for level := 1; level < manifest.NumLevels; level++ {
-		if t := rs.version.findTable(level, key); t != nil {
-			if value, done, err := try(level, t); done || err != nil {
-				return value, err
-			}
-		} else if n := len(rs.version.tables[level]); n > 0 && tr != nil {
-			tr.noTable(level, n)
 		}
 	}
 	return nil, ErrNotFound
@@ -132,8 +139,21 @@ func memtablesGet(rs *readState, key []byte, seq base.SeqNum, tr lookupTracer) (
 		if i > 0 {
 			m = rs.imm[i-1]
 		}
-		hit := rangeDelAt(m.RangeDels(), key, seq)
-		value, kind, vseq, found := m.Get(key, seq)
+		var (
+			hit   rangeDelHit
+			value []byte
+			kind  base.Kind
+			vseq  base.SeqNum
+			found bool
+		)
+		// An empty memtable — the mutable one, just after a flush — holds
+		// nothing the read sees: a write is counted in it before its
+		// seqnum is published, and this read's seqnum was published
+		// before it began. Its search is left out.
+		if !m.Empty() {
+			hit = rangeDelAt(m.RangeDels(), key, seq)
+			value, kind, vseq, found = m.Get(key, seq)
+		}
 		if hit.seq > 0 && (!found || vseq < hit.seq) {
 			value, kind, found, hit.decided = nil, base.KindDelete, true, true
 		}
@@ -147,22 +167,28 @@ func memtablesGet(rs *readState, key []byte, seq base.SeqNum, tr lookupTracer) (
 	return nil, 0, false
 }
 
-// getFromTable looks key up in one table and counts what that cost; tr,
-// if not nil, records it. The table's range tombstones come first: one
-// covering the key sets lk.Covered, and if the table holds no newer
-// version, the answer is a deletion (found, base.KindDelete), without a
-// data block read when the filter rules the key out.
-func (d *DB) getFromTable(level int, t *table, lk *sstable.LookupKey, tr lookupTracer) ([]byte, base.Kind, bool, error) {
-	hit := rangeDelAt(t.reader.RangeDels(), lk.UserKey, lk.Seq)
+// getFromTable looks key up in the table of p, whose filter's verdict
+// plan found, and counts what that cost; tr, if not nil, records it. The
+// table's range tombstones come first: one covering the key sets
+// lk.Covered, and if the table holds no newer version, the answer is a
+// deletion (found, base.KindDelete), without a data block read when the
+// filter rules the key out. Where the filter rules the key out and the
+// table has no range tombstones, nothing of the table but its reader's
+// address is loaded (and the table, for a trace).
+func (d *DB) getFromTable(p *place, lk *sstable.LookupKey, tr lookupTracer) ([]byte, base.Kind, bool, error) {
+	var hit rangeDelHit
+	if p.probe.rangeDels {
+		hit = rangeDelAt(p.probe.reader.RangeDels(), lk.UserKey, lk.Seq)
+	}
 	lk.Covered = hit.seq // 0, or the newest so far: lookup stops at the first
 	var stats sstable.LookupStats
-	value, kind, found, err := t.reader.Get(*lk, &stats)
-	d.counters.levels[level].record(&stats)
+	value, kind, found, err := p.probe.reader.GetFiltered(*lk, p.maybe, &stats)
+	d.counters.levels[p.level].record(&stats)
 	if err == nil && !found && hit.seq > 0 {
 		kind, found, hit.decided = base.KindDelete, true, true
 	}
 	if tr != nil {
-		tr.table(level, t, stats, found, kind, hit, err) // stats by value: a pointer through an interface would move it to the heap for every Get
+		tr.table(p.level, p.t, stats, found, kind, hit, err) // stats by value: a pointer through an interface would move it to the heap for every Get
 	}
 	return value, kind, found, err
 }

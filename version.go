@@ -19,8 +19,10 @@ type version struct {
 	// reader finds a table without the DB's lock.
 	tables [manifest.NumLevels][]*table
 	// bounds are the key ranges of the levels' tables from L1 down, packed
-	// for findTable.
+	// for findTable and plan.
 	bounds [manifest.NumLevels]levelBounds
+	// probes are what lookups ask of tables first, index for index.
+	probes [manifest.NumLevels][]tableProbe
 	// logNum is the manifest's log number with this version: the WALs
 	// numbered from it on hold every write the version's tables do not.
 	logNum uint64
@@ -74,6 +76,7 @@ func (d *DB) installVersionLocked(s manifest.State) {
 				d.mu.tables[f.FileNum] = t
 			}
 			nv.tables[level] = append(nv.tables[level], t)
+			nv.probes[level] = append(nv.probes[level], newTableProbe(t))
 			if t.reader.RangeFilter() != nil {
 				nv.rangeFiltered++
 			}

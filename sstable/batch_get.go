@@ -37,8 +37,12 @@ func (r *Reader) NumBlocks() int { return r.numBlocks() }
 // rules k out; otherwise it returns, from the index, the block a Get of k
 // would read. It reads nothing from the file.
 func (r *Reader) Locate(k LookupKey, stats *LookupStats) (Location, bool) {
-	seek, block, ok := r.locate(k, stats)
-	return Location{Block: block, seek: seek}, ok
+	if !r.MayContainHash(k.Hash) {
+		stats.ruledOut()
+		return Location{}, false
+	}
+	seek, block := r.locate(k, stats)
+	return Location{Block: block, seek: seek}, true
 }
 
 // A LocatedBlock is a data block LoadBlock fetched for the keys Locate

@@ -516,6 +516,10 @@ type LookupStats struct {
 	BytesRead    int64 // bytes read from the file
 }
 
+// ruledOut records that the table's filter ruled the key out: nothing was
+// read.
+func (s *LookupStats) ruledOut() { s.FilterChecked, s.FilterNegative = true, true }
+
 // Get returns the newest version of k.UserKey with a sequence number ≤
 // k.Seq: its value and kind (a KindDelete says the key is deleted). found is
 // false when the table holds no such version. The value is a copy: the
@@ -526,13 +530,35 @@ type LookupStats struct {
 // sets stats.KeyPresent from that block and the in-memory index without
 // further reads. stats may be nil.
 func (r *Reader) Get(k LookupKey, stats *LookupStats) (value []byte, kind Kind, found bool, err error) {
+	return r.GetFiltered(k, r.MayContainHash(k.Hash), stats)
+}
+
+// MayContainHash is the table's filter's verdict on the user key whose
+// bloom.Hash is h: false only when the filter rules the key out, true for
+// a table without a filter. It reads nothing from the file.
+func (r *Reader) MayContainHash(h uint64) bool {
+	return r.filter == nil || r.filter.MayContainHash(h)
+}
+
+// GetFiltered is Get for a caller that asked the filter first: maybe is
+// its verdict on k.Hash, MayContainHash's — false only from the table's
+// filter: a table without one cannot rule a key out. With maybe false it
+// sets stats and returns without a look at the Reader itself, whose
+// memory a lookup ended by the filter need not touch. A lookup that visits several tables asks all their
+// filters before it acts on any verdict, so that the filters' memory
+// accesses, independent of one another, overlap; then it calls
+// GetFiltered for each table in turn, which counts the filter's check in
+// stats as Get does and, where maybe is true, goes on as Get does past
+// its filter.
+func (r *Reader) GetFiltered(k LookupKey, maybe bool, stats *LookupStats) (value []byte, kind Kind, found bool, err error) {
 	if stats == nil {
 		stats = new(LookupStats)
 	}
-	seek, i, ok := r.locate(k, stats)
-	if !ok {
+	if !maybe {
+		stats.ruledOut()
 		return nil, 0, false, nil
 	}
+	seek, i := r.locate(k, stats)
 	if i == r.numBlocks() {
 		stats.KeyPresent, err = r.hasNewer(k.UserKey, seek, i, nil)
 		return nil, 0, false, err
@@ -545,21 +571,14 @@ func (r *Reader) Get(k LookupKey, stats *LookupStats) (value []byte, kind Kind, 
 	return r.getInBlock(block.Bytes(), i, k, seek, &stats.KeyPresent)
 }
 
-// locate is the half of a Get that reads nothing: the filter's verdict on
-// k (ok false: it rules k out) and then the data block that holds k's
-// versions at or below k.Seq if the table has any, numBlocks if k sorts
-// past the last block. seek is k's encoded seek key, which getInBlock and
-// hasNewer take.
-func (r *Reader) locate(k LookupKey, stats *LookupStats) (seek []byte, block int, ok bool) {
-	if r.filter != nil {
-		stats.FilterChecked = true
-		if !r.filter.MayContainHash(k.Hash) {
-			stats.FilterNegative = true
-			return nil, 0, false
-		}
-	}
+// locate is the half of a Get that reads nothing, past the filter, whose
+// verdict on k was maybe: the data block that holds k's versions at or
+// below k.Seq if the table has any, numBlocks if k sorts past the last
+// block. seek is k's encoded seek key, which getInBlock and hasNewer take.
+func (r *Reader) locate(k LookupKey, stats *LookupStats) (seek []byte, block int) {
+	stats.FilterChecked = r.filter != nil
 	seek = base.MakeInternalKey(k.UserKey, k.Seq, base.KindMax).Append(nil)
-	return seek, r.searchIndex(seek), true
+	return seek, r.searchIndex(seek)
 }
 
 // getInBlock finds, in data block i (its bytes), the newest version of
