@@ -445,3 +445,20 @@ func (b *badgerStore) Close() error { return b.db.Close() }
 // MapsTables is true: badger v4 reads its tables through memory maps
 // (it has no option to read them with read calls).
 func (b *badgerStore) MapsTables() bool { return true }
+
+// MemoryParts is bloomkv's Metrics.Memory: the DB's own memory, off the Go
+// heap, and the Go runtime's.
+func (b *bloomkvStore) MemoryParts() ([]MemoryPart, error) {
+	m := b.DB.Metrics().Memory
+	return []MemoryPart{{"memtables", m.Memtables}, {"tables", m.Tables}, {"block cache", m.BlockCache},
+		{"go heap objects", m.GoHeapObjects}, {"go heap free", m.GoHeapFree}, {"go stacks", m.GoStacks}, {"go runtime", m.GoRuntime}}, nil
+}
+
+// MemoryParts is pebble's memtables (ZombieSize: those flushed but still
+// referenced) and block cache, which it allocates manually (C malloc in a
+// cgo build), and the Go runtime's memory, as bloomkv counts it.
+func (p *pebbleStore) MemoryParts() ([]MemoryPart, error) {
+	m := p.db.Metrics()
+	return append([]MemoryPart{{"memtables", int64(m.MemTable.Size + m.MemTable.ZombieSize)}, {"block cache", m.BlockCache.Size}},
+		goMemoryParts()...), nil
+}

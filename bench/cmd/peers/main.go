@@ -162,6 +162,9 @@ type result struct {
 	Engine    peers.Counters    `json:"engine"`
 	DiskBytes int64             `json:"disk_bytes,omitempty"`
 	LiveBytes int64             `json:"live_bytes,omitempty"`
+	// Memory is the most resident memory sampled during the workload
+	// (peers.Outcome.Memory); nil if not sampled.
+	Memory *peers.MemoryPeak `json:"memory,omitempty"`
 }
 
 // perOp returns x per operation of r, NaN without operations or when x
@@ -218,7 +221,7 @@ func fromOutcomes(outs []*peers.Outcome) []result {
 			P999NS: int64(h.Percentile(0.999)), MaxNS: int64(h.Max()),
 			L0: o.L0, Tree: o.Tree, Compacted: o.Compacted, CompactNS: int64(o.CompactTime), WriteAmp: o.WriteAmp,
 			Threads: o.Threads, Kinds: o.Kinds, Cold: o.Cold, Reopened: o.Reopened, OpenIO: openIO, IO: o.IO, CPUNS: int64(o.CPU), Engine: o.Engine,
-			DiskBytes: o.DiskBytes, LiveBytes: o.LiveBytes}
+			DiskBytes: o.DiskBytes, LiveBytes: o.LiveBytes, Memory: o.Memory}
 	}
 	return out
 }
@@ -573,6 +576,7 @@ func printTables(stdout io.Writer, runs []engineRun, ws []workload.Workload, wri
 	printAmp(stdout, runs, ws, written)
 	printKinds(stdout, runs, ws)
 	printDevice(stdout, runs, ws)
+	printMemory(stdout, runs, ws)
 	printL0(stdout, runs, ws)
 	for j, w := range ws {
 		if w.IsFill() {
