@@ -104,8 +104,19 @@ func (quietLogger) Infof(string, ...interface{})      {}
 func (quietLogger) Errorf(string, ...interface{})     {}
 func (quietLogger) Fatalf(f string, a ...interface{}) { panic(errors.New("pebble: fatal")) }
 
+// pebbleReservedMemtables is how many memtables' memory pebble's block
+// cache gives up, in steady state: pebble reserves each memtable's size
+// out of its cache's capacity (so that the cache bounds memtables and
+// blocks together), and keeps the mutable memtable and one flushed one
+// for reuse. Given only Settings.CacheSize, with 4 MiB memtables pebble's
+// 8 MiB cache would hold no block at all.
+const pebbleReservedMemtables = 2
+
 func openPebble(dir string, s Settings) (workload.Store, error) {
-	cache := pebble.NewCache(s.CacheSize)
+	// The cache's capacity beyond the memtables it reserves is
+	// Settings.CacheSize, as the other engines' (down to CacheSize − one
+	// memtable while one flushes).
+	cache := pebble.NewCache(s.CacheSize + pebbleReservedMemtables*s.MemtableSize)
 	defer cache.Unref()
 	opts := &pebble.Options{
 		Cache:                 cache,

@@ -108,6 +108,12 @@
 //     transaction (one commit through its write channel) and each Get a
 //     View transaction; values stay in the LSM tree (ValueThreshold 4 KiB),
 //     not in its value log.
+//   - The block cache. pebble reserves its memtables' memory out of its
+//     cache's capacity (the mutable memtable, and a flushed one it keeps for
+//     reuse), so its cache is given CacheSize plus two memtables: what is
+//     left for blocks is then CacheSize, as the others have, but while a
+//     flush runs, when it holds a third memtable and its blocks get one
+//     memtable less.
 //   - Memory for filters and indexes. bloomkv, pebble and goleveldb load a
 //     table's filter into memory when they open it (pebble and goleveldb
 //     through the block cache, so the filters compete with data blocks for
