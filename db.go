@@ -72,7 +72,8 @@ type DB struct {
 	lock    io.Closer
 	cache   *cache.Cache
 	// tableMemory holds what open tables pin (filters, indexes), off the
-	// Go heap; released once the DB is closed and its last table too.
+	// Go heap; released once the DB is closed and its last table too. Its
+	// ReleaseFrom is tableMemoryReleaseFrom.
 	tableMemory offheap.Allocator
 	counters    dbCounters
 	commit      commitPipeline

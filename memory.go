@@ -16,8 +16,10 @@ type MemoryMetrics struct {
 	// memtables: their keys and values.
 	Memtables int64
 	// Tables is the open tables' filters (Metrics.FilterMemory) and
-	// indexes, pinned for their tables' lifetime, and the freed buffers
-	// their allocator keeps for the next tables.
+	// indexes, pinned for their tables' lifetime, and what stays resident
+	// of the buffers of deleted tables, kept for the next tables: the
+	// parts outside their whole pages, whose pages went back to the
+	// system.
 	Tables int64
 	// BlockCache is the cached blocks (CacheMetrics.Bytes) at their
 	// allocation's size, and the freed buffers kept for the next blocks.
@@ -39,6 +41,15 @@ type MemoryMetrics struct {
 	// MiB mapped, of which only the buckets sampled are ever touched).
 	GoRuntime int64
 }
+
+// tableMemoryReleaseFrom is the size from which the buffers of deleted
+// tables give their pages back to the system (offheap.Allocator's
+// ReleaseFrom): a page. Below it an index of a small table stays on its
+// class's free list, resident, for the next table of its size; above it
+// only the part of a buffer outside its whole pages does. At 10M keys
+// the freed indexes kept whole (under 16 KiB each, the allocator's
+// default) were a tenth of the tables' memory.
+const tableMemoryReleaseFrom = 4 << 10
 
 // Total returns the sum of m's parts.
 func (m MemoryMetrics) Total() int64 {

@@ -44,6 +44,10 @@ func Open(dirname string, opts *Options) (*DB, error) {
 		return nil, err
 	}
 	d := &DB{dirname: dirname, opts: o, fs: o.FS, events: newEvents(o.EventListener, o.Logger)}
+	// A table's filter and index are freed when a compaction deletes the
+	// table, seldom, and may wait long for the next table of their size:
+	// their pages go back to the system, from a page up.
+	d.tableMemory.ReleaseFrom = tableMemoryReleaseFrom
 	if err := d.checkDir(); err != nil {
 		return nil, fmt.Errorf("bloomkv: open %s: %w", dirname, err)
 	}

@@ -104,8 +104,19 @@ func (quietLogger) Infof(string, ...interface{})      {}
 func (quietLogger) Errorf(string, ...interface{})     {}
 func (quietLogger) Fatalf(f string, a ...interface{}) { panic(errors.New("pebble: fatal")) }
 
+// pebbleReservedMemtables is how many memtables' memory pebble's block
+// cache gives up, in steady state: pebble reserves each memtable's size
+// out of its cache's capacity (so that the cache bounds memtables and
+// blocks together), and keeps the mutable memtable and one flushed one
+// for reuse. Given only Settings.CacheSize, with 4 MiB memtables pebble's
+// 8 MiB cache would hold no block at all.
+const pebbleReservedMemtables = 2
+
 func openPebble(dir string, s Settings) (workload.Store, error) {
-	cache := pebble.NewCache(s.CacheSize)
+	// The cache's capacity beyond the memtables it reserves is
+	// Settings.CacheSize, as the other engines' (down to CacheSize − one
+	// memtable while one flushes).
+	cache := pebble.NewCache(s.CacheSize + pebbleReservedMemtables*s.MemtableSize)
 	defer cache.Unref()
 	opts := &pebble.Options{
 		Cache:                 cache,
@@ -445,3 +456,20 @@ func (b *badgerStore) Close() error { return b.db.Close() }
 // MapsTables is true: badger v4 reads its tables through memory maps
 // (it has no option to read them with read calls).
 func (b *badgerStore) MapsTables() bool { return true }
+
+// MemoryParts is bloomkv's Metrics.Memory: the DB's own memory, off the Go
+// heap, and the Go runtime's.
+func (b *bloomkvStore) MemoryParts() ([]MemoryPart, error) {
+	m := b.DB.Metrics().Memory
+	return []MemoryPart{{"memtables", m.Memtables}, {"tables", m.Tables}, {"block cache", m.BlockCache},
+		{"go heap objects", m.GoHeapObjects}, {"go heap free", m.GoHeapFree}, {"go stacks", m.GoStacks}, {"go runtime", m.GoRuntime}}, nil
+}
+
+// MemoryParts is pebble's memtables (ZombieSize: those flushed but still
+// referenced) and block cache, which it allocates manually (C malloc in a
+// cgo build), and the Go runtime's memory, as bloomkv counts it.
+func (p *pebbleStore) MemoryParts() ([]MemoryPart, error) {
+	m := p.db.Metrics()
+	return append([]MemoryPart{{"memtables", int64(m.MemTable.Size + m.MemTable.ZombieSize)}, {"block cache", m.BlockCache.Size}},
+		goMemoryParts()...), nil
+}

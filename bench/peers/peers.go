@@ -108,6 +108,12 @@
 //     transaction (one commit through its write channel) and each Get a
 //     View transaction; values stay in the LSM tree (ValueThreshold 4 KiB),
 //     not in its value log.
+//   - The block cache. pebble reserves its memtables' memory out of its
+//     cache's capacity (the mutable memtable, and a flushed one it keeps for
+//     reuse), so its cache is given CacheSize plus two memtables: what is
+//     left for blocks is then CacheSize, as the others have, but while a
+//     flush runs, when it holds a third memtable and its blocks get one
+//     memtable less.
 //   - Memory for filters and indexes. bloomkv, pebble and goleveldb load a
 //     table's filter into memory when they open it (pebble and goleveldb
 //     through the block cache, so the filters compete with data blocks for
@@ -201,6 +207,11 @@ type Outcome struct {
 	// previous fill's Tree, or the open, to its own: what the fill and its
 	// settle wrote. -1 where the engine does not count it.
 	WriteAmp float64
+	// Memory is the most resident memory sampled during the workload and
+	// a fill's settle (every Measure.SampleInterval, and at its end), with
+	// the engine's account of it where the store is a MemoryReporter; nil
+	// where the system has no /proc/self/status (not Linux).
+	Memory *MemoryPeak
 	// Cold is set when the page cache was dropped before the workload
 	// (Measure.Cold, read workloads).
 	Cold bool
@@ -309,6 +320,7 @@ func (m *Measure) Run(e Engine, dir string, s Settings, cfg *workload.Config, ws
 	}
 	bind()
 	dev, _ := procstat.DeviceOf(path) // nil on no block device: DeviceReads −1
+	_, noResident := procstat.ReadResident()
 	engineCounters := func() (Counters, error) {
 		if counter == nil {
 			return Counters{Tables: -1, Blocks: -1, Stall: -1}, nil
@@ -373,6 +385,10 @@ func (m *Measure) Run(e Engine, dir string, s Settings, cfg *workload.Config, ws
 		if preOpen != nil {
 			before.io, before.cpu = preOpen.io, preOpen.cpu
 		}
+		var mem *memorySampler
+		if noResident == nil {
+			mem = sampleMemory(st, m.SampleInterval)
+		}
 		r, err := cfg.Run(st, w, pr)
 		o := &Outcome{Result: r, Cold: cold, Reopened: reopened, OpenIO: openIO}
 		if sampler != nil {
@@ -389,10 +405,20 @@ func (m *Measure) Run(e Engine, dir string, s Settings, cfg *workload.Config, ws
 		if w.IsFill() {
 			lastFill = o
 			if settler != nil {
+				if mem != nil {
+					mem.settling()
+				}
 				if err := settler.Settle(); err != nil {
 					return fail(fmt.Errorf("settle after %s: %w", w, err))
 				}
 			}
+		}
+		if mem != nil {
+			peak, err := mem.finish()
+			if err != nil {
+				return fail(fmt.Errorf("%s: sampling memory: %w", w, err))
+			}
+			o.Memory = &peak
 		}
 		after, err := measureNow(dev, engineCounters, cold)
 		if err != nil {

@@ -17,19 +17,30 @@ import (
 // keeps freed buffers on a free list for the next Alloc of that class. A
 // larger buffer gets a mapping of its own, unmapped by Free.
 //
-// Slabs are not returned to the system until Release: the allocator holds,
-// per class, the most that class ever had in use at once. Its user bounds
-// that (the block cache's capacity bounds the bytes it holds).
+// Slabs are not unmapped until Release: the allocator holds, per class,
+// the most that class ever had in use at once. Its user bounds that (the
+// block cache's capacity bounds the bytes it holds). But Free gives the
+// whole pages inside a freed buffer of ReleaseFrom bytes or more back to
+// the system (on Linux), so that what waits on a free list costs little.
 //
 // An Allocator is safe for concurrent use. The zero value is ready.
 type Allocator struct {
+	// ReleaseFrom is the class size from which Free gives a buffer's
+	// pages back; 0 means DefaultReleaseFrom. Set it before the first
+	// Alloc. A buffer's release costs a system call, and its reuse a page
+	// fault per page touched again: worth it where buffers are freed
+	// seldom and may wait long for the next Alloc of their class (a
+	// table's filter and index, freed when a compaction deletes the
+	// table), not for the blocks a cache evicts at the rate it reads.
+	ReleaseFrom int
+
 	classes [numClasses]sizeClass
 
 	// inUse counts the bytes handed out and not freed, at their class
-	// size (a large buffer at its own); kept the bytes of freed buffers
-	// that stay resident, on the free lists of the classes below
-	// releaseSize. Their sum is what the allocator keeps in memory:
-	// Resident.
+	// size (a large buffer at its own); kept the bytes of the freed
+	// buffers on the free lists that stay resident: all of a buffer below
+	// ReleaseFrom, the part outside its whole pages above. Their sum is
+	// what the allocator keeps in memory: Resident.
 	inUse, kept atomic.Int64
 
 	mu    sync.Mutex
@@ -46,10 +57,17 @@ const (
 
 type sizeClass struct {
 	mu    sync.Mutex
-	free  []*byte // buffers freed, ready for reuse
+	free  []freed // buffers freed, ready for reuse
 	slabs []Buffer
 	// carve is what is left of the newest slab.
 	carve []byte
+}
+
+// freed is a buffer on a free list and its bytes that stayed resident when
+// it was freed (counted in Allocator.kept).
+type freed struct {
+	p        *byte
+	resident int
 }
 
 // classOf returns the index and size of the smallest class holding n bytes,
@@ -98,12 +116,10 @@ func (a *Allocator) Alloc(n int) []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if k := len(c.free); k > 0 {
-		p := c.free[k-1]
+		f := c.free[k-1]
 		c.free = c.free[:k-1]
-		if size < releaseSize {
-			a.kept.Add(-int64(size))
-		}
-		return unsafe.Slice(p, size)[:n]
+		a.kept.Add(-int64(f.resident))
+		return unsafe.Slice(f.p, size)[:n]
 	}
 	if len(c.carve) < size {
 		slab := Alloc(max(slabSize/size, 1) * size)
@@ -136,23 +152,28 @@ func (a *Allocator) Free(b []byte) {
 		panic("offheap: Free of a buffer whose capacity is not a size class")
 	}
 	a.inUse.Add(-int64(size))
-	if size >= releaseSize {
-		releasePages(b[:size])
-	} else {
-		a.kept.Add(int64(size))
+	resident := size
+	if size >= a.releaseFrom() {
+		resident -= releasePages(b[:size])
 	}
+	a.kept.Add(int64(resident))
 	c := &a.classes[index]
 	c.mu.Lock()
-	c.free = append(c.free, unsafe.SliceData(b))
+	c.free = append(c.free, freed{unsafe.SliceData(b), resident})
 	c.mu.Unlock()
 }
 
-// releaseSize is the class size from which Free gives a buffer's pages
-// back to the system (on Linux): a freed table filter or index of tens of
-// kilobytes may wait long for the next Alloc of its class, and should not
-// count as resident meanwhile. Smaller buffers — cached blocks — are
-// reused soon, and a system call per block would cost more than it saves.
-const releaseSize = 16 << 10
+// DefaultReleaseFrom is Allocator.ReleaseFrom's default: freed buffers of
+// 16 KiB and more give their pages back, smaller ones — a cache's blocks,
+// reused soon — stay resident for reuse.
+const DefaultReleaseFrom = 16 << 10
+
+func (a *Allocator) releaseFrom() int {
+	if a.ReleaseFrom > 0 {
+		return a.ReleaseFrom
+	}
+	return DefaultReleaseFrom
+}
 
 func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
 
@@ -161,9 +182,10 @@ func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceDat
 func (a *Allocator) InUse() int64 { return a.inUse.Load() }
 
 // Resident returns the bytes the allocator holds in memory: its buffers in
-// use and the freed ones it keeps touched for reuse (those below
-// releaseSize; the larger ones' pages go back to the system). The rest of
-// its slabs is mapped but was never written, and costs nothing.
+// use and what stays resident of the freed ones it keeps for reuse (all of
+// those below ReleaseFrom; of the larger ones, the part outside their
+// whole pages, which went back to the system). The rest of its slabs is
+// mapped but was never written, and costs nothing.
 func (a *Allocator) Resident() int64 { return a.inUse.Load() + a.kept.Load() }
 
 // Release unmaps every slab and large buffer. Every buffer the allocator

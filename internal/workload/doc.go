@@ -27,7 +27,8 @@
 //
 //	fillseq        put the N present keys in key order
 //	fillrandom     put the N present keys in a random order (a permutation:
-//	               every key is written once, so reads know what is present)
+//	               every key is written once, so reads know what is present;
+//	               computed key by key, not held in memory)
 //	filloverwrite  put each of the N present keys WritesPerKey times
 //	               (default 3): N·WritesPerKey puts in one random order (a
 //	               shuffled sequence, each key's writes spread over the

@@ -238,8 +238,8 @@ const progressEvery = 1024
 type plan struct {
 	w      Workload
 	ops    int
-	order  []int    // fillrandom, fillprefix: the keys in their order
-	writes []uint32 // filloverwrite's writes, key by key
+	order  *permutation // fillrandom, fillprefix, fillrange: the keys in their order
+	writes []uint32     // filloverwrite's writes, key by key
 	layout prefixLayout
 	seeker PrefixSeeker
 	ycsb   *ycsbRun
@@ -256,7 +256,7 @@ func (c *Config) newPlan(s Store, w Workload) (*plan, error) {
 	switch {
 	case w == FillSeq:
 	case w == FillRandom:
-		p.order = r.Perm(k.N)
+		p.order = newPermutation(r, k.N)
 	case w == FillOverwrite:
 		if err := c.checkOverwrite(); err != nil {
 			return nil, err
@@ -272,7 +272,7 @@ func (c *Config) newPlan(s Store, w Workload) (*plan, error) {
 			return nil, err
 		}
 		if w == FillPrefix {
-			p.order = r.Perm(k.N)
+			p.order = newPermutation(r, k.N)
 			break
 		}
 		var ok bool
@@ -290,7 +290,7 @@ func (c *Config) newPlan(s Store, w Workload) (*plan, error) {
 			return nil, err
 		}
 		if w == FillRange {
-			p.order = r.Perm(k.N)
+			p.order = newPermutation(r, k.N)
 			break
 		}
 		var ok bool
@@ -435,7 +435,7 @@ func (t *thread) op(i int) error {
 	switch p.w {
 	case FillSeq, FillRandom:
 		if p.order != nil {
-			i = p.order[i]
+			i = p.order.at(i)
 		}
 		t.key = k.Present(t.key, i)
 		return s.Put(t.key, k.Value(i))
@@ -450,11 +450,11 @@ func (t *thread) op(i int) error {
 		t.written[i]++
 		return s.Put(t.key, v)
 	case FillPrefix:
-		i = p.order[i]
+		i = p.order.at(i)
 		t.key = p.layout.key(t.key, i)
 		return s.Put(t.key, k.Value(i))
 	case FillRange:
-		i = p.order[i]
+		i = p.order.at(i)
 		t.key = k.RangeKey(t.key, i)
 		return s.Put(t.key, k.Value(i))
 	case SeekPrefix, SeekPrefixMissing:

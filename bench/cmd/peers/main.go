@@ -24,10 +24,12 @@
 // results as JSON on stdout — so that the parent can read the child's peak
 // RSS (getrusage's ru_maxrss, from os.ProcessState.SysUsage) after it
 // exits: one engine's memory is then never counted against another's. The
-// peak includes what every engine's child holds alike: the Go runtime, the
-// workload's values (1 MiB), fillrandom's order (8 bytes per key) and
-// filloverwrite's (4 bytes per write, and 1 per key). -in-process runs
-// every engine in this process instead, as before, and reports no RSS.
+// peak includes what every engine's child holds alike: the Go runtime, this
+// binary's code (every engine's linked in: its mapped pages are RssFile),
+// the workload's values (1 MiB) and filloverwrite's order (4 bytes per
+// write, and 1 per key; fillrandom computes its order and holds none).
+// -in-process runs every engine in this process instead, as before, and
+// reports no RSS.
 //
 // -space-amp, after the last workload, compacts each engine's whole key
 // range (bloomkv's DB.Compact(nil, nil), pebble's DB.Compact from the first
@@ -116,6 +118,7 @@ func notEqual() string {
     every level's floor, pebble's the most its base level targets), goleveldb statically from L1;
     badger's tables grow ×2 per level; pebble's and goleveldb's filters live in the block cache,
     bloomkv's and badger's beside it.
+  - pebble reserves its memtables out of its block cache: its cache gets 8 MiB plus two memtables.
   - writes stop at an L0 of: bloomkv 36 tables, pebble 12 sublevels, goleveldb 12 tables, badger 15
     tables (it stalls flushes, so writes stop once its memtables are full).
   - background compactions: bloomkv up to GOMAXPROCS, at most 4 (%d here), pebble 1, goleveldb 1,
@@ -162,6 +165,9 @@ type result struct {
 	Engine    peers.Counters    `json:"engine"`
 	DiskBytes int64             `json:"disk_bytes,omitempty"`
 	LiveBytes int64             `json:"live_bytes,omitempty"`
+	// Memory is the most resident memory sampled during the workload
+	// (peers.Outcome.Memory); nil if not sampled.
+	Memory *peers.MemoryPeak `json:"memory,omitempty"`
 }
 
 // perOp returns x per operation of r, NaN without operations or when x
@@ -218,7 +224,7 @@ func fromOutcomes(outs []*peers.Outcome) []result {
 			P999NS: int64(h.Percentile(0.999)), MaxNS: int64(h.Max()),
 			L0: o.L0, Tree: o.Tree, Compacted: o.Compacted, CompactNS: int64(o.CompactTime), WriteAmp: o.WriteAmp,
 			Threads: o.Threads, Kinds: o.Kinds, Cold: o.Cold, Reopened: o.Reopened, OpenIO: openIO, IO: o.IO, CPUNS: int64(o.CPU), Engine: o.Engine,
-			DiskBytes: o.DiskBytes, LiveBytes: o.LiveBytes}
+			DiskBytes: o.DiskBytes, LiveBytes: o.LiveBytes, Memory: o.Memory}
 	}
 	return out
 }
@@ -573,6 +579,7 @@ func printTables(stdout io.Writer, runs []engineRun, ws []workload.Workload, wri
 	printAmp(stdout, runs, ws, written)
 	printKinds(stdout, runs, ws)
 	printDevice(stdout, runs, ws)
+	printMemory(stdout, runs, ws)
 	printL0(stdout, runs, ws)
 	for j, w := range ws {
 		if w.IsFill() {

@@ -1,0 +1,116 @@
+package offheap
+
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// rssAnon returns the process's anonymous resident memory, from
+// /proc/self/status.
+func rssAnon(t *testing.T) int64 {
+	t.Helper()
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "RssAnon:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no RssAnon in /proc/self/status")
+	return 0
+}
+
+// wholePages returns the bytes of the whole 4 KiB pages inside b: the
+// oracle of what Free can give back.
+func wholePages(b []byte) int {
+	const page = 4096
+	p := int(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+	start := (p + page - 1) / page * page
+	end := (p + len(b)) / page * page
+	return max(end-start, 0)
+}
+
+// TestReleaseFrom checks that Free keeps a freed buffer below ReleaseFrom
+// resident whole and gives back the whole pages of one at or above it:
+// Resident against the sum of the buffers' sizes less their whole pages
+// (computed from their addresses), and the kernel's count of resident
+// memory, which must drop by about what was released.
+func TestReleaseFrom(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		releaseFrom int
+		n           int // bytes per buffer
+		released    bool
+	}{
+		{"default, small buffers kept", 0, 6000, false},
+		{"default, large buffers released", 0, 40 << 10, true},
+		{"a page, small buffers released", 4096, 6000, true},
+		{"a page, sub-page buffers kept", 4096, 3000, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := Allocator{ReleaseFrom: tc.releaseFrom}
+			defer a.Release()
+			const count = 2000
+			bufs := make([][]byte, count)
+			for i := range bufs {
+				bufs[i] = a.Alloc(tc.n)
+				b := bufs[i][:cap(bufs[i])]
+				for j := 0; j < len(b); j += 512 { // every page resident
+					b[j] = 1
+				}
+				b[len(b)-1] = 1
+			}
+			before := rssAnon(t)
+			var wantKept, pages int64
+			for _, b := range bufs {
+				full := b[:cap(b)]
+				kept := len(full)
+				if tc.released {
+					kept -= wholePages(full)
+					pages += int64(wholePages(full))
+				}
+				wantKept += int64(kept)
+				a.Free(b)
+			}
+			if a.InUse() != 0 {
+				t.Errorf("InUse %d after freeing everything, want 0", a.InUse())
+			}
+			if got := a.Resident(); got != wantKept {
+				t.Errorf("Resident %d after the frees, want %d (each buffer's size, less its whole pages if released)", got, wantKept)
+			}
+			// The kernel's count moves by the pages given back, within
+			// what the test's own allocations may move it (1 MiB).
+			drop := before - rssAnon(t)
+			if d := drop - pages; d > 1<<20 || d < -(1<<20) {
+				t.Errorf("RssAnon dropped by %d bytes, want about %d (the pages released)", drop, pages)
+			}
+			// Reused, a buffer counts in use again and no longer kept.
+			b := a.Alloc(tc.n)
+			if got, want := a.Resident(), wantKept-int64(keptOf(tc.released, b))+int64(cap(b)); got != want {
+				t.Errorf("Resident %d after one Alloc, want %d", got, want)
+			}
+			a.Free(b)
+		})
+	}
+}
+
+// keptOf is what stays resident of a buffer when freed.
+func keptOf(released bool, b []byte) int {
+	b = b[:cap(b)]
+	if released {
+		return len(b) - wholePages(b)
+	}
+	return len(b)
+}
