@@ -237,7 +237,8 @@ type Options struct {
 	// L0 take at most all but one, so that an L0 compaction never waits
 	// for a slot behind them: only for compactions of the base level,
 	// which hold tables it needs, or which take its slot while the base
-	// level is further over its target than L0 below L0SlowdownTrigger.
+	// level comes before L0 in the compactions' order and L0 is below
+	// L0SlowdownTrigger.
 	// Default GOMAXPROCS at Open, at most 4; at least 1.
 	MaxConcurrentCompactions int
 
