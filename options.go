@@ -235,9 +235,11 @@ type Options struct {
 	// MaxConcurrentCompactions bounds the compactions that run at once,
 	// each on a goroutine of its own. With two or more, compactions below
 	// L0 take at most all but one, so that an L0 compaction never waits
-	// for a slot behind them: only, at most, for the one compaction of the
-	// base level that holds a table it needs. Default GOMAXPROCS at Open,
-	// at most 4; at least 1.
+	// for a slot behind them: only for compactions of the base level,
+	// which hold tables it needs, or which take its slot while the base
+	// level comes before L0 in the compactions' order and L0 is below
+	// L0SlowdownTrigger.
+	// Default GOMAXPROCS at Open, at most 4; at least 1.
 	MaxConcurrentCompactions int
 
 	// MaxOpenFiles bounds the file descriptors the DB holds. All but ten of

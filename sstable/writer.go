@@ -173,21 +173,26 @@ func (w *Writer) Add(key InternalKey, value []byte) error {
 	if w.err != nil {
 		return w.err
 	}
-	w.keyBuf = key.Append(w.keyBuf[:0])
 	if w.props.Entries > 0 {
-		if c := base.CompareEncoded(w.lastKey, w.keyBuf); c >= 0 {
-			prev, _ := base.DecodeInternalKey(w.lastKey)
+		// One comparison of the user keys both checks the order (as
+		// base.CompareInternal: user keys ascending, then trailers
+		// descending) and tells whether key starts a new user key.
+		prev, _ := base.DecodeInternalKey(w.lastKey)
+		switch c := bytes.Compare(prev.UserKey, key.UserKey); {
+		case c > 0 || c == 0 && prev.Trailer <= key.Trailer:
 			return fmt.Errorf("%w: %v after %v", ErrKeyOrder, key, prev)
-		}
-		if prev, _ := base.DecodeInternalKey(w.lastKey); !bytes.Equal(prev.UserKey, key.UserKey) {
+		case c < 0:
 			w.addHashes(key.UserKey, false)
 		}
 	} else {
 		w.addHashes(key.UserKey, true)
 		w.props.Smallest = InternalKey{UserKey: bytes.Clone(key.UserKey), Trailer: key.Trailer}
 	}
+	w.keyBuf = key.Append(w.keyBuf[:0])
 	w.addToBlock(w.keyBuf, value)
-	w.lastKey = append(w.lastKey[:0], w.keyBuf...)
+	// The encoded key is the last key now: the two buffers swap rather
+	// than copy (the block keeps copies of its own).
+	w.lastKey, w.keyBuf = w.keyBuf, w.lastKey
 
 	p := &w.props
 	p.Entries++

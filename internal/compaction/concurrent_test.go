@@ -61,10 +61,20 @@ func TestPickConcurrent(t *testing.T) {
 			func(*manifest.Version) []*Compaction { return nil }, "L1 1"},
 		{"L0 first from the slowdown trigger", true, slow,
 			func(*manifest.Version) []*Compaction { return nil }, "L0 14"},
-		{"L0 takes the last slot", true, opts,
+		{"L0 takes the last slot", true, slow,
+			func(v *manifest.Version) []*Compaction {
+				return []*Compaction{l1(v, 2), newCompaction(v, 2, 3, v.Levels[2][:1], slow)}
+			}, "L0 14"},
+		// Below the slowdown trigger, the base level (L1), which outranks
+		// L0, may take L0's slot.
+		{"the base level takes the last slot from an outranked L0", true, opts,
 			func(v *manifest.Version) []*Compaction {
 				return []*Compaction{l1(v, 2), newCompaction(v, 2, 3, v.Levels[2][:1], opts)}
-			}, "L0 14"},
+			}, "L1 1"},
+		{"nor does the base level from an L0 that is not due", false, opts,
+			func(v *manifest.Version) []*Compaction {
+				return []*Compaction{l1(v, 2), newCompaction(v, 2, 3, v.Levels[2][:1], opts)}
+			}, ""},
 		{"one L0 compaction at a time", true, opts,
 			func(v *manifest.Version) []*Compaction {
 				return []*Compaction{newCompaction(v, 0, 1, slices.Clone(v.Levels[0]), opts)}
@@ -85,6 +95,33 @@ func TestPickConcurrent(t *testing.T) {
 				t.Fatalf("Pick = %v (%q), want %q", c, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestPickDeeperNeverTakesL0Slot checks that the exception to L0's slot is
+// the base level's alone: a deeper level that outranks a due L0 still
+// leaves it the last slot.
+func TestPickDeeperNeverTakesL0Slot(t *testing.T) {
+	opts := with(pickerOpts, func(o *Options) {
+		o.MaxConcurrentCompactions = 3
+		o.LevelSizing = StaticLevelSizing
+	})
+	// L0 due over [c, m]; L1 (the base, 1 KiB target) under its target
+	// outside that range; L2 three times over its 10 KiB target, with
+	// nothing below: it outranks L0 (and L0 outranks L1).
+	v := checkedVersion(t, levels{
+		0: fourL0(),
+		1: {meta(1, "x", "z", 1, 1, 100)},
+		2: {meta(30, "a", "b", 1, 1, 10000), meta(31, "c", "d", 1, 1, 10000), meta(32, "e", "f", 1, 1, 10000)},
+	})
+	running := []*Compaction{newCompaction(v, 2, 3, v.Levels[2][:1], opts), newCompaction(v, 2, 3, v.Levels[2][1:2], opts)}
+	c := Pick(v, opts, running)
+	if c == nil || c.Level != 0 {
+		t.Fatalf("Pick = %v, want L0's compaction", c)
+	}
+	// With a slot to spare, L2 goes first.
+	if c := Pick(v, opts, running[:1]); c == nil || c.Level != 2 {
+		t.Fatalf("Pick with a spare slot = %v, want L2's", c)
 	}
 }
 

@@ -34,7 +34,8 @@
 // Up to MaxConcurrentCompactions run at once: Pick takes the running ones
 // and returns only a compaction that shares no table with them and writes
 // no key range into a level one of them reads or writes; with two slots or
-// more, the last is kept for L0, and one L0 compaction runs at a time.
+// more, the last is kept for L0 (or the base level, while it outranks a
+// due L0 below the slowdown trigger), and one L0 compaction runs at a time.
 //
 // # The seam to the DB
 //

@@ -60,9 +60,23 @@ func Scores(v *manifest.Version, t Targets, opts *Options) [manifest.NumLevels]f
 // levels take at most all but one slot, so that an L0 compaction never
 // waits for a slot behind compactions deeper down — it waits only for a
 // running compaction of the base level that holds a table it needs, one
-// table's worth of work. At most one L0 compaction runs at a time: one
-// takes every L0 table there is, and L0 tables flushed while it runs are
-// newer than all its inputs, so they may stay above its outputs. A
+// table's worth of work. One exception is a wait of that same kind: while
+// the base level outranks a due L0 that is below L0SlowdownTrigger, a
+// compaction of the base level may take L0's slot. An L0 compaction holds
+// every base table its tables overlap — all of them, under random writes
+// — for its whole run; were L0 always to take its slot back at once, the
+// base level's compactions, which need those tables too, would run only
+// in the moments between two L0 compactions, so the base level swelled
+// far past its target and every L0 compaction rewrote all of it. (In a
+// 10,000,000-key random fill at the peers runner's settings: 3.1 bytes of
+// the base level rewritten per byte of L0 without the exception, 1.4 with
+// it, and 8% fewer bytes written by flushes and compactions by the fill's
+// end.) L0 then waits for base-level compactions of a table each, as it
+// would for a busy table, and from the slowdown trigger on it goes first.
+//
+// At most one L0 compaction runs at a time: one takes every L0 table
+// there is, and L0 tables flushed while it runs are newer than all its
+// inputs, so they may stay above its outputs. A
 // candidate conflicts with a running compaction if they share an input
 // table, or if their key ranges overlap and one's output level is the
 // other's input or output level (conflicts). Flushes never conflict: they
@@ -90,8 +104,12 @@ func Pick(v *manifest.Version, opts *Options, running []*Compaction) *Compaction
 
 	t := TargetsOf(v, opts)
 	scores := Scores(v, t, opts)
+	// The base level may take L0's slot while it outranks a due L0 that
+	// is below the slowdown trigger (see the doc above).
+	baseMayTakeL0Slot := scores[0] >= 1 && v.NumFiles(0) < opts.L0SlowdownTrigger
 	for _, level := range byPriority(v, t, scores, opts) {
 		if level == 0 {
+			baseMayTakeL0Slot = false // L0 outranks every level after it
 			if l0Running {
 				continue
 			}
@@ -101,7 +119,7 @@ func Pick(v *manifest.Version, opts *Options, running []*Compaction) *Compaction
 			}
 			continue
 		}
-		if !deeperAllowed {
+		if !deeperAllowed && (level != t.Base || !baseMayTakeL0Slot) {
 			continue
 		}
 		for _, f := range byOverlap(v, level) {

@@ -69,6 +69,11 @@
 //	                   [-workloads fillrandom,readrandom,readmissing,readmixed,scan] [-in-process]
 //	                   [-writes-per-key 3] [-sample-interval 100ms] [-space-amp] [-cold]
 //	                   [-threads 1] [-ycsb props] [-sizes 1M,10M,30M] [-out DIR] [-chart DIR]
+//	                   [-cpuprofile FILE]
+//
+// -cpuprofile FILE writes a CPU profile of each engine's run, all its
+// workloads and their settles, background work included, to
+// FILE.ENGINE.N.pprof (N the number of keys): read it with go tool pprof.
 //
 // -writes-per-key is filloverwrite's writes of each key (workload.Config's
 // WritesPerKey): -n 1000000 -workloads filloverwrite,readrandom writes
@@ -92,6 +97,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -241,6 +247,7 @@ type engineRun struct {
 type options struct {
 	n, reads, keySize, valueSize, scanLength, writesPerKey, threads int
 	engines, workloads, dir, engine, ycsb, sizes, out, chart        string
+	cpuProfile                                                      string
 	seed                                                            uint64
 	missRatio                                                       float64
 	inProcess, spaceAmp, cold                                       bool
@@ -277,7 +284,30 @@ func (o *options) childArgs(name string) []string {
 		"-scan-length", strconv.Itoa(o.scanLength), "-dir", o.dir,
 		"-writes-per-key", strconv.Itoa(o.writesPerKey), "-sample-interval", o.sampleInterval.String(),
 		"-space-amp=" + strconv.FormatBool(o.spaceAmp), "-cold=" + strconv.FormatBool(o.cold),
-		"-threads", strconv.Itoa(max(o.threads, 1)), "-ycsb", o.ycsb}
+		"-threads", strconv.Itoa(max(o.threads, 1)), "-ycsb", o.ycsb, "-cpuprofile", o.cpuProfile}
+}
+
+// profile runs engine's workloads through f, under a CPU profile written
+// to o.cpuProfile.ENGINE.N.pprof when -cpuprofile is set.
+func (o *options) profile(engine string, f func() error) (err error) {
+	if o.cpuProfile == "" {
+		return f()
+	}
+	name := fmt.Sprintf("%s.%s.%d.pprof", o.cpuProfile, engine, o.n)
+	file, err := os.Create(name)
+	if err != nil {
+		return fmt.Errorf("-cpuprofile: %w", err)
+	}
+	defer func() {
+		if cerr := file.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("-cpuprofile: %w", cerr)
+		}
+	}()
+	if err := pprof.StartCPUProfile(file); err != nil {
+		return fmt.Errorf("-cpuprofile: %w", err)
+	}
+	defer pprof.StopCPUProfile()
+	return f()
 }
 
 // run is the command: main with its arguments and output streams. It
@@ -305,6 +335,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.ycsb, "ycsb", "", "YCSB properties overriding every ycsb-* workload's, name=value,… (e.g. requestdistribution=uniform,fieldcount=1); recordcount defaults to -n, operationcount to -reads")
 	fs.StringVar(&o.sizes, "sizes", "", "run the workloads at each of these key counts (e.g. 1M,10M,30M; instead of -n) and chart ops/s, p99 and reads per op against n")
 	fs.StringVar(&o.out, "out", "", "directory to write peers.json (every result, with the machine, command and date) and the charts into")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of each engine's run to `FILE`.ENGINE.N.pprof")
 	fs.StringVar(&o.chart, "chart", "", "draw the charts again from `DIR`/peers.json, written by -out, print its tables, and run nothing")
 	// Hidden: set by the parent for its children, not meant for people.
 	fs.StringVar(&o.engine, "engine", "", "")
@@ -392,7 +423,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return fail(2, err)
 		}
 		cfg := o.config(keys)
-		rs, err := o.measure(es[0].Name, cfg).Run(es[0], o.dir, s, cfg, ws)
+		var rs []*peers.Outcome
+		err = o.profile(es[0].Name, func() (err error) {
+			rs, err = o.measure(es[0].Name, cfg).Run(es[0], o.dir, s, cfg, ws)
+			return err
+		})
 		if err != nil {
 			return fail(1, err)
 		}
@@ -478,7 +513,11 @@ func runEngines(o *options, es []peers.Engine, cfg *workload.Config, ws []worklo
 		fmt.Fprintf(stderr, "%s at %s keys …\n", e.Name, fmtCount(o.n))
 		r := engineRun{Name: e.Name}
 		if o.inProcess {
-			rs, err := o.measure(e.Name, cfg).Run(e, o.dir, peers.DefaultSettings, cfg, ws)
+			var rs []*peers.Outcome
+			err := o.profile(e.Name, func() (err error) {
+				rs, err = o.measure(e.Name, cfg).Run(e, o.dir, peers.DefaultSettings, cfg, ws)
+				return err
+			})
 			if err != nil {
 				return nil, err
 			}

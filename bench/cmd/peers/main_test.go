@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"io"
 	"os"
@@ -220,18 +221,32 @@ func TestFlags(t *testing.T) {
 			t.Errorf("%q: exit %d, want %d", tc.args, code, tc.code)
 		}
 	}
-	o := &options{writesPerKey: 5, sampleInterval: 30 * time.Millisecond, spaceAmp: true, cold: true, threads: 3, ycsb: "fieldcount=1"}
+	o := &options{writesPerKey: 5, sampleInterval: 30 * time.Millisecond, spaceAmp: true, cold: true, threads: 3, ycsb: "fieldcount=1", cpuProfile: "/tmp/p"}
 	args := strings.Join(o.childArgs("pebble"), " ")
-	for _, want := range []string{"-writes-per-key 5", "-sample-interval 30ms", "-space-amp=true", "-cold=true", "-threads 3", "-ycsb fieldcount=1"} {
+	for _, want := range []string{"-writes-per-key 5", "-sample-interval 30ms", "-space-amp=true", "-cold=true", "-threads 3", "-ycsb fieldcount=1", "-cpuprofile /tmp/p"} {
 		if !strings.Contains(args, want) {
 			t.Errorf("child args %q lack %q", args, want)
 		}
 	}
-	// A child's JSON carries the fill's shape.
+	// A child's JSON carries the fill's shape, and -cpuprofile leaves its
+	// profile, a gzipped protocol buffer, at FILE.ENGINE.N.pprof.
 	var out bytes.Buffer
-	args2 := []string{"-engine", "bloomkv", "-n", "1000", "-reads", "200", "-workloads", "filloverwrite,readrandom", "-dir", t.TempDir()}
+	prof := filepath.Join(t.TempDir(), "cpu")
+	args2 := []string{"-engine", "bloomkv", "-n", "1000", "-reads", "200", "-workloads", "filloverwrite,readrandom", "-dir", t.TempDir(), "-cpuprofile", prof}
 	if code := run(args2, &out, io.Discard); code != 0 {
 		t.Fatalf("child exit %d", code)
+	}
+	if f, err := os.Open(prof + ".bloomkv.1000.pprof"); err != nil {
+		t.Error(err)
+	} else {
+		zr, err := gzip.NewReader(f)
+		if err == nil {
+			_, err = io.Copy(io.Discard, zr)
+		}
+		if err != nil {
+			t.Errorf("-cpuprofile: not a gzipped profile: %v", err)
+		}
+		f.Close()
 	}
 	var rs []result
 	if err := json.Unmarshal(out.Bytes(), &rs); err != nil {
