@@ -3,13 +3,11 @@
 package bloomkv
 
 import (
-	"bufio"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/bloomkv/bloomkv/internal/procstat"
 )
 
 // rssAnon returns the process's anonymous resident memory (RssAnon in
@@ -17,23 +15,11 @@ import (
 // binary's pages or the page cache.
 func rssAnon(t *testing.T) int64 {
 	t.Helper()
-	f, err := os.Open("/proc/self/status")
+	r, err := procstat.ReadResident()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "RssAnon:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return kb << 10
-		}
-	}
-	t.Fatal("no RssAnon in /proc/self/status")
-	return 0
+	return r.Anon
 }
 
 // TestMemoryAccounted checks Metrics.Memory against the kernel's count of

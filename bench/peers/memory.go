@@ -53,22 +53,7 @@ type memorySampler struct {
 // less: then only finish samples).
 func sampleMemory(st any, interval time.Duration) *memorySampler {
 	p := &memorySampler{st: st, stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		if interval <= 0 {
-			return
-		}
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				p.sample()
-			case <-p.stop:
-				return
-			}
-		}
-	}()
+	go every(interval, p.stop, p.done, p.sample)
 	return p
 }
 

@@ -155,23 +155,27 @@ type l0Sampler struct {
 // or less: then only finish samples it).
 func sampleL0(s Shaper, interval time.Duration) *l0Sampler {
 	p := &l0Sampler{s: s, stop: make(chan struct{}), done: make(chan struct{}), res: L0Samples{Interval: interval, Stop: s.L0Stop()}}
-	go func() {
-		defer close(p.done)
-		if interval <= 0 {
+	go every(interval, p.stop, p.done, p.sample)
+	return p
+}
+
+// every calls f every interval (never, if interval is 0 or less) until
+// stop is closed, then closes done: a sampler's loop.
+func every(interval time.Duration, stop <-chan struct{}, done chan<- struct{}, f func()) {
+	defer close(done)
+	if interval <= 0 {
+		return
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			f()
+		case <-stop:
 			return
 		}
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				p.sample()
-			case <-p.stop:
-				return
-			}
-		}
-	}()
-	return p
+	}
 }
 
 func (p *l0Sampler) sample() {

@@ -1,35 +1,21 @@
 package offheap
 
 import (
-	"bufio"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/bloomkv/bloomkv/internal/procstat"
 )
 
 // rssAnon returns the process's anonymous resident memory, from
 // /proc/self/status.
 func rssAnon(t *testing.T) int64 {
 	t.Helper()
-	f, err := os.Open("/proc/self/status")
+	r, err := procstat.ReadResident()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "RssAnon:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return kb << 10
-		}
-	}
-	t.Fatal("no RssAnon in /proc/self/status")
-	return 0
+	return r.Anon
 }
 
 // wholePages returns the bytes of the whole 4 KiB pages inside b: the
