@@ -42,8 +42,10 @@ type iterAlloc struct {
 }
 
 // inlineMemIters is the number of memtable iterators an iterAlloc holds:
-// the mutable memtable's and those of a few immutable ones — more than
-// that wait to be flushed only while a flush falls behind.
+// the mutable memtable's and those of up to three immutable ones, more
+// than Options.MaxImmutableMemtables' default of one lets wait for their
+// flush. A read state of more memtables allocates an iterator for each
+// past these.
 const inlineMemIters = 4
 
 // iterAllocs is the pool of iterAllocs.

@@ -158,10 +158,10 @@ func (it *Iter) Error() error { return nil }
 
 // Close unpositions the iterator and lets go of its memtable and of the
 // entries it copied; it keeps the buffer's room, up to maxKeptEntries, for
-// InitIter to reuse. A closed Iter is over no memtable: it is not valid and
-// every move returns false, until InitIter. It returns nil: the error is there so an Iter fits
-// the DB's internal iterator interface (internal/iterator), whose SSTable
-// iterators can fail.
+// InitIter to reuse. A closed Iter is over no memtable: it is not valid
+// and every move returns false, until InitIter. It returns nil: the error
+// is there so an Iter fits the DB's internal iterator interface
+// (internal/iterator), whose SSTable iterators can fail.
 func (it *Iter) Close() error {
 	buf := it.buf[:cap(it.buf)]
 	if len(buf) > maxKeptEntries {
