@@ -104,16 +104,17 @@ func BenchmarkRangeScan(b *testing.B) {
 const rangeChunk = 64
 
 // rangeSide is what benchRangeScans keeps of one database: its Iterator
-// when reused, its next range, and its scans' time and count.
+// when reused, its next range, its metrics before the scans, and the
+// scans' time and count.
 type rangeSide struct {
-	d          *DB
-	it         *Iterator // the reused Iterator, or nil
-	g          int       // the run of the next range
-	before     Metrics
-	wall, cpu  time.Duration
-	scans      int
-	lo, hi     []byte
-	name, want string
+	d         *DB
+	it        *Iterator // the reused Iterator, or nil
+	g         int       // the run of the next range
+	before    Metrics
+	wall, cpu time.Duration
+	scans     int
+	lo, hi    []byte
+	name      string
 }
 
 // benchRangeScans scans ranges of width numbers, empty or not, of
