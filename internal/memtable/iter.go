@@ -34,6 +34,10 @@ type Iter struct {
 	fwd   bool
 	state iterState
 	batch int // size of the next refill
+	// dirty is how many entries of buf's room, from the start, may hold
+	// an entry, what Close zeroes: a refill overwrites the buffer from
+	// the start.
+	dirty int
 }
 
 // NewIter returns an unpositioned iterator over m.
@@ -56,8 +60,8 @@ func (m *Memtable) InitIter(it *Iter) {
 // room for the refills of a short scan, not the maxBatch of a long one.
 //
 // INVARIANT: the room a closed Iter keeps holds no entry — Close zeroes
-// all of it — so that a closed Iter refers to no key or value of its
-// memtable's arena.
+// the part of it the Iter wrote (dirty) — so that a closed Iter refers to
+// no key or value of its memtable's arena.
 const maxKeptEntries = 8 * minBatch
 
 // seekTrailer is the largest trailer, so (k, seekTrailer) sorts before every
@@ -163,12 +167,14 @@ func (it *Iter) Error() error { return nil }
 // is there so an Iter fits the DB's internal iterator interface
 // (internal/iterator), whose SSTable iterators can fail.
 func (it *Iter) Close() error {
-	buf := it.buf[:cap(it.buf)]
-	if len(buf) > maxKeptEntries {
+	buf := it.buf[:0]
+	if cap(buf) > maxKeptEntries {
 		buf = nil
 	}
-	clear(buf)
-	*it = Iter{buf: buf[:0]}
+	// Zeroing only what the Iter wrote: zeroing memory that holds
+	// pointers costs write barriers while the collector runs.
+	clear(buf[:min(it.dirty, cap(buf))])
+	*it = Iter{buf: buf}
 	return nil
 }
 
@@ -184,7 +190,7 @@ func (it *Iter) fill(fwd bool, pivot entry, hasPivot, inclusive bool) bool {
 	// it was copied into the parameter, so truncating buf is safe.
 	buf, n := it.buf[:0], it.batch
 	if cap(buf) < n {
-		buf = make([]entry, 0, n) // one allocation, not append's doublings
+		buf, it.dirty = make([]entry, 0, n), 0 // one allocation, not append's doublings
 	}
 	skip := hasPivot && !inclusive // only the first entry visited can equal pivot
 	visit := func(e entry) bool {
@@ -211,6 +217,7 @@ func (it *Iter) fill(fwd bool, pivot entry, hasPivot, inclusive bool) bool {
 	}
 	it.m.mu.RUnlock()
 	it.buf, it.pos, it.fwd = buf, 0, fwd
+	it.dirty = max(it.dirty, len(buf))
 	switch {
 	case len(buf) > 0:
 		it.state = atEntry

@@ -77,6 +77,11 @@ func TestInitIterReuse(t *testing.T) {
 		if got := scan(t, it, tc.keys[tc.from], tc.n); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("scan of %d from %s: %v, want %v", tc.n, tc.keys[tc.from], got, want)
 		}
+		// A seek refills fewer entries than the scan's last refill: Close
+		// must zero what the longer one left too.
+		if !it.SeekGE([]byte(tc.keys[tc.from])) {
+			t.Fatalf("SeekGE(%s) found nothing", tc.keys[tc.from])
+		}
 		closed(t, it)
 		if cap(it.buf) == 0 {
 			t.Fatalf("a short scan's buffer is not kept")
