@@ -5,23 +5,27 @@ import (
 
 	"github.com/bloomkv/bloomkv/internal/iterator"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/memtable"
 )
 
 // iterAlloc is the iterator stack of a DB's Iterator in one allocation,
 // taken from a pool by iterOver and put back by Close, as Pebble's
 // iterAlloc is: the merge and the room of its children and heap, a
 // LevelIter per level, the L0 tables' lazyTables, the range-skipping state
-// (tableSkip), the range tombstones' list, and the room of the bounds' and
-// keys' copies. Building a stack then allocates nothing of its own but the
-// Iterator (a small handle, so that a closed Iterator stays closed and
-// cannot reach the stack of another), a memtable iterator per memtable
+// (tableSkip), the range tombstones' list, the iterators of the mutable
+// memtable and of up to inlineMemIters−1 immutable ones, with the room of
+// their buffers, and the room of the bounds' and keys' copies. Building a
+// stack then allocates nothing of its own but the Iterator (a small
+// handle, so that a closed Iterator stays closed and cannot reach the
+// stack of another), a memtable iterator per memtable past inlineMemIters
 // and, without range filters, where the L0 tables are not lazyTables, a
 // table iterator per L0 table; a deeper level's table iterator is
 // allocated when a move opens the table (TestNewIterAllocs).
 //
 // INVARIANT: an iterAlloc in the pool refers to no memtable, table, DB or
-// trace — release clears what the Iterator referred to — and every slice
-// in it is empty, its room kept.
+// trace — release clears what the Iterator referred to, and the merge's
+// Close closed the memtable iterators, which lets go of their memtable
+// and entries — and every slice in it is empty, its room kept.
 type iterAlloc struct {
 	merging    iterator.MergingIter
 	skip       tableSkip
@@ -31,10 +35,18 @@ type iterAlloc struct {
 	children   []iterator.Iterator
 	lazy       []lazyTable
 	rangeDels  []sourceRangeDels
+	mems       [inlineMemIters]memtable.Iter
 	// The room of the Iterator's userLower, userUpper, key, value and
 	// stopKey.
 	lower, upper, key, value, stopKey []byte
 }
+
+// inlineMemIters is the number of memtable iterators an iterAlloc holds:
+// the mutable memtable's and those of up to three immutable ones, more
+// than Options.MaxImmutableMemtables' default of one lets wait for their
+// flush. A read state of more memtables allocates an iterator for each
+// past these.
+const inlineMemIters = 4
 
 // iterAllocs is the pool of iterAllocs.
 var iterAllocs = sync.Pool{New: func() any { return new(iterAlloc) }}
@@ -74,6 +86,16 @@ func reclaim(own, used []byte) []byte {
 		own = used
 	}
 	return keptBuffer(own)
+}
+
+// memIter returns an unpositioned iterator over m, the i-th memtable of
+// the stack: one of a's own for the first inlineMemIters, else a new one.
+func (a *iterAlloc) memIter(i int, m *memtable.Memtable) *memtable.Iter {
+	if i >= len(a.mems) {
+		return m.NewIter()
+	}
+	m.InitIter(&a.mems[i])
+	return &a.mems[i]
 }
 
 // lazyTables returns n zero lazyTables in a's room.

@@ -638,10 +638,10 @@ func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions, explain boo
 		}
 	}
 	addRangeDels(rs.mem.RangeDels())
-	children = append(children, rs.mem.NewIter())
-	for _, m := range rs.imm {
+	children = append(children, a.memIter(0, rs.mem))
+	for i, m := range rs.imm {
 		addRangeDels(m.RangeDels())
-		children = append(children, m.NewIter())
+		children = append(children, a.memIter(i+1, m))
 	}
 	memtables := len(children)
 	ranges := v.rangeFiltered > 0 || explain

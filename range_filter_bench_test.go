@@ -3,6 +3,7 @@ package bloomkv
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/bloomkv/bloomkv/internal/procstat"
 	"github.com/bloomkv/bloomkv/vfs"
@@ -51,26 +52,30 @@ func rangeBenchKey(x int) []byte { return fmt.Appendf(nil, "%016d", x) }
 // bounds, empty (in a gap: no key, inside every table's key range) or not
 // (inside a run: width keys, all in one table), on a database with range
 // filters of 16 bits per key (on) and one without (off), in an L0 of
-// eight tables and compacted; blocks/op counts the data blocks read, from
-// the block cache or the file (misses/op those from the file), and
-// skipped/op the tables the range filters
-// ruled out. Each scan is a new Iterator (iter=fresh), as DB.Scan makes,
-// or one Iterator re-bounded with SetBounds for every scan (iter=reuse),
-// as a program running many short scans would. Compare on and off with
-// benchstat -col /rf.
+// eight tables and compacted. Each scan is a new Iterator (iter=fresh), as
+// DB.Scan makes, or one Iterator per database re-bounded with SetBounds
+// for every scan (iter=reuse), as a program running many short scans
+// would.
+//
+// The two databases take turns within one benchmark, rangeChunk scans
+// each, the first turn alternating from one benchmark to the next, so
+// that neither runs at a quieter moment of a shared machine or in a
+// warmer cache: an op is one scan, of either database. It reports per
+// database (on- and off-) the wall and CPU time of its scans, ns/scan
+// and cpu-ns/scan (the process's CPU time, which other work on the
+// machine inflates less than the wall time), the data blocks read
+// (blocks/scan, from the block cache or the file) and those from the
+// file (misses/scan), the tables the range filters ruled out
+// (on-skipped/scan), and off/on, the ratio of their CPU times: how many
+// times faster the scans are with range filters.
 func BenchmarkRangeScan(b *testing.B) {
+	first := 0 // the database of the first turn: 0 on, 1 off
 	for _, shape := range []string{"l0x8", "compacted"} {
 		b.Run("shape="+shape, func(b *testing.B) {
-			dbs := map[string]*DB{}
-			for _, mode := range []string{"on", "off"} {
-				bits := 16.0
-				if mode == "off" {
-					bits = 0
-				}
-				d := rangeBenchDB(b, bits, shape == "compacted")
-				defer d.Close()
-				dbs[mode] = d
-			}
+			on := rangeBenchDB(b, 16, shape == "compacted")
+			defer on.Close()
+			off := rangeBenchDB(b, 0, shape == "compacted")
+			defer off.Close()
 			for _, empty := range []bool{true, false} {
 				for _, width := range []int{2, 8, 32, 128} {
 					kind := "nonempty"
@@ -82,11 +87,10 @@ func BenchmarkRangeScan(b *testing.B) {
 						if reuse {
 							iter = "reuse"
 						}
-						for _, mode := range []string{"on", "off"} {
-							b.Run(fmt.Sprintf("scan=%s-%d/iter=%s/rf=%s", kind, width, iter, mode), func(b *testing.B) {
-								benchRangeScans(b, dbs[mode], width, empty, reuse)
-							})
-						}
+						b.Run(fmt.Sprintf("scan=%s-%d/iter=%s", kind, width, iter), func(b *testing.B) {
+							first = 1 - first
+							benchRangeScans(b, [2]*DB{on, off}, first, width, empty, reuse)
+						})
 					}
 				}
 			}
@@ -94,39 +98,72 @@ func BenchmarkRangeScan(b *testing.B) {
 	}
 }
 
+// rangeChunk is the number of scans of one database's turn in
+// BenchmarkRangeScan: enough that reading the clocks costs little, few
+// enough that the turns interleave finely.
+const rangeChunk = 64
+
+// rangeSide is what benchRangeScans keeps of one database: its Iterator
+// when reused, its next range, its metrics before the scans, and the
+// scans' time and count.
+type rangeSide struct {
+	d         *DB
+	it        *Iterator // the reused Iterator, or nil
+	g         int       // the run of the next range
+	before    Metrics
+	wall, cpu time.Duration
+	scans     int
+	lo, hi    []byte
+	name      string
+}
+
 // benchRangeScans scans ranges of width numbers, empty or not, of
-// rangeBenchDB's layout, checking each scan's count: each with an
-// Iterator of its own, or, reuse, all with one, re-bounded by SetBounds.
-func benchRangeScans(b *testing.B, d *DB, width int, empty, reuse bool) {
-	var reused *Iterator
-	if reuse {
-		var err error
-		if reused, err = d.NewIter(nil); err != nil {
-			b.Fatal(err)
-		}
-		defer reused.Close()
-	}
-	before := d.Metrics()
-	cpuBefore, cpuErr := procstat.ReadUsage()
-	lo, hi := make([]byte, 0, 16), make([]byte, 0, 16)
+// rangeBenchDB's layout on the databases dbs, with range filters and
+// without, in turns of rangeChunk scans, dbs[first] first, checking each
+// scan's count: each with an Iterator of its own, or, reuse, all of a
+// database's with one, re-bounded by SetBounds.
+func benchRangeScans(b *testing.B, dbs [2]*DB, first, width int, empty, reuse bool) {
 	want := width
 	if empty {
 		want = 0
 	}
-	g := 0
+	var sides [2]rangeSide
+	for i, d := range dbs {
+		s := &sides[i]
+		s.d, s.name = d, [2]string{"on", "off"}[i]
+		s.lo, s.hi = make([]byte, 0, 16), make([]byte, 0, 16)
+		if reuse {
+			var err error
+			if s.it, err = d.NewIter(nil); err != nil {
+				b.Fatal(err)
+			}
+			defer s.it.Close()
+		}
+		s.before = d.Metrics()
+	}
+	turn, scans := first, 0
+	wall, cpu := time.Now(), cpuTime(b)
+	endTurn := func() {
+		s := &sides[turn]
+		w, c := time.Now(), cpuTime(b)
+		s.wall, s.cpu = s.wall+w.Sub(wall), s.cpu+c-cpu
+		s.scans += scans
+		wall, cpu, turn, scans = w, c, 1-turn, 0
+	}
 	for b.Loop() {
-		g = (g + 7) % 1599
-		start := 2*g*128 + (g*13)%(128-width+1)
+		s := &sides[turn]
+		s.g = (s.g + 7) % 1599
+		start := 2*s.g*128 + (s.g*13)%(128-width+1)
 		if empty {
 			start += 128
 		}
-		lo, hi = fmt.Appendf(lo[:0], "%016d", start), fmt.Appendf(hi[:0], "%016d", start+width)
-		it := reused
+		s.lo, s.hi = fmt.Appendf(s.lo[:0], "%016d", start), fmt.Appendf(s.hi[:0], "%016d", start+width)
+		it := s.it
 		if reuse {
-			it.SetBounds(lo, hi)
+			it.SetBounds(s.lo, s.hi)
 		} else {
 			var err error
-			if it, err = d.NewIter(&IterOptions{LowerBound: lo, UpperBound: hi}); err != nil {
+			if it, err = s.d.NewIter(&IterOptions{LowerBound: s.lo, UpperBound: s.hi}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -139,21 +176,44 @@ func benchRangeScans(b *testing.B, d *DB, width int, empty, reuse bool) {
 			err = it.Close()
 		}
 		if err != nil || n != want {
-			b.Fatalf("[%s, %s): %d keys (%v), want %d", lo, hi, n, err, want)
+			b.Fatalf("rf=%s [%s, %s): %d keys (%v), want %d", s.name, s.lo, s.hi, n, err, want)
+		}
+		if scans++; scans == rangeChunk {
+			endTurn()
 		}
 	}
-	if cpuAfter, err := procstat.ReadUsage(); err == nil && cpuErr == nil {
-		// The process's CPU time, which a machine shared with other work
-		// inflates less than the wall time ns/op measures.
-		b.ReportMetric(float64((cpuAfter.CPU()-cpuBefore.CPU()).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	endTurn()
+	for i := range sides {
+		s := &sides[i]
+		if s.scans == 0 {
+			continue // b.N below one turn: nothing to report of this side
+		}
+		after := s.d.Metrics()
+		var skipped uint64
+		for l := range after.Levels {
+			skipped += after.Levels[l].RangeFilterNegatives - s.before.Levels[l].RangeFilterNegatives
+		}
+		bc, bc0 := after.BlockCache, s.before.BlockCache
+		per := func(x float64) float64 { return x / float64(s.scans) }
+		b.ReportMetric(per(float64(s.wall.Nanoseconds())), s.name+"-ns/scan")
+		b.ReportMetric(per(float64(s.cpu.Nanoseconds())), s.name+"-cpu-ns/scan")
+		b.ReportMetric(per(float64(bc.Hits+bc.Misses-bc0.Hits-bc0.Misses)), s.name+"-blocks/scan")
+		b.ReportMetric(per(float64(bc.Misses-bc0.Misses)), s.name+"-misses/scan")
+		if i == 0 {
+			b.ReportMetric(per(float64(skipped)), "on-skipped/scan")
+		}
 	}
-	after := d.Metrics()
-	var skipped uint64
-	for i := range after.Levels {
-		skipped += after.Levels[i].RangeFilterNegatives - before.Levels[i].RangeFilterNegatives
+	if sides[0].scans > 0 && sides[1].scans > 0 && sides[0].cpu > 0 {
+		on := float64(sides[0].cpu) / float64(sides[0].scans)
+		b.ReportMetric(float64(sides[1].cpu)/float64(sides[1].scans)/on, "off/on")
 	}
-	blocks := after.BlockCache.Hits + after.BlockCache.Misses - before.BlockCache.Hits - before.BlockCache.Misses
-	b.ReportMetric(float64(blocks)/float64(b.N), "blocks/op")
-	b.ReportMetric(float64(after.BlockCache.Misses-before.BlockCache.Misses)/float64(b.N), "misses/op")
-	b.ReportMetric(float64(skipped)/float64(b.N), "skipped/op")
+}
+
+// cpuTime is the process's CPU time so far.
+func cpuTime(b *testing.B) time.Duration {
+	u, err := procstat.ReadUsage()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return u.CPU()
 }

@@ -2,6 +2,7 @@ package rangefilter
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/bits"
 )
 
@@ -85,10 +86,7 @@ func (m *keyMap) ceil(s []byte) (v uint64, strict, above bool) {
 	if where != 0 {
 		return 0, true, where > 0
 	}
-	var st ceilState
-	for i := range m.p {
-		m.step(&st, i, suffix)
-	}
+	st := m.steps(ceilState{}, suffix, 0, m.p)
 	return m.result(&st, suffix)
 }
 
@@ -102,16 +100,9 @@ func (m *keyMap) ceilPair(lo, hi []byte) (a uint64, aAbove bool, b uint64, bStri
 		b, bStrict, bAbove = m.ceil(hi)
 		return
 	}
-	var st ceilState
-	i, shared := 0, min(commonPrefixLen(los, his), m.p)
-	for ; i < shared; i++ {
-		m.step(&st, i, los)
-	}
-	lst, hst := st, st
-	for j := i; j < m.p; j++ {
-		m.step(&lst, j, los)
-		m.step(&hst, j, his)
-	}
+	shared := min(commonPrefixLen(los, his), m.p)
+	st := m.steps(ceilState{}, los, 0, shared)
+	lst, hst := m.steps(st, los, shared, m.p), m.steps(st, his, shared, m.p)
 	a, _, aAbove = m.result(&lst, los)
 	b, bStrict, bAbove = m.result(&hst, his)
 	return
@@ -139,21 +130,43 @@ type ceilState struct {
 	inexact bool // some digit so far is not the bound's own byte
 }
 
-// step adds position i's digit of suffix s to st.
-func (m *keyMap) step(st *ceilState, i int, s []byte) {
-	d, present := uint64(0), true
-	if !st.inexact && i < len(s) {
-		d, present = m.digit(i, s[i])
+// steps adds the digits of suffix s at positions from ≤ i < to ≤ p to
+// st, ceil's value of the positions before from, and returns it. A
+// position's digit d joins the value as hi:v = hi:v · a_i + d, in 128
+// bits; from the first byte not in its position's alphabet on — the next
+// symbol up, or one unit more at the position before if none, and 0s
+// after — and past the end of s, the digits are 0, and every key below s
+// is below the value.
+func (m *keyMap) steps(st ceilState, s []byte, from, to int) ceilState {
+	v, hi := st.v, st.hi
+	radix, below := m.radix[:to], m.below[:to]
+	alpha := m.alpha[:32*to] // INVARIANT: 32 bytes a position, to ≤ p
+	i := from
+	if !st.inexact {
+		for n := min(to, len(s)); i < n; i++ {
+			c := s[i]
+			w := int(c >> 6)
+			x := binary.LittleEndian.Uint64(alpha[32*i+8*w:])
+			d := uint64(below[i][w]) + uint64(bits.OnesCount64(x&(uint64(1)<<(c&63)-1)))
+			r := uint64(radix[i])
+			h, l := bits.Mul64(v, r)
+			var carry uint64
+			v, carry = bits.Add64(l, d, 0)
+			hi = hi*r + h + carry
+			if x>>(c&63)&1 == 0 {
+				st.inexact = true
+				i++
+				break
+			}
+		}
 	}
-	h, l := bits.Mul64(st.v, uint64(m.radix[i]))
-	var carry uint64
-	st.v, carry = bits.Add64(l, d, 0)
-	st.hi = st.hi*uint64(m.radix[i]) + h + carry
-	if !present {
-		// The next symbol up, or one unit more at position i−1 if none:
-		// 0s after, and every key below s is below v.
-		st.inexact = true
+	for ; i < to; i++ {
+		r := uint64(radix[i])
+		h, l := bits.Mul64(v, r)
+		v, hi = l, hi*r+h
 	}
+	st.v, st.hi = v, hi
+	return st
 }
 
 func (m *keyMap) result(st *ceilState, s []byte) (v uint64, strict, above bool) {

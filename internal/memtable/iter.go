@@ -34,12 +34,35 @@ type Iter struct {
 	fwd   bool
 	state iterState
 	batch int // size of the next refill
+	// dirty is how many entries of buf's room, from the start, may hold
+	// an entry, what Close zeroes: a refill overwrites the buffer from
+	// the start.
+	dirty int
 }
 
 // NewIter returns an unpositioned iterator over m.
 func (m *Memtable) NewIter() *Iter {
-	return &Iter{m: m}
+	it := new(Iter)
+	m.InitIter(it)
+	return it
 }
+
+// InitIter makes it an unpositioned iterator over m, as NewIter returns,
+// in place: an iterator stack that holds its Iters inline builds one
+// without allocating, and it keeps the buffer room it had (see Close), so
+// that its first seek need not grow one. it must not be in use (closed, or
+// zero).
+func (m *Memtable) InitIter(it *Iter) {
+	*it = Iter{m: m, buf: it.buf[:0]}
+}
+
+// maxKeptEntries is the most entries of buffer room Close keeps, 2.5 KiB:
+// room for the refills of a short scan, not the maxBatch of a long one.
+//
+// INVARIANT: the room a closed Iter keeps holds no entry — Close zeroes
+// the part of it the Iter wrote (dirty) — so that a closed Iter refers to
+// no key or value of its memtable's arena.
+const maxKeptEntries = 8 * minBatch
 
 // seekTrailer is the largest trailer, so (k, seekTrailer) sorts before every
 // version of user key k.
@@ -137,11 +160,21 @@ func (it *Iter) Value() []byte { return it.buf[it.pos].value() }
 // Iter stand beside table iterators, which can.
 func (it *Iter) Error() error { return nil }
 
-// Close releases the iterator's buffer and unpositions it. It returns nil:
-// the error is there so an Iter fits the DB's internal iterator interface
+// Close unpositions the iterator and lets go of its memtable and of the
+// entries it copied; it keeps the buffer's room, up to maxKeptEntries, for
+// InitIter to reuse. A closed Iter is over no memtable: it is not valid
+// and every move returns false, until InitIter. It returns nil: the error
+// is there so an Iter fits the DB's internal iterator interface
 // (internal/iterator), whose SSTable iterators can fail.
 func (it *Iter) Close() error {
-	it.buf, it.state = nil, unpositioned
+	buf := it.buf[:0]
+	if cap(buf) > maxKeptEntries {
+		buf = nil
+	}
+	// Zeroing only what the Iter wrote: zeroing memory that holds
+	// pointers costs write barriers while the collector runs.
+	clear(buf[:min(it.dirty, cap(buf))])
+	*it = Iter{buf: buf}
 	return nil
 }
 
@@ -150,9 +183,15 @@ func (it *Iter) Close() error {
 // !hasPivot) and skipping an entry equal to pivot unless inclusive. It copies under the
 // read lock and holds it for nothing else.
 func (it *Iter) fill(fwd bool, pivot entry, hasPivot, inclusive bool) bool {
+	if it.m == nil {
+		return false // closed: over no memtable until InitIter
+	}
 	// The pivot may alias it.buf (Next and Prev pass the current entry);
 	// it was copied into the parameter, so truncating buf is safe.
 	buf, n := it.buf[:0], it.batch
+	if cap(buf) < n {
+		buf, it.dirty = make([]entry, 0, n), 0 // one allocation, not append's doublings
+	}
 	skip := hasPivot && !inclusive // only the first entry visited can equal pivot
 	visit := func(e entry) bool {
 		if skip {
@@ -178,6 +217,7 @@ func (it *Iter) fill(fwd bool, pivot entry, hasPivot, inclusive bool) bool {
 	}
 	it.m.mu.RUnlock()
 	it.buf, it.pos, it.fwd = buf, 0, fwd
+	it.dirty = max(it.dirty, len(buf))
 	switch {
 	case len(buf) > 0:
 		it.state = atEntry

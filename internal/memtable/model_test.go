@@ -316,20 +316,29 @@ func TestUnpositionedAndClosed(t *testing.T) {
 	mt := memtable.New(0)
 	mt.Add(1, base.KindSet, []byte("a"), []byte("1"))
 	for _, tc := range []struct {
-		name  string
-		setup func(*memtable.Iter)
+		name     string
+		setup    func(*memtable.Iter)
+		canSeek  bool // over a memtable: a closed Iter is over none
+		seekName string
 	}{
-		{"new", func(*memtable.Iter) {}},
-		{"closed", func(it *memtable.Iter) { it.First(); it.Close() }},
+		{"new", func(*memtable.Iter) {}, true, "an unpositioned iterator"},
+		{"closed", func(it *memtable.Iter) { it.First(); it.Close() }, false, "a closed iterator"},
+		{"closed+InitIter", func(it *memtable.Iter) { it.First(); it.Close(); mt.InitIter(it) }, true, "a re-initialized iterator"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			it := mt.NewIter()
 			tc.setup(it)
 			if it.Valid() || it.Next() || it.Prev() {
-				t.Fatal("an unpositioned iterator moved")
+				t.Fatalf("%s moved", tc.seekName)
+			}
+			if !tc.canSeek {
+				if it.SeekGE(nil) || it.SeekLT([]byte("b")) || it.First() || it.Last() || it.Valid() {
+					t.Fatalf("%s moved", tc.seekName)
+				}
+				return
 			}
 			if !it.SeekGE(nil) || string(it.Key().UserKey) != "a" {
-				t.Fatal("an unpositioned iterator could not seek")
+				t.Fatalf("%s could not seek", tc.seekName)
 			}
 		})
 	}
