@@ -19,10 +19,10 @@ var (
 	scaleDir  = flag.String("scale.dir", "", "directory of BenchmarkGetAtScale's database, kept and reused by later runs (filled on the first, which can take minutes at 10M keys); default: a temporary one")
 )
 
-// scaleOptions are the peers runner's settings for bloomkv (bench/peers'
+// peersOptions are the peers runner's settings for bloomkv (bench/peers'
 // DefaultSettings): 10 bits/key filters, an 8 MiB block cache, snappy,
 // 4 MiB memtables, L1 of 16 MiB, 2 MiB tables, 4 KiB blocks.
-func scaleOptions() *bloomkv.Options {
+func peersOptions() *bloomkv.Options {
 	return &bloomkv.Options{
 		MemtableSize:   4 << 20,
 		BlockSize:      4 << 10,
@@ -46,7 +46,7 @@ func openScaleDB(b *testing.B, keys *workload.Keys) *bloomkv.DB {
 	dir = filepath.Join(dir, "bloomkv")
 	if _, err := os.Stat(filepath.Join(dir, "CURRENT")); errors.Is(err, os.ErrNotExist) {
 		b.Logf("filling %s with %d keys", dir, keys.N)
-		s, err := workload.OpenBloomkv(dir, scaleOptions())
+		s, err := workload.OpenBloomkv(dir, peersOptions())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func openScaleDB(b *testing.B, keys *workload.Keys) *bloomkv.DB {
 			b.Fatal(err)
 		}
 	}
-	opts := scaleOptions()
+	opts := peersOptions()
 	opts.ReadOnly = true
 	d, err := bloomkv.Open(dir, opts)
 	if err != nil {

@@ -17,15 +17,7 @@ func BenchmarkFillRandom(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	db, err := bloomkv.Open(b.TempDir(), &bloomkv.Options{
-		MemtableSize:   4 << 20,
-		BlockSize:      4 << 10,
-		Compression:    bloomkv.SnappyCompression,
-		BitsPerKey:     10,
-		BlockCacheSize: 8 << 20,
-		BaseLevelSize:  16 << 20,
-		TargetFileSize: 2 << 20,
-	})
+	db, err := bloomkv.Open(b.TempDir(), peersOptions())
 	if err != nil {
 		b.Fatal(err)
 	}
