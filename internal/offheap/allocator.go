@@ -168,6 +168,8 @@ func (a *Allocator) Free(b []byte) {
 // reused soon — stay resident for reuse.
 const DefaultReleaseFrom = 16 << 10
 
+// releaseFrom returns the class size from which a's Free gives pages back:
+// ReleaseFrom, or DefaultReleaseFrom for 0.
 func (a *Allocator) releaseFrom() int {
 	if a.ReleaseFrom > 0 {
 		return a.ReleaseFrom
