@@ -188,7 +188,11 @@ func checkTableFilters(t *testing.T, d *DB, l *filterLog, fixed bool) map[Filter
 				ok = p.FilterBitsPer >= want.Bits && p.FilterBitsPer < want.Bits+512/float64(p.FilterKeys)
 			}
 			if !ok {
-				t.Errorf("%s; FilterForLevel said %v when it was %s", got, want, map[bool]string{false: "written", true: "moved there"}[pl.moved])
+				how := "written"
+				if pl.moved {
+					how = "moved there"
+				}
+				t.Errorf("%s; FilterForLevel said %v when it was %s", got, want, how)
 			}
 		}
 	}

@@ -622,3 +622,12 @@ func randOptions(rng *rand.Rand) Options {
 	}
 	return o
 }
+
+// sizeFor returns normal, or underRace under -race (raceEnabled), which
+// slows the biggest tests tenfold.
+func sizeFor(normal, underRace int) int {
+	if raceEnabled {
+		return underRace
+	}
+	return normal
+}

@@ -174,7 +174,7 @@ func tableIndexOf(t *testing.T, d *DB, fileNum uint64) int {
 func TestRangeFilterIteratorMoves(t *testing.T) {
 	// Three seeds under -race (6 without), which the model and metamorphic
 	// suites' randomized range filters add to.
-	for _, seed := range testSeeds(6, map[bool]int{false: 2, true: 3}[raceEnabled], testing.Short() || raceEnabled) {
+	for _, seed := range testSeeds(6, sizeFor(2, 3), testing.Short() || raceEnabled) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 32))
 			fs := vfs.NewMem()

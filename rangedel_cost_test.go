@@ -201,7 +201,10 @@ func BenchmarkSeekRangeDeleted(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, skip := range []bool{true, false} {
-		name := map[bool]string{true: "skip", false: "step"}[skip]
+		name := "step"
+		if skip {
+			name = "skip"
+		}
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
 				it, err := d.NewIter(nil)

@@ -10,7 +10,7 @@ import (
 
 // boundsPerSet is the number of pairs of bounds drawn per key set: fewer
 // under -race, which queries ten times slower.
-var boundsPerSet = map[bool]int{false: 60, true: 25}[raceEnabled]
+var boundsPerSet = sizeFor(60, 25)
 
 // checkNoFalseNegatives queries f with every range the pairs of bounds
 // make and fails on a range the oracle holds a key in that f rules out.
@@ -75,7 +75,7 @@ func TestNoFalseNegativesShapes(t *testing.T) {
 // empty keys, long common prefixes, bytes the alphabets lack — the cases a
 // mapping gets wrong.
 func TestNoFalseNegativesAnyBytes(t *testing.T) {
-	for seed := range uint64(map[bool]int{false: 300, true: 100}[raceEnabled]) {
+	for seed := range uint64(sizeFor(300, 100)) {
 		r := rand.New(rand.NewPCG(seed, 7))
 		prefix := fuzzyKey(r, 3+int(seed%2)*300) // some past maxPositions
 		var keys [][]byte
@@ -271,4 +271,13 @@ func TestEmptyRanges(t *testing.T) {
 			t.Errorf("false negative: [%q, %q\\x00) holds a key", tc.hi, tc.lo)
 		}
 	}
+}
+
+// sizeFor returns normal, or underRace under -race (raceEnabled), which
+// slows the biggest tests tenfold.
+func sizeFor(normal, underRace int) int {
+	if raceEnabled {
+		return underRace
+	}
+	return normal
 }

@@ -57,7 +57,7 @@ func blockEntries(t *testing.T, r *Reader, i int) int {
 // every entry reads back through Get and scans.
 func TestAlignedBlocks(t *testing.T) {
 	// Under -race a quarter of the entries: still a dozen blocks a table or more.
-	n := map[bool]int{false: 4, true: 1}[raceEnabled]
+	n := sizeFor(4, 1)
 	random := randomEntries(rand.New(rand.NewPCG(20, 20)), 1000*n, 64, 9000)
 	bench := benchLikeEntries(5_000 * n)
 	for _, tc := range []struct {
@@ -137,7 +137,7 @@ func maxEntryLen(entries []entry) uint64 {
 // BlockSize before compression and is padded only by up to a quarter of
 // itself, so that padding is at most a quarter of the data.
 func TestAlignedFill(t *testing.T) {
-	entries := benchLikeEntries(map[bool]int{false: 50_000, true: 12_500}[raceEnabled])
+	entries := benchLikeEntries(sizeFor(50_000, 12_500))
 	limit := maxEntryLen(entries)
 	for _, c := range compressions {
 		t.Run(c.String(), func(t *testing.T) {

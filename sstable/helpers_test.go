@@ -114,3 +114,12 @@ func modelGet(entries []entry, userKey []byte, seq base.SeqNum) (entry, bool) {
 	}
 	return entry{}, false
 }
+
+// sizeFor returns normal, or underRace under -race (raceEnabled), which
+// slows the biggest tests tenfold.
+func sizeFor(normal, underRace int) int {
+	if raceEnabled {
+		return underRace
+	}
+	return normal
+}
