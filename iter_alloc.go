@@ -10,7 +10,8 @@ import (
 
 // iterAlloc is the iterator stack of a DB's Iterator in one allocation,
 // taken from a pool by iterOver and put back by Close, as Pebble's
-// iterAlloc is: the merge and the room of its children and heap, a
+// iterAlloc is: the Iterator's state, the merge and the room of its
+// children and heap, a
 // LevelIter per level, the L0 tables' lazyTables, the range-skipping state
 // (tableSkip), the range tombstones' list, the iterators of the mutable
 // memtable and of up to inlineMemIters−1 immutable ones, with the room of
@@ -27,6 +28,7 @@ import (
 // Close closed the memtable iterators, which lets go of their memtable
 // and entries — and every slice in it is empty, its room kept.
 type iterAlloc struct {
+	state      iterState // the Iterator's own state, behind its handle
 	merging    iterator.MergingIter
 	skip       tableSkip
 	levels     [manifest.NumLevels]iterLevel
@@ -107,10 +109,10 @@ func (a *iterAlloc) lazyTables(n int) []lazyTable {
 	return a.lazy
 }
 
-// release puts a, the stack of it, which Close has closed, back in the
-// pool: it takes back the room of it's buffers and clears every reference
-// to what it read. it must not be used after, but to be zeroed.
-func (a *iterAlloc) release(it *Iterator) {
+// release puts a, the stack of it, a's state, which Close has closed, back
+// in the pool: it takes back the room of it's buffers, clears every
+// reference to what it read, and zeroes it.
+func (a *iterAlloc) release(it *iterState) {
 	a.lower, a.upper = reclaim(a.lower, it.userLower), reclaim(a.upper, it.userUpper)
 	a.key, a.value, a.stopKey = reclaim(a.key, it.key), reclaim(a.value, it.value), reclaim(a.stopKey, it.stopKey)
 	// Only what the Iterator used is cleared: zeroing memory that holds
@@ -125,5 +127,6 @@ func (a *iterAlloc) release(it *Iterator) {
 	if it.ps != nil {
 		a.skip.reset()
 	}
+	a.state = iterState{}
 	iterAllocs.Put(a)
 }

@@ -59,14 +59,14 @@ type IterOptions struct {
 // Close: close every Iterator. It is not safe for concurrent use by several
 // goroutines; different Iterators may be used concurrently.
 //
-// Close gives the Iterator's stack — the merge, its level iterators, the
-// state of its table skipping, the room of its bounds and keys — back to
-// a pool, from which the next NewIter takes it, so that building an
-// Iterator costs little more than the Iterator itself. A closed Iterator
-// is closed for good: every method reports it is not valid (or ErrClosed),
-// whatever Iterator now uses its stack, but the keys and values it showed
-// are no longer valid, as after any move; copy what is to be kept before
-// Close.
+// Close gives the Iterator's stack — its position and buffers, the merge,
+// its level iterators, the state of its table skipping, the room of its
+// bounds and keys — back to a pool, from which the next NewIter takes it,
+// so that building an Iterator allocates only a handle of one word. A
+// closed Iterator is closed for good: every method reports it is not
+// valid (or ErrClosed), whatever Iterator now uses its stack, but the keys
+// and values it showed are no longer valid, as after any move; copy what
+// is to be kept before Close.
 //
 // Below it is an iterator.MergingIter of every memtable, L0 table and level
 // (DB.newIter), which yields every version of every key, tombstones
@@ -84,6 +84,16 @@ type IterOptions struct {
 // SkipBackward): a scan or seek over a deleted range of any size costs a
 // seek per source, not a step per deleted version.
 type Iterator struct {
+	// iterState is what the Iterator moves: for an Iterator of a DB, the
+	// state in its pooled stack (iterAlloc), so that NewIter allocates
+	// only this handle. Close sets it to nil, so that a closed Iterator
+	// never reaches the state another Iterator now uses: every method
+	// checks it first.
+	*iterState
+}
+
+// iterState is the state of an open Iterator.
+type iterState struct {
 	inner   iterator.Iterator // every version of every key; owned
 	seq     base.SeqNum       // versions with a larger seqnum are invisible
 	onClose func() error
@@ -131,8 +141,7 @@ type Iterator struct {
 	// innerOK reports whether inner is at an entry; kept in the backward
 	// direction only.
 	innerOK bool
-	err     error // sticky: a failure, or ErrClosed after Close
-	closed  bool
+	err     error // sticky: a failure
 
 	// levels are the stack's level iterators, which SetBounds bounds anew;
 	// clone builds an Iterator over the same sources at seq (Clone) for
@@ -177,13 +186,13 @@ const (
 // owns inner: Close closes it and then calls onClose, if not nil (a DB's
 // Iterator releases its read state, rs, instead: see iterOver).
 func newIterator(inner iterator.Iterator, seq base.SeqNum, opts IterOptions, onClose func() error) *Iterator {
-	it := &Iterator{
+	it := &Iterator{&iterState{
 		inner:     inner,
 		seq:       seq,
 		userLower: bytes.Clone(opts.LowerBound),
 		userUpper: bytes.Clone(opts.UpperBound),
 		onClose:   onClose,
-	}
+	}}
 	it.lower, it.upper = it.userLower, it.userUpper
 	return it
 }
@@ -191,6 +200,9 @@ func newIterator(inner iterator.Iterator, seq base.SeqNum, opts IterOptions, onC
 // First moves to the first key, the smallest ≥ the lower bound. It ends
 // prefix mode.
 func (it *Iterator) First() bool {
+	if it.iterState == nil {
+		return false
+	}
 	it.leavePrefix()
 	it.narrowRange(it.lower, it.upper)
 	return it.first()
@@ -211,6 +223,9 @@ func (it *Iterator) first() bool {
 // Last moves to the last key, the largest < the upper bound. It ends
 // prefix mode.
 func (it *Iterator) Last() bool {
+	if it.iterState == nil {
+		return false
+	}
 	it.leavePrefix()
 	it.narrowRange(it.lower, it.upper)
 	return it.last()
@@ -231,7 +246,7 @@ func (it *Iterator) last() bool {
 // SeekGE moves to the first key ≥ key (and ≥ the lower bound). It ends
 // prefix mode. key is not retained.
 func (it *Iterator) SeekGE(key []byte) bool {
-	if it.err != nil {
+	if it.iterState == nil || it.err != nil {
 		return false
 	}
 	it.leavePrefix()
@@ -245,7 +260,7 @@ func (it *Iterator) SeekGE(key []byte) bool {
 // SeekLT moves to the last key < key (and < the upper bound). It ends
 // prefix mode. key is not retained.
 func (it *Iterator) SeekLT(key []byte) bool {
-	if it.err != nil {
+	if it.iterState == nil || it.err != nil {
 		return false
 	}
 	it.leavePrefix()
@@ -258,7 +273,7 @@ func (it *Iterator) SeekLT(key []byte) bool {
 
 // Next moves to the following key.
 func (it *Iterator) Next() bool {
-	if it.err != nil {
+	if it.iterState == nil || it.err != nil {
 		return false
 	}
 	if (it.pos == posAt || it.pos == posBefore) && it.rangeTooNarrow(forward) {
@@ -295,7 +310,7 @@ func (it *Iterator) Next() bool {
 
 // Prev moves to the preceding key.
 func (it *Iterator) Prev() bool {
-	if it.err != nil {
+	if it.iterState == nil || it.err != nil {
 		return false
 	}
 	if (it.pos == posAt || it.pos == posAfter) && it.rangeTooNarrow(backward) {
@@ -464,7 +479,7 @@ func (it *Iterator) stop(ok bool, pos iterPos) bool {
 }
 
 // Valid reports whether the iterator is at a key.
-func (it *Iterator) Valid() bool { return it.err == nil && it.pos == posAt }
+func (it *Iterator) Valid() bool { return it.iterState != nil && it.err == nil && it.pos == posAt }
 
 // Key returns the current key, or nil if the iterator is not Valid: nil
 // means exactly that, so the empty key is an empty, non-nil slice. The
@@ -512,7 +527,12 @@ var emptyBytes = []byte{}
 
 // Error returns the failure that stopped the iterator, ErrClosed after
 // Close, or nil.
-func (it *Iterator) Error() error { return it.err }
+func (it *Iterator) Error() error {
+	if it.iterState == nil {
+		return ErrClosed
+	}
+	return it.err
+}
 
 // Close releases the iterator and what it kept alive: the memtables and
 // tables it reads and its current blocks, which are outside the Go heap
@@ -522,7 +542,7 @@ func (it *Iterator) Error() error { return it.err }
 // closing again returns ErrClosed. Every method of a closed Iterator
 // reports it is not valid.
 func (it *Iterator) Close() error {
-	if it.closed {
+	if it.iterState == nil {
 		return ErrClosed
 	}
 	err := it.err
@@ -537,10 +557,10 @@ func (it *Iterator) Close() error {
 	if it.rs != nil {
 		it.db.releaseReadState(it.rs)
 	}
-	if it.alloc != nil {
-		it.alloc.release(it)
+	if a := it.alloc; a != nil {
+		a.release(it.iterState)
 	}
-	*it = Iterator{err: ErrClosed, closed: true}
+	it.iterState = nil
 	return err
 }
 
@@ -627,7 +647,8 @@ func (d *DB) newIter(seq base.SeqNum, opts *IterOptions) (*Iterator, error) {
 func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions, explain bool) *Iterator {
 	v := rs.version
 	a := iterAllocs.Get().(*iterAlloc)
-	it := &Iterator{seq: seq, db: d, rs: rs, explain: explain, alloc: a}
+	it := &Iterator{&a.state}
+	it.seq, it.db, it.rs, it.explain, it.alloc = seq, d, rs, explain, a
 	it.userLower, it.userUpper = copyBound(a.lower, o.LowerBound), copyBound(a.upper, o.UpperBound)
 	it.lower, it.upper = it.userLower, it.userUpper
 	it.key, it.value, it.stopKey = a.key, a.value, a.stopKey
@@ -637,8 +658,15 @@ func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions, explain boo
 			rangeDels = append(rangeDels, sourceRangeDels{list: l, child: len(children)})
 		}
 	}
-	addRangeDels(rs.mem.RangeDels())
-	children = append(children, a.memIter(0, rs.mem))
+	// A mutable memtable empty now holds nothing the read sees: whatever
+	// is added later has a newer seqnum than the read's, since a write is
+	// visible only once applied (see commit.go). So it is left out of the
+	// merge — after a flush, reads of a DB not written to since cost it
+	// nothing — but for explain, whose account lists it.
+	if !rs.mem.Empty() || explain {
+		addRangeDels(rs.mem.RangeDels())
+		children = append(children, a.memIter(0, rs.mem))
+	}
 	for i, m := range rs.imm {
 		addRangeDels(m.RangeDels())
 		children = append(children, a.memIter(i+1, m))

@@ -31,7 +31,7 @@ import (
 // and the tables' iterators). A failure that stopped the iterator is not
 // cleared; on a closed Iterator SetBounds does nothing.
 func (it *Iterator) SetBounds(lower, upper []byte) {
-	if it.closed {
+	if it.iterState == nil {
 		return
 	}
 	it.inPrefix = false
@@ -83,7 +83,7 @@ func copyBound(dst, b []byte) []byte {
 // A failure that stopped it does not carry over. Clone returns ErrClosed if
 // it or the DB is closed.
 func (it *Iterator) Clone() (*Iterator, error) {
-	if it.closed {
+	if it.iterState == nil {
 		return nil, ErrClosed
 	}
 	o := IterOptions{LowerBound: it.userLower, UpperBound: it.userUpper}

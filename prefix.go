@@ -36,7 +36,7 @@ import (
 // iterator with an *ArgumentError for opts.Prefix, which Error and Close
 // return, so that the mistake is not taken for an absent prefix.
 func (it *Iterator) SeekPrefixGE(key []byte) bool {
-	if it.err != nil {
+	if it.iterState == nil || it.err != nil {
 		return false
 	}
 	ps := it.ps

@@ -85,8 +85,9 @@ func TestInspectRangeFilter(t *testing.T) {
 }
 
 // TestBenchRangeCompare runs a small -range-compare: every range workload
-// on both databases, with a fresh and a reused iterator, the empty scans'
-// tables all skipped with range filters; and refuses bad range flags.
+// on both databases, whose compacted trees overlap a scan with as many
+// tables, with a fresh and a reused iterator, the empty scans' tables all
+// skipped with range filters; and refuses bad range flags.
 func TestBenchRangeCompare(t *testing.T) {
 	out := runOK(t, "bench", "-range-compare", "-n", "4000", "-reads", "200", "-memtable-size", "64KiB",
 		"-base-level-size", "128KiB", "-target-file-size", "64KiB", "-out", t.TempDir())
@@ -97,7 +98,12 @@ func TestBenchRangeCompare(t *testing.T) {
 	}
 	empty := map[string]int{}
 	for _, line := range strings.Split(out, "\n") {
-		if f := strings.Fields(line); len(f) > 8 && strings.HasPrefix(f[0], "rangeempty") {
+		f := strings.Fields(line)
+		row := len(f) > 8 && (strings.HasPrefix(f[0], "rangescan") || strings.HasPrefix(f[0], "rangeempty"))
+		if row && f[4] != f[5] {
+			t.Errorf("%s, %s iterator: %s tables in range with range filters, %s without; want the same tree:\n%s", f[0], f[1], f[4], f[5], out)
+		}
+		if len(f) > 8 && strings.HasPrefix(f[0], "rangeempty") {
 			empty[f[1]]++
 			if f[7] != "100.0%" || f[8] != "0.000" {
 				t.Errorf("%s, %s iterator: skipped %s, blocks/scan %s; want 100.0%% and 0.000:\n%s", f[0], f[1], f[7], f[8], out)
