@@ -27,8 +27,8 @@ import (
 // copied bounds, where a new Iterator builds the stack anew, from a pool
 // (see iterAlloc), and its first move opens the tables it reaches anew
 // (see BenchmarkIterRebound, where a SetBounds and a seek take 9
-// allocations to a NewIter and a seek's 21, most of them the memtable's
-// and the tables' iterators). A failure that stopped the iterator is not
+// allocations to a NewIter and a seek's 16, most of them the tables'
+// iterators and blocks). A failure that stopped the iterator is not
 // cleared; on a closed Iterator SetBounds does nothing.
 func (it *Iterator) SetBounds(lower, upper []byte) {
 	if it.iterState == nil {
