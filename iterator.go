@@ -598,12 +598,9 @@ func (d *DB) Scan(lower, upper []byte, fn func(key, value []byte) error) error {
 	return err
 }
 
-// newIter builds the iterator stack over the read state: one child per
-// memtable and L0 table, one level iterator per deeper level, each over
-// the version's metadata of the level and opening its open tables, index
-// for index, only when the iterator reaches them. Under Options.Prefix it
-// keeps, for SeekPrefixGE, a view of the stack that can leave tables out
-// (prefixSeek).
+// newIter is the Iterator behind DB.NewIter, Snapshot.NewIter and
+// DB.ExplainPrefix: it pins the current read state and builds the
+// iterator stack over it at seq (liveSeq: the state's own) with iterOver.
 func (d *DB) newIter(seq base.SeqNum, opts *IterOptions) (*Iterator, error) {
 	var o IterOptions
 	if opts != nil {

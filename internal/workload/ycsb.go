@@ -314,7 +314,7 @@ func (c *Config) newYCSBRun(w Workload) (*ycsbRun, error) {
 	return run, nil
 }
 
-// ycsbKey appends record number n's key to dst[:0]: "user" and the decimal
+// key appends record number n's key to dst[:0]: "user" and the decimal
 // digits of n, hashed unless insertorder is ordered (YCSB's buildKeyName
 // with zeropadding 1).
 func (y *YCSB) key(dst []byte, n int64) []byte {
