@@ -84,8 +84,11 @@ type IterOptions struct {
 // SkipBackward): a scan or seek over a deleted range of any size costs a
 // seek per source, not a step per deleted version.
 type Iterator struct {
-	inner   iterator.Iterator // every version of every key; owned
-	seq     base.SeqNum       // versions with a larger seqnum are invisible
+	inner iterator.Iterator // every version of every key; owned
+	seq   base.SeqNum       // versions with a larger seqnum are invisible
+	// onClose, if not nil, runs at Close after inner's Close, its error
+	// returned if there was none before: the hook of the tests' Iterators
+	// (newIterator), which a DB's Iterator, releasing rs instead, leaves nil.
 	onClose func() error
 	// rangeDels are the range tombstones of every memtable and table the
 	// iterator reads (the non-empty lists only), each with the index of
@@ -171,22 +174,6 @@ const (
 	posBefore                // before the first key: a backward move ran off the start
 	posAfter                 // after the last key: a forward move ran off the end
 )
-
-// newIterator returns an unpositioned Iterator that shows inner's entries
-// as of read sequence number seq within opts' bounds, which it copies. It
-// owns inner: Close closes it and then calls onClose, if not nil (a DB's
-// Iterator releases its read state, rs, instead: see iterOver).
-func newIterator(inner iterator.Iterator, seq base.SeqNum, opts IterOptions, onClose func() error) *Iterator {
-	it := &Iterator{
-		inner:     inner,
-		seq:       seq,
-		userLower: bytes.Clone(opts.LowerBound),
-		userUpper: bytes.Clone(opts.UpperBound),
-		onClose:   onClose,
-	}
-	it.lower, it.upper = it.userLower, it.userUpper
-	return it
-}
 
 // First moves to the first key, the smallest ≥ the lower bound. It ends
 // prefix mode.

@@ -324,9 +324,6 @@ func (y *YCSB) key(dst []byte, n int64) []byte {
 	return strconv.AppendInt(append(dst[:0], "user"...), n, 10)
 }
 
-// YCSBKey returns record n's key under the default insertorder, hashed.
-func YCSBKey(n int64) []byte { return ycsbDefaults.key(nil, n) }
-
 // recordSize is the bytes of a record's value.
 func (y *YCSB) recordSize() int { return y.FieldCount * y.FieldLength }
 
