@@ -1,6 +1,7 @@
 package bloomkv
 
 import (
+	"bytes"
 	"slices"
 
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -12,6 +13,23 @@ import (
 // these tests read through it, are package internal/iterator's and its
 // itertest's; their own tests are there. The tests here are of the
 // Iterator: what it shows of every version, and how it fails.
+
+// newIterator returns an unpositioned Iterator that shows inner's entries
+// as of read sequence number seq within opts' bounds, which it copies. It
+// owns inner: Close closes it and then calls onClose, if not nil (a DB's
+// Iterator, built by iterOver, releases its read state instead). The
+// tests build Iterators over stacks of their own with it.
+func newIterator(inner iterator.Iterator, seq base.SeqNum, opts IterOptions, onClose func() error) *Iterator {
+	it := &Iterator{&iterState{
+		inner:     inner,
+		seq:       seq,
+		userLower: bytes.Clone(opts.LowerBound),
+		userUpper: bytes.Clone(opts.UpperBound),
+		onClose:   onClose,
+	}}
+	it.lower, it.upper = it.userLower, it.userUpper
+	return it
+}
 
 // worldIterator returns an Iterator over the whole of w: a merge of a fresh
 // child on every source, as DB.newIter builds one.

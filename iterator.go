@@ -94,8 +94,11 @@ type Iterator struct {
 
 // iterState is the state of an open Iterator.
 type iterState struct {
-	inner   iterator.Iterator // every version of every key; owned
-	seq     base.SeqNum       // versions with a larger seqnum are invisible
+	inner iterator.Iterator // every version of every key; owned
+	seq   base.SeqNum       // versions with a larger seqnum are invisible
+	// onClose, if not nil, runs at Close after inner's Close, its error
+	// returned if there was none before: the hook of the tests' Iterators
+	// (newIterator), which a DB's Iterator, releasing rs instead, leaves nil.
 	onClose func() error
 	// rangeDels are the range tombstones of every memtable and table the
 	// iterator reads (the non-empty lists only), each with the index of
@@ -180,22 +183,6 @@ const (
 	posBefore                // before the first key: a backward move ran off the start
 	posAfter                 // after the last key: a forward move ran off the end
 )
-
-// newIterator returns an unpositioned Iterator that shows inner's entries
-// as of read sequence number seq within opts' bounds, which it copies. It
-// owns inner: Close closes it and then calls onClose, if not nil (a DB's
-// Iterator releases its read state, rs, instead: see iterOver).
-func newIterator(inner iterator.Iterator, seq base.SeqNum, opts IterOptions, onClose func() error) *Iterator {
-	it := &Iterator{&iterState{
-		inner:     inner,
-		seq:       seq,
-		userLower: bytes.Clone(opts.LowerBound),
-		userUpper: bytes.Clone(opts.UpperBound),
-		onClose:   onClose,
-	}}
-	it.lower, it.upper = it.userLower, it.userUpper
-	return it
-}
 
 // First moves to the first key, the smallest ≥ the lower bound. It ends
 // prefix mode.
@@ -618,12 +605,9 @@ func (d *DB) Scan(lower, upper []byte, fn func(key, value []byte) error) error {
 	return err
 }
 
-// newIter builds the iterator stack over the read state: one child per
-// memtable and L0 table, one level iterator per deeper level, each over
-// the version's metadata of the level and opening its open tables, index
-// for index, only when the iterator reaches them. Under Options.Prefix it
-// keeps, for SeekPrefixGE, a view of the stack that can leave tables out
-// (prefixSeek).
+// newIter is the Iterator behind DB.NewIter, Snapshot.NewIter and
+// DB.ExplainPrefix: it pins the current read state and builds the
+// iterator stack over it at seq (liveSeq: the state's own) with iterOver.
 func (d *DB) newIter(seq base.SeqNum, opts *IterOptions) (*Iterator, error) {
 	var o IterOptions
 	if opts != nil {

@@ -20,7 +20,7 @@ const sampleRate = 512
 // samples[j] holds the position of zero number j·sampleRate so that
 // finding the start of a bucket costs a bounded scan.
 //
-// INVARIANT: as built, or as validated by decodeEliasFano: high has exactly
+// INVARIANT: as built, or as validated by checkEliasFano: high has exactly
 // m ones and buckets zeros in its first m+buckets bits, its last such bit
 // is a zero and every bit after them is 0; low holds m·l bits, then zeros
 // to the end of a padding word; samples is exact. The queries rely on it to

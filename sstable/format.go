@@ -134,7 +134,7 @@ func blockChecksum(stored []byte, c compressionIndicator) uint32 {
 // spans pages wherever it starts, so it is never padded.
 //
 // It is the one rule both sides follow: the writer pads a block to where
-// it says (Writer.writeDataBlock), and the reader accepts a data block at
+// it says (Writer.writeStored), and the reader accepts a data block at
 // end or where it says, nowhere else (Reader.decodeIndex).
 func alignedStart(end, length, page uint64) uint64 {
 	n := length + blockTrailerLen

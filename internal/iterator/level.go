@@ -106,12 +106,6 @@ type Admitter interface {
 	Admit(i int) bool
 }
 
-// AdmitFunc is an Admitter that calls the function.
-type AdmitFunc func(i int) bool
-
-// Admit returns f(i).
-func (f AdmitFunc) Admit(i int) bool { return f(i) }
-
 // Restrict replaces the iterator's bounds with [lower, upper) (nil:
 // unbounded), keeping the tables not wholly outside them as NewLevelIter
 // does, and, if admit is not nil, makes every move pass over the tables

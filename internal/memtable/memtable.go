@@ -143,7 +143,7 @@ func (m *Memtable) Get(userKey []byte, visible base.SeqNum) (value []byte, kind 
 }
 
 // Len returns the number of entries (versions, tombstones included; range
-// tombstones are counted by RangeDelCount).
+// tombstones are not entries).
 func (m *Memtable) Len() int { return int(m.n.Load()) }
 
 // Empty reports whether nothing has been added: no version, no range

@@ -95,6 +95,3 @@ func (m *Memtable) RangeDels() rangedel.List {
 	m.rd.list.Store(c)
 	return c.list
 }
-
-// RangeDelCount returns the number of range tombstones added.
-func (m *Memtable) RangeDelCount() int { return int(m.rd.count.Load()) }

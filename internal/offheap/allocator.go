@@ -179,10 +179,6 @@ func (a *Allocator) releaseFrom() int {
 
 func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
 
-// InUse returns the bytes of the buffers handed out and not yet freed, each
-// at its class's size.
-func (a *Allocator) InUse() int64 { return a.inUse.Load() }
-
 // Resident returns the bytes the allocator holds in memory: its buffers in
 // use and what stays resident of the freed ones it keeps for reuse (all of
 // those below ReleaseFrom; of the larger ones, the part outside their

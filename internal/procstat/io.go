@@ -97,12 +97,6 @@ func ReadProcIO() (ProcIO, error) {
 	return parseProcIO(f)
 }
 
-// DeviceReadBytes returns this process's read_bytes so far.
-func DeviceReadBytes() (int64, error) {
-	p, err := ReadProcIO()
-	return p.DeviceBytes, err
-}
-
 // parseProcIO parses a /proc/<pid>/io file: its rchar, syscr, read_bytes,
 // write_bytes and cancelled_write_bytes lines, all required.
 func parseProcIO(r io.Reader) (ProcIO, error) {

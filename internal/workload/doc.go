@@ -43,7 +43,7 @@
 //	               entries, Reads/ScanLength times (at least once)
 //
 // The prefix workloads write and read the same N keys and values in
-// another layout (see PrefixKey): groups of PrefixKeys keys (default 16)
+// another layout (see prefix.go): groups of PrefixKeys keys (default 16)
 // that share a prefix, "0000000000000/00" … "0000000000000/15",
 // "0000000000002/00" …, the present prefixes even numbers and the missing
 // ones odd, each between two present groups. They need a store with prefix

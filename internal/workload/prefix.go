@@ -89,27 +89,6 @@ func (l *prefixLayout) key(dst []byte, i int) []byte {
 // for a last group the N keys leave short.
 func (l *prefixLayout) groupKeys(n, g int) int { return min(l.perPrefix, n-g*l.perPrefix) }
 
-// PrefixKey appends present key i (0 ≤ i < N) of the prefix workloads, at
-// perPrefix keys per prefix (0: DefaultPrefixKeys), to dst[:0].
-func (k *Keys) PrefixKey(dst []byte, i, perPrefix int) ([]byte, error) {
-	l, err := k.prefixLayout(perPrefix)
-	if err != nil {
-		return dst, err
-	}
-	return l.key(dst, i), nil
-}
-
-// Prefix appends the prefix of present group g (missing = false) or of
-// the missing prefix after it (missing = true), separator included, to
-// dst[:0].
-func (k *Keys) Prefix(dst []byte, g, perPrefix int, missing bool) ([]byte, error) {
-	l, err := k.prefixLayout(perPrefix)
-	if err != nil {
-		return dst, err
-	}
-	return l.appendPrefix(dst, 2*uint64(g)+uint64(btoi(missing))), nil
-}
-
 func btoi(b bool) int {
 	if b {
 		return 1

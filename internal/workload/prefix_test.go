@@ -10,6 +10,28 @@ import (
 	"github.com/bloomkv/bloomkv"
 )
 
+// PrefixKey appends present key i (0 ≤ i < N) of the prefix workloads, at
+// perPrefix keys per prefix (0: DefaultPrefixKeys), to dst[:0], as the
+// prefix workloads lay their keys out.
+func (k *Keys) PrefixKey(dst []byte, i, perPrefix int) ([]byte, error) {
+	l, err := k.prefixLayout(perPrefix)
+	if err != nil {
+		return dst, err
+	}
+	return l.key(dst, i), nil
+}
+
+// Prefix appends the prefix of present group g (missing = false) or of
+// the missing prefix after it (missing = true), separator included, to
+// dst[:0], as the prefix workloads draw their prefixes.
+func (k *Keys) Prefix(dst []byte, g, perPrefix int, missing bool) ([]byte, error) {
+	l, err := k.prefixLayout(perPrefix)
+	if err != nil {
+		return dst, err
+	}
+	return l.appendPrefix(dst, 2*uint64(g)+uint64(btoi(missing))), nil
+}
+
 // SeekPrefix makes mapStore a PrefixSeeker.
 func (m *mapStore) SeekPrefix(prefix []byte, n int) (int, error) {
 	m.log = append(m.log, string(prefix))

@@ -47,7 +47,8 @@ const (
 	ReadMixed     Workload = "readmixed"
 	Scan          Workload = "scan"
 
-	// The prefix workloads (see PrefixKey): they need a PrefixSeeker.
+	// The prefix workloads (their keys: see prefix.go): they need a
+	// PrefixSeeker.
 	FillPrefix        Workload = "fillprefix"
 	SeekPrefix        Workload = "seekprefix"
 	SeekPrefixMissing Workload = "seekprefixmissing"

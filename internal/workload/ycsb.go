@@ -314,7 +314,7 @@ func (c *Config) newYCSBRun(w Workload) (*ycsbRun, error) {
 	return run, nil
 }
 
-// ycsbKey appends record number n's key to dst[:0]: "user" and the decimal
+// key appends record number n's key to dst[:0]: "user" and the decimal
 // digits of n, hashed unless insertorder is ordered (YCSB's buildKeyName
 // with zeropadding 1).
 func (y *YCSB) key(dst []byte, n int64) []byte {
@@ -323,9 +323,6 @@ func (y *YCSB) key(dst []byte, n int64) []byte {
 	}
 	return strconv.AppendInt(append(dst[:0], "user"...), n, 10)
 }
-
-// YCSBKey returns record n's key under the default insertorder, hashed.
-func YCSBKey(n int64) []byte { return ycsbDefaults.key(nil, n) }
 
 // recordSize is the bytes of a record's value.
 func (y *YCSB) recordSize() int { return y.FieldCount * y.FieldLength }

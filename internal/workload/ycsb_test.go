@@ -48,10 +48,10 @@ func (m *syncStore) Close() error { return nil }
 // the decimal digits of the hashed record number, or of the number itself
 // under insertorder=ordered.
 func TestYCSBKeys(t *testing.T) {
-	if got, want := string(YCSBKey(7)), "user"+strconv.FormatInt(fnvHash64(7), 10); got != want {
-		t.Errorf("YCSBKey(7) = %q, want %q", got, want)
+	y := ycsbDefaults // insertorder hashed
+	if got, want := string(y.key(nil, 7)), "user"+strconv.FormatInt(fnvHash64(7), 10); got != want {
+		t.Errorf("key 7 = %q, want %q", got, want)
 	}
-	y := ycsbDefaults
 	y.InsertOrder = "ordered"
 	if got := string(y.key(nil, 42)); got != "user42" {
 		t.Errorf("ordered key 42 = %q, want user42", got)
