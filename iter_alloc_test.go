@@ -165,6 +165,9 @@ func TestIterClosedStaysClosed(t *testing.T) {
 		}
 	}
 	first.SetBounds(nil, nil)
+	if err := first.Error(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Error of a closed Iterator = %v; want ErrClosed", err)
+	}
 	if err := first.Close(); !errors.Is(err, ErrClosed) {
 		t.Errorf("second Close = %v; want ErrClosed", err)
 	}
@@ -220,6 +223,80 @@ func BenchmarkNewIter(b *testing.B) {
 					b.ReportMetric(float64((cpuAfter.CPU()-cpuBefore.CPU()).Nanoseconds())/float64(b.N), "cpu-ns/op")
 				}
 			})
+		}
+	}
+}
+
+// TestIterEmptyMemtableLeftOut checks that an Iterator built while the
+// mutable memtable is empty leaves it out of its merge — and that it is
+// right to: what is written after shows neither in it nor in its clone,
+// while a new Iterator shows it; a memtable with a write stays in.
+func TestIterEmptyMemtableLeftOut(t *testing.T) {
+	d, err := Open("db", &Options{FS: vfs.NewMem()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for _, k := range []string{"a", "c"} {
+		if err := d.Put([]byte(k), []byte(k), NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	keys := func(it *Iterator) string {
+		t.Helper()
+		var got []string
+		for ok := it.First(); ok; ok = it.Next() {
+			got = append(got, string(it.Key()))
+		}
+		if err := it.Error(); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(got)
+	}
+	children := func(it *Iterator) int { return len(it.alloc.children) }
+	before, err := d.NewIter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer before.Close()
+	if got := children(before); got != 1 {
+		t.Errorf("over an empty memtable and one table: %d children, want 1", got)
+	}
+	for _, k := range []string{"b", "d"} {
+		if err := d.Put([]byte(k), []byte(k), NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.DeleteRange([]byte("a"), []byte("b"), NoSync); err != nil {
+		t.Fatal(err)
+	}
+	clone, err := before.Clone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer clone.Close()
+	after, err := d.NewIter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer after.Close()
+	if got := children(after); got != 2 {
+		t.Errorf("over a memtable with writes and one table: %d children, want 2", got)
+	}
+	for _, c := range []struct {
+		name string
+		it   *Iterator
+		want string
+	}{
+		{"built before the writes", before, "[a c]"},
+		{"its clone, after them", clone, "[a c]"},
+		{"built after the writes", after, "[b c d]"},
+	} {
+		if got := keys(c.it); got != c.want {
+			t.Errorf("Iterator %s: %s, want %s", c.name, got, c.want)
 		}
 	}
 }
