@@ -177,7 +177,6 @@ func (f *Filter) UnmarshalBinaryInto(data []byte, alloc func(words int) []uint64
 		seed:  h.seed,
 		slots: h.slots,
 		r:     h.r,
-		mask:  uint32(1)<<h.r - 1,
 		keys:  h.keys,
 	}
 	return nil

@@ -28,10 +28,11 @@ func mix(h, seed uint64) uint64 { return murmur64(h + seed) }
 // its 128 coefficients lo (bit 0 always set) and hi; and its fingerprint,
 // x's low 32 bits, of which a filter of r-bit results keeps the low r.
 // The start depends on x's high bits, the fingerprint on its low ones,
-// and the coefficients on two further murmur64 rounds of x.
+// and the coefficients on two further murmur64 rounds of x, with
+// different salts: independent of each other, so they run in parallel.
 func row(x, m uint64) (s, lo, hi uint64, fp uint32) {
 	s, _ = bits.Mul64(x, m-127)
 	lo = murmur64(x ^ coeffSalt1)
-	hi = murmur64(lo ^ coeffSalt2)
+	hi = murmur64(x ^ coeffSalt2)
 	return s, lo | 1, hi, uint32(x)
 }
