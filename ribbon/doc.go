@@ -55,7 +55,7 @@
 //
 //	keys        300   10^3  3·10^3  10^4  3·10^4  10^5  3·10^5  10^6
 //	slots/key  1.067  1.024  1.024  1.024  1.028  1.037  1.045   1.053
-//	failures    0%    3.5%   4.8%   6.8%   5.5%   4.5%   4%      3%
+//	failures    0%    3.3%   4.3%   5.8%   5.3%   4.8%   4%      3%
 //
 // A failed attempt is retried with the next seed, up to 32 of them; the
 // slot count stays SlotsFor(n), so the size is known in advance. Build

@@ -382,7 +382,7 @@ func TestRowCoefficients(t *testing.T) {
 
 // TestAttemptFailureRate measures how often one attempt at SlotsFor(n)
 // slots has no solution, over random sets, against the rates the package
-// doc gives (3.5% to 7%): more than 12% means ε is too small for a build
+// doc gives (3% to 6%): more than 12% means ε is too small for a build
 // to be cheap, and retries to be rare.
 func TestAttemptFailureRate(t *testing.T) {
 	if testing.Short() || raceEnabled {

@@ -18,6 +18,7 @@ import (
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/fuse"
 	"github.com/bloomkv/bloomkv/internal/workload"
+	"github.com/bloomkv/bloomkv/ribbon"
 	"github.com/bloomkv/bloomkv/sstable"
 )
 
@@ -157,7 +158,7 @@ func measureFamily(keys *workload.Keys, spec sstable.FilterSpec, n, probes int) 
 		r.Close()
 	}
 	var families []string
-	for _, name := range []string{"bloom", "fuse"} {
+	for _, name := range []string{"bloom", "fuse", "ribbon"} {
 		if c := built[name]; c == tables {
 			families = append(families, name)
 		} else if c > 0 {
@@ -261,8 +262,9 @@ func binomialInterval(m int64, p, alpha float64) (lo, hi int64) {
 
 // measureCosts times building and querying each spec's filter over the
 // hashes of n keys at each size of sizes, directly (bloom.BuildBlocked,
-// fuse.Build: what a table's writer calls), and gives each against the
-// first spec's at the same size, so that the ratios hold on any machine.
+// fuse.Build, ribbon.Build: what a table's writer calls), and gives each
+// against the first spec's at the same size, so that the ratios hold on
+// any machine.
 // The specs take turns, costRounds times, and each keeps its fastest
 // round: what another process takes of the CPU meanwhile slows some rounds
 // of every spec, not one spec.
@@ -338,6 +340,12 @@ func buildForCost(spec sstable.FilterSpec, hashes []uint64) (sstable.Filter, int
 			return nil, 0, err
 		}
 		return b, fuse.SizeBytes(len(hashes), int(spec.Bits)), nil
+	case sstable.RibbonFamily:
+		b, err := ribbon.Build(hashes, int(spec.Bits))
+		if err != nil {
+			return nil, 0, err
+		}
+		return b, ribbon.SizeBytes(len(hashes), int(spec.Bits)), nil
 	}
 	return nil, 0, fmt.Errorf("no filter to time for %v", spec)
 }
