@@ -242,6 +242,14 @@ func TestFailedDecodeKeepsFilter(t *testing.T) {
 
 func TestZeroFilter(t *testing.T) {
 	var f Filter
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("MayContainHash on a zero Filter did not panic")
+			}
+		}()
+		f.MayContainHash(1)
+	}()
 	if _, err := f.MarshalBinary(); !errors.Is(err, ErrEmpty) {
 		t.Fatalf("MarshalBinary of a zero Filter: %v, want ErrEmpty", err)
 	}
