@@ -24,7 +24,7 @@ import (
 
 // sweepFamilies are the filters whose rates and costs the sweep measures
 // per table size; the first is the baseline the costs are given against.
-var sweepFamilies = []sstable.FilterSpec{sstable.Bloom(10), sstable.Fuse(8), sstable.Fuse(16)}
+var sweepFamilies = []sstable.FilterSpec{sstable.Bloom(10), sstable.Fuse(8), sstable.Fuse(16), sstable.Ribbon(8), sstable.Ribbon(16)}
 
 // familyMinKeys is how many keys the tables of one size hold together:
 // at small sizes many tables are written, so that the measured rate is an
