@@ -395,13 +395,13 @@ func printFamilies(w io.Writer, rows []familyRow, costs []costRow) {
 		}
 		t.Flush()
 		fmt.Fprintf(w, "bits/key: serialized filter bytes ·8 per key, what a table spends; planned: FilterSpec.BitsPerKey.\n")
-		fmt.Fprintf(w, "expected: the built filters' rate for their size (fuse: 2^-w; Bloom: the blocked formula over the exact,\n")
+		fmt.Fprintf(w, "expected: the built filters' rate for their size (fuse, ribbon: 2^-w; Bloom: the blocked formula over the exact,\n")
 		fmt.Fprintf(w, "binomial, load of a table's blocks); interval: where the false positives fall with probability %.4g\n", 1-familyAlpha)
 		fmt.Fprintf(w, "if that rate holds (exact binomial, two-sided %g); formula: ExpectedFalsePositiveRate (Bloom: Poisson\n", familyAlpha)
 		fmt.Fprintf(w, "load, exact for many blocks); nominal: the spec's rate.\n")
 	}
 	if len(costs) > 0 {
-		fmt.Fprintf(w, "\nfilter cost, this run (build: bloom.BuildBlocked / fuse.Build over the keys' hashes; lookup: a query of\n")
+		fmt.Fprintf(w, "\nfilter cost, this run (build: bloom.BuildBlocked / fuse.Build / ribbon.Build over the keys' hashes; lookup: a query of\n")
 		fmt.Fprintf(w, "an absent hash); ×%s: the ratio to %s at the same keys:\n\n", costs[0].Filter, costs[0].Filter)
 		t := newTable(w)
 		fmt.Fprintf(t, "filter\tkeys\tbits/key\tbuild ns/key\t×%s\tlookup ns\t×%s\t\n", costs[0].Filter, costs[0].Filter)
