@@ -21,8 +21,10 @@
 // A query computes the row and the r parities, and compares: a key of the
 // set always matches; any other key matches with probability 2^−r, its
 // fingerprint being independent of its start and coefficients. The 128
-// slots from s lie in three consecutive 64-slot blocks, whose r words each
-// a query reads: 24·r contiguous bytes, a few cache lines.
+// slots from s lie in three consecutive 64-slot blocks of r words each: a
+// query reads at most 24·r contiguous bytes, and stops at the first parity
+// that differs from its fingerprint (for an absent key, after two on
+// average).
 //
 // Building adds the keys' rows one by one, in the order of their starts,
 // to a band of m rows by Gaussian elimination on the fly: a row goes to
