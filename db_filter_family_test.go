@@ -14,6 +14,7 @@ import (
 	"github.com/bloomkv/bloomkv/fuse"
 	"github.com/bloomkv/bloomkv/internal/compaction"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/ribbon"
 	"github.com/bloomkv/bloomkv/vfs"
 )
 
@@ -174,13 +175,13 @@ func checkTableFilters(t *testing.T, d *DB, l *filterLog, fixed bool) map[Filter
 					t.Errorf("%s, built for %v: FilterForLevel now says %v", got, want, now)
 				}
 			}
-			if want.Family == FuseFamily && p.FilterFamily == BloomFamily && fallsBack(want, int(p.FilterKeys)) {
+			if (want.Family == FuseFamily || want.Family == RibbonFamily) && p.FilterFamily == BloomFamily && fallsBack(want, int(p.FilterKeys)) {
 				continue // the writer's fallback
 			}
 			ok = p.FilterFamily == want.Family
 			switch {
 			case !ok:
-			case want.Family == FuseFamily:
+			case want.Family == FuseFamily || want.Family == RibbonFamily:
 				ok = p.FilterFPBits == uint64(want.Bits)
 			case want.Family == BloomFamily && pl.moved:
 				ok = math.Abs(p.FilterBitsPer-want.Bits) <= 0.1*want.Bits+512/float64(p.FilterKeys)
@@ -200,11 +201,15 @@ func checkTableFilters(t *testing.T, d *DB, l *filterLog, fixed bool) map[Filter
 }
 
 // fallsBack reports whether the table writer builds a Bloom filter for the
-// fuse spec over n keys: where that Bloom filter is smaller, which
-// FilterSpec.BitsPerKey (the smaller of the two) tells from the fuse
-// filter's own size.
+// fuse or ribbon spec over n keys: where that Bloom filter is smaller,
+// which FilterSpec.BitsPerKey (the smaller of the two) tells from the
+// fuse or Ribbon filter's own size.
 func fallsBack(spec FilterSpec, n int) bool {
-	return spec.BitsPerKey(n) < float64(fuse.SizeBytes(n, int(spec.Bits)))*8/float64(n)
+	size := fuse.SizeBytes(n, int(spec.Bits))
+	if spec.Family == RibbonFamily {
+		size = ribbon.SizeBytes(n, int(spec.Bits))
+	}
+	return spec.BitsPerKey(n) < float64(size)*8/float64(n)
 }
 
 // TestFilterFamiliesPerLevel opens a DB under each allocation, and with
@@ -216,7 +221,7 @@ func fallsBack(spec FilterSpec, n int) bool {
 // beside the new ones.
 func TestFilterFamiliesPerLevel(t *testing.T) {
 	const keys = 4_000 // 500 KB: L1–L3 take 64 KiB, 256 KiB and the rest
-	mixed := []FilterSpec{Bloom(12), Fuse(14), Fuse(10), Fuse(7)}
+	mixed := []FilterSpec{Bloom(12), Fuse(14), Ribbon(10), Fuse(7)}
 	for _, tc := range []struct {
 		name   string
 		opts   func(o *Options)
@@ -225,7 +230,7 @@ func TestFilterFamiliesPerLevel(t *testing.T) {
 	}{
 		{"uniform", func(o *Options) {}, true, func(o *Options) { o.FilterAllocation = ProgressiveAllocation }},
 		{"optimal", func(o *Options) { o.FilterAllocation = OptimalAllocation }, false, func(o *Options) { o.LevelFilters = []FilterSpec{Fuse(8)} }},
-		{"best", func(o *Options) { o.FilterAllocation = BestAllocation }, false, func(o *Options) { o.LevelFilters = []FilterSpec{Fuse(10), Fuse(6)} }},
+		{"best", func(o *Options) { o.FilterAllocation = BestAllocation }, false, func(o *Options) { o.LevelFilters = []FilterSpec{Ribbon(10), Fuse(6)} }},
 		{"progressive", func(o *Options) { o.FilterAllocation = ProgressiveAllocation }, true, func(o *Options) { o.FilterAllocation = UniformAllocation }},
 		{"LevelFilters", func(o *Options) { o.LevelFilters = mixed }, true, func(o *Options) { o.FilterAllocation = BestAllocation }},
 	} {

@@ -291,13 +291,15 @@ const (
 // (Options.LevelFilters).
 type FilterSpec = sstable.FilterSpec
 
-// FilterFamily is a filter's algorithm: Bloom or binary fuse.
+// FilterFamily is a filter's algorithm: Bloom, binary fuse or Standard
+// Ribbon.
 type FilterFamily = sstable.FilterFamily
 
 // The filter families.
 const (
-	BloomFamily = sstable.BloomFamily
-	FuseFamily  = sstable.FuseFamily
+	BloomFamily  = sstable.BloomFamily
+	FuseFamily   = sstable.FuseFamily
+	RibbonFamily = sstable.RibbonFamily
 )
 
 // Bloom returns the spec of a cache-line-blocked Bloom filter of bitsPerKey
@@ -308,6 +310,12 @@ func Bloom(bitsPerKey float64) FilterSpec { return sstable.Bloom(bitsPerKey) }
 // bits, in [1, 16]: a false-positive rate of 2^-bits at about 1.125·bits
 // bits per key in large tables (fuse8: 0.39% at 9 bits per key).
 func Fuse(bits int) FilterSpec { return sstable.Fuse(bits) }
+
+// Ribbon returns the spec of a Standard Ribbon filter with results of bits
+// bits, in [1, 32]: a false-positive rate of 2^-bits at 1.03·bits to
+// 1.05·bits bits per key in tables of 10^4 to 10^6 keys (ribbon8: 0.39% at
+// 8.4 bits per key).
+func Ribbon(bits int) FilterSpec { return sstable.Ribbon(bits) }
 
 // PrefixExtractor says what a key's prefix is (Options.Prefix).
 type PrefixExtractor = sstable.PrefixExtractor
@@ -320,7 +328,7 @@ const (
 	// proportional to its size (Monkey), within the same memory.
 	OptimalAllocation = compaction.OptimalAllocation
 	// BestAllocation chooses each level's family and parameter (none,
-	// Bloom, or fuse) to minimize the expected false-positive reads of an
+	// Bloom, fuse or ribbon) to minimize the expected false-positive reads of an
 	// absent-key lookup, Σ over the runs of their false-positive rates,
 	// within BitsPerKey's memory, from each family's real rate and its
 	// cost in tables of the level's size: Monkey generalized to a choice

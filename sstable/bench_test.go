@@ -106,7 +106,7 @@ func BenchmarkIterate(b *testing.B) {
 // and a cached block.
 func BenchmarkGetFilter(b *testing.B) {
 	entries := benchEntries()
-	for _, spec := range []FilterSpec{Bloom(10), Fuse(8), Fuse(12), Fuse(16)} {
+	for _, spec := range []FilterSpec{Bloom(10), Fuse(8), Fuse(12), Fuse(16), Ribbon(8), Ribbon(12), Ribbon(16)} {
 		r := openTable(b, buildTable(b, entries, WriterOptions{Filter: spec}), cache.New(64<<20))
 		if got := r.Properties().FilterFamily; got != spec.Family {
 			b.Fatalf("%v: built %v", spec, got)
@@ -114,7 +114,7 @@ func BenchmarkGetFilter(b *testing.B) {
 		for _, e := range entries {
 			r.Get(MakeLookupKey(e.key.UserKey, base.SeqNumMax), nil) // warm
 		}
-		name := fmt.Sprintf("%v%g", spec.Family, spec.Bits) // bloom10, fuse8
+		name := fmt.Sprintf("%v%g", spec.Family, spec.Bits) // bloom10, fuse8, ribbon8
 		b.Run(name+"/present", func(b *testing.B) {
 			for i := range b.N {
 				e := entries[i%len(entries)]

@@ -89,9 +89,9 @@ func TestEveryByteFlipDetected(t *testing.T) {
 	}
 }
 
-// familyTables are tables with each family's filter block, a fuse one
-// holding prefixes too: a thousand keys, so that no fuse filter falls back
-// to Bloom (checked).
+// familyTables are tables with each family's filter block, a fuse and a
+// ribbon one holding prefixes too: a thousand keys, so that no fuse or
+// Ribbon filter falls back to Bloom (checked).
 func familyTables(t *testing.T) map[string][]byte {
 	entries := distinctEntries(1000)
 	tables := map[string][]byte{}
@@ -99,6 +99,8 @@ func familyTables(t *testing.T) map[string][]byte {
 		{BlockSize: 512, Filter: Bloom(10)},
 		{BlockSize: 512, Filter: Fuse(8)},
 		{BlockSize: 512, Filter: Fuse(12), Prefix: slashPrefix},
+		{BlockSize: 512, Filter: Ribbon(7)},
+		{BlockSize: 512, Filter: Ribbon(12), Prefix: slashPrefix},
 	} {
 		data := buildTable(t, entries, opts)
 		r := openTable(t, data, nil)

@@ -121,14 +121,16 @@
 //	family  filter        format                 parameter (FilterSpec.Bits)
 //	bloom   bloom.Blocked bloom's ("BLMF")       bits per key, [1, 64]
 //	fuse    fuse.Filter   package fuse's ("FUSF") fingerprint bits, [1, 16]
+//	ribbon  ribbon.Filter package ribbon's ("RIBF") result bits, [1, 32]
 //
-// A family is one file (filter_bloom.go, filter_fuse.go): a filterCodec
-// that builds, decodes and prices its filters, and its entry in
-// filterCodecs. Both serialized formats carry their own header and
-// checksums, inside the block's own. A fuse filter costs more per key in
-// small tables, and its construction can fail: where a Bloom filter of the
-// same false-positive rate would be smaller, or fuse cannot be built, the
-// writer builds that Bloom filter and records the family it built.
+// A family is one file (filter_bloom.go, filter_fuse.go, filter_ribbon.go):
+// a filterCodec that builds, decodes and prices its filters, and its entry
+// in filterCodecs. Every serialized format carries its own header and
+// checksums, inside the block's own. A fuse or Ribbon filter costs more per
+// key in small tables, and its construction can fail: where a Bloom filter
+// of the same false-positive rate would be smaller, or the filter cannot be
+// built, the writer builds that Bloom filter and records the family it
+// built.
 //
 // With WriterOptions.Prefix the filter also holds the hash of each key's
 // prefix (PrefixExtractor), and the properties the extractor's name

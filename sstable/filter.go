@@ -27,10 +27,15 @@ const (
 	// fuse.MaxBits]: a false-positive rate of 2^-Bits at about 1.125·Bits
 	// bits per key.
 	FuseFamily FilterFamily = 2
+	// RibbonFamily is the Standard Ribbon filter (package ribbon);
+	// FilterSpec.Bits is its result width, an integer in [ribbon.MinBits,
+	// ribbon.MaxBits]: a false-positive rate of 2^-Bits at 1.03·Bits to
+	// 1.05·Bits bits per key from 10^4 to 10^6 keys.
+	RibbonFamily FilterFamily = 3
 )
 
 // String returns the family's name as tools print it: "none", "bloom",
-// "fuse".
+// "fuse", "ribbon".
 func (f FilterFamily) String() string {
 	if f == NoFilter {
 		return "none"
@@ -41,7 +46,8 @@ func (f FilterFamily) String() string {
 	return fmt.Sprintf("family(%d)", uint8(f))
 }
 
-// ParseFilterFamily returns the family named s ("none", "bloom", "fuse").
+// ParseFilterFamily returns the family named s ("none", "bloom", "fuse",
+// "ribbon").
 func ParseFilterFamily(s string) (FilterFamily, error) {
 	if s == "none" {
 		return NoFilter, nil
@@ -51,11 +57,12 @@ func ParseFilterFamily(s string) (FilterFamily, error) {
 			return FilterFamily(f), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown filter family %q (want none, bloom or fuse)", s)
+	return 0, fmt.Errorf("unknown filter family %q (want none, bloom, fuse or ribbon)", s)
 }
 
 // FilterSpec chooses a table's filter: its family and the family's one
-// parameter, Bits — bits per key for Bloom, the fingerprint width for fuse.
+// parameter, Bits — bits per key for Bloom, the fingerprint width for fuse,
+// the result width for ribbon.
 // The zero value is no filter.
 type FilterSpec struct {
 	Family FilterFamily
@@ -69,15 +76,19 @@ func Bloom(bitsPerKey float64) FilterSpec { return FilterSpec{Family: BloomFamil
 // bits.
 func Fuse(bits int) FilterSpec { return FilterSpec{Family: FuseFamily, Bits: float64(bits)} }
 
+// Ribbon returns the spec of a Standard Ribbon filter with results of bits
+// bits.
+func Ribbon(bits int) FilterSpec { return FilterSpec{Family: RibbonFamily, Bits: float64(bits)} }
+
 // ParseFilterSpec parses a spec as tools take it: "none", or a family and
-// its parameter, "bloom:10", "fuse:8". The spec is checked.
+// its parameter, "bloom:10", "fuse:8", "ribbon:8". The spec is checked.
 func ParseFilterSpec(s string) (FilterSpec, error) {
 	if s == "none" {
 		return FilterSpec{}, nil
 	}
 	name, param, ok := strings.Cut(s, ":")
 	if !ok {
-		return FilterSpec{}, fmt.Errorf("filter %q: want none, bloom:BITS_PER_KEY or fuse:FINGERPRINT_BITS", s)
+		return FilterSpec{}, fmt.Errorf("filter %q: want none, bloom:BITS_PER_KEY, fuse:FINGERPRINT_BITS or ribbon:RESULT_BITS", s)
 	}
 	family, err := ParseFilterFamily(name)
 	if err != nil {
@@ -111,13 +122,15 @@ func (s FilterSpec) Check() error {
 }
 
 // String renders the spec as tools print it, e.g. "bloom 10 bits/key",
-// "fuse 8-bit".
+// "fuse 8-bit", "ribbon 8-bit".
 func (s FilterSpec) String() string {
 	switch s.Family {
 	case NoFilter:
 		return "none"
 	case FuseFamily:
 		return fmt.Sprintf("fuse %g-bit", s.Bits)
+	case RibbonFamily:
+		return fmt.Sprintf("ribbon %g-bit", s.Bits)
 	case BloomFamily:
 		return fmt.Sprintf("bloom %g bits/key", s.Bits)
 	}
@@ -134,8 +147,8 @@ func (s FilterSpec) ExpectedFalsePositiveRate() float64 {
 }
 
 // BitsPerKey is the memory a filter of the spec over n distinct keys
-// takes, in bits per key, from its family's size formula (a fuse filter
-// costs more per key for small n); 0 for no filter.
+// takes, in bits per key, from its family's size formula (a fuse or
+// Ribbon filter costs more per key for small n); 0 for no filter.
 func (s FilterSpec) BitsPerKey(n int) float64 {
 	if c := codecOf(s.Family); c != nil && n > 0 {
 		return c.bitsPerKey(s.Bits, n)
@@ -145,22 +158,23 @@ func (s FilterSpec) BitsPerKey(n int) float64 {
 
 // StandIn returns the filter a table gets in place of s where s's family
 // cannot be built over the table's keys, or costs more than this stand-in
-// (see errFilterFallback): for fuse, the Bloom filter of the same
-// false-positive rate with the fewest bits per key, to a tenth. It is s
-// itself for a family that never falls back.
+// (see errFilterFallback): for fuse and ribbon, the Bloom filter of the
+// same false-positive rate with the fewest bits per key, to a tenth
+// (within bloom.MaxBitsPerKey, which reaches 2^−32 only approximately).
+// It is s itself for a family that never falls back.
 func (s FilterSpec) StandIn() FilterSpec {
-	if s.Family != FuseFamily || s.Check() != nil {
+	if (s.Family != FuseFamily && s.Family != RibbonFamily) || s.Check() != nil {
 		return s
 	}
-	return Bloom(fuseStandInBits(int(s.Bits)))
+	return Bloom(rateStandInBits(int(s.Bits)))
 }
 
 // Filter is a table's decoded filter, held in memory for the table's life.
 // MayContainHash is called on every lookup the table's key range does not
 // rule out: a false answer is never wrong (the filter holds the hash of
 // every distinct user key in the table); a true one is wrong at the
-// filter's false-positive rate. *bloom.Blocked and *fuse.Filter are the
-// built-in ones.
+// filter's false-positive rate. *bloom.Blocked, *fuse.Filter and
+// *ribbon.Filter are the built-in ones.
 type Filter interface {
 	MayContainHash(h uint64) bool
 	Keys() uint64                       // distinct hashes the filter holds
@@ -191,8 +205,9 @@ type filterCodec interface {
 
 // filterCodecs are the known families, indexed by FilterFamily.
 var filterCodecs = [...]filterCodec{
-	BloomFamily: bloomCodec{},
-	FuseFamily:  fuseCodec{},
+	BloomFamily:  bloomCodec{},
+	FuseFamily:   fuseCodec{},
+	RibbonFamily: ribbonCodec{},
 }
 
 // codecOf returns family f's codec, nil if there is none.
@@ -204,8 +219,8 @@ func codecOf(f FilterFamily) filterCodec {
 }
 
 // errFilterFallback is a codec's answer when it cannot build its filter
-// over a set (a fuse filter's construction can fail; tiny sets cost it
-// more than a Bloom filter does): the writer builds a Bloom filter of the
+// over a set (a fuse or Ribbon filter's construction can fail; tiny sets
+// cost it more than a Bloom filter does): the writer builds a Bloom filter of the
 // same false-positive rate instead, and records that family.
 var errFilterFallback = errors.New("sstable: filter falls back to bloom")
 

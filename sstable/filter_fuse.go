@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 
 	"github.com/bloomkv/bloomkv/fuse"
 )
@@ -32,7 +31,7 @@ func (fuseCodec) check(bits float64) error {
 
 func (c fuseCodec) build(hashes []uint64, bits float64) ([]byte, Filter, error) {
 	w := int(bits)
-	if fuseBitsPerKey(w, len(hashes)) > standInBitsPerKey(w, len(hashes)) {
+	if fuseBitsPerKey(w, len(hashes)) > rateStandInBitsPerKey(w, len(hashes)) {
 		return nil, nil, errFilterFallback
 	}
 	f, err := fuse.Build(hashes, w)
@@ -60,29 +59,7 @@ func (fuseCodec) falsePositiveRate(bits float64) float64 { return fuse.FalsePosi
 // key, or its Bloom stand-in's where that is smaller (see build).
 func (fuseCodec) bitsPerKey(bits float64, n int) float64 {
 	w := int(bits)
-	return min(fuseBitsPerKey(w, n), standInBitsPerKey(w, n))
-}
-
-// standInBitsPerKey is the serialized size of the Bloom filter that stands
-// in for a w-bit fuse filter over n keys, in bits per key.
-func standInBitsPerKey(w, n int) float64 {
-	return bloomCodec{}.bitsPerKey(fuseStandInBits(w), n)
-}
-
-// fuseStandInBits returns the bits per key of the Bloom filter that stands
-// in for a w-bit fuse filter: bloomBitsForRate(2^−w), a bisection over the
-// blocked filter's false-positive sums of some milliseconds, found once
-// per width — every fuse table a DB writes, and every plan of its filter
-// allocation, asks.
-func fuseStandInBits(w int) float64 {
-	memo := &fuseStandIns[w]
-	memo.once.Do(func() { memo.bits = bloomBitsForRate(fuse.FalsePositiveRate(w)) })
-	return memo.bits
-}
-
-var fuseStandIns [fuse.MaxBits + 1]struct {
-	once sync.Once
-	bits float64
+	return min(fuseBitsPerKey(w, n), rateStandInBitsPerKey(w, n))
 }
 
 // fuseBitsPerKey is the serialized size of a w-bit fuse filter over n

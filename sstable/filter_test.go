@@ -10,11 +10,13 @@ import (
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/fuse"
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/ribbon"
 )
 
-// testFilters are the filters the table tests run with: each family, and
-// fuse at the widths Pebble's policies use.
-var testFilters = []FilterSpec{Bloom(10), Fuse(8), Fuse(16), Fuse(4), Fuse(12)}
+// testFilters are the filters the table tests run with: each family, fuse
+// at the widths Pebble's policies use, and ribbon at some of them and its
+// widest.
+var testFilters = []FilterSpec{Bloom(10), Fuse(8), Fuse(16), Fuse(4), Fuse(12), Ribbon(8), Ribbon(4), Ribbon(16), Ribbon(32)}
 
 // distinctEntries returns n entries with distinct user keys "key%09d" of
 // the even numbers below 2n, one version each; the odd numbers are absent.
@@ -35,8 +37,8 @@ func binomialBound(trials int, p float64) float64 {
 
 // TestFilterFamilies builds a table of each filter at sizes from one key
 // to ten thousand and checks what the reader sees: the family recorded
-// (fuse falls back to the Bloom filter of the same false-positive rate
-// where that is smaller), no false negative, a false-positive rate within
+// (fuse and ribbon fall back to the Bloom filter of the same
+// false-positive rate where that is smaller), no false negative, a false-positive rate within
 // the binomial bound of the spec's formula, and exactly the size the
 // spec's BitsPerKey predicts.
 func TestFilterFamilies(t *testing.T) {
@@ -47,16 +49,20 @@ func TestFilterFamilies(t *testing.T) {
 				r := openTable(t, buildTable(t, entries, WriterOptions{Filter: spec}), nil)
 				p := r.Properties()
 
-				// The oracle for the family: a fuse filter is built unless
-				// its serialized size exceeds its Bloom stand-in's.
+				// The oracle for the family: a fuse or Ribbon filter is
+				// built unless its serialized size exceeds its Bloom
+				// stand-in's.
 				wantFamily, wantSpec := spec.Family, spec
-				if spec.Family == FuseFamily {
-					fuseBits := float64(fuse.SizeBytes(n, int(spec.Bits))) * 8 / float64(n)
+				if spec.Family == FuseFamily || spec.Family == RibbonFamily {
+					size := fuse.SizeBytes(n, int(spec.Bits))
+					if spec.Family == RibbonFamily {
+						size = ribbon.SizeBytes(n, int(spec.Bits))
+					}
 					stand := Bloom(bloomBitsForRate(math.Exp2(-spec.Bits)))
 					if spec.StandIn() != stand {
 						t.Fatalf("StandIn() = %v, want %v", spec.StandIn(), stand)
 					}
-					if fuseBits > stand.BitsPerKey(n) {
+					if float64(size)*8/float64(n) > stand.BitsPerKey(n) {
 						wantFamily, wantSpec = BloomFamily, stand
 					}
 				}
@@ -71,6 +77,10 @@ func TestFilterFamilies(t *testing.T) {
 				case *fuse.Filter:
 					if wantFamily != FuseFamily || f.Bits() != int(spec.Bits) || p.FilterFPBits != uint64(f.Bits()) {
 						t.Fatalf("Filter() is a %d-bit fuse filter, properties say %v, %d bits", f.Bits(), p.FilterFamily, p.FilterFPBits)
+					}
+				case *ribbon.Filter:
+					if wantFamily != RibbonFamily || f.Bits() != int(spec.Bits) || p.FilterFPBits != uint64(f.Bits()) {
+						t.Fatalf("Filter() is a %d-bit Ribbon filter, properties say %v, %d bits", f.Bits(), p.FilterFamily, p.FilterFPBits)
 					}
 				default:
 					t.Fatalf("Filter() is %T", f)
@@ -133,6 +143,7 @@ func TestFilterSpecCheck(t *testing.T) {
 	for _, bad := range []FilterSpec{
 		Bloom(0.5), Bloom(65), Bloom(math.NaN()),
 		Fuse(0), Fuse(17), {Family: FuseFamily, Bits: 8.5},
+		Ribbon(0), Ribbon(33), {Family: RibbonFamily, Bits: 8.5},
 		{Family: 9, Bits: 8}, {Family: NoFilter, Bits: 3},
 	} {
 		if err := bad.Check(); err == nil {
@@ -142,7 +153,7 @@ func TestFilterSpecCheck(t *testing.T) {
 			t.Errorf("%v: NewWriter accepted it", bad)
 		}
 	}
-	for _, good := range append(testFilters, FilterSpec{}, Bloom(1), Bloom(64), Fuse(1)) {
+	for _, good := range append(testFilters, FilterSpec{}, Bloom(1), Bloom(64), Fuse(1), Ribbon(1), Ribbon(32)) {
 		if err := good.Check(); err != nil {
 			t.Errorf("%v: %v", good, err)
 		}
@@ -165,7 +176,11 @@ func TestParseFilterSpec(t *testing.T) {
 		{"fuse:17", FilterSpec{}, false},
 		{"bloom:0.5", FilterSpec{}, false},
 		{"bloom", FilterSpec{}, false},
-		{"ribbon:10", FilterSpec{}, false},
+		{"ribbon:10", Ribbon(10), true},
+		{"ribbon:32", Ribbon(32), true},
+		{"ribbon:33", FilterSpec{}, false},
+		{"ribbon:7.5", FilterSpec{}, false},
+		{"xor:8", FilterSpec{}, false},
 		{"bloom:ten", FilterSpec{}, false},
 	} {
 		got, err := ParseFilterSpec(tc.in)
@@ -177,13 +192,16 @@ func TestParseFilterSpec(t *testing.T) {
 
 // TestParseFilterFamily round-trips every family's name.
 func TestParseFilterFamily(t *testing.T) {
-	for _, f := range []FilterFamily{NoFilter, BloomFamily, FuseFamily} {
+	for _, f := range []FilterFamily{NoFilter, BloomFamily, FuseFamily, RibbonFamily} {
 		if got, err := ParseFilterFamily(f.String()); err != nil || got != f {
 			t.Errorf("ParseFilterFamily(%q) = %v, %v", f.String(), got, err)
 		}
 	}
-	if _, err := ParseFilterFamily("ribbon"); err == nil {
-		t.Error("ParseFilterFamily(ribbon) passed")
+	if _, err := ParseFilterFamily("xor"); err == nil {
+		t.Error("ParseFilterFamily(xor) passed")
+	}
+	if got := FilterFamily(4).String(); got != "family(4)" {
+		t.Errorf("FilterFamily(4).String() = %q", got)
 	}
 }
 
@@ -209,7 +227,7 @@ func TestPrefixFilter(t *testing.T) {
 			seq++
 		}
 	}
-	for _, spec := range []FilterSpec{Bloom(10), Fuse(8)} {
+	for _, spec := range []FilterSpec{Bloom(10), Fuse(8), Ribbon(8)} {
 		t.Run(spec.String(), func(t *testing.T) {
 			r := openTable(t, buildTable(t, entries, WriterOptions{Filter: spec, Prefix: slashPrefix}), nil)
 			p := r.Properties()

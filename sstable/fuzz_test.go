@@ -48,6 +48,7 @@ func FuzzTableReader(f *testing.F) {
 		f.Add(buildTable(f, entries, WriterOptions{BlockSize: 64, Compression: c, Filter: Bloom(10)}))
 	}
 	f.Add(buildTable(f, distinctEntries(1000), WriterOptions{BlockSize: 512, Filter: Fuse(8), Prefix: slashPrefix}))
+	f.Add(buildTable(f, distinctEntries(1000), WriterOptions{BlockSize: 512, Filter: Ribbon(8), Prefix: slashPrefix}))
 	f.Add(buildTable(f, nil, WriterOptions{}))
 	for _, c := range compressions {
 		f.Add(buildTable(f, benchLikeEntries(100), WriterOptions{Compression: c, Filter: Bloom(10), BlockAlign: true}))

@@ -29,6 +29,7 @@ func TestGetFiltered(t *testing.T) {
 	}{
 		{"bloom", WriterOptions{BlockSize: 128, Filter: Bloom(10)}},
 		{"fuse", WriterOptions{BlockSize: 128, Filter: Fuse(8)}},
+		{"ribbon", WriterOptions{BlockSize: 128, Filter: Ribbon(8)}},
 		{"no filter", WriterOptions{BlockSize: 128}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

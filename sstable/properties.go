@@ -11,6 +11,7 @@ import (
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/fuse"
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/ribbon"
 )
 
 // Properties describe a table. The writer computes them; the reader keeps
@@ -35,7 +36,7 @@ type Properties struct {
 	FilterKeys     uint64       // distinct hashes in the filter: user keys, and prefixes under FilterPrefix
 	FilterBitsPer  float64      // the filter's bits per key, as its BitsPerKey says
 	FilterProbes   uint64       // a Bloom filter's probes per key
-	FilterFPBits   uint64       // a fuse filter's fingerprint bits
+	FilterFPBits   uint64       // a fuse or Ribbon filter's fingerprint (result) bits
 	FilterPrefix   string       // the PrefixExtractor's Name, if the filter holds prefixes
 	Compression    Compression  // the writer's option; blocks may be stored uncompressed
 	SmallestSeqNum SeqNum
@@ -234,6 +235,8 @@ func (p *Properties) setFilter(family FilterFamily, f Filter, length uint64) {
 		p.FilterProbes = uint64(f.Probes())
 	case *fuse.Filter:
 		p.FilterFPBits = uint64(f.Bits())
+	case *ribbon.Filter:
+		p.FilterFPBits = uint64(f.Bits())
 	}
 }
 
@@ -252,7 +255,7 @@ func (p Properties) String() string {
 		switch p.FilterFamily {
 		case BloomFamily:
 			fmt.Fprintf(&b, ", %d probes", p.FilterProbes)
-		case FuseFamily:
+		case FuseFamily, RibbonFamily:
 			fmt.Fprintf(&b, ", %d-bit fingerprints", p.FilterFPBits)
 		}
 		if p.FilterPrefix != "" {

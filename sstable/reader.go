@@ -476,7 +476,8 @@ func (r *Reader) readError(offset int64, err error) error {
 func (r *Reader) Properties() Properties { return r.props }
 
 // Filter returns the table's filter, or nil if it has none: a
-// *bloom.Blocked or a *fuse.Filter, as Properties().FilterFamily says.
+// *bloom.Blocked, a *fuse.Filter or a *ribbon.Filter, as
+// Properties().FilterFamily says.
 func (r *Reader) Filter() Filter { return r.filter }
 
 // LookupKey is a point lookup, prepared once for every table it visits: the

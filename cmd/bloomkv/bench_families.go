@@ -18,12 +18,13 @@ import (
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/fuse"
 	"github.com/bloomkv/bloomkv/internal/workload"
+	"github.com/bloomkv/bloomkv/ribbon"
 	"github.com/bloomkv/bloomkv/sstable"
 )
 
 // sweepFamilies are the filters whose rates and costs the sweep measures
 // per table size; the first is the baseline the costs are given against.
-var sweepFamilies = []sstable.FilterSpec{sstable.Bloom(10), sstable.Fuse(8), sstable.Fuse(16)}
+var sweepFamilies = []sstable.FilterSpec{sstable.Bloom(10), sstable.Fuse(8), sstable.Fuse(16), sstable.Ribbon(8), sstable.Ribbon(16)}
 
 // familyMinKeys is how many keys the tables of one size hold together:
 // at small sizes many tables are written, so that the measured rate is an
@@ -157,7 +158,7 @@ func measureFamily(keys *workload.Keys, spec sstable.FilterSpec, n, probes int) 
 		r.Close()
 	}
 	var families []string
-	for _, name := range []string{"bloom", "fuse"} {
+	for _, name := range []string{"bloom", "fuse", "ribbon"} {
 		if c := built[name]; c == tables {
 			families = append(families, name)
 		} else if c > 0 {
@@ -261,8 +262,9 @@ func binomialInterval(m int64, p, alpha float64) (lo, hi int64) {
 
 // measureCosts times building and querying each spec's filter over the
 // hashes of n keys at each size of sizes, directly (bloom.BuildBlocked,
-// fuse.Build: what a table's writer calls), and gives each against the
-// first spec's at the same size, so that the ratios hold on any machine.
+// fuse.Build, ribbon.Build: what a table's writer calls), and gives each
+// against the first spec's at the same size, so that the ratios hold on
+// any machine.
 // The specs take turns, costRounds times, and each keeps its fastest
 // round: what another process takes of the CPU meanwhile slows some rounds
 // of every spec, not one spec.
@@ -338,6 +340,12 @@ func buildForCost(spec sstable.FilterSpec, hashes []uint64) (sstable.Filter, int
 			return nil, 0, err
 		}
 		return b, fuse.SizeBytes(len(hashes), int(spec.Bits)), nil
+	case sstable.RibbonFamily:
+		b, err := ribbon.Build(hashes, int(spec.Bits))
+		if err != nil {
+			return nil, 0, err
+		}
+		return b, ribbon.SizeBytes(len(hashes), int(spec.Bits)), nil
 	}
 	return nil, 0, fmt.Errorf("no filter to time for %v", spec)
 }
@@ -387,13 +395,13 @@ func printFamilies(w io.Writer, rows []familyRow, costs []costRow) {
 		}
 		t.Flush()
 		fmt.Fprintf(w, "bits/key: serialized filter bytes ·8 per key, what a table spends; planned: FilterSpec.BitsPerKey.\n")
-		fmt.Fprintf(w, "expected: the built filters' rate for their size (fuse: 2^-w; Bloom: the blocked formula over the exact,\n")
+		fmt.Fprintf(w, "expected: the built filters' rate for their size (fuse, ribbon: 2^-w; Bloom: the blocked formula over the exact,\n")
 		fmt.Fprintf(w, "binomial, load of a table's blocks); interval: where the false positives fall with probability %.4g\n", 1-familyAlpha)
 		fmt.Fprintf(w, "if that rate holds (exact binomial, two-sided %g); formula: ExpectedFalsePositiveRate (Bloom: Poisson\n", familyAlpha)
 		fmt.Fprintf(w, "load, exact for many blocks); nominal: the spec's rate.\n")
 	}
 	if len(costs) > 0 {
-		fmt.Fprintf(w, "\nfilter cost, this run (build: bloom.BuildBlocked / fuse.Build over the keys' hashes; lookup: a query of\n")
+		fmt.Fprintf(w, "\nfilter cost, this run (build: bloom.BuildBlocked / fuse.Build / ribbon.Build over the keys' hashes; lookup: a query of\n")
 		fmt.Fprintf(w, "an absent hash); ×%s: the ratio to %s at the same keys:\n\n", costs[0].Filter, costs[0].Filter)
 		t := newTable(w)
 		fmt.Fprintf(t, "filter\tkeys\tbits/key\tbuild ns/key\t×%s\tlookup ns\t×%s\t\n", costs[0].Filter, costs[0].Filter)

@@ -147,7 +147,7 @@ type sweepRow struct {
 	NormalizedBlocks       float64 `json:"normalized_blocks_per_get"` // the levels' measured rates at the reference tree's probes (see normalize)
 	// The least ModelBlocks any filters of the row's memory could give its
 	// final tree (compaction.FalsePositiveFloor): perfect filters (rate
-	// 2^−bits), and Bloom and fuse filters at the tree's table sizes
+	// 2^−bits), and Bloom, fuse and Ribbon filters at the tree's table sizes
 	// (compaction.FamilyFalsePositiveFloor).
 	FloorBlocks     float64 `json:"floor_blocks_per_get"`
 	FuseFloorBlocks float64 `json:"fuse_floor_blocks_per_get"`
@@ -257,7 +257,8 @@ type sweepTargets struct {
 	// FloorBlocks, FuseFloorBlocks, interpolated like the rest): if the
 	// floor of perfect filters is above half the progressive policy's
 	// reads, no filters of that memory meet best ≤ 0.5× progressive; if
-	// the fuse family's is, no plan of Bloom and fuse filters does.
+	// the families' (still named fuse here) is, no plan of Bloom, fuse and
+	// Ribbon filters does.
 	ProgressiveModel    jsonFloat `json:"progressive_model_blocks_per_missing_get"`
 	BestModel           jsonFloat `json:"best_model_blocks_per_missing_get"`
 	Floor               jsonFloat `json:"floor_blocks_per_missing_get"`
@@ -594,6 +595,11 @@ func levelSpec(l levelInfo) sstable.FilterSpec {
 		if _, err := fmt.Sscanf(l.filters, "fuse %d-bit", &w); err == nil {
 			return sstable.Fuse(w)
 		}
+	case strings.HasPrefix(l.filters, "ribbon ") && !strings.Contains(l.filters, "+"):
+		var w int
+		if _, err := fmt.Sscanf(l.filters, "ribbon %d-bit", &w); err == nil {
+			return sstable.Ribbon(w)
+		}
 	}
 	return sstable.FilterSpec{Family: sstable.BloomFamily, Bits: bloomBitsForFPR(l.expectedFPR)}
 }
@@ -614,13 +620,13 @@ func bloomBitsForFPR(p float64) float64 {
 }
 
 // compactKinds renders a level's filters for the sweep's table: "b10.0"
-// for Bloom at its mean bits per key, "f8" for 8-bit fuse, "-" for none,
-// mixes joined by "+" ("f8+b").
+// for Bloom at its mean bits per key, "f8" for 8-bit fuse, "r8" for 8-bit
+// ribbon, "-" for none, mixes joined by "+" ("f8+b").
 func compactKinds(kinds string, bits float64) string {
 	var parts []string
 	for _, k := range strings.Split(kinds, " + ") {
 		fields := strings.Fields(k)
-		if len(fields) > 1 && fields[0] != "fuse" && fields[0] != "bloom" && fields[0] != "none" {
+		if len(fields) > 1 && fields[0] != "fuse" && fields[0] != "ribbon" && fields[0] != "bloom" && fields[0] != "none" {
 			fields = fields[1:] // a count
 		}
 		switch {
@@ -632,6 +638,8 @@ func compactKinds(kinds string, bits float64) string {
 			parts = append(parts, "b")
 		case fields[0] == "fuse" && len(fields) > 1:
 			parts = append(parts, "f"+strings.TrimSuffix(fields[1], "-bit"))
+		case fields[0] == "ribbon" && len(fields) > 1:
+			parts = append(parts, "r"+strings.TrimSuffix(fields[1], "-bit"))
 		default:
 			parts = append(parts, fields[0])
 		}
@@ -850,10 +858,10 @@ func (r *sweepReport) print(w io.Writer) {
 		if !math.IsNaN(float64(t.FloorVsProgress)) {
 			fmt.Fprintf(w, "  the floor, on progressive's trees (model reads): progressive %.4f, best %s; floor of perfect filters %.4f\n",
 				t.ProgressiveModel, fmtMaybe(t.BestModel), t.Floor)
-			fmt.Fprintf(w, "    = %.2f× progressive (%s); of Bloom and fuse filters at the trees' table sizes %.4f = %.2f× (%s)\n",
+			fmt.Fprintf(w, "    = %.2f× progressive (%s); of Bloom, fuse and Ribbon filters at the trees' table sizes %.4f = %.2f× (%s)\n",
 				t.FloorVsProgress, attainable(t.FloorVsProgress, "any filters"),
-				t.FuseFloor, t.FuseFloorVsProgress, attainable(t.FuseFloorVsProgress, "Bloom and fuse filters"))
-			fmt.Fprintf(w, "    best's model %s× progressive's; uniform's tree: floor %.4f, Bloom and fuse floor %.4f\n",
+				t.FuseFloor, t.FuseFloorVsProgress, attainable(t.FuseFloorVsProgress, "Bloom, fuse and Ribbon filters"))
+			fmt.Fprintf(w, "    best's model %s× progressive's; uniform's tree: floor %.4f, Bloom, fuse and Ribbon floor %.4f\n",
 				fmtRatio(t.BestModelVsProgress), t.UniformFloor, t.UniformFuseFloor)
 		}
 		fmt.Fprintln(w, "  (each policy's curve interpolated at that memory between its two nearest databases)")

@@ -206,9 +206,10 @@ func TestBenchSweep(t *testing.T) {
 	}
 
 	// The filter measurements: every family at every size, within the
-	// binomial interval of its expected rate; fuse's exactly 2^-w.
-	if len(rep.Families) != 6 {
-		t.Fatalf("%d family rows, want 6", len(rep.Families))
+	// binomial interval of its expected rate; fuse's and ribbon's exactly
+	// 2^-w.
+	if len(rep.Families) != 2*len(sweepFamilies) {
+		t.Fatalf("%d family rows, want %d", len(rep.Families), 2*len(sweepFamilies))
 	}
 	for _, r := range rep.Families {
 		checkBinomial(t, r)
@@ -219,6 +220,10 @@ func TestBenchSweep(t *testing.T) {
 			t.Errorf("fuse:16 at 1000 keys: built %s, expected %v; want fuse, 1/65536", r.Built, r.ExpectedFPR)
 		case r.Filter == "fuse:8" && r.Keys == 100 && r.Built != "bloom":
 			t.Errorf("fuse:8 at 100 keys: built %s; want the Bloom stand-in, smaller there", r.Built)
+		case r.Filter == "ribbon:8" && (r.Built != "ribbon" || r.ExpectedFPR != 1.0/256):
+			t.Errorf("ribbon:8 at %d keys: built %s, expected %v; want ribbon, 1/256", r.Keys, r.Built, r.ExpectedFPR)
+		case r.Filter == "ribbon:16" && r.Keys == 1000 && (r.Built != "ribbon" || r.ExpectedFPR != 1.0/65536):
+			t.Errorf("ribbon:16 at 1000 keys: built %s, expected %v; want ribbon, 1/65536", r.Built, r.ExpectedFPR)
 		case r.Filter == "bloom:10" && r.Tables != 1000 && r.Keys == 100:
 			t.Errorf("bloom:10 at 100 keys: %d tables, want 1000", r.Tables)
 		}
@@ -226,7 +231,7 @@ func TestBenchSweep(t *testing.T) {
 			t.Errorf("%s at %d keys: %.3f bits/key spent, %.3f planned", r.Filter, r.Keys, r.BitsPerKey, r.PlannedBits)
 		}
 	}
-	if len(rep.Costs) != 6 || rep.Costs[0].BuildVsBaseline != 1 || rep.Costs[0].LookupVsBase != 1 || rep.Costs[1].BuildNsPerKey <= 0 {
+	if len(rep.Costs) != 2*len(sweepFamilies) || rep.Costs[0].BuildVsBaseline != 1 || rep.Costs[0].LookupVsBase != 1 || rep.Costs[1].BuildNsPerKey <= 0 {
 		t.Errorf("costs %+v", rep.Costs)
 	}
 	for _, name := range []string{"sweep.csv", "families.csv", "costs.csv", "prefix.csv"} {

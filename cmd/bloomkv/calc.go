@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/fuse"
 	"github.com/bloomkv/bloomkv/internal/humanize"
+	"github.com/bloomkv/bloomkv/ribbon"
 	"github.com/bloomkv/bloomkv/sstable"
 )
 
@@ -18,16 +20,17 @@ import (
 // classic and a blocked filter, either at a target rate p (each filter
 // takes the memory it needs) or at a fixed bits per key (each filter gets
 // that memory and reaches the rate it can); with -k, each beside the same
-// filter with k probes instead of the optimal number. The fuse family: a
-// binary fuse filter of -bits fingerprint bits, or of the narrowest width
-// that reaches p, beside the blocked Bloom filter of the same rate.
+// filter with k probes instead of the optimal number. The fuse and ribbon
+// families: a binary fuse filter of -bits fingerprint bits, or a Standard
+// Ribbon filter of -bits result bits, or of the narrowest width that
+// reaches p, beside the blocked Bloom filter of the same rate.
 func runCalc(args []string, stdout io.Writer) error {
 	fs := newFlagSet("calc")
 	n := fs.Int("n", 1_000_000, "number of items")
 	p := fs.Float64("p", 0.01, "target false-positive rate, in (0, 1)")
 	bitsPerKey := fs.Float64("bits-per-key", 0, "bloom: bits per item; if set, sizes by memory instead of -p")
-	family := fs.String("family", "bloom", "filter family: bloom (classic and blocked) or fuse (binary fuse)")
-	width := fs.Int("bits", 0, "fuse: fingerprint bits w, in [1, 16] (rate 2^-w); if set, instead of the narrowest width that reaches -p")
+	family := fs.String("family", "bloom", "filter family: bloom (classic and blocked), fuse (binary fuse) or ribbon (Standard Ribbon)")
+	width := fs.Int("bits", 0, "fuse: fingerprint bits w, in [1, 16]; ribbon: result bits w, in [1, 32] (rate 2^-w); if set, instead of the narrowest width that reaches -p")
 	fixedK := fs.Int("k", 0, "bloom: compare a fixed number of probes, in [1, 64], with the optimal one")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -39,7 +42,7 @@ func runCalc(args []string, stdout io.Writer) error {
 	switch *family {
 	case "bloom":
 		if set["bits"] {
-			return usageError{errors.New("-bits is the fuse family's fingerprint width; a Bloom filter is sized by -p or -bits-per-key")}
+			return usageError{errors.New("-bits is the fuse family's fingerprint width, or the ribbon family's result width; a Bloom filter is sized by -p or -bits-per-key")}
 		}
 		k := 0
 		if set["k"] {
@@ -56,13 +59,22 @@ func runCalc(args []string, stdout io.Writer) error {
 		if set["bits-per-key"] {
 			return usageError{errors.New("-bits-per-key sizes a Bloom filter; a fuse filter is sized by -p or -bits (its fingerprint width)")}
 		}
-		err = calcFuse(stdout, *n, *p, *width, set["bits"])
+		err = calcStatic(stdout, fuseFamily, *n, *p, *width, set["bits"])
+	case "ribbon":
+		if set["k"] {
+			return usageError{errors.New("-k is a Bloom filter's probe count; a Ribbon filter always reads the 128 slots of its row")}
+		}
+		if set["bits-per-key"] {
+			return usageError{errors.New("-bits-per-key sizes a Bloom filter; a Ribbon filter is sized by -p or -bits (its result width)")}
+		}
+		err = calcStatic(stdout, ribbonFamily, *n, *p, *width, set["bits"])
 	default:
-		return usageError{fmt.Errorf("-family %q: want bloom or fuse", *family)}
+		return usageError{fmt.Errorf("-family %q: want bloom, fuse or ribbon", *family)}
 	}
 	var bae *bloom.ArgumentError
 	var fae *fuse.ArgumentError
-	if errors.As(err, &bae) || errors.As(err, &fae) {
+	var rae *ribbon.ArgumentError
+	if errors.As(err, &bae) || errors.As(err, &fae) || errors.As(err, &rae) {
 		return usageError{err}
 	}
 	return err
@@ -193,53 +205,93 @@ func fmtNeed(need, optNeed float64) (string, string) {
 // fmtPercent prints a rate with four significant digits, as a percentage.
 func fmtPercent(r float64) string { return fmt.Sprintf("%.4g%%", 100*r) }
 
-// fuseWidthFor returns the narrowest fingerprint width w with 2^-w ≤ p.
-func fuseWidthFor(p float64) (int, error) {
+// staticFamily describes a static filter family for calc: a filter of
+// width w answers at rate 2^-w, in SizeBytes of memory.
+type staticFamily struct {
+	name       string // as in -family and the comparisons: "fuse"
+	title      string // "Binary fuse filter"
+	unit       string // what w counts: "fingerprints"
+	minBits    int
+	maxBits    int
+	sizeBytes  func(n, w int) int
+	rate       func(w int) float64
+	spec       func(w int) sstable.FilterSpec
+	argError   func(arg string, value any, reason string) error
+	widthError string // why -bits is out of range
+	footnote   string // how the family's queries and sizes work
+}
+
+// fuseFamily is the fuse family for calc.
+var fuseFamily = staticFamily{
+	name: "fuse", title: "Binary fuse filter", unit: "fingerprints",
+	minBits: fuse.MinBits, maxBits: fuse.MaxBits,
+	sizeBytes: fuse.SizeBytes, rate: fuse.FalsePositiveRate, spec: sstable.Fuse,
+	argError: func(arg string, value any, reason string) error {
+		return &fuse.ArgumentError{Arg: arg, Value: value, Reason: reason}
+	},
+	widthError: "the fingerprint width",
+	footnote:   "fuse: three w-bit slots per query, ~1.125·w bits per item for large n; bytes include its 60-67-byte header and checksum.",
+}
+
+// ribbonFamily is the ribbon family for calc.
+var ribbonFamily = staticFamily{
+	name: "ribbon", title: "Standard Ribbon filter", unit: "results",
+	minBits: ribbon.MinBits, maxBits: ribbon.MaxBits,
+	sizeBytes: ribbon.SizeBytes, rate: ribbon.FalsePositiveRate, spec: sstable.Ribbon,
+	argError: func(arg string, value any, reason string) error {
+		return &ribbon.ArgumentError{Arg: arg, Value: value, Reason: reason}
+	},
+	widthError: "the result width",
+	footnote:   "ribbon: w parities of 128 slots per query, 1.02-1.09 slots of w bits per item from 10^3 to 10^8 items (at least 128 slots); bytes include its 52-byte header and checksum.",
+}
+
+// widthFor returns the narrowest width w of fam with 2^-w ≤ p.
+func (fam staticFamily) widthFor(p float64) (int, error) {
 	if !(p > 0 && p < 1) {
-		return 0, &fuse.ArgumentError{Arg: "p", Value: p, Reason: "must be in (0, 1)"}
+		return 0, fam.argError("p", p, "must be in (0, 1)")
 	}
-	for w := fuse.MinBits; w <= fuse.MaxBits; w++ {
-		if fuse.FalsePositiveRate(w) <= p {
+	for w := fam.minBits; w <= fam.maxBits; w++ {
+		if fam.rate(w) <= p {
 			return w, nil
 		}
 	}
-	return 0, &fuse.ArgumentError{Arg: "p", Value: p, Reason: fmt.Sprintf(
-		"below %.3g = 2^-%d, the rate of the widest fingerprint; use -family bloom", fuse.FalsePositiveRate(fuse.MaxBits), fuse.MaxBits)}
+	return 0, fam.argError("p", p, fmt.Sprintf(
+		"below %.3g = 2^-%d, the rate of the widest %s; use -family bloom", fam.rate(fam.maxBits), fam.maxBits, strings.TrimSuffix(fam.unit, "s")))
 }
 
-// calcFuse sizes a binary fuse filter of w-bit fingerprints for n items
-// (w from -bits, or the narrowest that reaches p), and compares it with the
-// blocked Bloom filter of the same rate, and of rate p.
-func calcFuse(stdout io.Writer, n int, p float64, w int, widthSet bool) error {
+// calcStatic sizes a filter of fam of w bits for n items (w from -bits,
+// or the narrowest that reaches p), and compares it with the blocked Bloom
+// filter of the same rate, and of rate p.
+func calcStatic(stdout io.Writer, fam staticFamily, n int, p float64, w int, widthSet bool) error {
 	if n < 1 {
-		return &fuse.ArgumentError{Arg: "n", Value: n, Reason: "must be at least 1"}
+		return fam.argError("n", n, "must be at least 1")
 	}
 	if widthSet {
-		if w < fuse.MinBits || w > fuse.MaxBits {
-			return &fuse.ArgumentError{Arg: "bits", Value: w, Reason: fmt.Sprintf("the fingerprint width must be in [%d, %d]", fuse.MinBits, fuse.MaxBits)}
+		if w < fam.minBits || w > fam.maxBits {
+			return fam.argError("bits", w, fmt.Sprintf("%s must be in [%d, %d]", fam.widthError, fam.minBits, fam.maxBits))
 		}
 	} else {
 		var err error
-		if w, err = fuseWidthFor(p); err != nil {
+		if w, err = fam.widthFor(p); err != nil {
 			return err
 		}
 	}
-	size := fuse.SizeBytes(n, w)
+	size := fam.sizeBytes(n, w)
 	if size == 0 {
-		return &fuse.ArgumentError{Arg: "n", Value: n, Reason: "more keys than a fuse filter holds (2^31), or than this platform can hold in one slice"}
+		return fam.argError("n", n, fmt.Sprintf("more keys than a %s filter holds (2^31), or than this platform can hold in one slice", fam.name))
 	}
-	rate := fuse.FalsePositiveRate(w)
+	rate := fam.rate(w)
 	bpk := 8 * float64(size) / float64(n)
 
 	if widthSet {
-		fmt.Fprintf(stdout, "Binary fuse filter for n = %d items with %d-bit fingerprints\n\n", n, w)
+		fmt.Fprintf(stdout, "%s for n = %d items with %d-bit %s\n\n", fam.title, n, w, fam.unit)
 	} else {
-		fmt.Fprintf(stdout, "Binary fuse filter for n = %d items at false-positive rate p = %g: %d-bit fingerprints, the narrowest with 2^-w ≤ p\n\n", n, p, w)
+		fmt.Fprintf(stdout, "%s for n = %d items at false-positive rate p = %g: %d-bit %s, the narrowest with 2^-w ≤ p\n\n", fam.title, n, p, w, fam.unit)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "filter\twidth (w)\tbytes\tbits/item\texpected FPR\tbound bits/item\tover bound\t")
 	bound := bloom.MinBitsPerKey(rate)
-	fmt.Fprintf(tw, "fuse\t%d\t%s\t%.2f\t%.4f%%\t%.2f\t%.2f×\t\n", w, humanize.Bytes(uint64(size)), bpk, 100*rate, bound, bpk/bound)
+	fmt.Fprintf(tw, "%s\t%d\t%s\t%.2f\t%.4f%%\t%.2f\t%.2f×\t\n", fam.name, w, humanize.Bytes(uint64(size)), bpk, 100*rate, bound, bpk/bound)
 	tw.Flush()
 
 	fmt.Fprintln(stdout, "\nboth families, serialized sizes:")
@@ -251,39 +303,39 @@ func calcFuse(stdout io.Writer, n int, p float64, w int, widthSet bool) error {
 		}
 		bloomBytes := blocked.bits/8 + bloomOverheadBytes
 		bloomBPK := 8 * float64(bloomBytes) / float64(n)
-		fmt.Fprintf(stdout, "  %s: fuse %d-bit %s (%.2f bits/item, %s) vs blocked Bloom %s (%.2f bits/item, %d probes, %s): %s\n",
-			label, w, humanize.Bytes(uint64(size)), bpk, fmtRate(rate), humanize.Bytes(bloomBytes), bloomBPK, blocked.probes,
-			fmtRate(blocked.fpr), smaller(float64(size), float64(bloomBytes)))
+		fmt.Fprintf(stdout, "  %s: %s %d-bit %s (%.2f bits/item, %s) vs blocked Bloom %s (%.2f bits/item, %d probes, %s): %s\n",
+			label, fam.name, w, humanize.Bytes(uint64(size)), bpk, fmtRate(rate), humanize.Bytes(bloomBytes), bloomBPK, blocked.probes,
+			fmtRate(blocked.fpr), smaller(fam.name, float64(size), float64(bloomBytes)))
 		return nil
 	}
 	if err := compare(fmt.Sprintf("at the same rate 2^-%d = %s", w, fmtRate(rate)), rate); err != nil {
 		return err
 	}
 	if !widthSet && rate < p {
-		if err := compare(fmt.Sprintf("at p = %g (fuse reaches %s)", p, fmtRate(rate)), p); err != nil {
+		if err := compare(fmt.Sprintf("at p = %g (%s reaches %s)", p, fam.name, fmtRate(rate)), p); err != nil {
 			return err
 		}
 	}
-	table := sstable.Fuse(w).BitsPerKey(n)
+	table := fam.spec(w).BitsPerKey(n)
 	if table < bpk {
-		fmt.Fprintf(stdout, "\nas a table's filter: %.2f bits/item, a Bloom filter of the same rate, which is smaller than the fuse filter for so few keys.\n", table)
+		fmt.Fprintf(stdout, "\nas a table's filter: %.2f bits/item, a Bloom filter of the same rate, which is smaller than the %s filter for so few keys.\n", table, fam.name)
 	} else {
-		fmt.Fprintf(stdout, "\nas a table's filter: %.2f bits/item, the fuse filter (a table falls back to a Bloom filter of the same rate only where that is smaller).\n", table)
+		fmt.Fprintf(stdout, "\nas a table's filter: %.2f bits/item, the %s filter (a table falls back to a Bloom filter of the same rate only where that is smaller).\n", table, fam.name)
 	}
 	fmt.Fprintf(stdout, "bound: log2(1/FPR) bits per item, the least any filter with that rate can use.\n")
-	fmt.Fprintf(stdout, "fuse: three w-bit slots per query, ~1.125·w bits per item for large n; bytes include its 60-67-byte header and checksum.\n")
+	fmt.Fprintln(stdout, fam.footnote)
 	return nil
 }
 
 // bloomOverheadBytes is a serialized Bloom filter's header and checksum.
 const bloomOverheadBytes = 36 + 4
 
-// smaller says which of a fuse filter of a bytes and a Bloom filter of b
-// bytes is smaller, and by how much.
-func smaller(a, b float64) string {
+// smaller says which of a filter of family name of a bytes and a Bloom
+// filter of b bytes is smaller, and by how much.
+func smaller(name string, a, b float64) string {
 	switch {
 	case a < b:
-		return fmt.Sprintf("fuse is %.1f%% smaller", 100*(1-a/b))
+		return fmt.Sprintf("%s is %.1f%% smaller", name, 100*(1-a/b))
 	case a > b:
 		return fmt.Sprintf("Bloom is %.1f%% smaller", 100*(1-b/a))
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/bloomkv/bloomkv/internal/humanize"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/rangefilter"
+	"github.com/bloomkv/bloomkv/ribbon"
 	"github.com/bloomkv/bloomkv/sstable"
 	"github.com/bloomkv/bloomkv/wal"
 )
@@ -207,6 +208,14 @@ func describeFilter(w io.Writer, fl sstable.Filter, p sstable.Properties) {
 		fmt.Fprintf(tw, "  size\t%d bytes of slots, %d serialized (header and checksums)\n", f.SizeBytes(), p.FilterBytes)
 		fmt.Fprintf(tw, "  keys\t%d\n", f.Keys())
 		fmt.Fprintf(tw, "  bits/key\t%.2f serialized, %.2f of slots\n", 8*float64(p.FilterBytes)/keys, 8*float64(f.SizeBytes())/keys)
+		fmt.Fprintf(tw, "  FPR expected\t%.4f%% (2^-%d)\n", 100*f.ExpectedFalsePositiveRate(), f.Bits())
+	case *ribbon.Filter:
+		keys := float64(max(f.Keys(), 1))
+		fmt.Fprintf(tw, "  width\t%d-bit results\n", f.Bits())
+		fmt.Fprintf(tw, "  slots\t%d (%.3f per key)\n", f.Slots(), float64(f.Slots())/keys)
+		fmt.Fprintf(tw, "  size\t%d bytes of solution, %d serialized (header and checksums)\n", f.SizeBytes(), p.FilterBytes)
+		fmt.Fprintf(tw, "  keys\t%d\n", f.Keys())
+		fmt.Fprintf(tw, "  bits/key\t%.2f serialized, %.2f of solution\n", 8*float64(p.FilterBytes)/keys, 8*float64(f.SizeBytes())/keys)
 		fmt.Fprintf(tw, "  FPR expected\t%.4f%% (2^-%d)\n", 100*f.ExpectedFalsePositiveRate(), f.Bits())
 	default:
 		fmt.Fprintf(tw, "  size\t%d bytes\n", fl.SizeBytes())

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,6 +30,9 @@ func TestGolden(t *testing.T) {
 		{"calc-fuse-bits8", []string{"calc", "-family", "fuse", "-n", "1000", "-bits", "8"}},
 		{"calc-fuse-bits16", []string{"calc", "-family", "fuse", "-n", "1000000", "-bits", "16"}},
 		{"calc-fuse-small", []string{"calc", "-family", "fuse", "-n", "100", "-bits", "8"}},
+		{"calc-ribbon-default", []string{"calc", "-family", "ribbon"}},
+		{"calc-ribbon-bits8", []string{"calc", "-family", "ribbon", "-n", "10000", "-bits", "8"}},
+		{"calc-ribbon-small", []string{"calc", "-family", "ribbon", "-n", "20", "-bits", "8"}},
 		{"calc-k4", []string{"calc", "-k", "4"}},
 		{"calc-bits10-k3", []string{"calc", "-n", "1000", "-bits-per-key", "10", "-k", "3"}},
 		{"calc-k40-p1e-9", []string{"calc", "-p", "1e-9", "-k", "40"}},
@@ -62,9 +66,10 @@ func checkGolden(t *testing.T, name, got string) {
 	}
 }
 
-// TestFuseWidthFor checks the width calc derives from -p: the narrowest w
-// with 2^-w ≤ p, at and around the powers of two.
-func TestFuseWidthFor(t *testing.T) {
+// TestWidthFor checks the width calc derives from -p: the narrowest w
+// with 2^-w ≤ p, at and around the powers of two, up to each family's
+// widest.
+func TestWidthFor(t *testing.T) {
 	for _, tc := range []struct {
 		p    float64
 		want int
@@ -72,13 +77,27 @@ func TestFuseWidthFor(t *testing.T) {
 		{0.99, 1}, {0.5, 1}, {0.4999, 2}, {0.01, 7}, {1.0 / 128, 7}, {0.0078, 8},
 		{1.0 / 256, 8}, {0.001, 10}, {1.0 / 65536, 16},
 	} {
-		if got, err := fuseWidthFor(tc.p); err != nil || got != tc.want {
-			t.Errorf("fuseWidthFor(%g) = %d, %v; want %d", tc.p, got, err, tc.want)
+		for _, fam := range []staticFamily{fuseFamily, ribbonFamily} {
+			if got, err := fam.widthFor(tc.p); err != nil || got != tc.want {
+				t.Errorf("%s widthFor(%g) = %d, %v; want %d", fam.name, tc.p, got, err, tc.want)
+			}
 		}
 	}
-	for _, p := range []float64{0, 1, -1, 1.0/65536 - 1e-12} {
-		if w, err := fuseWidthFor(p); err == nil {
-			t.Errorf("fuseWidthFor(%g) = %d, want an error", p, w)
+	if got, err := ribbonFamily.widthFor(1.0/65536 - 1e-12); err != nil || got != 17 {
+		t.Errorf("ribbon widthFor(2^-16 - 1e-12) = %d, %v; want 17", got, err)
+	}
+	if got, err := ribbonFamily.widthFor(math.Ldexp(1, -32)); err != nil || got != 32 {
+		t.Errorf("ribbon widthFor(2^-32) = %d, %v; want 32", got, err)
+	}
+	for _, tc := range []struct {
+		fam staticFamily
+		p   float64
+	}{
+		{fuseFamily, 0}, {fuseFamily, 1}, {fuseFamily, -1}, {fuseFamily, 1.0/65536 - 1e-12},
+		{ribbonFamily, 0}, {ribbonFamily, 1}, {ribbonFamily, math.Ldexp(1, -32) - 1e-20},
+	} {
+		if w, err := tc.fam.widthFor(tc.p); err == nil {
+			t.Errorf("%s widthFor(%g) = %d, want an error", tc.fam.name, tc.p, w)
 		}
 	}
 }
@@ -112,6 +131,13 @@ func TestErrors(t *testing.T) {
 		{[]string{"calc", "-family", "fuse", "-bits", "0"}, 2, "bits = 0"},
 		{[]string{"calc", "-family", "fuse", "-bits", "17"}, 2, "bits = 17"},
 		{[]string{"calc", "-family", "fuse", "-n", "9000000000000"}, 2, "2^31"},
+		{[]string{"calc", "-family", "ribbon", "-bits-per-key", "10"}, 2, "-bits-per-key sizes a Bloom filter"},
+		{[]string{"calc", "-family", "ribbon", "-k", "4"}, 2, "-k is a Bloom filter's probe count"},
+		{[]string{"calc", "-family", "ribbon", "-n", "0"}, 2, "n = 0"},
+		{[]string{"calc", "-family", "ribbon", "-p", "1e-10"}, 2, "widest result"},
+		{[]string{"calc", "-family", "ribbon", "-bits", "0"}, 2, "bits = 0"},
+		{[]string{"calc", "-family", "ribbon", "-bits", "33"}, 2, "bits = 33"},
+		{[]string{"calc", "-family", "ribbon", "-n", "9000000000000"}, 2, "2^31"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(tc.args, &stdout, &stderr)

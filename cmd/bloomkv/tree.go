@@ -99,7 +99,8 @@ func runTree(args []string, stdout io.Writer) error {
 }
 
 // tableFilter renders a table's filter from its manifest record: "bloom
-// 10.2 bits/key", "fuse 8-bit 9.3 bits/key" or "no filter".
+// 10.2 bits/key", "fuse 8-bit 9.3 bits/key", "ribbon 8-bit 8.4 bits/key"
+// or "no filter".
 func tableFilter(m *manifest.FileMetadata) string {
 	family, param := m.Filter()
 	switch sstable.FilterFamily(family) {
@@ -107,18 +108,18 @@ func tableFilter(m *manifest.FileMetadata) string {
 		return "no filter"
 	case sstable.BloomFamily:
 		return fmt.Sprintf("bloom %.1f bits/key", m.FilterBitsPerKey)
-	case sstable.FuseFamily:
-		return fmt.Sprintf("fuse %g-bit %.1f bits/key", param, m.FilterBitsPerKey)
+	case sstable.FuseFamily, sstable.RibbonFamily:
+		return fmt.Sprintf("%v %g-bit %.1f bits/key", sstable.FilterFamily(family), param, m.FilterBitsPerKey)
 	}
 	return fmt.Sprintf("%v %g, %.1f bits/key", sstable.FilterFamily(family), param, m.FilterBitsPerKey)
 }
 
 // filterKind is a table's filter without its size: "bloom", "fuse 8-bit",
-// "none".
+// "ribbon 8-bit", "none".
 func filterKind(m *manifest.FileMetadata) string {
 	family, param := m.Filter()
-	if sstable.FilterFamily(family) == sstable.FuseFamily {
-		return fmt.Sprintf("fuse %g-bit", param)
+	if f := sstable.FilterFamily(family); f == sstable.FuseFamily || f == sstable.RibbonFamily {
+		return fmt.Sprintf("%v %g-bit", f, param)
 	}
 	return sstable.FilterFamily(family).String()
 }

@@ -135,18 +135,17 @@ func (c *Compaction) IsTrivialMove() bool {
 
 // filterSuits reports whether table m's filter is close enough to want to
 // move the table where want is built: no filter for none; the same family,
-// and for Bloom bits per key within trivialMoveSlack, for fuse the same
-// fingerprint width. A fuse want is also met by the Bloom filter of the
-// same false-positive rate that the writer builds instead where a fuse
-// filter costs more (small tables) or cannot be built (FilterSpec.StandIn):
-// that
-// is what a rewrite of such a table would build again. (A large table
-// whose Bloom filter has that rate moves too, spending up to about a
-// fifth more bits per key than a fuse filter would, rather than being
-// rewritten for it.)
+// and for Bloom bits per key within trivialMoveSlack, for fuse and ribbon
+// the same width. A fuse or ribbon want is also met by the Bloom filter of
+// the same false-positive rate that the writer builds instead where the
+// filter costs more (small tables) or cannot be built
+// (FilterSpec.StandIn): that is what a rewrite of such a table would build
+// again. (A large table whose Bloom filter has that rate moves too,
+// spending up to about a fifth more bits per key than a fuse filter would,
+// and more than a Ribbon filter, rather than being rewritten for it.)
 func filterSuits(m *manifest.FileMetadata, want sstable.FilterSpec) bool {
 	family, param := m.Filter()
-	if want.Family == sstable.FuseFamily && sstable.FilterFamily(family) == sstable.BloomFamily {
+	if (want.Family == sstable.FuseFamily || want.Family == sstable.RibbonFamily) && sstable.FilterFamily(family) == sstable.BloomFamily {
 		want = want.StandIn()
 	}
 	switch {

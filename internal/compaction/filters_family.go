@@ -10,6 +10,7 @@ import (
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/fuse"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/ribbon"
 	"github.com/bloomkv/bloomkv/sstable"
 )
 
@@ -31,10 +32,11 @@ import (
 // Σ_i n_i·m_i(c_i) ≤ N·avg bits (N = Σ_i n_i keys), where level i's
 // filter c_i is one of a candidate set — none (p = 1, m = 0), Bloom at 1
 // to 30 bits per key in tenths and whole bits up to bloom.MaxBitsPerKey,
-// fuse at every fingerprint width — p_i is the candidate's false-positive
-// rate (FilterSpec.ExpectedFalsePositiveRate) and m_i its cost in bits
-// per key in a table of the level's (FilterSpec.BitsPerKey at Shape's
-// keys per table: the fuse family's overhead in small tables and its
+// fuse at every fingerprint width, ribbon at every result width — p_i is
+// the candidate's false-positive rate
+// (FilterSpec.ExpectedFalsePositiveRate) and m_i its cost in bits per key
+// in a table of the level's (FilterSpec.BitsPerKey at Shape's keys per
+// table: the fuse and ribbon families' overhead in small tables and their
 // fallback to Bloom where that is smaller, every filter's header and
 // rounding). This is Monkey's problem with a choice of family and each
 // family's real curves in place of e^(−b·(ln 2)²): a multiple-choice
@@ -317,10 +319,10 @@ type candidate struct {
 // bestCandidates returns BestAllocation's candidates (see
 // FiltersForLevels): none, Bloom from 1 to 30 bits per key in steps of
 // bitsGrid — Monkey's resolution — and in whole bits above, where only the
-// smallest levels of generous budgets go, fuse at every width. Their rates
-// cost about a second of CPU, mostly the Bloom filters' probe counts
-// (which package bloom remembers for the writers), paid the first time a
-// BestAllocation is planned, spread over the CPUs.
+// smallest levels of generous budgets go, fuse and ribbon at every width.
+// Their rates cost about a second of CPU, mostly the Bloom filters' probe
+// counts (which package bloom remembers for the writers), paid the first
+// time a BestAllocation is planned, spread over the CPUs.
 var bestCandidates = sync.OnceValue(func() []candidate {
 	specs := []sstable.FilterSpec{{}} // none first: FiltersForLevels drops it under a prefix extractor
 	for tenths := 10; tenths <= 300; tenths++ {
@@ -331,6 +333,9 @@ var bestCandidates = sync.OnceValue(func() []candidate {
 	}
 	for w := fuse.MinBits; w <= fuse.MaxBits; w++ {
 		specs = append(specs, sstable.Fuse(w))
+	}
+	for r := ribbon.MinBits; r <= ribbon.MaxBits; r++ {
+		specs = append(specs, sstable.Ribbon(r))
 	}
 	return newCandidates(specs)
 })

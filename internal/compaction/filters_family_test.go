@@ -11,7 +11,9 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/bloom"
+	"github.com/bloomkv/bloomkv/fuse"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/ribbon"
 	"github.com/bloomkv/bloomkv/sstable"
 )
 
@@ -589,43 +591,69 @@ func TestExpectedFalsePositiveReads(t *testing.T) {
 	}
 }
 
-// TestTrivialMoveOfAFuseFallback builds small tables under fuse specs,
-// which the writer gives the Bloom filter of the same rate, and checks
-// that they may move where that fuse spec is wanted (a rewrite would build
-// the same filter again), and not where another width is.
-func TestTrivialMoveOfAFuseFallback(t *testing.T) {
+// counts returns the integers from lo to hi.
+func counts(lo, hi int) []int {
+	out := make([]int, 0, hi-lo+1)
+	for n := lo; n <= hi; n++ {
+		out = append(out, n)
+	}
+	return out
+}
+
+// TestTrivialMoveOfAFallback builds small tables under fuse and ribbon
+// specs, which the writer gives the Bloom filter of the same rate, and
+// checks that they may move where that spec is wanted (a rewrite would
+// build the same filter again), and not where another width is.
+func TestTrivialMoveOfAFallback(t *testing.T) {
 	key := 0
-	for _, w := range []int{2, 4, 8, 12, 16} {
-		// The largest table that falls back, for the least rounding to
-		// whole blocks. (The smallest tables keep their fuse filter too:
-		// a Bloom filter takes at least one 512-bit block.)
-		var props sstable.Properties
-		for _, n := range []int{100, 200, 400, 700, 1000, 1400} {
-			if _, p := buildKeysTable(t, &key, n, sstable.Fuse(w)); p.FilterFamily == sstable.BloomFamily {
-				props = p
+	for _, fam := range []struct {
+		spec func(w int) sstable.FilterSpec
+		// sizes are tables' key counts, some of which fall back: a fuse
+		// filter costs more than a Bloom filter up to some hundreds of
+		// keys, a Ribbon filter (at least 128 slots) up to some dozens —
+		// at 4 bits and more: at 2 its 128 slots cost less than one
+		// Bloom block. Every count up to 150 finds the largest Ribbon
+		// table that falls back, which fills its Bloom filter's blocks.
+		sizes  []int
+		widths []int
+		max    int
+	}{
+		{sstable.Fuse, []int{100, 200, 400, 700, 1000, 1400}, []int{2, 4, 8, 12, 16}, fuse.MaxBits},
+		{sstable.Ribbon, counts(1, 150), []int{4, 8, 12, 16, 24}, ribbon.MaxBits},
+	} {
+		for _, w := range fam.widths {
+			spec := fam.spec(w)
+			// The largest table that falls back, for the least rounding to
+			// whole blocks. (The smallest fuse tables keep their fuse
+			// filter too: a Bloom filter takes at least one 512-bit block.)
+			var props sstable.Properties
+			for _, n := range fam.sizes {
+				if _, p := buildKeysTable(t, &key, n, spec); p.FilterFamily == sstable.BloomFamily {
+					props = p
+				}
 			}
-		}
-		if props.FilterFamily != sstable.BloomFamily {
-			t.Fatalf("no table of fuse %d-bit falls back to Bloom", w)
-		}
-		m := TableMetadata(1, 1000, &props)
-		standIn := sstable.Fuse(w).StandIn()
-		t.Logf("fuse %d-bit: %d keys get a Bloom filter of %.2f bits/key payload, %d probes; the stand-in is %v (%d probes)",
-			w, props.FilterKeys, props.FilterBitsPer, props.FilterProbes, standIn, bloom.BlockedProbes(standIn.Bits))
-		if uint64(bloom.BlockedProbes(standIn.Bits)) != props.FilterProbes {
-			t.Errorf("fuse %d-bit: the writer's Bloom filter has %d probes, the stand-in's %v %d", w, props.FilterProbes, standIn, bloom.BlockedProbes(standIn.Bits))
-		}
-		if !filterSuits(m, sstable.Fuse(w)) {
-			t.Errorf("fuse %d-bit: the fallback table (%v) does not suit its own spec", w, props.FilterBitsPer)
-		}
-		// Adjacent widths' stand-ins may be within the Bloom family's
-		// slack of each other; three bits apart they are not.
-		other := w + 3
-		if other > 16 {
-			other = w - 3
-		}
-		if filterSuits(m, sstable.Fuse(other)) {
-			t.Errorf("fuse %d-bit: the fallback table suits fuse %d-bit", w, other)
+			if props.FilterFamily != sstable.BloomFamily {
+				t.Fatalf("no table of %v falls back to Bloom", spec)
+			}
+			m := TableMetadata(1, 1000, &props)
+			standIn := spec.StandIn()
+			t.Logf("%v: %d keys get a Bloom filter of %.2f bits/key payload, %d probes; the stand-in is %v (%d probes)",
+				spec, props.FilterKeys, props.FilterBitsPer, props.FilterProbes, standIn, bloom.BlockedProbes(standIn.Bits))
+			if uint64(bloom.BlockedProbes(standIn.Bits)) != props.FilterProbes {
+				t.Errorf("%v: the writer's Bloom filter has %d probes, the stand-in's %v %d", spec, props.FilterProbes, standIn, bloom.BlockedProbes(standIn.Bits))
+			}
+			if !filterSuits(m, spec) {
+				t.Errorf("%v: the fallback table (%v) does not suit its own spec", spec, props.FilterBitsPer)
+			}
+			// Adjacent widths' stand-ins may be within the Bloom family's
+			// slack of each other; three bits apart they are not.
+			other := w + 3
+			if other > fam.max {
+				other = w - 3
+			}
+			if filterSuits(m, fam.spec(other)) {
+				t.Errorf("%v: the fallback table suits %v", spec, fam.spec(other))
+			}
 		}
 	}
 }
@@ -635,7 +663,7 @@ func TestTrivialMoveOfAFuseFallback(t *testing.T) {
 // two, the cheaper — and is rewritten where it wants another.
 func TestBestTrivialMoves(t *testing.T) {
 	// The default options: L1 16 MiB, and 2 MiB tables below, where fuse
-	// filters pay.
+	// and Ribbon filters pay.
 	opts := with(defaultOptions(), func(o *Options) { o.FilterAllocation = BestAllocation })
 	f := meta(1, "a", "c", 1, 1, 20<<20)
 	v := checkedVersion(t, levels{1: {f}, 2: {meta(2, "x", "z", 1, 1, 100<<20)}})
@@ -648,12 +676,14 @@ func TestBestTrivialMoves(t *testing.T) {
 	}{
 		{want, true},
 		{plan.Hi, !plan.Mixed()},
-		{sstable.Fuse(int(want.Bits) + 1), false},
+		{sstable.FilterSpec{Family: want.Family, Bits: want.Bits + 1}, false},
+		{sstable.Fuse(int(want.Bits)), want.Family == sstable.FuseFamily},
+		{sstable.Ribbon(int(want.Bits)), want.Family == sstable.RibbonFamily},
 		{sstable.Bloom(want.Bits), false},
 		{sstable.FilterSpec{}, false},
 	} {
-		if want.Family != sstable.FuseFamily {
-			t.Fatalf("L2 wants %v; the cases are for a fuse filter", want)
+		if want.Family != sstable.FuseFamily && want.Family != sstable.RibbonFamily {
+			t.Fatalf("L2 wants %v; the cases are for a fuse or Ribbon filter", want)
 		}
 		f.FilterBitsPerKey, f.FilterFamily, f.FilterParam = 1.25*tc.have.Bits, uint8(tc.have.Family), tc.have.Bits
 		c := Pick(v, opts, nil)

@@ -20,9 +20,9 @@ func FalsePositiveFloor(s Shape, avg float64) float64 {
 
 // maxFilterFraming is the most bytes a serialized filter of a family
 // BestAllocation chooses from spends besides its payload, the memory a
-// table's decoded filter holds (sstable.Filter.SizeBytes): a fuse
-// filter's 48-byte header and 4-byte checksum; a Bloom filter's are 36
-// and 4.
+// table's decoded filter holds (sstable.Filter.SizeBytes): a fuse or
+// Ribbon filter's 48-byte header and 4-byte checksum; a Bloom filter's
+// are 36 and 4.
 const maxFilterFraming = 52
 
 // FamilyFalsePositiveFloor is FalsePositiveFloor for the filters
@@ -30,9 +30,10 @@ const maxFilterFraming = 52
 // filters cost c_i bits per key per bit of −log2 of their rate, c_i the
 // least ratio of payload bits per key (FilterSpec.BitsPerKey at the
 // level's keys per table, less the framing a decoded filter does not
-// hold) to −log2 rate over the candidates — a fuse filter's at 16 bits,
-// 1.13 in tables of 10^6 keys, 1.29 of 10^4, more below; a Bloom
-// filter's is 1.44 at best. avg counts payload bits or serialized ones:
+// hold) to −log2 rate over the candidates — a Ribbon filter's, its slots
+// per key, 1.053 in tables of 10^6 keys, 1.024 of 10^4, more below 10^3
+// (at least 128 slots); a fuse filter's at 16 bits, 1.13 in tables of
+// 10^6 keys, 1.29 of 10^4; a Bloom filter's is 1.44 at best. avg counts payload bits or serialized ones:
 // the floor holds for both. Every candidate, and every mix of them, has a
 // rate of at least 2^(−b/c_i) at b bits per key, so the floor bounds from
 // below the expected reads of every plan of these families within the

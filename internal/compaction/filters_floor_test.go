@@ -10,6 +10,7 @@ import (
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/fuse"
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/ribbon"
 )
 
 // TestFalsePositiveFloorMatchesSearch checks the water-filling against a
@@ -69,11 +70,12 @@ func TestFalsePositiveFloorMatchesSearch(t *testing.T) {
 }
 
 // TestFalsePositiveFloorBoundsBest checks the floors' order: the
-// information-theoretic floor is at most the families' (at least 1.125
-// bits per bit of rate for a fuse filter, at any table size), which is at
-// most the expected reads of BestAllocation's plan and of Pebble's
-// progressive widths at every offset within the budget, on the default
-// trees and random small ones.
+// information-theoretic floor is at most the families' — whose payload is
+// at least 1.125 bits per bit of rate for a fuse filter, at any table
+// size, and for a Ribbon filter ribbon.SlotsFor(n)/n, a slot per key and
+// its spare ones — which is at most the expected reads of BestAllocation's
+// plan and of Pebble's progressive widths at every offset within the
+// budget, on the default trees and random small ones.
 func TestFalsePositiveFloorBoundsBest(t *testing.T) {
 	rng := rand.New(rand.NewPCG(22, 22))
 	shapes := []Shape{defaultTree(1e6), defaultTree(1e7), defaultTree(1e8)}
@@ -84,21 +86,25 @@ func TestFalsePositiveFloorBoundsBest(t *testing.T) {
 		for _, avg := range []float64{2, 6, 10, 16} {
 			name := fmt.Sprintf("tree %d at %v bits/key", i, avg)
 			info := FalsePositiveFloor(s, avg)
-			fuseFloor := FamilyFalsePositiveFloor(s, avg)
-			if ideal := floorReads(s, avg, func(int) float64 { return 1.125 }); fuseFloor < ideal*(1-1e-9) {
-				t.Errorf("%s: family floor %.5g below that of 1.125 bits per bit of rate, %.5g", name, fuseFloor, ideal)
+			famFloor := FamilyFalsePositiveFloor(s, avg)
+			ideal := floorReads(s, avg, func(level int) float64 {
+				n := int(s.tableKeys(level))
+				return min(1.125, float64(ribbon.SlotsFor(max(n, 1)))/float64(n))
+			})
+			if famFloor < ideal*(1-1e-9) {
+				t.Errorf("%s: family floor %.5g below that of min(1.125, Ribbon slots per key) bits per bit of rate, %.5g", name, famFloor, ideal)
 			}
 			best := ExpectedFalsePositiveReads(s, FiltersForLevels(s, avg, BestAllocation, nil))
-			if !(info > 0 && info <= fuseFloor && fuseFloor <= best*(1+1e-9)) {
-				t.Errorf("%s: floors %.5g (perfect), %.5g (fuse), best %.5g: want 0 < perfect ≤ fuse ≤ best", name, info, fuseFloor, best)
+			if !(info > 0 && info <= famFloor && famFloor <= best*(1+1e-9)) {
+				t.Errorf("%s: floors %.5g (perfect), %.5g (families), best %.5g: want 0 < perfect ≤ families ≤ best", name, info, famFloor, best)
 			}
 			for d := -15; d <= 15; d++ {
 				p := ProgressiveFilters(d)
 				if FilterMemory(s, p) > budget(s, avg) {
 					continue
 				}
-				if r := ExpectedFalsePositiveReads(s, p); fuseFloor > r*(1+1e-9) {
-					t.Errorf("%s: fuse floor %.5g above progressive %+d's %.5g", name, fuseFloor, d, r)
+				if r := ExpectedFalsePositiveReads(s, p); famFloor > r*(1+1e-9) {
+					t.Errorf("%s: family floor %.5g above progressive %+d's %.5g", name, famFloor, d, r)
 				}
 			}
 		}
@@ -136,8 +142,8 @@ func TestFalsePositiveFloorEdges(t *testing.T) {
 }
 
 // TestMaxFilterFraming checks maxFilterFraming against built filters of
-// both families: their encodings exceed their payloads by at most it, and
-// the fuse family's by exactly it.
+// every family: their encodings exceed their payloads by at most it, and
+// the fuse and ribbon families' by exactly it.
 func TestMaxFilterFraming(t *testing.T) {
 	hashes := make([]uint64, 5000)
 	for i := range hashes {
@@ -158,6 +164,11 @@ func TestMaxFilterFraming(t *testing.T) {
 			t.Fatal(err)
 		}
 		filters[fmt.Sprintf("fuse %d", w)] = f
+		g, err := ribbon.Build(hashes, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		filters[fmt.Sprintf("ribbon %d", w)] = g
 	}
 	for name, f := range filters {
 		encoded, err := f.MarshalBinary()
@@ -165,8 +176,8 @@ func TestMaxFilterFraming(t *testing.T) {
 			t.Fatal(err)
 		}
 		framing := len(encoded) - f.SizeBytes()
-		if framing > maxFilterFraming || strings.HasPrefix(name, "fuse") && framing != maxFilterFraming {
-			t.Errorf("%s: %d bytes besides the payload, want at most %d (fuse: exactly)", name, framing, maxFilterFraming)
+		if framing > maxFilterFraming || !strings.HasPrefix(name, "bloom") && framing != maxFilterFraming {
+			t.Errorf("%s: %d bytes besides the payload, want at most %d (fuse and ribbon: exactly)", name, framing, maxFilterFraming)
 		}
 	}
 }

@@ -122,7 +122,7 @@ func TableMetadata(num, size uint64, props *sstable.Properties) *manifest.FileMe
 	switch props.FilterFamily {
 	case sstable.BloomFamily:
 		m.FilterParam = props.FilterBitsPer
-	case sstable.FuseFamily:
+	case sstable.FuseFamily, sstable.RibbonFamily:
 		m.FilterParam = float64(props.FilterFPBits)
 	}
 	return m

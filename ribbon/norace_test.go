@@ -1,0 +1,5 @@
+//go:build !race
+
+package ribbon
+
+const raceEnabled = false
