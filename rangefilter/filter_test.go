@@ -281,3 +281,29 @@ func sizeFor(normal, underRace int) int {
 	}
 	return normal
 }
+
+// TestSelectInWord checks the broadword selection against a scan of the
+// bits, for every k of words of every density, edge words included.
+func TestSelectInWord(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	words := []uint64{1, 1 << 63, ^uint64(0), 0x8000000000000001, 0x0101010101010101, 0xff00000000000000}
+	for range 2000 {
+		w := r.Uint64()
+		for range r.IntN(4) {
+			w &= r.Uint64() // sparser words too
+		}
+		words = append(words, w|1<<r.IntN(64))
+	}
+	for _, w := range words {
+		k := uint64(0)
+		for pos := range uint64(64) {
+			if w>>pos&1 == 0 {
+				continue
+			}
+			if got := selectInWord(w, k); got != pos {
+				t.Fatalf("selectInWord(%#x, %d) = %d, want %d", w, k, got, pos)
+			}
+			k++
+		}
+	}
+}

@@ -827,7 +827,7 @@ func (r *sweepReport) print(w io.Writer) {
 		t.Flush()
 		fmt.Fprintln(w, "\nparam: bits per key budget (uniform, optimal, best), fingerprint bits (fuse), offset of Pebble's")
 		fmt.Fprintln(w, "16/16/16/12/10/8/4 widths (progressive, emulated with LevelFilters). filters: each level's, from the")
-		fmt.Fprintln(w, "manifest (b: Bloom at its bits per key, f: fuse at its width). bits/key: filter memory per key.")
+		fmt.Fprintln(w, "manifest (b: Bloom at its bits per key; f: fuse, r: Ribbon at their widths). bits/key: filter memory per key.")
 		fmt.Fprintln(w, "miss: a Get of a missing key (readmissing); hit: of a present key (readrandom). blocks: data blocks")
 		fmt.Fprintln(w, "read, from the file or the block cache, each a false positive's for a missing key; predicted: the")
 		fmt.Fprintln(w, "filter checks per miss of each level times its filters' rate; model: the allocation's expected reads")
