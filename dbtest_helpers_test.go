@@ -580,7 +580,7 @@ func randOptions(rng *rand.Rand) Options {
 		o.BlockCacheSize = int64(1 + rng.IntN(64<<10)) // tiny: evictions
 	}
 	// Small levels and tables, so that compactions run all the time.
-	o.FilterAllocation = []FilterAllocation{UniformAllocation, OptimalAllocation}[rng.IntN(2)]
+	o.FilterAllocation = []FilterAllocation{UniformAllocation, OptimalAllocation, BestAllocation, ProgressiveAllocation}[rng.IntN(4)]
 	o.L0CompactionTrigger = 1 + rng.IntN(4)
 	o.BaseLevelSize = uint64(16<<10 + rng.IntN(240<<10))
 	o.TargetFileSize = uint64(4<<10 + rng.IntN(60<<10))
@@ -607,7 +607,7 @@ func randOptions(rng *rand.Rand) Options {
 		}
 		if rng.IntN(4) == 0 {
 			for range 1 + rng.IntN(4) {
-				o.LevelFilters = append(o.LevelFilters, []FilterSpec{Bloom(10), Fuse(8), Fuse(16)}[rng.IntN(3)])
+				o.LevelFilters = append(o.LevelFilters, []FilterSpec{Bloom(10), Fuse(8), Fuse(16), Ribbon(8), Ribbon(16)}[rng.IntN(5)])
 			}
 		}
 	}
