@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -190,6 +191,27 @@ func TestBenchSweep(t *testing.T) {
 	}
 	if !strings.Contains(out, "at the memory of Uniform Bloom at 10 bits/key") {
 		t.Errorf("no targets in:\n%s", out)
+	}
+	// The fill pairs: the sweep's own uniform and best databases at 10
+	// bits per key first, then fillPairsRun more, and their median ratio.
+	if tg := rep.Targets; tg != nil {
+		var ratios []float64
+		for i, p := range tg.FillPairs {
+			if !(p[0] > 0 && p[1] > 0) {
+				t.Errorf("fill pair %d: %v keys/s", i, p)
+			}
+			ratios = append(ratios, p[1]/p[0])
+		}
+		slices.Sort(ratios)
+		if len(ratios) != 1+fillPairsRun || tg.FillPairs[0] != [2]float64{tg.BloomFillSettled, tg.BestFillSettled} {
+			t.Fatalf("fill pairs %v, want the sweep's own (%v, %v) and %d more", tg.FillPairs, tg.BloomFillSettled, tg.BestFillSettled, fillPairsRun)
+		}
+		if median := (ratios[1] + ratios[2]) / 2; math.Abs(float64(tg.BestFillPairsVsBloom)-median) > 1e-12 {
+			t.Errorf("fill pairs' median %v, want %v (of %v)", tg.BestFillPairsVsBloom, median, ratios)
+		}
+		if !strings.Contains(out, "pairs filled in turn") {
+			t.Errorf("no fill pairs in:\n%s", out)
+		}
 	}
 
 	// The prefix workloads: with prefix filters a missing prefix's seek
