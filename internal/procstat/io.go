@@ -34,6 +34,11 @@ import (
 	"strings"
 )
 
+// WriteBack writes every dirty page of the system back to its device
+// (sync(2)), so that what runs next does not share the device with the
+// writeback of what ran before. It needs Linux, and says so.
+func WriteBack() error { return syncAll() }
+
 // dropCachesFile is where Linux takes the order to drop its caches.
 const dropCachesFile = "/proc/sys/vm/drop_caches"
 
