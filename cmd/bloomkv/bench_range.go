@@ -10,6 +10,7 @@ import (
 
 	"github.com/bloomkv/bloomkv"
 	"github.com/bloomkv/bloomkv/internal/humanize"
+	"github.com/bloomkv/bloomkv/internal/procstat"
 	"github.com/bloomkv/bloomkv/internal/progress"
 	"github.com/bloomkv/bloomkv/internal/workload"
 )
@@ -78,6 +79,8 @@ func runRangeCompare(stdout io.Writer, f *benchFlags, dir string, base bloomkv.O
 	labels := [2]string{"range filters", "no range filters"}
 	var fill [2]*phase
 	for i, s := range stores {
+		// Each fill starts with the device idle, as the sweep's do.
+		_ = procstat.WriteBack()
 		p, err := runPhase(s, cfg, workload.FillRange, labels[i]+" fillrange")
 		if err != nil {
 			return err
