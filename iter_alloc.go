@@ -11,14 +11,14 @@ import (
 // iterAlloc is the iterator stack of a DB's Iterator in one allocation,
 // taken from a pool by iterOver and put back by Close, as Pebble's
 // iterAlloc is: the Iterator's state, the merge and the room of its
-// children and heap, a
-// LevelIter per level, the L0 tables' lazyTables, the range-skipping state
-// (tableSkip), the range tombstones' list, the iterators of the mutable
-// memtable and of up to inlineMemIters−1 immutable ones, with the room of
-// their buffers, and the room of the bounds' and keys' copies. Building a
-// stack then allocates nothing of its own but the Iterator (a small
-// handle, so that a closed Iterator stays closed and cannot reach the
-// stack of another), a memtable iterator per memtable past inlineMemIters
+// children and heap, a LevelIter per level, the L0 tables' lazyTables,
+// the range-skipping state (tableSkip), the range tombstones' list, the
+// iterators of the mutable memtable and of up to inlineMemIters−1
+// immutable ones, with the room of their buffers, and the room of the
+// bounds' and keys' copies. Building a stack then allocates nothing of
+// its own but the Iterator (a one-word handle, so that a closed Iterator
+// stays closed and cannot reach the stack of another), a memtable
+// iterator per memtable past inlineMemIters
 // and, without range filters, where the L0 tables are not lazyTables, a
 // table iterator per L0 table; a deeper level's table iterator is
 // allocated when a move opens the table (TestNewIterAllocs).
