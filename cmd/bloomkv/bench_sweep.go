@@ -244,7 +244,7 @@ type sweepTargets struct {
 	BestFillMeanVsBloom jsonFloat `json:"best_fill_mean_vs_uniform"`
 	FillBudgets         int       `json:"fill_budgets"`
 	// FillPairs are best's and uniform's fill+settle keys/s at 10 bits
-	// per key in the sweep's own databases and in fillPairs more pairs,
+	// per key in the sweep's own databases and in fillPairsRun more pairs,
 	// filled in turn (uniform first, then best first, alternately), so
 	// that a drift of the machine falls on both; BestFillPairsVsBloom is
 	// the median of the pairs' ratios, best / uniform.
