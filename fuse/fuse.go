@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/FastFilter/xorfilter"
+	"github.com/bloomkv/bloomkv/internal/murmur"
 )
 
 // Filter is an immutable binary fuse filter over a set of 64-bit key
@@ -62,8 +63,8 @@ func Build(hashes []uint64, bits int) (*Filter, error) {
 	// The library notices repeats while it builds, and when that does not
 	// resolve them it sorts the keys and starts again with a new seed:
 	// removing them first is cheaper, and counts the distinct keys.
-	b := getBuffers(len(hashes))
-	defer putBuffers(b, len(hashes))
+	b := bufferPool.Get(len(hashes))
+	defer bufferPool.Put(b, len(hashes))
 	keys := b.distinct(hashes)
 	n := len(keys)
 	if uint64(n) > maxKeys {
@@ -157,17 +158,6 @@ func wordBytes(words []uint64) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), 8*len(words))
 }
 
-// murmur64 is the finalizer of MurmurHash3, the library's mix of a key with
-// the filter's seed (mixsplit in xorfilter.go).
-func murmur64(h uint64) uint64 {
-	h ^= h >> 33
-	h *= 0xff51afd7ed558ccd
-	h ^= h >> 33
-	h *= 0xc4ceb9fe1a85ec53
-	h ^= h >> 33
-	return h
-}
-
 // MayContainHash reports whether the key whose hash is h may be in the
 // set. False is certain: every hash Build was given answers true. A hash
 // not in the set answers true with probability 2^−Bits.
@@ -201,7 +191,7 @@ func (f *Filter) MayContainHash(h uint64) bool {
 // library works in uint32; every value here is below slots ≤ 2^32−1, so
 // uint64 gives the same results.
 func (f *Filter) locate(h uint64) (fp, h0, h1, h2 uint64) {
-	hash := murmur64(h + f.seed)
+	hash := murmur.Mix64(h + f.seed)
 	h0, _ = bits.Mul64(hash, f.segCountLen)
 	h1 = (h0 + f.segLen) ^ ((hash >> 18) & f.segMask)
 	h2 = (h0 + 2*f.segLen) ^ (hash & f.segMask)

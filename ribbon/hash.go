@@ -1,17 +1,10 @@
 package ribbon
 
-import "math/bits"
+import (
+	"math/bits"
 
-// murmur64 is the finalizer of MurmurHash3: a bijection of 64-bit values
-// that mixes every input bit into every output bit.
-func murmur64(h uint64) uint64 {
-	h ^= h >> 33
-	h *= 0xff51afd7ed558ccd
-	h ^= h >> 33
-	h *= 0xc4ceb9fe1a85ec53
-	h ^= h >> 33
-	return h
-}
+	"github.com/bloomkv/bloomkv/internal/murmur"
+)
 
 // Odd constants that make a key's coefficients from its mixed hash.
 const (
@@ -21,7 +14,7 @@ const (
 
 // mix returns the hash of key hash h under seed: murmur64(h + seed). For a
 // fixed seed it is a bijection, so distinct key hashes stay distinct.
-func mix(h, seed uint64) uint64 { return murmur64(h + seed) }
+func mix(h, seed uint64) uint64 { return murmur.Mix64(h + seed) }
 
 // row returns the equation of the key whose mixed hash is x in a filter
 // of m slots: its first column s = ⌊x·(m−127)/2^64⌋, in [0, m−128];
@@ -32,7 +25,7 @@ func mix(h, seed uint64) uint64 { return murmur64(h + seed) }
 // different salts: independent of each other, so they run in parallel.
 func row(x, m uint64) (s, lo, hi uint64, fp uint32) {
 	s, _ = bits.Mul64(x, m-127)
-	lo = murmur64(x ^ coeffSalt1)
-	hi = murmur64(x ^ coeffSalt2)
+	lo = murmur.Mix64(x ^ coeffSalt1)
+	hi = murmur.Mix64(x ^ coeffSalt2)
 	return s, lo | 1, hi, uint32(x)
 }

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"sync"
 	"unsafe"
+
+	"github.com/bloomkv/bloomkv/internal/buildpool"
 )
 
 // Filter is an immutable Standard Ribbon filter over a set of 64-bit key
@@ -50,8 +51,8 @@ func Build(hashes []uint64, r int) (*Filter, error) {
 	if len(hashes) == 0 {
 		return nil, ErrEmpty
 	}
-	b := getBuffers(len(hashes))
-	defer putBuffers(b, len(hashes))
+	b := bufferPool.Get(len(hashes))
+	defer bufferPool.Put(b, len(hashes))
 	return b.build(hashes, r, SlotsFor, maxAttempts)
 }
 
@@ -67,9 +68,8 @@ const (
 const maxAttempts = 32
 
 // buffers are the memory of one build, some 36 bytes a key: the mixed
-// hashes, the sort's scratch space and the band. A fill or compaction
-// builds filter after filter of similar sizes, so the buffers of builds
-// of up to maxPooledKeys hashes are recycled (bufferPool).
+// hashes, the sort's scratch space and the band, recycled between builds
+// of up to maxPooledKeys hashes (bufferPool).
 type buffers struct {
 	keys, scratch []uint64
 	band          band
@@ -79,26 +79,7 @@ type buffers struct {
 // hashes: at most about 2.4 MiB a set.
 const maxPooledKeys = 1 << 16
 
-// INVARIANT: every set in bufferPool has only been used for builds of at
-// most maxPooledKeys hashes, so its slices hold no more than those need.
-var bufferPool = sync.Pool{New: func() any { return new(buffers) }}
-
-// getBuffers returns a set of buffers for a build of n hashes; putBuffers
-// returns it after the build.
-func getBuffers(n int) *buffers {
-	if n > maxPooledKeys {
-		return new(buffers)
-	}
-	return bufferPool.Get().(*buffers)
-}
-
-// putBuffers returns b, used for a build of n hashes, to the pool if n is
-// at most maxPooledKeys, and drops it otherwise.
-func putBuffers(b *buffers, n int) {
-	if n <= maxPooledKeys {
-		bufferPool.Put(b)
-	}
-}
+var bufferPool = buildpool.New[buffers](maxPooledKeys)
 
 // build builds the filter of hashes with r-bit results in slots(n) slots
 // for n distinct hashes, trying attempts seeds from firstSeed on.
