@@ -117,14 +117,22 @@ func randOps(rng *rand.Rand, ks *keySpace, tag string) []kvOp {
 // checkDirFiles checks that a DB just opened left no obsolete file in its
 // directory: one manifest, one WAL, no temporary file, every table the
 // version lists and no other older than the WAL (a table newer than the
-// WAL may be a compaction's output in progress).
+// WAL may be a flush's output in progress).
+//
+// It looks while no compaction runs, and holds the DB's mutex so that
+// none starts: a running compaction keeps the version it read, and with
+// it the tables a compaction beside it has just made obsolete, until it
+// ends — a table obsolete but not yet removed, rightly.
 func checkDirFiles(fs vfs.FS, dir string, d *DB) error {
-	// A referenced version keeps its tables while a compaction runs.
-	rs, _, err := d.acquireReadState()
-	if err != nil {
-		return err
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for len(d.mu.compactions) > 0 && d.mu.bgErr == nil {
+		d.mu.cond.Wait()
 	}
-	defer d.releaseReadState(rs)
+	if d.mu.bgErr != nil {
+		return d.mu.bgErr
+	}
+	current := d.mu.current
 	names, err := fs.List(dir)
 	if err != nil {
 		return err
@@ -148,7 +156,7 @@ func checkDirFiles(fs vfs.FS, dir string, d *DB) error {
 	if counts[manifest.FileTypeManifest] != 1 || counts[manifest.FileTypeTemp] != 0 || counts[manifest.FileTypeWAL] != 1 {
 		return fmt.Errorf("directory holds %v; want 1 manifest, 1 WAL, no temporary file", names)
 	}
-	for num := range rs.version.FileNums() {
+	for num := range current.FileNums() {
 		if !tables[num] {
 			return fmt.Errorf("directory holds %v, without table %06d of the version", names, num)
 		}
