@@ -210,7 +210,11 @@ func (s *tableStore) env() Env {
 			return &Output{
 				FileNum: num,
 				W:       w,
+				// Finish runs on a goroutine of Run's own, beside its
+				// Open and Create (see Output.Finish).
 				Finish: func() error {
+					s.mu.Lock()
+					defer s.mu.Unlock()
 					if n == s.failFinish {
 						return errInjected
 					}
@@ -219,6 +223,8 @@ func (s *tableStore) env() Env {
 					return nil
 				},
 				Abort: func() {
+					s.mu.Lock()
+					defer s.mu.Unlock()
 					delete(s.tables, num)
 					s.aborted[num] = true
 				},
