@@ -132,8 +132,12 @@ type Metrics struct {
 	// RangeScans counts the bounded moves of iterators that asked range
 	// filters (see LevelMetrics.RangeFilterChecks).
 	RangeScans uint64
-	Writes     uint64 // sets, deletes and range deletions committed
-	Batches    uint64 // batches committed (a Put is a batch of one)
+	// RangeScansUnfiltered counts the bounded moves that asked no range
+	// filter because recent checks rarely ruled their range out (see
+	// Options.RangeFilterBits).
+	RangeScansUnfiltered uint64
+	Writes               uint64 // sets, deletes and range deletions committed
+	Batches              uint64 // batches committed (a Put is a batch of one)
 
 	WALBytes uint64 // bytes appended to WALs
 	WALSyncs uint64 // WAL fsyncs; with group commit, often fewer than Batches
@@ -231,6 +235,31 @@ func (c *levelCounters) recordRange(sought bool) {
 	}
 }
 
+// rangeShareOne is a share of 1 in dbCounters.rangeSought.
+const rangeShareOne = 1 << 16
+
+// noteRangeCheck moves the recent share of range-filter checks that said
+// "maybe" a 32nd of the way toward this one's answer: an exponential
+// moving average over some 32 checks. Concurrent checks may overwrite
+// each other's step; the share only guides rangeFiltersPay.
+func (c *dbCounters) noteRangeCheck(sought bool) {
+	share := c.rangeSought.Load()
+	share -= share >> 5
+	if sought {
+		share += rangeShareOne >> 5
+	}
+	c.rangeSought.Store(share)
+}
+
+// rangeFiltersPay reports whether bounded moves should ask range filters:
+// at least one recent check in eight ruled its range out. A table left
+// out saves a seek — an index block and a data block searched — and
+// asking costs about a tenth of that, so below one in eight the checks
+// cost more than they save.
+func (c *dbCounters) rangeFiltersPay() bool {
+	return c.rangeSought.Load() <= rangeShareOne-rangeShareOne/8
+}
+
 // recordPrefix adds a prefix seek's decision on one table: sought, or
 // skipped by its filter.
 func (c *levelCounters) recordPrefix(sought bool) {
@@ -295,6 +324,15 @@ type dbCounters struct {
 	delays, delayNanos                  atomic.Uint64
 	backgroundErrors                    atomic.Uint64
 	compactions                         compactionCounters
+
+	// rangeUnpaidMoves counts the bounded moves made while range filters
+	// did not pay (see narrowRange): all but every rangeSampleEvery-th
+	// asked no filter.
+	rangeUnpaidMoves atomic.Uint64
+	// rangeSought is the recent share of range-filter checks that said
+	// "maybe", in units of 1/rangeShareOne (noteRangeCheck); zero, as a
+	// new DB starts, says the filters rule every range out.
+	rangeSought atomic.Uint32
 }
 
 // compactionCounters count the work of flushes and compactions.
@@ -331,7 +369,7 @@ func (m Metrics) String() string {
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "gets\t%d\tmemtable hits\t%d\n", m.Gets, m.MemtableHits)
 	fmt.Fprintf(tw, "prefix seeks\t%d\ttables skipped/sought\t%d/%d\n", m.PrefixSeeks, total.PrefixFilterNegatives, total.PrefixSought)
-	fmt.Fprintf(tw, "range scans\t%d\ttables skipped/checked\t%d/%d\n", m.RangeScans, total.RangeFilterNegatives, total.RangeFilterChecks)
+	fmt.Fprintf(tw, "range scans\t%d (%d unfiltered)\ttables skipped/checked\t%d/%d\n", m.RangeScans, m.RangeScansUnfiltered, total.RangeFilterNegatives, total.RangeFilterChecks)
 	fmt.Fprintf(tw, "writes\t%d\tbatches\t%d\n", m.Writes, m.Batches)
 	fmt.Fprintf(tw, "WAL\t%s\tsyncs\t%d\n", humanize.Bytes(m.WALBytes), m.WALSyncs)
 	fmt.Fprintf(tw, "memtable\t%s\timmutable\t%d\n", humanize.Bytes(uint64(m.MemtableBytes)), m.ImmutableMemtables)
@@ -404,6 +442,8 @@ func (d *DB) Metrics() Metrics {
 	m.Gets, m.MemtableHits = c.gets.Load(), c.memtableHits.Load()
 	m.PrefixSeeks = c.prefixSeeks.Load()
 	m.RangeScans = c.rangeScans.Load()
+	unpaid := c.rangeUnpaidMoves.Load()
+	m.RangeScansUnfiltered = unpaid - unpaid/rangeSampleEvery
 	m.Writes, m.Batches = c.writes.Load(), c.batches.Load()
 	m.WALBytes, m.WALSyncs = c.walBytes.Load(), c.walSyncs.Load()
 	m.Flushes = c.flushes.Load()

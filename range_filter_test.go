@@ -370,3 +370,74 @@ func TestRangeFilterOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestRangeFiltersStopWhenUnpaid checks that bounded scans stop asking
+// range filters while the filters keep saying "maybe" — scans that find
+// keys in a tree of one table — and ask again once the scans turn to
+// empty ranges, with the keys written as the oracle of every answer.
+//
+// The bounds follow from the moving average (noteRangeCheck): its share
+// of "maybe" passes 7/8 after k checks with (31/32)^k < 1/8, some 66;
+// after that one move in rangeSampleEvery asks, so at least
+// (1000 − 67)·15/16 ≈ 874 of 1000 non-empty scans ask nothing. From a
+// share near 1, five negatives, (31/32)^5 < 7/8, bring it under 7/8: at
+// most 5·16 = 80 empty scans go unfiltered before every one asks again.
+func TestRangeFiltersStopWhenUnpaid(t *testing.T) {
+	d, err := Open("db", &Options{FS: vfs.NewMem(), RangeFilterBits: []float64{16}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	const n, scans = 4000, 1000
+	key := func(x int) []byte { return fmt.Appendf(nil, "%016d", x) }
+	for i := range n {
+		if err := d.Put(key(2*i), []byte("v"), NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Compact(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	count := func(lo, hi int) int {
+		found := 0
+		if err := d.Scan(key(lo), key(hi), func(k, _ []byte) error { found++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return found
+	}
+
+	before := d.Metrics()
+	for range scans {
+		x := 2 * rng.IntN(n-1)
+		if got := count(x, x+4); got != 2 { // keys x and x+2
+			t.Fatalf("[%d, %d): %d keys, want 2", x, x+4, got)
+		}
+	}
+	mid := d.Metrics()
+	asked, unfiltered := mid.RangeScans-before.RangeScans, mid.RangeScansUnfiltered-before.RangeScansUnfiltered
+	if asked+unfiltered != scans {
+		t.Fatalf("non-empty scans: %d asked the filters and %d did not, want %d in all", asked, unfiltered, scans)
+	}
+	if unfiltered < 850 {
+		t.Errorf("non-empty scans: %d of %d asked no filter, want ≥ 850", unfiltered, scans)
+	}
+
+	for range scans {
+		x := 2*rng.IntN(n-1) + 1 // an odd number: absent
+		if got := count(x, x+1); got != 0 {
+			t.Fatalf("[%d, %d): %d keys, want 0", x, x+1, got)
+		}
+	}
+	after := d.Metrics()
+	var negatives uint64
+	for l := range after.Levels {
+		negatives += after.Levels[l].RangeFilterNegatives - mid.Levels[l].RangeFilterNegatives
+	}
+	if unfiltered := after.RangeScansUnfiltered - mid.RangeScansUnfiltered; unfiltered > 80 {
+		t.Errorf("empty scans: %d asked no filter, want ≤ 80", unfiltered)
+	}
+	if negatives < scans-80-10 {
+		t.Errorf("empty scans: %d tables ruled out, want ≥ %d", negatives, scans-80-10)
+	}
+}

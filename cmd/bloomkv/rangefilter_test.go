@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -105,8 +106,15 @@ func TestBenchRangeCompare(t *testing.T) {
 		}
 		if len(f) > 8 && strings.HasPrefix(f[0], "rangeempty") {
 			empty[f[1]]++
-			if f[7] != "100.0%" || f[8] != "0.000" {
-				t.Errorf("%s, %s iterator: skipped %s, blocks/scan %s; want 100.0%% and 0.000:\n%s", f[0], f[1], f[7], f[8], out)
+			// The first empty workload after the non-empty ones may
+			// find the DB not asking its range filters, which kept
+			// saying "maybe" (see Metrics.RangeScansUnfiltered): five
+			// negatives of its one move in 16 that still asks bring
+			// them back, so at most 80 of its scans read a block.
+			scans, err1 := strconv.Atoi(f[2])
+			blocks, err2 := strconv.ParseFloat(f[8], 64)
+			if err1 != nil || err2 != nil || f[7] != "100.0%" || blocks > 80/float64(scans) {
+				t.Errorf("%s, %s iterator: skipped %s, blocks/scan %s over %s scans; want 100.0%% and at most 80 blocks in all:\n%s", f[0], f[1], f[7], f[8], f[2], out)
 			}
 		}
 	}
