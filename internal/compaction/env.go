@@ -38,11 +38,6 @@ type Output struct {
 	// Run calls it once, after the table's last byte. (The directory entry
 	// is the DB's to sync, once, before it installs the outputs.) May be
 	// nil, for tables that need nothing more, like those in memory.
-	//
-	// Finish, like the writes of W before it, runs on a goroutine of its
-	// own while Run merges on into the next output (see finishOutput):
-	// it must be safe to call at the same time as Open, RangeDels and
-	// Create, and as the next output's writes.
 	Finish func() error
 	// Abort discards the file: close it if still open, and remove it.
 	// When Run fails it aborts every output it created, finished or not,

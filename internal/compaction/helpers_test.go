@@ -210,11 +210,7 @@ func (s *tableStore) env() Env {
 			return &Output{
 				FileNum: num,
 				W:       w,
-				// Finish runs on a goroutine of Run's own, beside its
-				// Open and Create (see Output.Finish).
 				Finish: func() error {
-					s.mu.Lock()
-					defer s.mu.Unlock()
 					if n == s.failFinish {
 						return errInjected
 					}
@@ -223,8 +219,6 @@ func (s *tableStore) env() Env {
 					return nil
 				},
 				Abort: func() {
-					s.mu.Lock()
-					defer s.mu.Unlock()
 					delete(s.tables, num)
 					s.aborted[num] = true
 				},

@@ -41,23 +41,15 @@ func (r *runner) newOutput() error {
 		return err
 	}
 	r.created = append(r.created, out)
-	r.out, r.counter = out, &countingWriter{w: out.W}
+	r.out, r.counter = out, countingWriter{w: out.W}
 	r.wopts.Filter = r.c.OutputFilter(out.FileNum)
-	r.w, err = sstable.NewWriter(r.counter, r.wopts)
+	r.w, err = sstable.NewWriter(&r.counter, r.wopts)
 	return err
 }
 
-// finishOutput ends the current output table, if any: it gives the
-// table the kept range tombstones within [r.outLo, hi) (nil hi: all the
-// rest), and the next table's start at hi, and hands the table's last
-// steps to finishTable, on a goroutine of its own, while the merge goes on
-// into the next table. Those steps — building the filter, writing the
-// index and footer, syncing the file — are a third of a compaction's CPU
-// under Ribbon filters, and all of its waits on the device: alone they
-// would leave a core idle while the last compactions of a fill run by
-// themselves. At most one table finishes at a time (finishOutput waits for
-// the one before), so outputs stay in key order and the memory of a build
-// beyond the one being written is bounded by one table's.
+// finishOutput completes the current output table, if any, and records its
+// metadata. The table gets the kept range tombstones within [r.outLo, hi)
+// (nil hi: all the rest), and the next table's start at hi.
 func (r *runner) finishOutput(hi []byte) error {
 	if r.w == nil {
 		return nil
@@ -69,73 +61,28 @@ func (r *runner) finishOutput(hi []byte) error {
 		r.stats.RangeDelsOut += uint64(rd.Count())
 	}
 	r.outLo = hi
-	w, out, counter := r.w, r.out, r.counter
+	props, err := r.w.Finish()
 	r.w = nil
-	if err := r.waitFinished(); err != nil {
+	if err != nil {
 		return err
 	}
-	f := &finishing{done: make(chan struct{})}
-	r.finishing = f
-	go func() {
-		defer close(f.done)
-		f.meta, f.err = finishTable(w, out, counter)
-	}()
-	return nil
-}
-
-// finishing is an output table whose finishTable runs in the background;
-// meta and err are set once done is closed.
-type finishing struct {
-	done chan struct{}
-	meta *manifest.FileMetadata
-	err  error
-}
-
-// waitFinished waits for the output table finishing in the background,
-// if any, and records its metadata.
-func (r *runner) waitFinished() error {
-	f := r.finishing
-	if f == nil {
-		return nil
-	}
-	<-f.done
-	r.finishing = nil
-	if f.err != nil {
-		return f.err
-	}
-	r.outputs = append(r.outputs, f.meta)
-	r.stats.OutputTables++
-	r.stats.BytesWritten += f.meta.Size
-	return nil
-}
-
-// finishTable completes the table w writes to out through counter — its
-// last data block, filter, index, properties and footer — makes it durable
-// (out.Finish) and returns its metadata.
-func finishTable(w *sstable.Writer, out *Output, counter *countingWriter) (*manifest.FileMetadata, error) {
-	props, err := w.Finish()
-	if err != nil {
-		return nil, err
-	}
-	if out.Finish != nil {
-		if err := out.Finish(); err != nil {
-			return nil, err
+	if r.out.Finish != nil {
+		if err := r.out.Finish(); err != nil {
+			return err
 		}
 	}
-	meta := TableMetadata(out.FileNum, counter.n, &props)
+	meta := TableMetadata(r.out.FileNum, r.counter.n, &props)
 	if err := meta.Validate(); err != nil {
-		return nil, fmt.Errorf("compaction: output table: %w", err)
+		return fmt.Errorf("compaction: output table: %w", err)
 	}
-	return meta, nil
+	r.outputs = append(r.outputs, meta)
+	r.stats.OutputTables++
+	r.stats.BytesWritten += meta.Size
+	return nil
 }
 
-// abort discards every output created, once the one finishing in the
-// background, if any, is done with its file.
+// abort discards every output created.
 func (r *runner) abort() {
-	if r.finishing != nil {
-		<-r.finishing.done
-		r.finishing = nil
-	}
 	for _, out := range r.created {
 		if out.Abort != nil {
 			out.Abort()

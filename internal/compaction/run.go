@@ -66,9 +66,6 @@ func Run(ctx context.Context, c *Compaction, env Env, snapshots []base.SeqNum, o
 	if err == nil {
 		err = r.finishOutput(nil)
 	}
-	if err == nil {
-		err = r.waitFinished()
-	}
 	if err != nil {
 		r.abort()
 		return nil, r.stats, err
@@ -110,14 +107,12 @@ type runner struct {
 	outLo       []byte
 	lastWritten []byte
 
-	// The output being written, the one before it while it finishes in
-	// the background (see finishOutput), and those finished.
-	out       *Output
-	counter   *countingWriter
-	w         *sstable.Writer
-	finishing *finishing
-	created   []*Output // every output created, for abort
-	outputs   []*manifest.FileMetadata
+	// The output being written, and those finished.
+	out     *Output
+	counter countingWriter
+	w       *sstable.Writer
+	created []*Output // every output created, for abort
+	outputs []*manifest.FileMetadata
 }
 
 // pendingTombstone is a kept tombstone of the current user key whose
