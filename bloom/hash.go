@@ -4,6 +4,8 @@ import (
 	"math/bits"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/bloomkv/bloomkv/internal/murmur"
 )
 
 // Hash returns the 64-bit hash every filter in this package derives its
@@ -15,18 +17,11 @@ func Hash(item []byte) uint64 { return xxhash.Sum64(item) }
 // HashString is Hash for a string, without converting it to a byte slice.
 func HashString(item string) uint64 { return xxhash.Sum64String(item) }
 
-// remix derives a second 64-bit hash from h (the finalizer of SplitMix64).
-// It is a bijection whose output bits each depend on every input bit, so
-// bits taken from remix(h) are independent, for practical purposes, of bits
-// taken from h itself.
-func remix(h uint64) uint64 {
-	h ^= h >> 30
-	h *= 0xbf58476d1ce4e5b9
-	h ^= h >> 27
-	h *= 0x94d049bb133111eb
-	h ^= h >> 31
-	return h
-}
+// remix derives a second 64-bit hash from h (the finalizer of SplitMix64,
+// murmur.Mix13). It is a bijection whose output bits each depend on every
+// input bit, so bits taken from remix(h) are independent, for practical
+// purposes, of bits taken from h itself.
+func remix(h uint64) uint64 { return murmur.Mix13(h) }
 
 // reduce maps x uniformly onto [0, n) with a multiply and a shift instead of
 // a division (Lemire's "fastrange"); it uses the high bits of x.

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"math"
 	"strconv"
+
+	"github.com/bloomkv/bloomkv/internal/murmur"
 )
 
 // Bits per key accepted by NewBuilder. At 3 a filter answers a range of ℓ
@@ -168,7 +170,7 @@ func (b *Builder) Finish() ([]byte, error) {
 		return nil, err
 	}
 	vals := b.vals
-	seed := mix(uint64(len(vals)) ^ mix(vals[0]^mix(vals[len(vals)-1])))
+	seed := murmur.Mix13(uint64(len(vals)) ^ murmur.Mix13(vals[0]^murmur.Mix13(vals[len(vals)-1])))
 	if cap(b.hashed) < len(vals) {
 		b.hashed = make([]uint64, len(vals))
 		b.buf = make([]uint64, len(vals))

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+
+	"github.com/bloomkv/bloomkv/internal/murmur"
 )
 
 // maxUniverse bounds the reduced universe, so that the sum of two values
@@ -16,7 +18,9 @@ const maxUniverse = 1 << 63
 //
 //	h(x) = (q(⌊x/r⌋) + x mod r) mod r,   q(b) = ⌊mix(b ⊕ seed)·r / 2^64⌋
 //
-// kept as a sorted set in Elias–Fano form. Within one block of r
+// with mix a 64-bit finalizer (murmur.Mix13, Stafford's variant 13 of
+// MurmurHash3's), so that consecutive block numbers get unrelated offsets.
+// The set is kept sorted, in Elias–Fano form. Within one block of r
 // consecutive values h is a rotation, so a range of fewer than r values
 // maps to at most two blocks, each a cyclic interval of [0, r): at most four
 // successor queries. The keys of the range's own blocks never answer it
@@ -41,20 +45,9 @@ func universe(n, span uint64, bitsPerKey float64) uint64 {
 	return max(uint64(r), n)
 }
 
-// mix is a 64-bit finalizer (Stafford's variant 13 of MurmurHash3's):
-// consecutive block numbers get unrelated offsets.
-func mix(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return x
-}
-
 // offset is q(b), the block's rotation, below r.
 func (f *intFilter) offset(block uint64) uint64 {
-	hi, _ := bits.Mul64(mix(block^f.seed), f.r)
+	hi, _ := bits.Mul64(murmur.Mix13(block^f.seed), f.r)
 	return hi
 }
 
