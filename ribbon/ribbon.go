@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/bloomkv/bloomkv/internal/buildpool"
+	"github.com/bloomkv/bloomkv/internal/radix"
 )
 
 // Filter is an immutable Standard Ribbon filter over a set of 64-bit key
@@ -92,8 +93,10 @@ func (b *buffers) build(hashes []uint64, r int, slots func(n int) uint64, attemp
 			b.keys[i] = mix(h, seed)
 		}
 		// A mix is a bijection: every seed finds the same number of
-		// distinct values.
-		keys := distinctSorted(b.keys, b.scratch)
+		// distinct values. Sorted, mixed hashes are in the order of their
+		// rows' starts, which lets banding walk the band from its first
+		// slot to its last instead of jumping about it.
+		keys := radix.Distinct(b.keys, b.scratch)
 		n = len(keys)
 		if uint64(n) > maxKeys {
 			return nil, argError("hashes", fmt.Sprintf("%d distinct hashes", n), "a filter holds at most %d", uint64(maxKeys))

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/bloomkv/bloomkv/internal/radix"
 )
 
 // bigWidths returns the widths tested at a million keys.
@@ -112,7 +114,7 @@ func TestSolutionSatisfiesEveryRow(t *testing.T) {
 		b := new(buffers)
 		keys := randomHashes(3000, 8)
 		m := SlotsFor(len(keys))
-		f, ok := b.try(distinctSorted(keys, make([]uint64, len(keys))), r, m, 1)
+		f, ok := b.try(radix.Distinct(keys, make([]uint64, len(keys))), r, m, 1)
 		if !ok {
 			t.Fatalf("r = %d: no solution", r)
 		}
@@ -397,7 +399,7 @@ func TestAttemptFailureRate(t *testing.T) {
 			for j, h := range keys {
 				keys[j] = mix(h, firstSeed)
 			}
-			if _, ok := b.try(distinctSorted(keys, make([]uint64, n)), 8, SlotsFor(n), firstSeed); !ok {
+			if _, ok := b.try(radix.Distinct(keys, make([]uint64, n)), 8, SlotsFor(n), firstSeed); !ok {
 				failures++
 			}
 		}
