@@ -241,14 +241,20 @@ const rangeShareOne = 1 << 16
 // noteRangeCheck moves the recent share of range-filter checks that said
 // "maybe" a 32nd of the way toward this one's answer: an exponential
 // moving average over some 32 checks. Concurrent checks may overwrite
-// each other's step; the share only guides rangeFiltersPay.
+// each other's step; the share only guides rangeFiltersPay. A step that
+// changes nothing — the share settles at 1 under a run of "maybe"s and
+// at 31/2^16 under a run of negatives — writes
+// nothing, so that goroutines scanning at once do not pass the word's
+// cache line between their cores on every check.
 func (c *dbCounters) noteRangeCheck(sought bool) {
-	share := c.rangeSought.Load()
-	share -= share >> 5
+	old := c.rangeSought.Load()
+	share := old - old>>5
 	if sought {
 		share += rangeShareOne >> 5
 	}
-	c.rangeSought.Store(share)
+	if share != old {
+		c.rangeSought.Store(share)
+	}
 }
 
 // rangeFiltersPay reports whether bounded moves should ask range filters:
