@@ -255,9 +255,6 @@ func TestBackgroundCompactionRetry(t *testing.T) {
 		return false
 	})
 	var log bgErrorLog
-	var compactions sync.WaitGroup
-	compactions.Add(1)
-	var once sync.Once
 	listener := log.listener()
 	listener.TableCreated = func(info TableCreateInfo) {
 		if info.Reason == "compaction" {
@@ -266,10 +263,15 @@ func TestBackgroundCompactionRetry(t *testing.T) {
 			mu.Unlock()
 		}
 	}
-	listener.CompactionEnd = func(info CompactionInfo) {
-		if info.Err == nil && !info.TrivialMove {
-			once.Do(compactions.Done)
-		}
+	// Wait for the recovery itself, not for the first compaction to end:
+	// CompactionEnd is told before the loop, holding d.mu again, clears the
+	// failure and reports the recovery.
+	recovered := make(chan struct{})
+	var once sync.Once
+	logRecovered := listener.Recovered
+	listener.Recovered = func(info RecoveryInfo) {
+		logRecovered(info)
+		once.Do(func() { close(recovered) })
 	}
 	d, err := Open("db", &Options{FS: inj, MemtableSize: 64 << 10, L0CompactionTrigger: 2, EventListener: listener})
 	if err != nil {
@@ -285,7 +287,11 @@ func TestBackgroundCompactionRetry(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	compactions.Wait()
+	select {
+	case <-recovered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no recovery reported within 10 s of the flushes")
+	}
 	if err := w.check(d); err != nil {
 		t.Fatal(err)
 	}
