@@ -242,10 +242,10 @@ const rangeShareOne = 1 << 16
 // "maybe" a 32nd of the way toward this one's answer: an exponential
 // moving average over some 32 checks. Concurrent checks may overwrite
 // each other's step; the share only guides rangeFiltersPay. A step that
-// changes nothing — the share settles at 1 under a run of "maybe"s and
-// at 31/2^16 under a run of negatives — writes
-// nothing, so that goroutines scanning at once do not pass the word's
-// cache line between their cores on every check.
+// changes nothing — the share settles at 1 under a run of "maybe"s and at
+// 31/2^16 under a run of negatives — writes nothing, so that goroutines
+// scanning at once do not pass the word's cache line between their cores
+// on every check.
 func (c *dbCounters) noteRangeCheck(sought bool) {
 	old := c.rangeSought.Load()
 	share := old - old>>5
