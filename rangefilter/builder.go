@@ -1,11 +1,12 @@
 package rangefilter
 
 import (
-	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"strconv"
 
+	"github.com/bloomkv/bloomkv/internal/bytealg"
 	"github.com/bloomkv/bloomkv/internal/murmur"
 )
 
@@ -25,16 +26,19 @@ const MaxKeys = 1 << 30
 // sorted order as a table writer produces them. It keeps the keys — each
 // as the bytes it shares with the previous one's and the rest, cut after
 // the bytes the mapping may read — until Finish maps them, which needs the
-// whole table's alphabets. A Builder is not safe for concurrent use.
+// whole table's alphabets; it gathers those as the keys come. A Builder is
+// not safe for concurrent use.
 type Builder struct {
 	bitsPerKey float64
 	keys       int
 	first      []byte // the first key
 	prev       []byte // the previous key, whole, for the order check
-	prevKept   []byte // the previous key as kept
+	prefixLen  int    // the length of the keys' common prefix so far
+	prevKept   int    // the length of the previous key as kept
 	kept       []byte // per key: uvarint shared, uvarint rest, rest
-	alpha      *alphabets
-	digits     keyDigits
+	alpha      alphabets
+	places     placeValues
+	acc        []uint64
 	vals       []uint64
 	hashed     []uint64
 	buf        []uint64
@@ -83,7 +87,7 @@ func CheckBitsPerKey(bitsPerKey float64) error { return checkBitsPerKey(bitsPerK
 // Reset empties the builder for the next table, keeping its memory.
 func (b *Builder) Reset() {
 	b.keys = 0
-	b.first, b.prev, b.prevKept, b.kept = b.first[:0], b.prev[:0], b.prevKept[:0], b.kept[:0]
+	b.first, b.prev, b.kept = b.first[:0], b.prev[:0], b.kept[:0]
 }
 
 // Keys returns the distinct keys added since the last Reset.
@@ -96,44 +100,85 @@ func (b *Builder) Keys() int { return b.keys }
 // keys out of order would miss some. The builder copies what it needs of
 // key.
 func (b *Builder) Add(key []byte) error {
+	shared := 0 // the bytes key shares with the previous key
 	if b.keys > 0 {
-		switch c := bytes.Compare(key, b.prev); {
-		case c == 0:
+		shared = bytealg.CommonPrefix(key, b.prev)
+		switch {
+		case shared == len(key) && shared == len(b.prev):
 			return nil
-		case c < 0:
+		case shared == len(key) || shared < len(b.prev) && key[shared] < b.prev[shared]:
 			return argError("key", printable(key), "sorts before the previous key %s", printable(b.prev))
 		}
+		if b.keys == MaxKeys {
+			return argError("key", printable(key), "a filter holds at most %d keys", MaxKeys)
+		}
+		// Sorted keys share with the first what each shares with the one
+		// before it, at least.
+		b.prefixLen = min(b.prefixLen, shared)
 	} else {
 		b.first = append(b.first[:0], key...)
-	}
-	if b.keys == MaxKeys {
-		return argError("key", printable(key), "a filter holds at most %d keys", MaxKeys)
+		b.prefixLen = len(key)
+		// No key is kept longer than the first's length plus
+		// maxPositions (below).
+		b.alpha.reset(len(key) + maxPositions + 1)
 	}
 	b.keys++
 	b.prev = append(b.prev[:0], key...)
 	// The mapping reads no key past the common prefix, at most
 	// lcp(first, key), plus maxPositions bytes.
-	kept := key[:min(len(key), commonPrefixLen(b.first, key)+maxPositions)]
-	shared := commonPrefixLen(b.prevKept, kept)
+	kept := key[:min(len(key), b.prefixLen+maxPositions)]
+	shared = min(shared, b.prevKept, len(kept))
 	b.kept = binary.AppendUvarint(b.kept, uint64(shared))
 	b.kept = binary.AppendUvarint(b.kept, uint64(len(kept)-shared))
 	b.kept = append(b.kept, kept[shared:]...)
-	b.prevKept = append(b.prevKept[:shared], kept[shared:]...)
+	b.prevKept = len(kept)
+	b.alpha.add(kept, shared)
 	return nil
 }
 
-// eachKept calls fn with every key as kept, in order. The slice is reused.
-func (b *Builder) eachKept(fn func(key []byte)) {
-	var key []byte
-	for p := b.kept; len(p) > 0; {
-		shared, n := binary.Uvarint(p)
-		p = p[n:]
-		rest, n := binary.Uvarint(p)
-		p = p[n:]
-		key = append(key[:shared], p[:rest]...)
-		p = p[rest:]
-		fn(key)
+// mapKeys sets vals to the distinct values km maps the kept keys to, in
+// order. A key's value is a sum over its positions (placeValues), and the
+// sum over the positions a key shares with the previous one is the
+// previous key's, so acc keeps each position's partial sum and a key adds
+// only the bytes that differ from the previous key's: one table lookup
+// and one add each.
+func (b *Builder) mapKeys(km *keyMap) error {
+	b.places = km.placeValues(b.places)
+	p, c := km.p, len(km.prefix)
+	b.acc = append(b.acc[:0], make([]uint64, p+1)...)
+	places, acc := b.places, b.acc
+	b.vals = b.vals[:0]
+	for rec := b.kept; len(rec) > 0; {
+		shared, n := binary.Uvarint(rec)
+		rec = rec[n:]
+		restLen, n := binary.Uvarint(rec)
+		rest := rec[n : n+int(restLen)]
+		rec = rec[n+int(restLen):]
+		// Positions s ≤ i < e (after the prefix) are this key's own bytes
+		// within the mapping's P.
+		// INVARIANT: acc[:s+1] is the previous key's, which shares the
+		// positions before s with this one (s is 0 for the first key).
+		s := min(max(int(shared)-c, 0), p)
+		e := min(max(int(shared)+len(rest)-c, 0), p)
+		v := acc[s]
+		if s < e {
+			// s < P: s ≥ shared − c, so own starts within rest.
+			own := rest[s+c-int(shared) : e+c-int(shared)]
+			for j, ch := range own {
+				i := s + j
+				v += places[256*i+int(ch)]
+				acc[i+1] = v
+			}
+		}
+		switch n := len(b.vals); {
+		case n == 0 || v > b.vals[n-1]:
+			b.vals = append(b.vals, v)
+		case v < b.vals[n-1]:
+			// f is monotone and the keys sorted: this cannot happen.
+			return argError("key", fmt.Sprintf("number %d", n), "maps below the previous key (a bug in rangefilter)")
+		}
 	}
+	return nil
 }
 
 // Finish returns the encoded filter of the keys added since the last
@@ -144,29 +189,8 @@ func (b *Builder) Finish() ([]byte, error) {
 	if b.keys == 0 {
 		return nil, ErrEmpty
 	}
-	// Sorted keys share what the first and the last share.
-	prefix := b.first[:commonPrefixLen(b.first, b.prevKept)]
-	if b.alpha == nil {
-		b.alpha = new(alphabets)
-	} else {
-		*b.alpha = alphabets{}
-	}
-	b.eachKept(func(key []byte) { b.alpha.add(key[len(prefix):]) })
-	km := b.alpha.keyMap(prefix)
-	b.digits = km.digits(b.digits)
-	b.vals = b.vals[:0]
-	var err error
-	b.eachKept(func(key []byte) {
-		v := km.value(b.digits, key[len(prefix):])
-		switch n := len(b.vals); {
-		case n == 0 || v > b.vals[n-1]:
-			b.vals = append(b.vals, v)
-		case v < b.vals[n-1] && err == nil:
-			// f is monotone and the keys sorted: this cannot happen.
-			err = argError("key", printable(key), "maps below the previous key (a bug in rangefilter)")
-		}
-	})
-	if err != nil {
+	km := b.alpha.keyMap(b.first[:b.prefixLen])
+	if err := b.mapKeys(&km); err != nil {
 		return nil, err
 	}
 	vals := b.vals
@@ -177,16 +201,6 @@ func (b *Builder) Finish() ([]byte, error) {
 	}
 	f := buildIntFilter(vals, b.hashed, b.buf, b.bitsPerKey, seed)
 	return appendFilter(nil, uint64(b.keys), uint64(len(vals)), &km, &f), nil
-}
-
-func commonPrefixLen(a, b []byte) int {
-	n := min(len(a), len(b))
-	for i := range n {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return n
 }
 
 // printable quotes a key for an error message, cut to 64 bytes.

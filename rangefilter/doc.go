@@ -92,9 +92,9 @@
 // (16.1 with everything counted) and ℓ = 32, 0.18% to 0.23% against a
 // bound of 0.195%, where the integration's target is 2%. A table of the
 // bench's own keys is exact at 2.1 bits per key and answers no missing
-// key falsely. Building costs 240 to 470 ns of CPU per key, 4 to 17 times
-// a blocked Bloom filter's build (the keys' hashing included); a query 150
-// to 580 ns, most of it mapping the two bounds. The tests assert the bound
+// key falsely. Building costs 78 to 250 ns of CPU per key, 2 to 11 times
+// a blocked Bloom filter's build (the keys' hashing included); a query 54
+// to 245 ns, most of it mapping the two bounds. The tests assert the bound
 // with binomial tolerances (TestFalsePositiveRate) and the 2% target on
 // every shape, sparse and dense (TestShortScanTarget).
 //

@@ -204,26 +204,52 @@ func TestQueryAllocatesNothing(t *testing.T) {
 	}
 }
 
-// TestKeyDigits: the table of digits a builder maps its keys with gives
-// what ceil gives, for the keys of every shape.
-func TestKeyDigits(t *testing.T) {
+// TestMapKeys: the values a builder maps its keys to, a digit at a time
+// from each key's partial sums, are what ceil gives each key, for the keys
+// of every shape — and keys past the mapping's positions, or cut after
+// them, share a value.
+func TestMapKeys(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
+	long := bytes.Repeat([]byte("k"), maxPositions+40)
 	for _, sh := range shapes {
 		keys, _ := shapeKeys(r, sh, 500, 0, sh.max)
-		keys = append(keys, append(slices.Clone(keys[len(keys)-1]), 0, 1))
-		var a alphabets
-		prefix := keys[0][:commonPrefixLen(keys[0], keys[len(keys)-1])]
-		for _, k := range keys {
-			a.add(k[len(prefix):])
+		last := keys[len(keys)-1]
+		keys = append(keys, append(slices.Clone(last), 0, 1),
+			append(append(slices.Clone(last), 1), long...),
+			append(append(append(slices.Clone(last), 1), long...), 2))
+		b, err := NewBuilder(12)
+		if err != nil {
+			t.Fatal(err)
 		}
-		m := a.keyMap(prefix)
-		digits := m.digits(nil)
 		for _, k := range keys {
-			if v, _, _ := m.ceil(k); m.value(digits, k[len(prefix):]) != v {
-				t.Fatalf("%s: %q maps to %d, ceil says %d", sh.name, k, m.value(digits, k[len(prefix):]), v)
+			if err := b.Add(k); err != nil {
+				t.Fatal(err)
 			}
 		}
+		m := b.alpha.keyMap(b.first[:b.prefixLen])
+		if err := b.mapKeys(&m); err != nil {
+			t.Fatal(err)
+		}
+		var want []uint64
+		for _, k := range keys {
+			if v, _, _ := m.ceil(k); len(want) == 0 || v != want[len(want)-1] {
+				want = append(want, v)
+			}
+		}
+		if !slices.Equal(b.vals, want) {
+			t.Fatalf("%s: the builder maps the keys to %d values, ceil to %d; first difference at %d",
+				sh.name, len(b.vals), len(want), firstDifference(b.vals, want))
+		}
 	}
+}
+
+func firstDifference(a, b []uint64) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
 }
 
 // TestCeilPair: mapping both bounds at once gives what mapping each does.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
+
+	"github.com/bloomkv/bloomkv/internal/bytealg"
 )
 
 // maxPositions is the most key bytes after the common prefix the mapping
@@ -100,7 +102,7 @@ func (m *keyMap) ceilPair(lo, hi []byte) (a uint64, aAbove bool, b uint64, bStri
 		b, bStrict, bAbove = m.ceil(hi)
 		return
 	}
-	shared := min(commonPrefixLen(los, his), m.p)
+	shared := min(bytealg.CommonPrefix(los, his), m.p)
 	st := m.steps(ceilState{}, los, 0, shared)
 	lst, hst := m.steps(st, los, shared, m.p), m.steps(st, his, shared, m.p)
 	a, _, aAbove = m.result(&lst, los)
@@ -176,30 +178,56 @@ func (m *keyMap) result(st *ceilState, s []byte) (v uint64, strict, above bool) 
 	return st.v, st.inexact || len(s) <= m.p, false
 }
 
-// alphabets accumulates the alphabets of the keys' suffixes while a
-// filter is built.
+// alphabets accumulates, while a filter is built, the bytes its keys have
+// at each position counted from the key's first byte, and where keys end.
+// It counts from the first byte because the common prefix is known only
+// once every key is in: keyMap then reads the positions after it.
 type alphabets struct {
-	sets [maxPositions][4]uint64
-	ends [maxPositions / 64]uint64
+	sets [][4]uint64 // the 256-bit set of each position's bytes
+	ends []uint64    // bit i set if some key ends at position i
 }
 
-func (a *alphabets) add(suffix []byte) {
-	n := min(len(suffix), maxPositions)
-	for i, c := range suffix[:n] {
-		a.sets[i][c>>6] |= 1 << (c & 63)
-	}
-	if n < maxPositions {
-		a.ends[n/64] |= 1 << (n % 64)
-	}
+// reset empties a for keys of at most n bytes, keeping its memory.
+func (a *alphabets) reset(n int) {
+	a.sets = append(a.sets[:0], make([][4]uint64, n)...)
+	a.ends = append(a.ends[:0], make([]uint64, n/64+1)...)
 }
 
-// keyMap returns the mapping of the alphabets, with its own bytes.
+// add adds key's bytes from position from on, and its end. The bytes
+// before from must have been added already, as a key's that shares them
+// with the key added before it has: a sorted run of keys adds each byte
+// after the prefix it shares with the previous key, once. The positions
+// must have been reset for.
+func (a *alphabets) add(key []byte, from int) {
+	sets := a.sets[:len(key)]
+	for i := from; i < len(key); i++ {
+		c := key[i]
+		sets[i][c>>6] |= 1 << (c & 63)
+	}
+	a.ends[len(key)/64] |= 1 << (len(key) % 64)
+}
+
+// keyMap returns the mapping of the alphabets of the positions after
+// prefix, the keys' common prefix, with its own bytes.
 func (a *alphabets) keyMap(prefix []byte) keyMap {
 	m := keyMap{prefix: prefix}
+	c := len(prefix)
+	set := func(i int) [4]uint64 {
+		if c+i < len(a.sets) {
+			return a.sets[c+i]
+		}
+		return [4]uint64{}
+	}
+	end := func(i int) uint64 {
+		if j := c + i; j/64 < len(a.ends) {
+			return a.ends[j/64] >> (j % 64) & 1
+		}
+		return 0
+	}
 	reached := 0
 	for i := range maxPositions {
-		r := uint64(a.ends[i/64] >> (i % 64) & 1)
-		for _, w := range a.sets[i] {
+		r := end(i)
+		for _, w := range set(i) {
 			r += uint64(bits.OnesCount64(w))
 		}
 		last, ok := growProduct(m.last, r)
@@ -219,47 +247,39 @@ func (a *alphabets) keyMap(prefix []byte) keyMap {
 	m.p = min(reached, m.p+maxTrailing)
 	alpha := make([]uint64, 0, 4*m.p)
 	for i := range m.p {
-		alpha = append(alpha, a.sets[i][:]...)
+		w := set(i)
+		alpha = append(alpha, w[:]...)
 	}
 	m.alpha = wordsToBytes(alpha)
 	ends := make([]uint64, (m.p+63)/64)
-	copy(ends, a.ends[:])
-	if m.p%64 != 0 {
-		ends[len(ends)-1] &= 1<<(m.p%64) - 1
+	for i := range m.p {
+		ends[i/64] |= end(i) << (i % 64)
 	}
 	m.ends = wordsToBytes(ends)
 	m.countBelow()
 	return m
 }
 
-// keyDigits is the digit of every byte at each position of a mapping, for
-// mapping a table's keys while it is built: one lookup a byte where ceil
-// counts bits.
-type keyDigits []uint16
+// placeValues is, for mapping a table's keys while it is built, what each
+// byte adds to a value at each position of a mapping: entry 256·i + c is
+// d_i(c)·W_i, byte c's digit at position i times the position's weight
+// W_i = Π_{i<j<P} a_j, so that f(key) = Σ_i placeValues[256·i + key[i]] —
+// one lookup a byte where ceil counts bits and multiplies. The products
+// are exact: d_i < a_i, so d_i·W_i < Π_{j≥i} a_j ≤ 2^64.
+type placeValues []uint64
 
-// digits returns m's table of digits, reusing t's memory.
-func (m *keyMap) digits(t keyDigits) keyDigits {
-	t = append(t[:0], make(keyDigits, 256*m.p)...)
-	for i := range m.p {
+// placeValues returns m's table, reusing t's memory.
+func (m *keyMap) placeValues(t placeValues) placeValues {
+	t = append(t[:0], make(placeValues, 256*m.p)...)
+	w := uint64(1)
+	for i := m.p - 1; i >= 0; i-- {
 		for c := range 256 {
 			d, _ := m.digit(i, byte(c))
-			t[256*i+c] = uint16(d)
+			t[256*i+c] = d * w
 		}
+		w *= uint64(m.radix[i]) // wraps only past position 0, unused
 	}
 	return t
-}
-
-// value is f(suffix) for the suffix of a key the mapping was built from:
-// ceil's value for it, which TestKeyDigits checks.
-func (m *keyMap) value(t keyDigits, suffix []byte) uint64 {
-	v := uint64(0)
-	for i := range m.p {
-		v *= uint64(m.radix[i])
-		if i < len(suffix) {
-			v += uint64(t[256*i+int(suffix[i])])
-		}
-	}
-	return v
 }
 
 // growProduct returns (last+1)·r − 1, the largest value of a mapping with

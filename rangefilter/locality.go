@@ -67,8 +67,20 @@ func buildIntFilter(vals, hashed, buf []uint64, bitsPerKey float64, seed uint64)
 	f := intFilter{seed: seed, min: vals[0], span: vals[n-1] - vals[0]}
 	f.r = universe(n, f.span, bitsPerKey)
 	hashed = hashed[:n]
+	// hash(x) of sorted values, each block's rotation computed once: x −
+	// start is x mod r while x is in the block that starts at start.
+	start, off := uint64(0), f.offset(0)
 	for i, v := range vals {
-		hashed[i] = f.hash(v - f.min)
+		x := v - f.min
+		if x-start >= f.r {
+			start = x - x%f.r
+			off = f.offset(x / f.r)
+		}
+		h := off + (x - start)
+		if h >= f.r {
+			h -= f.r
+		}
+		hashed[i] = h
 	}
 	sortHashes(hashed, buf)
 	hashed = slices.Compact(hashed)

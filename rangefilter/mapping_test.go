@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/bloomkv/bloomkv/internal/bytealg"
 )
 
 // bytes8 is the simpler mapping the package's was measured against: the 8
@@ -37,7 +39,7 @@ type bytes8Filter struct {
 
 func newBytes8Filter(keys [][]byte, bitsPerKey float64) *bytes8Filter {
 	first, last := keys[0], keys[len(keys)-1]
-	m := bytes8{prefix: first[:commonPrefixLen(first, last)]}
+	m := bytes8{prefix: first[:bytealg.CommonPrefix(first, last)]}
 	var vals []uint64
 	for _, k := range keys {
 		v, _, _ := m.value(k)

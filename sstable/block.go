@@ -3,7 +3,8 @@ package sstable
 import (
 	"encoding/binary"
 	"errors"
-	"math/bits"
+
+	"github.com/bloomkv/bloomkv/internal/bytealg"
 )
 
 // blockWriter builds one block: prefix-compressed entries followed by the
@@ -26,24 +27,7 @@ func (w *blockWriter) shared(key []byte) int {
 	if w.sinceRestart >= w.restartInterval || w.entries == 0 {
 		return -1
 	}
-	return commonPrefix(key, w.lastKey)
-}
-
-// commonPrefix returns the length of the longest common prefix of a and
-// b, comparing eight bytes at a time: the first differing byte of a word
-// is its lowest set byte of the two words' xor, read little-endian.
-func commonPrefix(a, b []byte) int {
-	m := min(len(a), len(b))
-	n := 0
-	for ; n+8 <= m; n += 8 {
-		if x := binary.LittleEndian.Uint64(a[n:]) ^ binary.LittleEndian.Uint64(b[n:]); x != 0 {
-			return n + bits.TrailingZeros64(x)/8
-		}
-	}
-	for n < m && a[n] == b[n] {
-		n++
-	}
-	return n
+	return bytealg.CommonPrefix(key, w.lastKey)
 }
 
 // sizeWith is the length the block would have, finished, with the entry

@@ -526,6 +526,17 @@ type phase struct {
 	diskBytes, liveBytes, writtenBytes int64
 }
 
+// settledOpsPerSec is a fill's rate with its settle counted: its
+// operations over the fill's time and the flush and compactions after it,
+// so that work a fill leaves behind counts against it.
+func (p *phase) settledOpsPerSec() float64 {
+	d := p.res.Elapsed + p.settleTime
+	if d <= 0 {
+		return 0
+	}
+	return float64(p.res.Ops) / d.Seconds()
+}
+
 // sum returns the phase's lookup counters over all levels.
 func (p *phase) sum() bloomkv.LevelMetrics {
 	var s bloomkv.LevelMetrics

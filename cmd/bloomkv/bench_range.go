@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/bloomkv/bloomkv"
@@ -29,6 +32,14 @@ import (
 // rangeRounds is how many times each range workload runs on each
 // database.
 const rangeRounds = 3
+
+// rangeFillPairs is how many more pairs of databases, with range filters
+// and without, fillRangePairs fills in turn: with the comparison's own
+// pair, six ratios of fill rates, whose median one or two slow moments of
+// the machine do not move (one pair's ratio has spanned 0.76–1.19 within
+// one run on a 2-core machine, the fill's compactions settling at
+// different moments on each side).
+const rangeFillPairs = 5
 
 // rangeSample is how many scans of each range workload ExplainRange
 // replays, untimed, after the timed run, to count the tables each scan
@@ -86,6 +97,10 @@ func runRangeCompare(stdout io.Writer, f *benchFlags, dir string, base bloomkv.O
 			return err
 		}
 		fill[i] = p
+	}
+	fillRatios, err := fillRangePairs(dir, on, off, cfg, fill)
+	if err != nil {
+		return err
 	}
 	// Each fill is then compacted into one sorted run (DB.Compact), so that
 	// the two trees are the same but for their range filters: as the fills
@@ -146,7 +161,7 @@ func runRangeCompare(stdout io.Writer, f *benchFlags, dir string, base bloomkv.O
 		}
 		rows = append(rows, row)
 	}
-	printRangeCompare(stdout, cfg, bits, fill, compacted, rows)
+	printRangeCompare(stdout, cfg, bits, fill, fillRatios, compacted, rows)
 	if f.out != "" {
 		path := filepath.Join(f.out, "rangescan.csv")
 		if err := writeRangeCSV(path, bits, rows); err != nil {
@@ -155,6 +170,52 @@ func runRangeCompare(stdout io.Writer, f *benchFlags, dir string, base bloomkv.O
 		fmt.Fprintf(stdout, "\nwrote %s\n", path)
 	}
 	return nil
+}
+
+// fillRangePairs fills rangeFillPairs more pairs of databases in dir, with
+// range filters (on) and without (off), in turn, the first of each pair
+// alternating, each pair removed once filled, and returns the ratios of
+// the pairs' fill rates with their settle (phase.settledOpsPerSec), on/off,
+// the comparison's own pair (fill) first.
+func fillRangePairs(dir string, on, off bloomkv.Options, cfg *workload.Config, fill [2]*phase) ([]float64, error) {
+	ratios := []float64{fill[0].settledOpsPerSec() / fill[1].settledOpsPerSec()}
+	for p := range rangeFillPairs {
+		var rates [2]float64
+		for k := range 2 {
+			i := k
+			if p%2 == 0 { // the comparison's own pair ran on first
+				i = 1 - k
+			}
+			opts := [2]bloomkv.Options{on, off}[i]
+			label := fmt.Sprintf("fill pair %d/%d, %s", p+1, rangeFillPairs, [2]string{"range filters", "no range filters"}[i])
+			pdir := filepath.Join(dir, fmt.Sprintf("pair%d-%d", p, i))
+			s, err := workload.OpenBloomkv(pdir, &opts)
+			if err != nil {
+				return nil, err
+			}
+			_ = procstat.WriteBack()
+			ph, err := runPhase(s, cfg, workload.FillRange, label)
+			if cerr := s.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", label, err)
+			}
+			if err := os.RemoveAll(pdir); err != nil {
+				return nil, err
+			}
+			rates[i] = ph.settledOpsPerSec()
+		}
+		ratios = append(ratios, rates[0]/rates[1])
+	}
+	return ratios, nil
+}
+
+// medianOf returns the median of xs, which it sorts.
+func medianOf(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	return (xs[(n-1)/2] + xs[n/2]) / 2
 }
 
 // iteratorForm names the form of a range workload's scans.
@@ -207,7 +268,7 @@ func sampleRangeScans(db *bloomkv.DB, k *workload.Keys, w workload.Workload, sid
 
 // printRangeCompare prints the comparison, the two databases side by
 // side, with the ratios the range filters' case rests on.
-func printRangeCompare(w io.Writer, cfg *workload.Config, bits float64, fill [2]*phase, compacted [2]time.Duration, rows []rangeRow) {
+func printRangeCompare(w io.Writer, cfg *workload.Config, bits float64, fill [2]*phase, fillRatios []float64, compacted [2]time.Duration, rows []rangeRow) {
 	fmt.Fprintf(w, "range scans: fillrange of %s keys (runs of %d keys, gaps of %d), compacted, then each workload on two databases in turn:\n",
 		fmtCount(int64(cfg.Keys.N)), workload.RangeRun, workload.RangeRun)
 	fmt.Fprintf(w, "on: range filters of %g bits/key in every level; off: none\n\n", bits)
@@ -218,7 +279,13 @@ func printRangeCompare(w io.Writer, cfg *workload.Config, bits float64, fill [2]
 		compacted[0].Seconds(), compacted[1].Seconds(),
 		humanize.Bytes(rowsFilterMemory(rows, true)), humanize.Bytes(rowsFilterMemory(rows, false)))
 	tw.Flush()
-	fmt.Fprintln(w)
+	pairs := make([]string, len(fillRatios))
+	for i, r := range fillRatios {
+		pairs[i] = fmt.Sprintf("%.3f", r)
+	}
+	median := medianOf(slices.Clone(fillRatios))
+	fmt.Fprintf(w, "  fill and settle in %d pairs filled in turn (on/off %s): median %.3f (target ≥ 0.85: %s)\n\n",
+		len(fillRatios), strings.Join(pairs, ", "), median, verdict(median, median >= 0.85))
 	tw = newTable(w)
 	fmt.Fprintln(tw, "workload\titerator\tscans\tkeys/scan\ttables in range on\toff\tskipped on\tskipped %\tblocks/scan on\toff\tops/s on\toff\ton/off\tCPU/scan on\toff\toff/on\tp99 on\toff\t")
 	for _, r := range rows {

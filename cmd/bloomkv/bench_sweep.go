@@ -506,9 +506,7 @@ func fillPairs(t *sweepTargets, dir string, base bloomkv.Options, cfg *workload.
 	for i, r := range t.FillPairs {
 		ratios[i] = r[1] / r[0]
 	}
-	slices.Sort(ratios)
-	n := len(ratios)
-	t.BestFillPairsVsBloom = jsonFloat((ratios[(n-1)/2] + ratios[n/2]) / 2)
+	t.BestFillPairsVsBloom = jsonFloat(medianOf(ratios))
 	return nil
 }
 
@@ -621,9 +619,7 @@ func sweepOne(dir string, opts *bloomkv.Options, cfg *workload.Config, label str
 	row.P99PresentMicros = micros(present.res.Latency.Percentile(0.99))
 	row.MissingOpsPerSec, row.PresentOpsPerSec = missing.res.OpsPerSec(), present.res.OpsPerSec()
 	row.FillOpsPerSec = fill.res.OpsPerSec()
-	if d := fill.res.Elapsed + fill.settleTime; d > 0 {
-		row.FillSettledPerSec = float64(cfg.Keys.N) / d.Seconds()
-	}
+	row.FillSettledPerSec = fill.settledOpsPerSec()
 	return row, &shape, s.Close()
 }
 

@@ -1,11 +1,11 @@
-package sstable
+package bytealg
 
 import (
 	"math/rand/v2"
 	"testing"
 )
 
-// TestCommonPrefix checks the word-at-a-time commonPrefix against a byte
+// TestCommonPrefix checks the word-at-a-time CommonPrefix against a byte
 // loop: the cases where the first difference falls in each byte of a word,
 // in the tail shorter than a word, or nowhere, and random pairs that share
 // random prefixes.
@@ -31,8 +31,8 @@ func TestCommonPrefix(t *testing.T) {
 		{"0000000001234567\x01\x00\x00\x00\x00\x00\x00\x00", "0000000001234568\x01\x00\x00\x00\x00\x00\x00\x00"},
 	} {
 		for _, p := range [][2]string{{tc.a, tc.b}, {tc.b, tc.a}} {
-			if got, want := commonPrefix([]byte(p[0]), []byte(p[1])), oracle([]byte(p[0]), []byte(p[1])); got != want {
-				t.Errorf("commonPrefix(%q, %q) = %d, want %d", p[0], p[1], got, want)
+			if got, want := CommonPrefix([]byte(p[0]), []byte(p[1])), oracle([]byte(p[0]), []byte(p[1])); got != want {
+				t.Errorf("CommonPrefix(%q, %q) = %d, want %d", p[0], p[1], got, want)
 			}
 		}
 	}
@@ -46,8 +46,8 @@ func TestCommonPrefix(t *testing.T) {
 		for range r.IntN(20) {
 			b = append(b, byte(r.IntN(3)))
 		}
-		if got, want := commonPrefix(a, b), oracle(a, b); got != want {
-			t.Fatalf("commonPrefix(%v, %v) = %d, want %d", a, b, got, want)
+		if got, want := CommonPrefix(a, b), oracle(a, b); got != want {
+			t.Fatalf("CommonPrefix(%v, %v) = %d, want %d", a, b, got, want)
 		}
 	}
 }
