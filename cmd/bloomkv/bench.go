@@ -76,7 +76,9 @@ range workload on two databases, with range filters (-range-filter-bits,
 default 16) and without, each workload on one then the other, with a new
 iterator per scan and with one per thread re-bounded by SetBounds, and
 prints per scan the tables in range and skipped, the data blocks read, the
-throughput and the CPU time side by side (with -out, rangescan.csv).
+throughput and the CPU time side by side (with -out, rangescan.csv); it
+judges the fill's cost on six such pairs of fills, in turn, by the median
+of their ratios.
 
 Filters: -bits-per-key c under -allocation uniform (Bloom, c in every
 table), optimal (Monkey: Bloom, c on average, more in the small levels),

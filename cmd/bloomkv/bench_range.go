@@ -20,7 +20,8 @@ import (
 
 // The range comparison (-range-compare): the range workloads on two
 // databases in one run, one with range filters (-range-filter-bits in
-// every level) and one without, each filled by fillrange, then each scan
+// every level) and one without, each filled by fillrange (and more such
+// pairs filled and removed, for the fill's ratio), then each scan
 // workload run rangeRounds times on each, alternating, so that the two
 // measure the same scans under the same load (a machine shared with other
 // work drifts: alternating spreads the drift over both). Each scan
