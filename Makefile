@@ -29,6 +29,8 @@ test: check-format vet staticcheck
 	# What a new Iterator allocates, which -race's sync.Pool, dropping a
 	# quarter of what it is given, does not let be counted.
 	$(GO) test -count=1 -run='^TestNewIterAllocs$$' .
+	# How often one Ribbon build attempt fails (400 builds; skipped under -race).
+	$(GO) test -count=1 -run='^TestAttemptFailureRate$$' ./ribbon
 	# The range filter's whole false-positive grid (-race runs one setting).
 	$(GO) test -count=1 -run='^(TestFalsePositiveRate|TestShortScanTarget|TestMappingAgainstBytes8)$$' ./rangefilter
 	cd bench && $(GO) test -race -count=1 ./...

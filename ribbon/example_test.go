@@ -50,7 +50,7 @@ func ExampleBitsPerKey() {
 	// Output:
 	// rate 0.391%: blocked Bloom filter 12.10 bits/key
 	//         100 keys: Ribbon filter  14.40 bits/key
-	//       10000 keys: Ribbon filter   8.23 bits/key
+	//       10000 keys: Ribbon filter   8.49 bits/key
 	//     1000000 keys: Ribbon filter   8.43 bits/key
 	//   100000000 keys: Ribbon filter   8.69 bits/key
 }

@@ -242,7 +242,7 @@ var ribbonFamily = staticFamily{
 		return &ribbon.ArgumentError{Arg: arg, Value: value, Reason: reason}
 	},
 	widthError: "the result width",
-	footnote:   "ribbon: w parities of 128 slots per query, 1.02-1.09 slots of w bits per item from 10^3 to 10^8 items (at least 128 slots); bytes include its 52-byte header and checksum.",
+	footnote:   "ribbon: w parities of 128 slots per query, 1.05-1.09 slots of w bits per item from 10^3 to 10^8 items (in multiples of 64, at least 128); bytes include its 52-byte header and checksum.",
 }
 
 // widthFor returns the narrowest width w of fam with 2^-w ≤ p.

@@ -59,7 +59,10 @@ import (
 // (ties aside), and the budget is spent to within the rounding of x to
 // whole tables of the level (x is a multiple of 1/tables, rounded down;
 // a level of one table cannot mix), whose remainder a greedy repair
-// (below) spends on the other levels. The result is the optimum of the
+// (below) spends on the other levels. Where x rounds down to nothing —
+// not one of the level's tables fits its step, as in an L0 of a few
+// runs — the level keeps its vertex and the segments after it, of the
+// other levels, are tried in turn, whole or mixed. The result is the optimum of the
 // relaxation, which no combination of single candidates beats, to
 // within that rounding. Which tables get b their file numbers decide
 // (LevelFilter.For), so x holds on average over the level's tables.
@@ -394,27 +397,16 @@ func bestPlans(s Shape, avg float64, cands []candidate) (relaxed, single FilterP
 		}
 		l := &level{index: i, mem: make([]float64, len(cands)), reads: make([]float64, len(cands))}
 		keys, n, runs := s.keys(i), s.tableKeys(i), float64(s.runs(i))
+		curve := curveFor(cands, n)
 		for c, cand := range cands {
-			l.mem[c] = keys * cand.spec.BitsPerKey(n)
+			l.mem[c] = keys * curve.bitsPerKey[c]
 			l.reads[c] = runs * cand.fpr
 		}
 		l.tables = max(1, math.Round(keys/float64(n)))
 		if i == 0 {
 			l.tables = runs
 		}
-		l.hull = lowerHull(l.mem, l.reads)
-		l.byMem = make([]int, len(cands))
-		for c := range l.byMem {
-			l.byMem[c] = c
-		}
-		slices.SortStableFunc(l.byMem, func(a, b int) int { return cmp.Compare(l.mem[a], l.mem[b]) })
-		l.fewest = make([]int, len(cands))
-		for k, c := range l.byMem {
-			l.fewest[k] = c
-			if k > 0 && l.reads[l.fewest[k-1]] <= l.reads[c] {
-				l.fewest[k] = l.fewest[k-1]
-			}
-		}
+		l.hull, l.byMem, l.fewest = curve.hull, curve.byMem, curve.fewest
 		levels = append(levels, l)
 	}
 	budget := s.totalKeys() * avg
@@ -546,10 +538,15 @@ func bestPlans(s Shape, avg float64, cands []candidate) (relaxed, single FilterP
 			for l.frac > 0 && memory() > budget {
 				l.frac = max(0, l.frac-1/l.tables)
 			}
-			if l.frac == 0 {
-				l.hi = from
+			if l.frac > 0 {
+				break
 			}
-			break
+			// Not even one of the level's tables fits the step (a level
+			// of few tables, such as L0's few runs): the level stays at
+			// from — its later segments start elsewhere, and are passed
+			// over — and the next segments, of other levels, may still
+			// fit, whole or in part.
+			l.hi = from
 		}
 		total = memory()
 		fill() // what the rounding to whole tables left
@@ -634,30 +631,111 @@ func bestPlans(s Shape, avg float64, cands []candidate) (relaxed, single FilterP
 	return relaxed, plan(), relaxedReads, reads()
 }
 
-// lowerHull returns the indices of the vertices of the lower convex hull
-// of the points (mem[i], reads[i]) that no other point beats in both,
-// cheapest first: the candidates some price λ ≥ 0 chooses.
-func lowerHull(mem, reads []float64) []int {
-	order := make([]int, len(mem))
-	for i := range order {
-		order[i] = i
+// tableCurve is what bestPlans needs of the candidates in a level whose
+// tables hold n keys, all of which depends on n alone: each candidate's
+// bits per key (FilterSpec.BitsPerKey(n)), the lower convex hull of
+// their (bits per key, rate), the candidates by bits per key, cheapest
+// first, and fewest[k], the one of byMem[:k+1] with the lowest rate. A
+// level's memory and reads are its keys and runs times these, positive
+// factors, which move neither a hull vertex nor an order; so a plan, made
+// for every table a flush or compaction writes, scales the curve of its
+// table size instead of costing each candidate and sorting them again.
+type tableCurve struct {
+	bitsPerKey          []float64
+	hull, byMem, fewest []int
+}
+
+// curveKey identifies a tableCurve: the candidate set (its first element
+// and length: bestCandidates' slice, or that slice without none) and n.
+type curveKey struct {
+	cands *candidate
+	len   int
+	n     int
+}
+
+// maxCurves bounds the curves kept: a DB's planned table sizes are few
+// (its target table size, its L0 tables' sizes, the sizes of levels
+// smaller than a table), but the last drift as the tree grows, so the
+// cache is emptied when it reaches this many.
+const maxCurves = 1024
+
+var curves struct {
+	sync.Mutex
+	m map[curveKey]*tableCurve
+}
+
+// curveFor returns the tableCurve of cands in tables of n keys, from the
+// cache or computed and kept. The curve is shared and must not be
+// modified.
+func curveFor(cands []candidate, n int) *tableCurve {
+	key := curveKey{&cands[0], len(cands), n}
+	curves.Lock()
+	c, ok := curves.m[key]
+	curves.Unlock()
+	if ok {
+		return c
 	}
-	slices.SortFunc(order, func(a, b int) int {
-		if c := cmp.Compare(mem[a], mem[b]); c != 0 {
+	c = newTableCurve(cands, n)
+	curves.Lock()
+	if curves.m == nil || len(curves.m) >= maxCurves {
+		curves.m = make(map[curveKey]*tableCurve)
+	}
+	curves.m[key] = c
+	curves.Unlock()
+	return c
+}
+
+// newTableCurve computes the tableCurve of cands in tables of n keys.
+func newTableCurve(cands []candidate, n int) *tableCurve {
+	type point struct {
+		bits, fpr float64
+		i         int // the candidate
+	}
+	pts := make([]point, len(cands))
+	c := &tableCurve{bitsPerKey: make([]float64, len(cands))}
+	for i, cand := range cands {
+		c.bitsPerKey[i] = cand.spec.BitsPerKey(n)
+		pts[i] = point{c.bitsPerKey[i], cand.fpr, i}
+	}
+	// One sort, by memory, then rate, serves both the hull and byMem
+	// (among candidates of equal memory, the binary search over byMem
+	// takes them all, so their order there does not matter). A stable
+	// sort, because the candidates come in runs already sorted — each
+	// family's by its parameter — which its insertion sort and merges
+	// take in a few passes: a third of the time of slices.SortFunc.
+	slices.SortStableFunc(pts, func(a, b point) int {
+		if c := cmp.Compare(a.bits, b.bits); c != 0 {
 			return c
 		}
-		return cmp.Compare(reads[a], reads[b])
+		return cmp.Compare(a.fpr, b.fpr)
 	})
+	c.byMem = make([]int, len(cands))
+	c.fewest = make([]int, len(cands))
+	for k, p := range pts {
+		c.byMem[k], c.fewest[k] = p.i, p.i
+		if k > 0 && cands[c.fewest[k-1]].fpr <= p.fpr {
+			c.fewest[k] = c.fewest[k-1]
+		}
+	}
+	c.hull = lowerHull(c.byMem, c.bitsPerKey, func(i int) float64 { return cands[i].fpr })
+	return c
+}
+
+// lowerHull returns the indices of the vertices of the lower convex hull
+// of the points (mem[i], reads(i)) that no other point beats in both,
+// cheapest first: the candidates some price λ ≥ 0 chooses. order lists
+// the points by mem, then reads.
+func lowerHull(order []int, mem []float64, reads func(i int) float64) []int {
 	var hull []int
 	for _, p := range order {
-		if len(hull) > 0 && reads[p] >= reads[hull[len(hull)-1]] {
+		if len(hull) > 0 && reads(p) >= reads(hull[len(hull)-1]) {
 			continue // no fewer reads for no less memory
 		}
 		// Drop the last vertex while it is on or above the segment from
 		// the one before it to p.
 		for len(hull) >= 2 {
 			a, b := hull[len(hull)-2], hull[len(hull)-1]
-			if (reads[b]-reads[a])*(mem[p]-mem[a]) < (reads[p]-reads[a])*(mem[b]-mem[a]) {
+			if (reads(b)-reads(a))*(mem[p]-mem[a]) < (reads(p)-reads(a))*(mem[b]-mem[a]) {
 				break
 			}
 			hull = hull[:len(hull)-1]
