@@ -472,9 +472,11 @@ func runSweep(stdout io.Writer, f *benchFlags, plan *sweepPlan, dir string, base
 }
 
 // fillPairsRun is how many more pairs of databases at 10 bits per key,
-// uniform and best, fillPairs fills: with the sweep's own pair, four
-// ratios, whose median one slow moment of the machine does not move.
-const fillPairsRun = 3
+// uniform and best, fillPairs fills: with the sweep's own pair, eight
+// ratios, whose median two or three slow moments of the machine do not
+// move (one pair's ratio has spanned 0.69–1.12 within one run, and the
+// median of four 0.83–1.03 over two runs of the same code).
+const fillPairsRun = 7
 
 // fillPairs fills fillPairsRun more pairs of databases at 10 bits per key,
 // uniform and best, in turn, and sets t's FillPairs and their median

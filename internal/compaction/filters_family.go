@@ -86,8 +86,10 @@ import (
 // always the optimum over single candidates (TestBestMatchesBruteForce
 // searches every combination). Every step of both is checked against the
 // budget as FilterMemory sums it, so a plan never exceeds it. A plan
-// takes under a millisecond for a tree of four levels, a few for seven;
-// the candidates' rates, computed once, about a second of CPU.
+// takes 0.1–0.2 ms for a tree of four levels (BenchmarkBestPlan), a
+// little more for seven; each table size's costs of the candidates (a
+// tableCurve, about 20 µs) are computed once and kept, the candidates'
+// rates once per process (about a fifth of a second of CPU).
 //
 // In tables of a few dozen keys a filter's fixed costs (a Bloom filter's
 // 40-byte header and whole 64-byte blocks) exceed a level's share of the
@@ -471,7 +473,7 @@ func bestPlans(s Shape, avg float64, cands []candidate) (relaxed, single FilterP
 				cur := l.choice
 				for c := range cands {
 					gain := l.reads[cur] - l.reads[c]
-					if !(gain > 0) || total-l.mem[cur]+l.mem[c] > budget || rejected[[2]int{l.index, c}] {
+					if !(gain > 0) || total-l.mem[cur]+l.mem[c] > budget || len(rejected) > 0 && rejected[[2]int{l.index, c}] {
 						continue
 					}
 					score := math.Inf(1) // as cheap or cheaper: take it

@@ -778,3 +778,29 @@ func TestLevelFilterFor(t *testing.T) {
 		t.Errorf("String() = %q, want %q", s, lo.String())
 	}
 }
+
+// BenchmarkBestPlan times BestAllocation's plan of a tree the bench's
+// fills grow (L0 of one table, a small base level, 8,000-key tables),
+// as a flush or compaction asks it: for the same shape (size=same: the
+// curves of its table sizes cached) and for an L0 that grows by one key
+// each plan (size=new: one curve computed each time, as new table sizes
+// come).
+func BenchmarkBestPlan(b *testing.B) {
+	for _, grow := range []bool{false, true} {
+		name := "size=same"
+		if grow {
+			name = "size=new"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := Shape{TableSize: 8000, L0Tables: 1}
+			s.Sizes[0], s.Sizes[4], s.Sizes[5], s.Sizes[6] = 8000, 4000, 30000, 266000
+			FiltersForLevels(s, 10, BestAllocation, nil) // the candidates' rates, once
+			for b.Loop() {
+				if grow {
+					s.Sizes[0]++
+				}
+				FiltersForLevels(s, 10, BestAllocation, nil)
+			}
+		})
+	}
+}

@@ -31,14 +31,14 @@ const maxFilterFraming = 52
 // least ratio of payload bits per key (FilterSpec.BitsPerKey at the
 // level's keys per table, less the framing a decoded filter does not
 // hold) to −log2 rate over the candidates — a Ribbon filter's, its slots
-// per key, 1.053 in tables of 10^6 keys, 1.024 of 10^4, more below 10^3
+// per key, 1.053 in tables of 10^6 keys, 1.056 of 10^4, more below 10^3
 // (at least 128 slots); a fuse filter's at 16 bits, 1.13 in tables of
-// 10^6 keys, 1.29 of 10^4; a Bloom filter's is 1.44 at best. avg counts payload bits or serialized ones:
-// the floor holds for both. Every candidate, and every mix of them, has a
-// rate of at least 2^(−b/c_i) at b bits per key, so the floor bounds from
-// below the expected reads of every plan of these families within the
-// budget: BestAllocation's, and Pebble's progressive widths at any
-// offset.
+// 10^6 keys, 1.29 of 10^4; a Bloom filter's is 1.44 at best. avg counts
+// payload bits or serialized ones: the floor holds for both. Every
+// candidate, and every mix of them, has a rate of at least 2^(−b/c_i) at
+// b bits per key, so the floor bounds from below the expected reads of
+// every plan of these families within the budget: BestAllocation's, and
+// Pebble's progressive widths at any offset.
 func FamilyFalsePositiveFloor(s Shape, avg float64) float64 {
 	var c [manifest.NumLevels]float64
 	for level := range c {
