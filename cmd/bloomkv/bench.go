@@ -539,6 +539,30 @@ func (p *phase) settledOpsPerSec() float64 {
 	return float64(p.res.Ops) / d.Seconds()
 }
 
+// fillInTurn fills pairs pairs of databases, side 0 and side 1 of each in
+// turn, side 1 first in the first pair — the caller's own pair, filled
+// before, ran side 0 first — and alternating after, so that neither side
+// always fills at the warmer or the quieter moment; fill fills side i of
+// pair p and returns its rate. It returns each pair's two rates.
+func fillInTurn(pairs int, fill func(p, i int) (float64, error)) ([][2]float64, error) {
+	var rates [][2]float64
+	for p := range pairs {
+		var r [2]float64
+		for k := range 2 {
+			i := k
+			if p%2 == 0 {
+				i = 1 - k
+			}
+			var err error
+			if r[i], err = fill(p, i); err != nil {
+				return nil, err
+			}
+		}
+		rates = append(rates, r)
+	}
+	return rates, nil
+}
+
 // sum returns the phase's lookup counters over all levels.
 func (p *phase) sum() bloomkv.LevelMetrics {
 	var s bloomkv.LevelMetrics

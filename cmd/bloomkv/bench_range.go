@@ -179,35 +179,32 @@ func runRangeCompare(stdout io.Writer, f *benchFlags, dir string, base bloomkv.O
 // the pairs' fill rates with their settle (phase.settledOpsPerSec), on/off,
 // the comparison's own pair (fill) first.
 func fillRangePairs(dir string, on, off bloomkv.Options, cfg *workload.Config, fill [2]*phase) ([]float64, error) {
-	ratios := []float64{fill[0].settledOpsPerSec() / fill[1].settledOpsPerSec()}
-	for p := range rangeFillPairs {
-		var rates [2]float64
-		for k := range 2 {
-			i := k
-			if p%2 == 0 { // the comparison's own pair ran on first
-				i = 1 - k
-			}
-			opts := [2]bloomkv.Options{on, off}[i]
-			label := fmt.Sprintf("fill pair %d/%d, %s", p+1, rangeFillPairs, [2]string{"range filters", "no range filters"}[i])
-			pdir := filepath.Join(dir, fmt.Sprintf("pair%d-%d", p, i))
-			s, err := workload.OpenBloomkv(pdir, &opts)
-			if err != nil {
-				return nil, err
-			}
-			_ = procstat.WriteBack()
-			ph, err := runPhase(s, cfg, workload.FillRange, label)
-			if cerr := s.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", label, err)
-			}
-			if err := os.RemoveAll(pdir); err != nil {
-				return nil, err
-			}
-			rates[i] = ph.settledOpsPerSec()
+	sides := [2]bloomkv.Options{on, off}
+	labels := [2]string{"range filters", "no range filters"}
+	pairs, err := fillInTurn(rangeFillPairs, func(p, i int) (float64, error) {
+		opts := sides[i]
+		label := fmt.Sprintf("fill pair %d/%d, %s", p+1, rangeFillPairs, labels[i])
+		pdir := filepath.Join(dir, fmt.Sprintf("pair%d-%d", p, i))
+		s, err := workload.OpenBloomkv(pdir, &opts)
+		if err != nil {
+			return 0, err
 		}
-		ratios = append(ratios, rates[0]/rates[1])
+		_ = procstat.WriteBack()
+		ph, err := runPhase(s, cfg, workload.FillRange, label)
+		if cerr := s.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", label, err)
+		}
+		return ph.settledOpsPerSec(), os.RemoveAll(pdir)
+	})
+	if err != nil {
+		return nil, err
+	}
+	ratios := []float64{fill[0].settledOpsPerSec() / fill[1].settledOpsPerSec()}
+	for _, r := range pairs {
+		ratios = append(ratios, r[0]/r[1])
 	}
 	return ratios, nil
 }

@@ -485,25 +485,20 @@ func fillPairs(t *sweepTargets, dir string, base bloomkv.Options, cfg *workload.
 	if t.BestFillSettled == 0 || t.BloomFillSettled == 0 {
 		return nil
 	}
-	t.FillPairs = [][2]float64{{t.BloomFillSettled, t.BestFillSettled}}
 	pair := [2]sweepConfig{{policyUniform, 10}, {policyBest, 10}}
-	for p := range fillPairsRun {
-		var rates [2]float64
-		for k := range 2 {
-			i := k
-			if p%2 == 0 { // the sweep's own pair ran uniform first
-				i = 1 - k
-			}
-			opts := pair[i].options(base)
-			label := fmt.Sprintf("fill pair %d/%d %s", p+1, fillPairsRun, pair[i].label())
-			row, _, err := sweepOne(filepath.Join(dir, fmt.Sprintf("pair%d-%s", p, pair[i].policy)), &opts, cfg, label)
-			if err != nil {
-				return fmt.Errorf("%s: %w", label, err)
-			}
-			rates[i] = row.FillSettledPerSec
+	more, err := fillInTurn(fillPairsRun, func(p, i int) (float64, error) {
+		opts := pair[i].options(base)
+		label := fmt.Sprintf("fill pair %d/%d %s", p+1, fillPairsRun, pair[i].label())
+		row, _, err := sweepOne(filepath.Join(dir, fmt.Sprintf("pair%d-%s", p, pair[i].policy)), &opts, cfg, label)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", label, err)
 		}
-		t.FillPairs = append(t.FillPairs, rates)
+		return row.FillSettledPerSec, nil
+	})
+	if err != nil {
+		return err
 	}
+	t.FillPairs = append([][2]float64{{t.BloomFillSettled, t.BestFillSettled}}, more...)
 	ratios := make([]float64, len(t.FillPairs))
 	for i, r := range t.FillPairs {
 		ratios[i] = r[1] / r[0]

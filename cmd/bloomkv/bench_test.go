@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -562,5 +563,31 @@ func TestBenchRefusesUsedDir(t *testing.T) {
 				t.Fatalf("no database in the -dir given: %v", err)
 			}
 		})
+	}
+}
+
+// TestFillInTurn checks the order of fillInTurn's fills — side 1 first in
+// the first pair, then alternating — that each rate lands on its side, and
+// that an error stops the fills.
+func TestFillInTurn(t *testing.T) {
+	var order [][2]int
+	rates, err := fillInTurn(3, func(p, i int) (float64, error) {
+		order = append(order, [2]int{p, i})
+		return float64(10*p + i), nil
+	})
+	want := [][2]int{{0, 1}, {0, 0}, {1, 0}, {1, 1}, {2, 1}, {2, 0}}
+	if err != nil || !slices.Equal(order, want) {
+		t.Fatalf("fills in the order %v (%v), want %v", order, err, want)
+	}
+	if !slices.Equal(rates, [][2]float64{{0, 1}, {10, 11}, {20, 21}}) {
+		t.Fatalf("rates %v, want each pair's two sides in place", rates)
+	}
+	calls := 0
+	boom := errors.New("boom")
+	if _, err := fillInTurn(3, func(p, i int) (float64, error) {
+		calls++
+		return 0, boom
+	}); !errors.Is(err, boom) || calls != 1 {
+		t.Fatalf("after an error: %v, %d fills; want boom after one", err, calls)
 	}
 }
