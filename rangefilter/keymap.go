@@ -196,8 +196,8 @@ func (a *alphabets) reset(n int) {
 // add adds key's bytes from position from on, and its end. The bytes
 // before from must have been added already, as a key's that shares them
 // with the key added before it has: a sorted run of keys adds each byte
-// after the prefix it shares with the previous key, once. The positions
-// must have been reset for.
+// after the prefix it shares with the previous key, once. reset must have
+// made room for len(key)+1 positions.
 func (a *alphabets) add(key []byte, from int) {
 	sets := a.sets[:len(key)]
 	for i := from; i < len(key); i++ {
@@ -277,7 +277,9 @@ func (m *keyMap) placeValues(t placeValues) placeValues {
 			d, _ := m.digit(i, byte(c))
 			t[256*i+c] = d * w
 		}
-		w *= uint64(m.radix[i]) // wraps only past position 0, unused
+		// w becomes W_{i−1}. It reaches 2^64, and wraps to 0, only where
+		// every a_j before i is 1: their one digit, 0, needs no weight.
+		w *= uint64(m.radix[i])
 	}
 	return t
 }

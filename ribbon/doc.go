@@ -55,11 +55,11 @@
 // gets more rows than it can hold; the chance grows with n and falls with
 // ε. The floor of 0.05 is for speed more than for failures: banding takes
 // the rows in the order of their starts, and a row is reduced against the
-// rows queued ahead of it, some 1/ε of them, so a tighter band (RocksDB's
-// configuration gives about 0.024 at 8,000 keys) builds about a third
-// more slowly for 3% fewer slots (see minOverhead). Measured over random
-// sets (400 of each size up to 10^5 keys, 100 of 3·10^5 and 10^6), one
-// attempt failed:
+// rows queued ahead of it, on the order of 1/ε of them, so a tighter band
+// (RocksDB's configuration gives about 0.024 at 8,000 keys) builds about a
+// third more slowly for 3% fewer slots (see minOverhead). The share of
+// first attempts that failed, over random sets (400 of each size up to
+// 10^5 keys, 100 of 3·10^5 and 10^6):
 //
 //	keys        300   10^3  3·10^3  10^4  3·10^4  10^5  3·10^5  10^6
 //	slots/key  1.067  1.088  1.067  1.056  1.052  1.050  1.050   1.053

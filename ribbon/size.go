@@ -49,8 +49,8 @@ func overhead(n int) float64 {
 
 // minOverhead is the least ε of a filter of more than 631 keys. Banding
 // inserts the rows in the order of their starts, so the rows pushed along
-// past their start queue up ahead of the next, some 1/ε of them, and each
-// new row is reduced against about half of that queue: at ε = 0.0185
+// past their start queue up ahead of the next, on the order of 1/ε of
+// them, and each new row is reduced against about half of that queue: at ε = 0.0185
 // (what (log10 n − 2.8)/60 gives for 8,000 keys, the bench's table size,
 // and about what RocksDB's Ribbon configuration gives) a build took 61 ns
 // a key, at 0.03 57, at 0.04 49, at 0.05 42 and at 0.06 42 (r = 10,

@@ -62,9 +62,9 @@ import (
 // (below) spends on the other levels. Where x rounds down to nothing —
 // not one of the level's tables fits its step, as in an L0 of a few
 // runs — the level keeps its vertex and the segments after it, of the
-// other levels, are tried in turn, whole or mixed. The result is the optimum of the
-// relaxation, which no combination of single candidates beats, to
-// within that rounding. Which tables get b their file numbers decide
+// other levels, are tried in turn, whole or mixed. The result is the
+// optimum of the relaxation, which no combination of single candidates
+// beats, to within that rounding. Which tables get b their file numbers decide
 // (LevelFilter.For), so x holds on average over the level's tables.
 // The relaxation's plans also follow the tree's growth steadily: as a
 // level's share of the keys shrinks, its filter moves up one vertex at a
@@ -638,10 +638,11 @@ func bestPlans(s Shape, avg float64, cands []candidate) (relaxed, single FilterP
 // bits per key (FilterSpec.BitsPerKey(n)), the lower convex hull of
 // their (bits per key, rate), the candidates by bits per key, cheapest
 // first, and fewest[k], the one of byMem[:k+1] with the lowest rate. A
-// level's memory and reads are its keys and runs times these, positive
-// factors, which move neither a hull vertex nor an order; so a plan, made
-// for every table a flush or compaction writes, scales the curve of its
-// table size instead of costing each candidate and sorting them again.
+// level's memory and reads are its keys and runs times these: positive
+// factors, which change neither which candidates are hull vertices nor
+// their order (but for rounding); so a plan, made for every table a flush
+// or compaction writes, scales the curve of its table size instead of
+// costing each candidate and sorting them again.
 type tableCurve struct {
 	bitsPerKey          []float64
 	hull, byMem, fewest []int
@@ -655,10 +656,10 @@ type curveKey struct {
 	n     int
 }
 
-// maxCurves bounds the curves kept: a DB's planned table sizes are few
-// (its target table size, its L0 tables' sizes, the sizes of levels
-// smaller than a table), but the last drift as the tree grows, so the
-// cache is emptied when it reaches this many.
+// maxCurves bounds the curves kept: a DB plans few table sizes at a time
+// (its target table size, its L0 tables', those of levels smaller than a
+// table), but the last two change as the tree grows, so the cache is
+// emptied when it reaches this many.
 const maxCurves = 1024
 
 var curves struct {
