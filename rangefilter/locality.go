@@ -52,8 +52,12 @@ func (f *intFilter) offset(block uint64) uint64 {
 }
 
 // hash is h(x) for a translated value x ≤ span.
-func (f *intFilter) hash(x uint64) uint64 {
-	h := f.offset(x/f.r) + x%f.r
+func (f *intFilter) hash(x uint64) uint64 { return f.rotate(f.offset(x/f.r), x%f.r) }
+
+// rotate is (off + i) mod r for a block's rotation off and a value's
+// place i in its block, both below r.
+func (f *intFilter) rotate(off, i uint64) uint64 {
+	h := off + i
 	if h >= f.r {
 		h -= f.r
 	}
@@ -76,11 +80,7 @@ func buildIntFilter(vals, hashed, buf []uint64, bitsPerKey float64, seed uint64)
 			start = x - x%f.r
 			off = f.offset(x / f.r)
 		}
-		h := off + (x - start)
-		if h >= f.r {
-			h -= f.r
-		}
-		hashed[i] = h
+		hashed[i] = f.rotate(off, x-start)
 	}
 	sortHashes(hashed, buf)
 	hashed = slices.Compact(hashed)

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -561,6 +562,14 @@ func fillInTurn(pairs int, fill func(p, i int) (float64, error)) ([][2]float64, 
 		rates = append(rates, r)
 	}
 	return rates, nil
+}
+
+// medianOf returns the median of xs, which it sorts: of the pairs'
+// ratios fillInTurn's callers judge a fill by.
+func medianOf(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	return (xs[(n-1)/2] + xs[n/2]) / 2
 }
 
 // sum returns the phase's lookup counters over all levels.

@@ -209,13 +209,6 @@ func fillRangePairs(dir string, on, off bloomkv.Options, cfg *workload.Config, f
 	return ratios, nil
 }
 
-// medianOf returns the median of xs, which it sorts.
-func medianOf(xs []float64) float64 {
-	slices.Sort(xs)
-	n := len(xs)
-	return (xs[(n-1)/2] + xs[n/2]) / 2
-}
-
 // iteratorForm names the form of a range workload's scans.
 func iteratorForm(reuse bool) string {
 	if reuse {

@@ -696,8 +696,9 @@ func newTableCurve(cands []candidate, n int) *tableCurve {
 	}
 	pts := make([]point, len(cands))
 	c := &tableCurve{bitsPerKey: make([]float64, len(cands))}
+	fpr := make([]float64, len(cands))
 	for i, cand := range cands {
-		c.bitsPerKey[i] = cand.spec.BitsPerKey(n)
+		c.bitsPerKey[i], fpr[i] = cand.spec.BitsPerKey(n), cand.fpr
 		pts[i] = point{c.bitsPerKey[i], cand.fpr, i}
 	}
 	// One sort, by memory, then rate, serves both the hull and byMem
@@ -716,29 +717,29 @@ func newTableCurve(cands []candidate, n int) *tableCurve {
 	c.fewest = make([]int, len(cands))
 	for k, p := range pts {
 		c.byMem[k], c.fewest[k] = p.i, p.i
-		if k > 0 && cands[c.fewest[k-1]].fpr <= p.fpr {
+		if k > 0 && fpr[c.fewest[k-1]] <= p.fpr {
 			c.fewest[k] = c.fewest[k-1]
 		}
 	}
-	c.hull = lowerHull(c.byMem, c.bitsPerKey, func(i int) float64 { return cands[i].fpr })
+	c.hull = lowerHull(c.byMem, c.bitsPerKey, fpr)
 	return c
 }
 
 // lowerHull returns the indices of the vertices of the lower convex hull
-// of the points (mem[i], reads(i)) that no other point beats in both,
+// of the points (mem[i], reads[i]) that no other point beats in both,
 // cheapest first: the candidates some price λ ≥ 0 chooses. order lists
 // the points by mem, then reads.
-func lowerHull(order []int, mem []float64, reads func(i int) float64) []int {
+func lowerHull(order []int, mem, reads []float64) []int {
 	var hull []int
 	for _, p := range order {
-		if len(hull) > 0 && reads(p) >= reads(hull[len(hull)-1]) {
+		if len(hull) > 0 && reads[p] >= reads[hull[len(hull)-1]] {
 			continue // no fewer reads for no less memory
 		}
 		// Drop the last vertex while it is on or above the segment from
 		// the one before it to p.
 		for len(hull) >= 2 {
 			a, b := hull[len(hull)-2], hull[len(hull)-1]
-			if (reads(b)-reads(a))*(mem[p]-mem[a]) < (reads(p)-reads(a))*(mem[b]-mem[a]) {
+			if (reads[b]-reads[a])*(mem[p]-mem[a]) < (reads[p]-reads[a])*(mem[b]-mem[a]) {
 				break
 			}
 			hull = hull[:len(hull)-1]
