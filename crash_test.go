@@ -42,10 +42,11 @@ func crashKey(i int) string { return fmt.Sprintf("ck%05d", i) }
 // memtables, levels and tables, so that flushes and compactions run all the
 // time and a kill often lands in the middle of one; the level sizing, the
 // compactions at once and the L0 thresholds (low, so that writes are paced
-// often) chosen by the seed, so that one directory is opened under all of
-// them in turn.
+// often) and L0's and the base level's compression chosen by the seed, so
+// that one directory is opened under all of them in turn.
 func crashOptions(seed uint64) *Options {
 	return &Options{
+		TopLevelCompression:      []Compression{DefaultCompression, SnappyCompression}[seed/18%2],
 		MemtableSize:             64 << 10,
 		BaseLevelSize:            96 << 10,
 		TargetFileSize:           32 << 10,

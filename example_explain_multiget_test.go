@@ -29,13 +29,13 @@ func ExampleDB_ExplainMultiGet() {
 	fmt.Print(trace)
 	// Output:
 	// multiget of 4 keys at seqnum 200
-	// round  keys  blocks  shared  cache  file  at once  bytes  answered
-	// 1      3     2       1       0      2     2        491 B  3
+	// round  keys  blocks  shared  cache  file  at once  bytes     answered
+	// 1      3     2       1       0      2     2        1.02 KiB  3
 	// key 1 of 4: lookup "key010" at seqnum 200
 	// round  shared by  #  place          key range             in range  filter  index   data block   result
 	//                   1  memtable                                                                    not here
-	// 1      2 keys     2  L0/000005.sst  "key000" .. "key199"  yes       maybe   memory  file, 235 B  found
-	// summary: 1 block read (235 B), found in L0/000005.sst
+	// 1      2 keys     2  L0/000005.sst  "key000" .. "key199"  yes       maybe   memory  file, 522 B  found
+	// summary: 1 block read (522 B), found in L0/000005.sst
 	// key 2 of 4: lookup "key011" at seqnum 200
 	// round  shared by  #  place          key range             in range  filter  index   data block  result
 	//                   1  memtable                                                                   not here
@@ -44,12 +44,12 @@ func ExampleDB_ExplainMultiGet() {
 	// key 3 of 4: lookup "key150" at seqnum 200
 	// round  shared by  #  place          key range             in range  filter  index   data block   result
 	//                   1  memtable                                                                    not here
-	// 1      1 key      2  L0/000005.sst  "key000" .. "key199"  yes       maybe   memory  file, 256 B  found
-	// summary: 1 block read (256 B), found in L0/000005.sst
+	// 1      1 key      2  L0/000005.sst  "key000" .. "key199"  yes       maybe   memory  file, 523 B  found
+	// summary: 1 block read (523 B), found in L0/000005.sst
 	// key 4 of 4: lookup "key100x" at seqnum 200
 	// round  shared by  #  place          key range             in range  filter  index  data block  result
 	//                   1  memtable                                                                  not here
 	// 1                 2  L0/000005.sst  "key000" .. "key199"  yes       absent                     skipped
 	// summary: 1 table skipped by its filter, no block read, not found
-	// summary: 4 keys, 3 found, 1 not found; 1 round, 2 blocks for 3 table probes (1 read saved by sharing), 2 read from files (491 B), at most 2 at once; 1 table skipped by its filter
+	// summary: 4 keys, 3 found, 1 not found; 1 round, 2 blocks for 3 table probes (1 read saved by sharing), 2 read from files (1.02 KiB), at most 2 at once; 1 table skipped by its filter
 }

@@ -32,10 +32,10 @@ func ExampleDB_Explain() {
 	fmt.Printf("value %q\n", trace.Value)
 	// Output:
 	// lookup "key042" at seqnum 200
-	// #  place          key range             in range  filter  index   data block   result
-	// 1  memtable                                                                    not here
-	// 2  L0/000007.sst  "key001" .. "key199"  yes       absent                       skipped
-	// 3  L0/000005.sst  "key000" .. "key198"  yes       maybe   memory  file, 679 B  found
-	// summary: 1 table skipped by its filter, 1 block read (679 B), found in L0/000005.sst
+	// #  place          key range             in range  filter  index   data block      result
+	// 1  memtable                                                                       not here
+	// 2  L0/000007.sst  "key001" .. "key199"  yes       absent                          skipped
+	// 3  L0/000005.sst  "key000" .. "key198"  yes       maybe   memory  file, 1.65 KiB  found
+	// summary: 1 table skipped by its filter, 1 block read (1.65 KiB), found in L0/000005.sst
 	// value "even"
 }

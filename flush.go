@@ -106,6 +106,7 @@ func (d *DB) writeTable(job int, reason string, num uint64, mem *memtable.Memtab
 		return nil, fmt.Errorf("bloomkv: flush to %s: %w", path, err)
 	}
 	opts := d.opts.compaction.TableOptions
+	opts.Compression = d.opts.compaction.TopLevelCompression
 	opts.Filter = filter
 	opts.RangeFilterBits = d.opts.compaction.RangeFilterBits[0]
 	w, err := sstable.NewWriter(f, opts)

@@ -37,7 +37,8 @@ func TestOptionsDefaults(t *testing.T) {
 			L0CompactionTrigger: 4, L0SlowdownTrigger: 20, BaseLevelSize: 16 << 20, LevelMultiplier: 10, TargetFileSize: 2 << 20,
 			LevelSizing: DynamicLevelSizing, MaxConcurrentCompactions: min(runtime.GOMAXPROCS(0), 4),
 			BitsPerKey: 10, FilterAllocation: UniformAllocation,
-			TableOptions: sstable.WriterOptions{BlockSize: 4 << 10, Compression: SnappyCompression, BlockAlign: true},
+			TableOptions:        sstable.WriterOptions{BlockSize: 4 << 10, Compression: SnappyCompression, BlockAlign: true},
+			TopLevelCompression: NoCompression,
 		}
 		if got.compaction != want {
 			t.Errorf("compaction options %+v, want %+v", got.compaction, want)
@@ -55,8 +56,9 @@ func TestOptionsDefaults(t *testing.T) {
 	if got.BitsPerKey != 0 || got.compaction.BitsPerKey != 0 {
 		t.Errorf("DisableFilters leaves %v bits/key (%v for compactions)", got.BitsPerKey, got.compaction.BitsPerKey)
 	}
-	got, _ = (&Options{FilterAllocation: OptimalAllocation, Compression: NoCompression, BlockSize: 512, DisableBlockAlign: true}).withDefaults()
-	if got.compaction.FilterAllocation != OptimalAllocation || got.compaction.TableOptions != (sstable.WriterOptions{BlockSize: 512, Compression: NoCompression}) {
+	got, _ = (&Options{FilterAllocation: OptimalAllocation, Compression: NoCompression, TopLevelCompression: ZstdCompression, BlockSize: 512, DisableBlockAlign: true}).withDefaults()
+	if got.compaction.FilterAllocation != OptimalAllocation || got.compaction.TableOptions != (sstable.WriterOptions{BlockSize: 512, Compression: NoCompression}) ||
+		got.compaction.TopLevelCompression != ZstdCompression {
 		t.Errorf("compaction options %+v do not carry the DB's", got.compaction)
 	}
 }
@@ -81,6 +83,7 @@ func TestOptionsValidation(t *testing.T) {
 		{Options{BitsPerKey: math.NaN()}, "opts.BitsPerKey"},
 		{Options{FilterAllocation: ProgressiveAllocation + 1}, "opts.FilterAllocation"},
 		{Options{Compression: 9}, "opts.Compression"},
+		{Options{TopLevelCompression: 9}, "opts.TopLevelCompression"},
 		{Options{LevelSizing: StaticLevelSizing + 1}, "opts.LevelSizing"},
 		{Options{MaxConcurrentCompactions: -1}, "opts.MaxConcurrentCompactions"},
 	} {

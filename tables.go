@@ -19,6 +19,10 @@ type LiveTable struct {
 	// FilterSpec for none. FilterBitsPerKey is the memory it spends per key.
 	Filter           FilterSpec
 	FilterBitsPerKey float64
+	// Compression is the compression of its data blocks (blocks that do
+	// not shrink are stored raw whatever it says); DefaultCompression for
+	// a table recorded before compressions were.
+	Compression Compression
 }
 
 // Tables returns the tables of the DB's current version, level by level
@@ -59,5 +63,6 @@ func liveTable(level int, m *manifest.FileMetadata) LiveTable {
 		LargestSeqNum:    uint64(m.LargestSeqNum),
 		Filter:           FilterSpec{Family: FilterFamily(family), Bits: param},
 		FilterBitsPerKey: m.FilterBitsPerKey,
+		Compression:      Compression(m.Compression),
 	}
 }

@@ -42,6 +42,7 @@ func TestTables(t *testing.T) {
 					Smallest: m.Smallest.UserKey, Largest: m.Largest.UserKey},
 				Entries: m.Entries, SmallestSeqNum: uint64(m.SmallestSeqNum), LargestSeqNum: uint64(m.LargestSeqNum),
 				Filter: FilterSpec{Family: FilterFamily(family), Bits: param}, FilterBitsPerKey: m.FilterBitsPerKey,
+				Compression: Compression(m.Compression),
 			})
 		}
 	}
@@ -55,7 +56,7 @@ func TestTables(t *testing.T) {
 		if g.FileNum != w.FileNum || g.Level != w.Level || g.Size != w.Size || g.Entries != w.Entries ||
 			!bytes.Equal(g.Smallest, w.Smallest) || !bytes.Equal(g.Largest, w.Largest) ||
 			g.SmallestSeqNum != w.SmallestSeqNum || g.LargestSeqNum != w.LargestSeqNum ||
-			g.Filter != w.Filter || g.FilterBitsPerKey != w.FilterBitsPerKey {
+			g.Filter != w.Filter || g.FilterBitsPerKey != w.FilterBitsPerKey || g.Compression != w.Compression {
 			t.Errorf("table %d: %+v, want %+v", i, g, w)
 		}
 		if len(g.Smallest) > 0 && &g.Smallest[0] == &w.Smallest[0] {

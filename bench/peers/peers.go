@@ -12,7 +12,7 @@
 //
 // Every engine gets: Bloom filters of 10 bits per key on every level
 // (Settings.BitsPerKey), the same block cache capacity, snappy compression
-// of 4 KiB data blocks, the same memtable size, the same base level size
+// of 4 KiB data blocks (but see Compression below), the same memtable size, the same base level size
 // (Settings.BaseLevelSize; how each engine uses it: see Levels below) with
 // levels growing ×10, the same target table size, the write-ahead log on
 // and no fsync per write for the fills, one Put per write (no batching),
@@ -50,6 +50,11 @@
 //
 // # Settings that could not be made equal
 //
+//   - Compression. bloomkv writes L0 and its base level uncompressed, as
+//     its Options.TopLevelCompression does by default, and snappy below
+//     them; pebble, goleveldb and badger compress every level with snappy,
+//     their defaults. pebble's per-level options name fixed levels, so it
+//     has no setting for "its base level", which moves as the tree grows.
 //   - Filters. pebble and goleveldb take bits per key (10); bloomkv too,
 //     with a cache-line-blocked filter (all probes in one 512-bit block,
 //     about 0.95% false positives at 10 bits) where pebble's filter is also

@@ -371,7 +371,7 @@ func inspectManifest(w *bufio.Writer, f *os.File, size int64, name string, verbo
 				m := nf.Meta
 				fmt.Fprintf(w, "  + L%d %s  %s .. %s  seqnums %d-%d  %d bytes  %s\n", nf.Level,
 					manifest.MakeFilename(manifest.FileTypeTable, m.FileNum), formatInternalKey(m.Smallest),
-					formatInternalKey(m.Largest), m.SmallestSeqNum, m.LargestSeqNum, m.Size, tableFilter(m))
+					formatInternalKey(m.Largest), m.SmallestSeqNum, m.LargestSeqNum, m.Size, tableFilter(m)+tableCompression(m))
 			}
 		}
 		next, err := state.Apply(&e)

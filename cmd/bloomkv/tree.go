@@ -86,7 +86,7 @@ func runTree(args []string, stdout io.Writer) error {
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		for _, m := range files {
 			fmt.Fprintf(tw, "%s\t%s\t%s .. %s\tseqnums %d-%d\t%s\n", manifest.MakeFilename(manifest.FileTypeTable, m.FileNum),
-				humanize.Bytes(m.Size), f.format(m.Smallest.UserKey), f.format(m.Largest.UserKey), m.SmallestSeqNum, m.LargestSeqNum, tableFilter(m))
+				humanize.Bytes(m.Size), f.format(m.Smallest.UserKey), f.format(m.Largest.UserKey), m.SmallestSeqNum, m.LargestSeqNum, tableFilter(m)+tableCompression(m))
 		}
 		tw.Flush()
 		lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
@@ -112,6 +112,19 @@ func tableFilter(m *manifest.FileMetadata) string {
 		return fmt.Sprintf("%v %g-bit %.1f bits/key", sstable.FilterFamily(family), param, m.FilterBitsPerKey)
 	}
 	return fmt.Sprintf("%v %g, %.1f bits/key", sstable.FilterFamily(family), param, m.FilterBitsPerKey)
+}
+
+// tableCompression renders a table's block compression from its manifest
+// record, to follow its filter: ", snappy", ", uncompressed", or nothing for a
+// record of before compressions were recorded.
+func tableCompression(m *manifest.FileMetadata) string {
+	if m.Compression == 0 {
+		return ""
+	}
+	if c := sstable.Compression(m.Compression); c != sstable.NoCompression {
+		return ", " + c.String()
+	}
+	return ", uncompressed"
 }
 
 // filterKind is a table's filter without its size: "bloom", "fuse 8-bit",

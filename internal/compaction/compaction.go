@@ -48,6 +48,13 @@ type Compaction struct {
 	Filter           sstable.FilterSpec
 	FilterHi         sstable.FilterSpec
 	FilterHiFraction float64
+	// Compression is the compression of the output tables' data blocks
+	// (Options.OutputCompression).
+	Compression sstable.Compression
+	// Grandparents are the tables of the level below OutputLevel that
+	// overlap [Smallest, Largest], in key order (none when OutputLevel is
+	// the last level): Run cuts outputs at their starts (outputCutter).
+	Grandparents []*manifest.FileMetadata
 	// Score is the score of Level that made the picker choose it, ≥ 1; 0
 	// for a manual compaction.
 	Score float64
@@ -126,11 +133,27 @@ const trivialMoveSlack = 0.1
 // draws (For), the level would be biased too: the tables refused are
 // rewritten under new numbers and draw again, so the level would get its
 // fraction of the richer filter on top of the tables moved with it.
+//
+// Nor does a table move to a level whose tables are compressed otherwise
+// (compressionSuits): L0 and the base level are written uncompressed by
+// default, and a sequential load, which moves every table, would
+// otherwise carry them uncompressed to the bottom of the tree.
 func (c *Compaction) IsTrivialMove() bool {
 	if len(c.Inputs[0]) != 1 || len(c.Inputs[1]) != 0 {
 		return false
 	}
-	return filterSuits(c.Inputs[0][0], c.Filter)
+	return filterSuits(c.Inputs[0][0], c.Filter) && compressionSuits(c.Inputs[0][0], c.Compression)
+}
+
+// compressionSuits reports whether table m's data blocks are compressed as
+// want would compress them, or m's compression is unknown (recorded before
+// the manifest held it: those move as they always did). A writer stores
+// DefaultCompression's blocks uncompressed.
+func compressionSuits(m *manifest.FileMetadata, want sstable.Compression) bool {
+	if want == sstable.DefaultCompression {
+		want = sstable.NoCompression
+	}
+	return m.Compression == 0 || sstable.Compression(m.Compression) == want
 }
 
 // filterSuits reports whether table m's filter is close enough to want to

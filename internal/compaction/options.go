@@ -113,11 +113,27 @@ type Options struct {
 	// TableOptions configure the output tables (block size, restart
 	// interval, compression, prefix extractor). Their Filter and
 	// RangeFilterBits are ignored: each output table gets its level's
-	// filter (Compaction.Filter) and range filter (RangeFilterBits).
+	// filter (Compaction.Filter) and range filter (RangeFilterBits). Their
+	// Compression is that of the levels below the base level, and of the
+	// base level when it is the last (OutputCompression).
 	TableOptions sstable.WriterOptions
+	// TopLevelCompression is the compression of the tables of L0 (the
+	// DB's flushes) and of the base level while a level is below it.
+	TopLevelCompression sstable.Compression
 	// RangeFilterBits is each level's range-filter setting, bits per key
 	// (sstable.WriterOptions.RangeFilterBits; 0: none).
 	RangeFilterBits [manifest.NumLevels]float64
+}
+
+// OutputCompression returns the compression of c's output tables:
+// TopLevelCompression for a compaction from L0 into a base level above the
+// last, TableOptions.Compression for every other. (A compaction into the
+// base level comes from L0: the levels between are empty.)
+func (o *Options) OutputCompression(c *Compaction) sstable.Compression {
+	if c.Level == 0 && c.OutputLevel < lastLevel {
+		return o.TopLevelCompression
+	}
+	return o.TableOptions.Compression
 }
 
 // LevelTargetSize returns the target size in bytes of level (1 or deeper)

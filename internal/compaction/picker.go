@@ -296,6 +296,8 @@ func l0Closure(v *manifest.Version, lo, hi []byte) []*manifest.FileMetadata {
 func newCompaction(v *manifest.Version, level, output int, inputs []*manifest.FileMetadata, o *Options) *Compaction {
 	c := candidateOf(v, level, output, inputs)
 	c.setFilters(PlanForLevel(v, c.OutputLevel, o))
+	c.Compression = o.OutputCompression(c)
+	c.setGrandparents(v)
 	return c
 }
 
@@ -306,7 +308,16 @@ func newCompaction(v *manifest.Version, level, output int, inputs []*manifest.Fi
 func (c *Compaction) chosen(v *manifest.Version, score float64, o *Options) *Compaction {
 	c.Score = score
 	c.setFilters(PlanForLevel(v, c.OutputLevel, o))
+	c.Compression = o.OutputCompression(c)
+	c.setGrandparents(v)
 	return c
+}
+
+// setGrandparents sets c.Grandparents from v.
+func (c *Compaction) setGrandparents(v *manifest.Version) {
+	if c.OutputLevel < lastLevel {
+		c.Grandparents = slices.Clone(v.Overlapping(c.OutputLevel+1, c.Smallest, c.Largest))
+	}
 }
 
 // candidateOf is newCompaction without the filters: what the conflict checks

@@ -35,9 +35,10 @@ const cancelCheckInterval = 1024
 // stripe and, when c.Bottommost, none of the oldest stripe (see
 // readRangeDels); each output gets the part between its boundaries, which
 // fall just past its last key, so outputs' bounds never share a user key.
-// Output tables are cut once they reach opts.TargetFileSize, at the next
-// change of user key, and built with opts.TableOptions, each with the
-// filter c.OutputFilter gives its file number.
+// Output tables are cut at a change of user key, near opts.TargetFileSize
+// and where they can at the start of one of c.Grandparents (outputCutter),
+// and built with opts.TableOptions but c.Compression, each with the filter
+// c.OutputFilter gives its file number.
 //
 // Run checks ctx every thousand entries or so and stops with its error. On
 // any failure — ctx, an input, an output, inputs out of order (wrapping
@@ -49,10 +50,12 @@ func Run(ctx context.Context, c *Compaction, env Env, snapshots []base.SeqNum, o
 		lastStripe: -1,
 		env:        env,
 		stripes:    newStripes(snapshots),
-		target:     opts.TargetFileSize,
+		cutter:     newOutputCutter(opts.TargetFileSize, c.Grandparents),
 		wopts:      opts.TableOptions,
 	}
 	r.wopts.RangeFilterBits = opts.RangeFilterBits[c.OutputLevel]
+	r.wopts.Compression = c.Compression
+
 	r.stats.InputTables = c.NumInputs()
 	r.stats.BytesRead = c.InputBytes()
 
@@ -78,7 +81,7 @@ type runner struct {
 	c       *Compaction
 	env     Env
 	stripes stripes
-	target  uint64
+	cutter  outputCutter
 	wopts   sstable.WriterOptions
 	stats   Stats
 

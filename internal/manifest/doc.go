@@ -57,7 +57,10 @@
 //	 6   NewFileFilter    a NewFile body | filter family (1 byte; 0, none,
 //	                      only with bits/key 0) | its parameter (float64,
 //	                      8 bytes LE) | entries (uvarint)
-//	 0, 7…  reserved or unknown: rejected as corruption
+//	 7   NewFileBlocks    a NewFileFilter body | the data blocks'
+//	                      compression (1 byte, nonzero: 1 none, 2 snappy,
+//	                      3 zstd, as package sstable numbers them)
+//	 0, 8…  reserved or unknown: rejected as corruption
 //
 // A NewFile body, with the keys as internal keys (user key ‖ 8-byte
 // trailer, see package base), each preceded by its length:

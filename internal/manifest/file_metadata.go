@@ -39,6 +39,12 @@ type FileMetadata struct {
 	// table recorded before entries were). The filter allocation turns
 	// level sizes into key counts with it.
 	Entries uint64
+	// Compression is the compression of the table's data blocks, as
+	// sstable.Compression's values (1 none, 2 snappy, 3 zstd), 0 if
+	// unknown (a table recorded before compressions were). Like the
+	// filter it is for the picker (does the table suit the level it
+	// would move to?) and for display: each block says how to decode it.
+	Compression uint8
 }
 
 // familyBloom is sstable.BloomFamily's value.

@@ -67,8 +67,8 @@ func randMeta(rng *rand.Rand) *FileMetadata {
 		LargestSeqNum:    hi,
 		FilterBitsPerKey: []float64{0, 10, 1.4426950408889634, 0.5, 64}[rng.IntN(5)],
 	}
-	// Half the tables record their filter's family and parameter (tag 6),
-	// as the DB writes them now; the others are records of before.
+	// Half the tables record their filter's family and parameter (tag 6
+	// or 7); the others are records of before.
 	if rng.IntN(2) == 0 {
 		m.FilterFamily = uint8(rng.IntN(256))
 		if m.FilterFamily == 0 {
@@ -76,6 +76,10 @@ func randMeta(rng *rand.Rand) *FileMetadata {
 		}
 		m.FilterParam = []float64{0, 8, 16, 10.5}[rng.IntN(4)]
 		m.Entries = randUvarint(rng)
+		// Half of those record their blocks' compression too (tag 7).
+		if rng.IntN(2) == 0 {
+			m.Compression = uint8(1 + rng.IntN(255))
+		}
 	}
 	return m
 }

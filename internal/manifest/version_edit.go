@@ -53,6 +53,7 @@ const (
 	tagDeletedFile    = 4
 	tagNewFile        = 5
 	tagNewFileFilter  = 6 // a NewFile with its filter's family and parameter, and its entries
+	tagNewFileBlocks  = 7 // a NewFileFilter with its data blocks' compression
 )
 
 // Encode appends the encoding of e to dst and returns the extended slice.
@@ -79,7 +80,10 @@ func (e *VersionEdit) Encode(dst []byte) []byte {
 	for _, n := range e.NewFiles {
 		m := n.Meta
 		tag := uint64(tagNewFile)
-		if m.FilterFamily != 0 || m.Entries != 0 {
+		switch {
+		case m.Compression != 0:
+			tag = tagNewFileBlocks
+		case m.FilterFamily != 0 || m.Entries != 0:
 			tag = tagNewFileFilter
 		}
 		dst = binary.AppendUvarint(dst, tag)
@@ -93,10 +97,13 @@ func (e *VersionEdit) Encode(dst []byte) []byte {
 		dst = binary.AppendUvarint(dst, uint64(m.SmallestSeqNum))
 		dst = binary.AppendUvarint(dst, uint64(m.LargestSeqNum))
 		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(m.FilterBitsPerKey))
-		if tag == tagNewFileFilter {
+		if tag != tagNewFile {
 			dst = append(dst, m.FilterFamily)
 			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(m.FilterParam))
 			dst = binary.AppendUvarint(dst, m.Entries)
+		}
+		if tag == tagNewFileBlocks {
+			dst = append(dst, m.Compression)
 		}
 	}
 	return dst
@@ -158,8 +165,8 @@ func Decode(b []byte) (VersionEdit, error) {
 			if d.err == nil {
 				e.DeletedFiles = append(e.DeletedFiles, DeletedFile{Level: level, FileNum: num})
 			}
-		case tagNewFile, tagNewFileFilter:
-			if n, ok := d.newFile(tag == tagNewFileFilter); ok {
+		case tagNewFile, tagNewFileFilter, tagNewFileBlocks:
+			if n, ok := d.newFile(tag); ok {
 				e.NewFiles = append(e.NewFiles, n)
 			}
 		case 0:
@@ -257,9 +264,10 @@ func (d *decoder) internalKey(what string) base.InternalKey {
 	return k
 }
 
-// newFile decodes a NewFile body; withFilter says it ends with the
-// filter's family and parameter (tagNewFileFilter).
-func (d *decoder) newFile(withFilter bool) (NewFile, bool) {
+// newFile decodes the body of a NewFile field with tag (tagNewFile,
+// tagNewFileFilter or tagNewFileBlocks): the tags after tagNewFile add the
+// filter's family and parameter and the entries, then the compression.
+func (d *decoder) newFile(tag uint64) (NewFile, bool) {
 	start := d.off()
 	level := d.level()
 	m := &FileMetadata{}
@@ -272,8 +280,7 @@ func (d *decoder) newFile(withFilter bool) (NewFile, bool) {
 	if bits := d.bytes("filter bits per key", 8); bits != nil {
 		m.FilterBitsPerKey = math.Float64frombits(binary.LittleEndian.Uint64(bits))
 	}
-	switch {
-	case withFilter:
+	if tag != tagNewFile {
 		if family := d.bytes("filter family", 1); family != nil {
 			m.FilterFamily = family[0]
 		}
@@ -283,6 +290,14 @@ func (d *decoder) newFile(withFilter bool) (NewFile, bool) {
 		m.Entries = d.uvarint("entries")
 		if d.err == nil && m.FilterFamily == 0 && m.FilterBitsPerKey != 0 {
 			d.fail("filter family 0 (none) with %v bits per key", m.FilterBitsPerKey)
+		}
+	}
+	if tag == tagNewFileBlocks {
+		if c := d.bytes("compression", 1); c != nil {
+			m.Compression = c[0]
+		}
+		if d.err == nil && m.Compression == 0 {
+			d.fail("compression 0 (unknown) in a field that records it")
 		}
 	}
 	if d.err != nil {

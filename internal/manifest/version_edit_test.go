@@ -196,6 +196,14 @@ func filterBody(family byte, param float64) []byte {
 	return append(b, uv(1000)...)
 }
 
+// blocksBody is a tag-7 new file: filterBody's fields, then the data
+// blocks' compression.
+func blocksBody(compression byte) []byte {
+	b := filterBody(2, 8)
+	b[0] = tagNewFileBlocks
+	return append(b, compression)
+}
+
 // TestFilterOfRecord checks FileMetadata.Filter: a record of before
 // families (tag 5) with a filter holds a Bloom filter of its bits per key.
 func TestFilterOfRecord(t *testing.T) {
@@ -223,7 +231,7 @@ func TestDecodeRejects(t *testing.T) {
 	}{
 		{"tag 0", uv(0)},
 		{"zero bytes", make([]byte, 8)},
-		{"unknown tag", uv(7, 1)},
+		{"unknown tag", uv(8, 1)},
 		{"huge tag", uv(1 << 40)},
 		{"tag overflows", bytes.Repeat([]byte{0xff}, 11)},
 		{"truncated tag", []byte{0x80}},
@@ -257,6 +265,8 @@ func TestDecodeRejects(t *testing.T) {
 		{"entries truncated", filterBody(2, 8)[:len(filterBody(2, 8))-1]},
 		{"NaN filter parameter", filterBody(2, math.NaN())},
 		{"negative filter parameter", filterBody(2, -8)},
+		{"compression truncated", blocksBody(2)[:len(blocksBody(2))-1]},
+		{"compression 0 where it is recorded", blocksBody(0)},
 	}
 	for _, tc := range cases {
 		e, err := Decode(tc.in)
@@ -270,6 +280,9 @@ func TestDecodeRejects(t *testing.T) {
 	}
 	if e, err := Decode(filterBody(2, 8)); err != nil || e.NewFiles[0].Meta.FilterFamily != 2 || e.NewFiles[0].Meta.FilterParam != 8 || e.NewFiles[0].Meta.Entries != 1000 {
 		t.Fatalf("valid hand-built new file with its filter: %+v, %v", e, err)
+	}
+	if e, err := Decode(blocksBody(2)); err != nil || e.NewFiles[0].Meta.Compression != 2 || e.NewFiles[0].Meta.Entries != 1000 {
+		t.Fatalf("valid hand-built new file with its compression: %+v, %v", e, err)
 	}
 }
 

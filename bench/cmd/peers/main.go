@@ -80,7 +80,8 @@
 // 3,000,000 times, then reads the last values back.
 //
 // Every engine gets 10 bits/key filters on every level, the same block
-// cache (8 MiB), snappy, the same memtable (4 MiB), base level size
+// cache (8 MiB), snappy (bloomkv, by its default, below its base level
+// only), the same memtable (4 MiB), base level size
 // (16 MiB, ×10 per level) and table size (2 MiB), the WAL on and no fsync
 // per write; the settings that could not be made equal are listed in
 // package peers' documentation and at the end of the output.
@@ -125,6 +126,8 @@ func notEqual() string {
     badger's tables grow ×2 per level; pebble's and goleveldb's filters live in the block cache,
     bloomkv's and badger's beside it.
   - pebble reserves its memtables out of its block cache: its cache gets 8 MiB plus two memtables.
+  - bloomkv writes L0 and its base level uncompressed, its default (Options.TopLevelCompression),
+    snappy below; the others compress every level.
   - writes stop at an L0 of: bloomkv 36 tables, pebble 12 sublevels, goleveldb 12 tables, badger 15
     tables (it stalls flushes, so writes stop once its memtables are full).
   - background compactions: bloomkv up to GOMAXPROCS, at most 4 (%d here), pebble 1, goleveldb 1,
@@ -458,7 +461,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return fail(2, err)
 		}
 		cfg := o.config(keys)
-		fmt.Fprintf(stdout, "peers: %s keys of %d B, values of %d B, seed %d; %d bits/key filters, block cache %d MiB, snappy, memtable %d MiB, base level %d MiB ×10, tables %d MiB, WAL on without fsync; %d thread(s)",
+		fmt.Fprintf(stdout, "peers: %s keys of %d B, values of %d B, seed %d; %d bits/key filters, block cache %d MiB, snappy (bloomkv: below its base level), memtable %d MiB, base level %d MiB ×10, tables %d MiB, WAL on without fsync; %d thread(s)",
 			fmtCount(n), o.keySize, o.valueSize, o.seed, s.BitsPerKey, s.CacheSize>>20, s.MemtableSize>>20, s.BaseLevelSize>>20, s.TargetFileSize>>20, o.threads)
 		for _, w := range ws {
 			if w == workload.FillOverwrite {
