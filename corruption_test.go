@@ -52,7 +52,7 @@ func buildCorruptDB(t *testing.T) *corruptDB {
 	// prefixes too, and range filters: the damage reaches every kind of
 	// filter block.
 	c.opts = Options{FS: mem, MemtableSize: 64 << 10, BaseLevelSize: 64 << 10, TargetFileSize: 24 << 10, BlockSize: 512, BlockCacheSize: -1,
-		LevelFilters:    []FilterSpec{Bloom(10), Bloom(10), Fuse(4)},
+		LevelFilters:    []FilterSpec{Bloom(10), Bloom(10), Fuse(8)},
 		RangeFilterBits: []float64{16, 8},
 		Prefix:          &PrefixExtractor{Name: "key000", Split: func(k []byte) int { return min(len(k), 6) }}}
 	d, err := Open(c.dir, &c.opts)
@@ -99,7 +99,7 @@ func buildCorruptDB(t *testing.T) *corruptDB {
 	}
 	d.mu.Unlock()
 	if families[sstable.BloomFamily] == 0 || families[sstable.FuseFamily] == 0 {
-		t.Fatalf("tables by filter family %v: want both families", families)
+		t.Fatalf("tables by filter family %v: want both families\n%s", families, d.Metrics())
 	}
 	if err := d.Close(); err != nil {
 		t.Fatal(err)

@@ -42,8 +42,9 @@ func crashKey(i int) string { return fmt.Sprintf("ck%05d", i) }
 // memtables, levels and tables, so that flushes and compactions run all the
 // time and a kill often lands in the middle of one; the level sizing, the
 // compactions at once and the L0 thresholds (low, so that writes are paced
-// often) and L0's and the base level's compression chosen by the seed, so
-// that one directory is opened under all of them in turn.
+// often), how the compaction slots open, and L0's and the base level's
+// compression chosen by the seed, so that one directory is opened under
+// all of them in turn.
 func crashOptions(seed uint64) *Options {
 	return &Options{
 		TopLevelCompression:      []Compression{DefaultCompression, SnappyCompression}[seed/18%2],
@@ -56,6 +57,7 @@ func crashOptions(seed uint64) *Options {
 		L0StopTrigger:            5 + int(seed%3),
 		LevelSizing:              []LevelSizing{DynamicLevelSizing, StaticLevelSizing}[seed/3%2],
 		MaxConcurrentCompactions: 1 + int(seed/6%3),
+		L0CompactionConcurrency:  []int{0, 1}[seed/36%2],
 	}
 }
 

@@ -547,9 +547,9 @@ func describeOptions(o Options) string {
 	if len(o.RangeFilterBits) > 0 {
 		filters += fmt.Sprintf(" RangeFilterBits:%v", o.RangeFilterBits)
 	}
-	return fmt.Sprintf("{MemtableSize:%d MaxImmutableMemtables:%d BlockSize:%d DisableBlockAlign:%v Compression:%v TopLevelCompression:%v %s FilterAllocation:%v BlockCacheSize:%d LevelSizing:%v MaxConcurrentCompactions:%d L0SlowdownTrigger:%d L0StopTrigger:%d L0CompactionTrigger:%d BaseLevelSize:%d TargetFileSize:%d MaxOpenFiles:%d MaxManifestFileSize:%d}",
+	return fmt.Sprintf("{MemtableSize:%d MaxImmutableMemtables:%d BlockSize:%d DisableBlockAlign:%v Compression:%v TopLevelCompression:%v %s FilterAllocation:%v BlockCacheSize:%d LevelSizing:%v MaxConcurrentCompactions:%d L0CompactionConcurrency:%d L0SlowdownTrigger:%d L0StopTrigger:%d L0CompactionTrigger:%d BaseLevelSize:%d TargetFileSize:%d MaxOpenFiles:%d MaxManifestFileSize:%d}",
 		o.MemtableSize, o.MaxImmutableMemtables, o.BlockSize, o.DisableBlockAlign, o.Compression, o.TopLevelCompression, filters, o.FilterAllocation, o.BlockCacheSize,
-		o.LevelSizing, o.MaxConcurrentCompactions, o.L0SlowdownTrigger, o.L0StopTrigger,
+		o.LevelSizing, o.MaxConcurrentCompactions, o.L0CompactionConcurrency, o.L0SlowdownTrigger, o.L0StopTrigger,
 		o.L0CompactionTrigger, o.BaseLevelSize, o.TargetFileSize, o.MaxOpenFiles, o.MaxManifestFileSize)
 }
 
@@ -568,6 +568,9 @@ func randOptions(rng *rand.Rand) Options {
 	// L0's and the base level's compression the same way, from the next
 	// two bits: the default (none), each compression, or Compression's.
 	o.TopLevelCompression = []Compression{DefaultCompression, SnappyCompression, ZstdCompression, o.Compression}[o.MemtableSize>>1&3]
+	// And the compaction slots' opening from the next: the default
+	// (2·L0CompactionTrigger), every table, or every fourth.
+	o.L0CompactionConcurrency = []int{0, 1, 4, 0}[o.MemtableSize>>3&3]
 	switch r := rng.IntN(10); {
 	case r < 2:
 		o.DisableFilters = true

@@ -35,7 +35,7 @@ func TestOptionsDefaults(t *testing.T) {
 		}
 		want := compaction.Options{
 			L0CompactionTrigger: 4, L0SlowdownTrigger: 20, BaseLevelSize: 16 << 20, LevelMultiplier: 10, TargetFileSize: 2 << 20,
-			LevelSizing: DynamicLevelSizing, MaxConcurrentCompactions: min(runtime.GOMAXPROCS(0), 4),
+			LevelSizing: DynamicLevelSizing, MaxConcurrentCompactions: min(runtime.GOMAXPROCS(0), 4), L0CompactionConcurrency: 8,
 			BitsPerKey: 10, FilterAllocation: UniformAllocation,
 			TableOptions:        sstable.WriterOptions{BlockSize: 4 << 10, Compression: SnappyCompression, BlockAlign: true},
 			TopLevelCompression: NoCompression,
@@ -49,7 +49,8 @@ func TestOptionsDefaults(t *testing.T) {
 	}
 	// The L0 thresholds follow a changed trigger.
 	got, err := (&Options{L0CompactionTrigger: 10}).withDefaults()
-	if err != nil || got.L0SlowdownTrigger != 50 || got.L0StopTrigger != 90 || got.compaction.L0CompactionTrigger != 10 {
+	if err != nil || got.L0SlowdownTrigger != 50 || got.L0StopTrigger != 90 || got.compaction.L0CompactionTrigger != 10 ||
+		got.compaction.L0CompactionConcurrency != 20 {
 		t.Errorf("trigger 10: %+v, %v", got, err)
 	}
 	got, _ = (&Options{DisableFilters: true, BitsPerKey: 12}).withDefaults()
@@ -84,6 +85,7 @@ func TestOptionsValidation(t *testing.T) {
 		{Options{FilterAllocation: ProgressiveAllocation + 1}, "opts.FilterAllocation"},
 		{Options{Compression: 9}, "opts.Compression"},
 		{Options{TopLevelCompression: 9}, "opts.TopLevelCompression"},
+		{Options{L0CompactionConcurrency: -1}, "opts.L0CompactionConcurrency"},
 		{Options{LevelSizing: StaticLevelSizing + 1}, "opts.LevelSizing"},
 		{Options{MaxConcurrentCompactions: -1}, "opts.MaxConcurrentCompactions"},
 	} {

@@ -292,3 +292,31 @@ func checkSimTree(t *testing.T, v *manifest.Version, tables map[uint64]*simTable
 		t.Fatalf("the tree holds %d versions, %d were written", len(seen), len(written))
 	}
 }
+
+// TestSlots checks how many compactions Slots lets run for each size of
+// L0, against the rule its doc states: 1 + (L0 − trigger)/concurrency
+// beyond the trigger, capped by MaxConcurrentCompactions; every slot
+// without a concurrency.
+func TestSlots(t *testing.T) {
+	for _, tc := range []struct {
+		l0, most, concurrency, want int
+	}{
+		{0, 4, 8, 1}, {4, 4, 8, 1}, {11, 4, 8, 1}, {12, 4, 8, 2}, {19, 4, 8, 2}, {20, 4, 8, 3},
+		{28, 4, 8, 4}, {60, 4, 8, 4}, // capped
+		{12, 2, 8, 2}, {40, 2, 8, 2},
+		{5, 3, 1, 2}, {6, 3, 1, 3},
+		{0, 3, 0, 3}, {0, 0, 0, 1}, // every slot; at least one
+	} {
+		var l0 []*manifest.FileMetadata
+		for i := tc.l0 - 1; i >= 0; i-- { // newest first
+			l0 = append(l0, meta(uint64(100+i), "a", "b", base.SeqNum(2*i+1), base.SeqNum(2*i+2), 1))
+		}
+		v := checkedVersion(t, levels{0: l0})
+		opts := with(pickerOpts, func(o *Options) {
+			o.MaxConcurrentCompactions, o.L0CompactionConcurrency = tc.most, tc.concurrency
+		})
+		if got := Slots(v, opts); got != tc.want {
+			t.Errorf("L0 of %d, at most %d, concurrency %d: Slots = %d, want %d", tc.l0, tc.most, tc.concurrency, got, tc.want)
+		}
+	}
+}

@@ -98,6 +98,10 @@ type Options struct {
 	// MaxConcurrentCompactions is how many compactions Pick lets run at
 	// once; at least 1.
 	MaxConcurrentCompactions int
+	// L0CompactionConcurrency is how many L0 tables past
+	// L0CompactionTrigger open each slot beyond the first (Slots); 0
+	// opens every slot whatever L0 holds.
+	L0CompactionConcurrency int
 
 	// BitsPerKey is the average filter memory per key over the whole tree,
 	// in [1, bloom.MaxBitsPerKey]; 0 builds every table without a filter

@@ -204,6 +204,25 @@ func TestOutputCompression(t *testing.T) {
 			t.Errorf("L%d→L%d: %v, want %v", tc.level, tc.output, got, tc.want)
 		}
 	}
+	// Pick sets it: L0 into L1 (the base under static sizing) and L1 into
+	// L2.
+	for _, tc := range []struct {
+		levels levels
+		want   sstable.Compression
+	}{
+		{levels{0: fourL0()}, sstable.NoCompression},
+		{levels{1: {meta(1, "a", "b", 1, 1, 4096)}}, sstable.SnappyCompression},
+	} {
+		c := Pick(checkedVersion(t, tc.levels), with(pickerOpts, func(p *Options) {
+			p.TableOptions.Compression, p.TopLevelCompression = o.TableOptions.Compression, o.TopLevelCompression
+		}), nil)
+		switch {
+		case c == nil:
+			t.Errorf("%v: Pick = nil", tc.levels)
+		case c.Compression != tc.want:
+			t.Errorf("Pick = %v with compression %v, want %v", c, c.Compression, tc.want)
+		}
+	}
 	for _, tc := range []struct {
 		table, want sstable.Compression // the table's (0: unrecorded), the level's
 		move        bool

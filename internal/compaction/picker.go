@@ -55,8 +55,9 @@ func Scores(v *manifest.Version, t Targets, opts *Options) [manifest.NumLevels]f
 // (unlike LevelDB's round-robin compaction pointer). Either way the output
 // level's tables that overlap the inputs' key range join them.
 //
-// Concurrency. Up to opts.MaxConcurrentCompactions compactions run at
-// once. When two or more may, one is kept for L0: compactions of deeper
+// Concurrency. Up to Slots(v, opts) compactions run at once: one while L0
+// is low, up to opts.MaxConcurrentCompactions as it grows. When two or
+// more may, one is kept for L0: compactions of deeper
 // levels take at most all but one slot, so that an L0 compaction never
 // waits for a slot behind compactions deeper down — it waits only for a
 // running compaction of the base level that holds a table it needs, one
@@ -82,7 +83,7 @@ func Scores(v *manifest.Version, t Targets, opts *Options) [manifest.NumLevels]f
 // other's input or output level (conflicts). Flushes never conflict: they
 // only add L0 tables newer than every compaction's.
 func Pick(v *manifest.Version, opts *Options, running []*Compaction) *Compaction {
-	slots := max(opts.MaxConcurrentCompactions, 1)
+	slots := Slots(v, opts)
 	if len(running) >= slots {
 		return nil
 	}
@@ -133,6 +134,24 @@ func Pick(v *manifest.Version, opts *Options, running []*Compaction) *Compaction
 		}
 	}
 	return nil
+}
+
+// Slots returns how many compactions may run at once in v: up to
+// MaxConcurrentCompactions, and with L0CompactionConcurrency set, one
+// while L0 holds fewer than L0CompactionTrigger+L0CompactionConcurrency
+// tables and one more for each L0CompactionConcurrency tables beyond (as
+// Pebble's L0CompactionConcurrency). Compactions share the cores with the
+// writes: while L0 is low the tree keeps up with one, and each compaction
+// more takes CPU from the writers. Once L0 grows the slots open, so that
+// L0 waits behind a compaction deeper down for at most
+// L0CompactionConcurrency tables' worth of flushes, then takes a slot of
+// its own.
+func Slots(v *manifest.Version, opts *Options) int {
+	most := max(opts.MaxConcurrentCompactions, 1)
+	if opts.L0CompactionConcurrency <= 0 {
+		return most
+	}
+	return min(most, 1+max(0, v.NumFiles(0)-opts.L0CompactionTrigger)/opts.L0CompactionConcurrency)
 }
 
 // byPriority returns the levels that score at least 1 in the order Pick
