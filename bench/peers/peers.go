@@ -98,7 +98,9 @@
 //   - Concurrency. Each engine keeps its default number of background
 //     compactions — bloomkv up to GOMAXPROCS at Open, at most 4
 //     (Options.MaxConcurrentCompactions; with two or more, one is kept for
-//     L0); pebble 1 (CompactionConcurrencyRange's default, [1, 1]);
+//     L0), of which one runs until L0 holds 12 tables, a second from
+//     there and a third from 20 (Options.L0CompactionConcurrency); pebble
+//     1 (CompactionConcurrencyRange's default, [1, 1]);
 //     goleveldb 1; badger 4 compactors (NumCompactors) — and of memtables
 //     held at once, the mutable one included (bloomkv 2, with
 //     MaxImmutableMemtables 1; pebble 2, with MemTableStopWritesThreshold

@@ -153,7 +153,7 @@ type benchFlags struct {
 	n, reads, keySize, valueSize, scanLength, sweepN, sweepReads int
 	seed                                                         uint64
 	missRatio, bitsPerKey                                        float64
-	workloads, allocation, compression, dir, out                 string
+	workloads, allocation, compression, topCompression, dir, out string
 	filter, levels                                               string
 	sweepBits, sweepPolicies, sweepFuse, sweepOffsets            string
 	sweepSizes                                                   string
@@ -190,7 +190,8 @@ func runBench(args []string, stdout io.Writer) error {
 	// FilterAllocation (a filter policy is the filter algorithm elsewhere);
 	// scripts that pass it keep working.
 	fs.StringVar(&f.allocation, "policy", "uniform", "the former name of -allocation")
-	fs.StringVar(&f.compression, "compression", "snappy", "block compression: none, snappy or zstd")
+	fs.StringVar(&f.compression, "compression", "snappy", "block compression below the base level: none, snappy or zstd")
+	fs.StringVar(&f.topCompression, "top-compression", "none", "block compression of L0 and the base level (Options.TopLevelCompression): none, snappy or zstd")
 	fs.Var(&f.cacheSize, "cache-size", "block cache capacity (e.g. 1MiB; 0: none)")
 	fs.Var(&f.memtableSize, "memtable-size", "memtable size")
 	fs.Var(&f.baseLevelSize, "base-level-size", "target size of the base level, where L0 compacts to (each deeper level ×10)")
@@ -288,7 +289,11 @@ func runBench(args []string, stdout io.Writer) error {
 	if f.prefixKeys < 1 {
 		return usageError{errors.New("-prefix-keys must be at least 1")}
 	}
-	compression, err := parseCompression(f.compression)
+	compression, err := parseCompression("-compression", f.compression)
+	if err != nil {
+		return usageError{err}
+	}
+	topCompression, err := parseCompression("-top-compression", f.topCompression)
 	if err != nil {
 		return usageError{err}
 	}
@@ -329,6 +334,7 @@ func runBench(args []string, stdout io.Writer) error {
 		MemtableSize:             int64(f.memtableSize),
 		BlockCacheSize:           int64(f.cacheSize),
 		Compression:              compression,
+		TopLevelCompression:      topCompression,
 		BaseLevelSize:            uint64(f.baseLevelSize),
 		TargetFileSize:           uint64(f.targetFileSize),
 	}
@@ -496,7 +502,8 @@ func parseAllocation(s string) (bloomkv.FilterAllocation, error) {
 	return 0, fmt.Errorf("-allocation %q: want uniform, optimal, best or progressive", s)
 }
 
-func parseCompression(s string) (bloomkv.Compression, error) {
+// parseCompression parses the value s of the compression flag name.
+func parseCompression(name, s string) (bloomkv.Compression, error) {
 	switch strings.ToLower(s) {
 	case "none":
 		return bloomkv.NoCompression, nil
@@ -505,7 +512,7 @@ func parseCompression(s string) (bloomkv.Compression, error) {
 	case "zstd":
 		return bloomkv.ZstdCompression, nil
 	}
-	return 0, fmt.Errorf("-compression %q: want none, snappy or zstd", s)
+	return 0, fmt.Errorf("%s %q: want none, snappy or zstd", name, s)
 }
 
 // phase is one workload's result and the lookup counters it moved.

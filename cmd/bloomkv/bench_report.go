@@ -29,7 +29,8 @@ type benchSettings struct {
 	Allocation     string  `json:"allocation"`
 	Filters        string  `json:"filters,omitempty"` // LevelFilters, from L0: "fuse:16,fuse:12"
 	Prefix         string  `json:"prefix,omitempty"`  // the prefix extractor's Name
-	Compression    string  `json:"compression"`
+	Compression    string  `json:"compression"`       // below the base level
+	TopCompression string  `json:"top_compression"`   // L0 and the base level
 	BlockCacheSize int64   `json:"block_cache_size"`
 	MemtableSize   int64   `json:"memtable_size"`
 	BaseLevelSize  uint64  `json:"base_level_size"`
@@ -54,8 +55,12 @@ func (s *benchSettings) String() string {
 	if s.MaxCompactions > 0 {
 		compactions = fmt.Sprintf("%d compactions at once", s.MaxCompactions)
 	}
+	compression := s.Compression
+	if s.TopCompression != "" && s.TopCompression != s.Compression {
+		compression = fmt.Sprintf("%s (L0 and the base level %s)", s.Compression, s.TopCompression)
+	}
 	return fmt.Sprintf("%s keys of %d B, values of %d B, seed %d; %s, %s, block cache %s, memtable %s, base level %s (×10 per level, %s), tables %s, %s",
-		fmtCount(int64(s.Keys)), s.KeySize, s.ValueSize, s.Seed, filters, s.Compression, cache,
+		fmtCount(int64(s.Keys)), s.KeySize, s.ValueSize, s.Seed, filters, compression, cache,
 		humanize.Bytes(uint64(s.MemtableSize)), humanize.Bytes(s.BaseLevelSize), s.LevelSizing, humanize.Bytes(s.TargetFileSize), compactions)
 }
 
@@ -77,7 +82,7 @@ func newSettings(opts *bloomkv.Options, cfg *workload.Config) benchSettings {
 		Keys: cfg.Keys.N, KeySize: cfg.Keys.KeySize, ValueSize: cfg.Keys.ValueSize, Seed: cfg.Keys.Seed,
 		Reads: cfg.Reads, MissRatio: cfg.MissRatio, ScanLength: cfg.ScanLength,
 		BitsPerKey: bitsPerKey,
-		Allocation: opts.FilterAllocation.String(), Compression: opts.Compression.String(),
+		Allocation: opts.FilterAllocation.String(), Compression: opts.Compression.String(), TopCompression: opts.TopLevelCompression.String(),
 		BlockCacheSize: opts.BlockCacheSize, MemtableSize: opts.MemtableSize,
 		BaseLevelSize: opts.BaseLevelSize, TargetFileSize: opts.TargetFileSize,
 		LevelSizing: opts.LevelSizing.String(), MaxCompactions: opts.MaxConcurrentCompactions,

@@ -383,6 +383,8 @@ func TestBenchFilterFlags(t *testing.T) {
 		// Dynamic sizing puts the data in L6, where Pebble's widths are 4.
 		{[]string{"-allocation", "progressive"}, "10 bits/key progressive", "fuse 4-bit"},
 		{[]string{"-allocation", "progressive", "-level-sizing", "static"}, "×10 per level, static", "fuse 16-bit"},
+		{nil, "snappy (L0 and the base level none)", ""},
+		{[]string{"-top-compression", "snappy"}, "10 bits/key uniform, snappy, block cache", ""},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			out := runBenchCmd(t, append(big, tc.args...)...)
@@ -446,6 +448,8 @@ func TestBenchUsageErrors(t *testing.T) {
 		{"-bits-per-key", "0.5"},
 		{"-cache-size", "3 parsecs"},
 		{"-miss-ratio", "2"},
+		{"-compression", "lz4"},
+		{"-top-compression", "lz4"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(append([]string{"bench"}, args...), &stdout, &stderr); code != exitUsage {

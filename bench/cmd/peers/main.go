@@ -130,8 +130,8 @@ func notEqual() string {
     snappy below; the others compress every level.
   - writes stop at an L0 of: bloomkv 36 tables, pebble 12 sublevels, goleveldb 12 tables, badger 15
     tables (it stalls flushes, so writes stop once its memtables are full).
-  - background compactions: bloomkv up to GOMAXPROCS, at most 4 (%d here), pebble 1, goleveldb 1,
-    badger 4; badger Puts and Gets are one transaction each.`, min(runtime.GOMAXPROCS(0), 4))
+  - background compactions: bloomkv up to GOMAXPROCS, at most 4 (%d here), one until L0 holds 12 tables,
+    pebble 1, goleveldb 1, badger 4; badger Puts and Gets are one transaction each.`, min(runtime.GOMAXPROCS(0), 4))
 }
 
 // childEnv is set in every child's environment, so that a test binary
