@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/vfs"
@@ -41,17 +40,7 @@ func TestTopLevelCompression(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				if err := d.Flush(); err != nil {
-					t.Fatal(err)
-				}
-				for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-					if m := d.Metrics(); !m.CompactionPending && m.ImmutableMemtables == 0 {
-						break
-					}
-					if time.Now().After(deadline) {
-						t.Fatal("compactions never ended")
-					}
-				}
+				d.waitForCompactions(t)
 				wantTop := top
 				if wantTop == DefaultCompression {
 					wantTop = NoCompression
