@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -514,6 +515,19 @@ func TestFSMSnapshotCrash(t *testing.T) {
 		k, v := fmt.Sprintf("key%03d", i), string(bytes.Repeat([]byte{byte(i)}, 2<<10))
 		applyAll(t, f, uint64(i+1), AppendSet(nil, []byte(k), []byte(v)))
 		model[k] = v
+	}
+	// The crash points are the checkpoint's file operations: wait for the
+	// flushes and compactions the applies left running, whose own file
+	// operations (a table's, the manifest's rotation) would otherwise
+	// count too — before the snapshot's synced write, when the last
+	// unsynced applies may still be lost.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		if m := f.cur.db.Metrics(); !m.CompactionPending && m.ImmutableMemtables == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the flushes and compactions never ended")
+		}
 	}
 	counting.on.Store(true)
 	snap, err := f.Snapshot()
