@@ -56,10 +56,11 @@ func Scores(v *manifest.Version, t Targets, opts *Options) [manifest.NumLevels]f
 // level's tables that overlap the inputs' key range join them.
 //
 // Concurrency. Up to Slots(v, opts) compactions run at once: one while L0
-// is low, up to opts.MaxConcurrentCompactions as it grows. When two or
-// more may, one is kept for L0: compactions of deeper
-// levels take at most all but one slot, so that an L0 compaction never
-// waits for a slot behind compactions deeper down — it waits only for a
+// is low, up to opts.MaxConcurrentCompactions as it grows (while one may,
+// L0 takes its turn by priority like any level). When two or more may,
+// one is kept for L0: compactions of deeper levels take at most all but
+// one slot, so that an L0 compaction never waits for a slot behind
+// compactions deeper down — it waits only for a
 // running compaction of the base level that holds a table it needs, one
 // table's worth of work. One exception is a wait of that same kind: while
 // the base level outranks a due L0 that is below L0SlowdownTrigger, a
