@@ -12,8 +12,9 @@
 //
 // Every engine gets: Bloom filters of 10 bits per key on every level
 // (Settings.BitsPerKey), the same block cache capacity, snappy compression
-// of 4 KiB data blocks (but see Compression below), the same memtable size, the same base level size
-// (Settings.BaseLevelSize; how each engine uses it: see Levels below) with
+// of 4 KiB data blocks (but see Compression below), the same memtable
+// size, the same base level size (Settings.BaseLevelSize; how each engine
+// uses it: see Levels below) with
 // levels growing ×10, the same target table size, the write-ahead log on
 // and no fsync per write for the fills, one Put per write (no batching),
 // and a settle after each fill where the engine has a way to flush (see
