@@ -26,8 +26,9 @@ const multiGetReads = 16
 //
 // It does less than a Get per key: every key's memtable and filter
 // checks come first, so keys the filters rule out cost no read, and the
-// data blocks left to read are read concurrently (up to 16 at a time),
-// each once however many keys it holds. Metrics count every key as a Get.
+// data blocks left to read are asked of the system all at once (see
+// vfs.Prefetcher), then read concurrently (up to 16 at a time), each once
+// however many keys it holds. Metrics count every key as a Get.
 // The first error ends the call; a damaged table is an error wrapping
 // ErrCorruption.
 func (d *DB) MultiGet(keys [][]byte) (values [][]byte, err error) {
@@ -223,7 +224,8 @@ func (d *DB) nextTable(rs *readState, k *batchKey) bool {
 }
 
 // readBatch reads the blocks of one round: those in the block cache
-// inline, the others concurrently, at most multiGetReads at a time; each
+// inline, the others prefetched together and then read concurrently, at
+// most multiGetReads at a time; each
 // key's answer lands in its res. It returns how many blocks were not in
 // the cache, and the first error.
 func (d *DB) readBatch(reads []blockRead) (int, error) {
@@ -245,7 +247,12 @@ func (d *DB) readBatch(reads []blockRead) (int, error) {
 		}
 		return len(misses), err
 	}
-	// Workers, each reading the next miss until none is left.
+	// Every block is asked for before any is read, so that the device
+	// has them all queued at once (see vfs.Prefetcher); then workers,
+	// each reading the next miss until none is left.
+	for _, r := range misses {
+		r.t.reader.PrefetchBlock(r.keys[0].loc)
+	}
 	var (
 		wg    sync.WaitGroup
 		next  atomic.Int64

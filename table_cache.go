@@ -194,6 +194,18 @@ func (f *tableFile) ReadAt(p []byte, off int64) (int, error) {
 	return n, err
 }
 
+// Prefetch asks the system to start reading [off, off+n) of the table
+// (vfs.Prefetcher), through its cached handle or the file reopened.
+func (f *tableFile) Prefetch(off, n int64) error {
+	h, err := f.acquire()
+	if err != nil {
+		return err
+	}
+	err = vfs.Prefetch(h.file, off, n)
+	h.unref()
+	return err
+}
+
 // acquire returns the table's handle with a reference for the caller, to
 // drop with unref: the cached one, touched in the LRU, or the file opened
 // anew, cached unless the table was closed meanwhile. A file missing is

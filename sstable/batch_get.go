@@ -76,6 +76,20 @@ func (r *Reader) LoadBlock(loc Location, stats *LookupStats, cachedOnly bool) (L
 	return b, err == nil, err
 }
 
+// PrefetchBlock asks the file to start reading the block LoadBlock would
+// read for loc into the system's page cache, if the file can (it has a
+// Prefetch(off, n int64) error method, as vfs.Prefetcher) and the block is
+// not cached; it returns at once. A batch that will read many blocks asks
+// for all of them first, so that the device has them queued together.
+func (r *Reader) PrefetchBlock(loc Location) {
+	p, ok := r.file.(interface{ Prefetch(off, n int64) error })
+	if !ok || loc.Block >= r.numBlocks() {
+		return
+	}
+	h := r.indexHandle(loc.Block)
+	_ = p.Prefetch(int64(h.Offset), int64(h.Length+blockTrailerLen))
+}
+
 // GetLocated answers Get for k, which Locate sent to loc, from b, the
 // block LoadBlock fetched for loc. The value is a copy.
 func (r *Reader) GetLocated(b LocatedBlock, k LookupKey, loc Location) (GetResult, error) {

@@ -1,6 +1,7 @@
 package sstable
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"testing"
 
@@ -148,4 +149,62 @@ func writeTableFile(t *testing.T, fs vfs.FS, name string, entries []entry, opts 
 	must(t, err)
 	must(t, f.Close())
 	return props
+}
+
+// prefetchFile is a table in memory that records its Prefetch calls.
+type prefetchFile struct {
+	*bytes.Reader
+	calls [][2]int64
+}
+
+func (f *prefetchFile) Prefetch(off, n int64) error {
+	f.calls = append(f.calls, [2]int64{off, n})
+	return nil
+}
+
+// TestPrefetchBlock checks that PrefetchBlock asks the file for exactly
+// the bytes LoadBlock reads for the key's block — the block and its
+// trailer, as Layout finds them — for every key of a table of many blocks,
+// and for nothing past the last block; and that a file without Prefetch
+// is left alone.
+func TestPrefetchBlock(t *testing.T) {
+	entries := randomEntries(rand.New(rand.NewPCG(5, 5)), 2000, 16, 200)
+	data := buildTable(t, entries, WriterOptions{BlockSize: 1024, Filter: Bloom(10)})
+	f := &prefetchFile{Reader: bytes.NewReader(data)}
+	r, err := Open(f, int64(len(data)), ReaderOptions{FileName: "000001.sst", FileNum: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	layout, err := r.Layout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(layout.Data) < 10 {
+		t.Fatalf("%d data blocks: the case needs many", len(layout.Data))
+	}
+	for i, e := range entries {
+		var stats LookupStats
+		loc, ok := r.Locate(MakeLookupKey(e.key.UserKey, base.SeqNumMax), &stats)
+		if !ok {
+			t.Fatalf("entry %d: Locate ruled out a present key", i)
+		}
+		f.calls = f.calls[:0]
+		r.PrefetchBlock(loc)
+		if loc.Block == len(layout.Data) {
+			if len(f.calls) != 0 {
+				t.Fatalf("entry %d: past the last block, Prefetch%v", i, f.calls)
+			}
+			continue
+		}
+		b := layout.Data[loc.Block]
+		want := [2]int64{int64(b.Offset), int64(b.Length + blockTrailerLen)}
+		if len(f.calls) != 1 || f.calls[0] != want {
+			t.Fatalf("entry %d, block %d: Prefetch%v, want one of %v", i, loc.Block, f.calls, want)
+		}
+	}
+	plain := openTable(t, data, nil) // a bytes.Reader: no Prefetch to call
+	var stats LookupStats
+	loc, _ := plain.Locate(MakeLookupKey(entries[0].key.UserKey, base.SeqNumMax), &stats)
+	plain.PrefetchBlock(loc)
 }

@@ -24,3 +24,25 @@ func AdviseRandom(f File) error {
 	}
 	return nil
 }
+
+// Prefetcher is a File that can ask the system to start reading a range
+// of it into the page cache and return before the read completes
+// (posix_fadvise(2) with POSIX_FADV_WILLNEED on Linux). A caller about to
+// read many scattered blocks asks for all of them first: the device then
+// has every read queued at once, however few threads the caller reads
+// them with — a Go program with GOMAXPROCS 2 has only about two blocking
+// reads in flight at a time, since a thread blocked in a read holds its P
+// until the runtime takes it back.
+//
+// Like RandomAdviser it is optional, and only advice.
+type Prefetcher interface {
+	Prefetch(off, n int64) error
+}
+
+// Prefetch calls f's Prefetch, if it has one.
+func Prefetch(f File, off, n int64) error {
+	if p, ok := f.(Prefetcher); ok {
+		return p.Prefetch(off, n)
+	}
+	return nil
+}

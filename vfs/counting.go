@@ -212,3 +212,7 @@ func (f *countingFile) AdviseRandom() error { return AdviseRandom(f.f) }
 func (f *countingFile) Stat() (os.FileInfo, error) { return f.f.Stat() }
 
 func (f *countingFile) Close() error { return f.f.Close() }
+
+// Prefetch passes the advice on (Prefetcher); it is not counted, and no
+// fault is injected into it.
+func (f *countingFile) Prefetch(off, n int64) error { return Prefetch(f.f, off, n) }

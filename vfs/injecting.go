@@ -280,3 +280,7 @@ func (f *injectingFile) Close() error {
 	}
 	return err
 }
+
+// Prefetch passes the advice on (Prefetcher); it is not counted, and no
+// fault is injected into it.
+func (f *injectingFile) Prefetch(off, n int64) error { return Prefetch(f.f, off, n) }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -102,4 +103,71 @@ func residentPages(t *testing.T, fd, size int) int {
 		n += int(v & 1)
 	}
 	return n
+}
+
+// TestPrefetch drops a file's pages from the page cache, advises random
+// reads (so that nothing reads ahead of what is asked), and asks for four
+// pages from the middle: the kernel's record (mincore) must show those
+// four, and no other, resident once the read it started in the background
+// completes — without a read of the caller's. Counting and Injecting files
+// pass it through; a closed file's is an error.
+func TestPrefetch(t *testing.T) {
+	page := os.Getpagesize()
+	const pages = 1024
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, make([]byte, pages*page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	never := func(Op) bool { return false }
+	for _, fsys := range []FS{NewOS(), NewCounting(NewOS(), nil), NewInjecting(NewOS(), never)} {
+		f, err := fsys.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		of, ok := f.(osFile)
+		if !ok { // a wrapper: the OS file's descriptor from an open of its own
+			g, err := NewOS().Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			of = g.(osFile)
+		}
+		fd := int(of.Fd())
+		if err := syscall.Fsync(fd); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, e := syscall.Syscall6(syscall.SYS_FADVISE64, uintptr(fd), 0, 0, 4, 0, 0); e != 0 {
+			t.Fatal(e)
+		}
+		if got := residentPages(t, fd, pages*page); got != 0 {
+			t.Fatalf("%d pages resident after POSIX_FADV_DONTNEED; the test needs 0", got)
+		}
+		if err := AdviseRandom(f); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := f.(Prefetcher); !ok {
+			t.Fatalf("%T has no Prefetch", f)
+		}
+		if err := Prefetch(f, int64(pages/2*page), int64(4*page)); err != nil {
+			t.Fatalf("%T: Prefetch: %v", f, err)
+		}
+		// The read it starts completes in the background: wait for it.
+		got := residentPages(t, fd, pages*page)
+		for deadline := time.Now().Add(5 * time.Second); got < 4 && time.Now().Before(deadline); got = residentPages(t, fd, pages*page) {
+			time.Sleep(time.Millisecond)
+		}
+		if got != 4 {
+			t.Errorf("%T: four pages asked for: %d pages resident, want 4", f, got)
+		}
+		f.Close()
+	}
+	f, err := NewOS().Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := Prefetch(f, 0, int64(page)); !errors.Is(err, fs.ErrClosed) {
+		t.Errorf("Prefetch of a closed file: %v, want an error wrapping fs.ErrClosed", err)
+	}
 }

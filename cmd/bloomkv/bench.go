@@ -60,7 +60,8 @@ Workloads (-workloads, run in order on one database): fillseq, fillrandom,
 filloverwrite (each key written -writes-per-key times, in one random order;
 the last write wins), readrandom (present keys), readmissing (absent keys inside the key range:
 only filters can reject them), readmixed (-miss-ratio of absent keys), scan
-(-scan-length entries from a random key). Keys are 16-byte decimal numbers
+(-scan-length entries from a random key), multiget (one DB.MultiGet of 64
+present keys per operation, -reads/64 of them). Keys are 16-byte decimal numbers
 (present even, missing odd), values 100 bytes; all random choices come from
 -seed. The prefix workloads write the keys in groups of -prefix-keys that
 share a prefix ("0000000000000/00" …), and open the database with a prefix

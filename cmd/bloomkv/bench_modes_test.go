@@ -43,9 +43,9 @@ func osTable(t *testing.T, out string) map[string][]string {
 // are at most what the read calls returned plus a page per call (bloomkv
 // reads its tables without read-ahead, so the device reads only the pages
 // a call touches); a workload that read device bytes completed at least
-// one device read; and the missing-key Gets, which the filters answer,
-// read less from the device than the present-key ones. It needs Linux and
-// root, as -cold does.
+// one device read; the missing-key Gets, which the filters answer, read
+// less from the device than the present-key ones; and a MultiGet reads no
+// more per key than a Get. It needs Linux and root, as -cold does.
 func TestBenchCold(t *testing.T) {
 	dir, err := os.MkdirTemp(".", "cold-test-")
 	if err != nil {
@@ -54,11 +54,11 @@ func TestBenchCold(t *testing.T) {
 	defer os.RemoveAll(dir)
 	// 20,000 keys (about 2.3 MB), so that 5,000 present-key Gets read
 	// most of the tables' pages and the missing-key ones few.
-	out := runBenchCmd(t, append(tinyBench, "-n", "20000", "-reads", "5000", "-workloads", "fillrandom,readrandom,readmissing", "-cold", "-dir", filepath.Join(dir, "db"))...)
+	out := runBenchCmd(t, append(tinyBench, "-n", "20000", "-reads", "5000", "-workloads", "fillrandom,readrandom,readmissing,multiget", "-cold", "-dir", filepath.Join(dir, "db"))...)
 	rows := osTable(t, out)
 	const pageKiB = 4
 	perOp := map[string]float64{}
-	for _, w := range []string{"readrandom", "readmissing"} {
+	for _, w := range []string{"readrandom", "readmissing", "multiget"} {
 		row := rows[w]
 		// CPU s, stall, write amp, space amp, reads/op, read KiB/op,
 		// device KiB/op, device reads/op
@@ -76,6 +76,12 @@ func TestBenchCold(t *testing.T) {
 	}
 	if perOp["readrandom"] <= 0 || perOp["readmissing"] >= perOp["readrandom"] {
 		t.Errorf("device KiB per Get: readrandom %.3f, readmissing %.3f; want readrandom > readmissing, > 0:\n%s", perOp["readrandom"], perOp["readmissing"], out)
+	}
+	// A batch reads each block once, however many of its 64 keys it holds:
+	// per key, no more from the device than a Get (10% for the noise of
+	// which pages two workloads' random keys touch).
+	if perKey := perOp["multiget"] / 64; perKey <= 0 || perKey > 1.1*perOp["readrandom"] {
+		t.Errorf("device KiB per key: multiget %.3f, readrandom %.3f; want multiget > 0 and at most readrandom's:\n%s", perKey, perOp["readrandom"], out)
 	}
 	if !strings.Contains(out, "device reads/op: reads the database's block device completed") {
 		t.Errorf("the report does not say what device reads/op counts:\n%s", out)

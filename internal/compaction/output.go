@@ -93,7 +93,9 @@ func (c *outputCutter) skip(userKey []byte) int {
 // at the first grandparent the output passes, at a later one once the
 // output holds 5% more of the target for each it passed before (up to
 // 90%) — where grandparents are dense the output can wait for one nearer
-// the target. Past the last grandparent it cuts at the target.
+// the target. From the last grandparent's start on it cuts at the target:
+// what follows that start may be the compaction's last few keys, which
+// a cut there would leave a table of their own.
 func (c *outputCutter) cut(size uint64, userKey []byte) bool {
 	n := c.skip(userKey)
 	c.passed += n
@@ -102,7 +104,7 @@ func (c *outputCutter) cut(size uint64, userKey []byte) bool {
 		return false
 	case size >= 2*c.target:
 		return true
-	case n == 0:
+	case n == 0 || c.next == len(c.starts):
 		return c.next == len(c.starts) && size >= c.target
 	}
 	pct := 50 + 5*uint64(min(c.passed-1, 8))

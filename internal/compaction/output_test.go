@@ -42,21 +42,24 @@ func TestOutputCutterCut(t *testing.T) {
 			[]step{{40, "d", false}, {99, "e", false}, {100, "f", true}}},
 		{"no grandparents: at the target", nil, "a",
 			[]step{{99, "b", false}, {100, "c", true}}},
-		{"a start at the output's first key is behind it", []string{"a", "m"}, "a",
+		{"a start at the output's first key is behind it", []string{"a", "m", "z"}, "a",
 			[]step{{60, "b", false}, {60, "m", true}}},
+		// What follows the last start may be the compaction's last keys.
+		{"the last start waits for the target", []string{"d", "h"}, "a",
+			[]step{{40, "d", false}, {90, "h", false}, {99, "i", false}, {100, "j", true}}},
 		// Three starts passed below half: the fourth needs 50+5·3 = 65%,
 		// the fifth 70%, the sixth 75%.
-		{"dense grandparents raise the bar", []string{"b", "c", "d", "e", "f", "g"}, "a",
+		{"dense grandparents raise the bar", []string{"b", "c", "d", "e", "f", "g", "z"}, "a",
 			[]step{{10, "b", false}, {20, "c", false}, {30, "d", false}, {64, "e", false}, {69, "f", false}, {75, "g", true}}},
 		// One key passing two starts counts both: 50+5·1 = 55%.
 		{"one key passing two starts counts both", []string{"b", "c"}, "a",
 			[]step{{54, "c", false}}},
-		{"the bar stops at 90%", []string{"b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m"}, "a",
+		{"the bar stops at 90%", []string{"b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "z"}, "a",
 			[]step{{10, "b", false}, {10, "c", false}, {10, "d", false}, {10, "e", false}, {10, "f", false}, {10, "g", false},
 				{10, "h", false}, {10, "i", false}, {10, "j", false}, {10, "k", false}, {89, "l", false}, {90, "m", true}}},
 		// 55% at the second start, 60% at the third; after the cut the
 		// next start is the new output's first: 50%.
-		{"a cut starts the count again", []string{"b", "c", "d", "e"}, "a",
+		{"a cut starts the count again", []string{"b", "c", "d", "e", "z"}, "a",
 			[]step{{10, "b", false}, {54, "c", false}, {60, "d", true}, {50, "e", true}}},
 	}
 	for _, tc := range cases {
@@ -142,6 +145,18 @@ func TestRunCutsAtGrandparents(t *testing.T) {
 	plain := run(nil)
 	if n := straddled(plain); n == 0 {
 		t.Errorf("cut at the target alone, no grandparent overlaps two of %d outputs: the case does not test the cut", len(plain))
+	}
+	// Grandparents of 50 keys, under the target, the last starting at the
+	// compaction's last key: a cut there would leave that key a table of
+	// its own, where the output before it is past half the target.
+	var tail []*manifest.FileMetadata
+	for i := 0; i < 1000; i += 50 {
+		tail = append(tail, meta(uint64(300+i), key(i), key(i+49), 1, 1, 1<<20))
+	}
+	tail = append(tail, meta(2000, key(999), key(1099), 1, 1, 1<<20))
+	outputs = run(tail)
+	if last := outputs[len(outputs)-1]; bytes.Equal(last.Smallest.UserKey, []byte(key(999))) {
+		t.Errorf("the last output is the last key alone: %s", last.Smallest.UserKey)
 	}
 }
 

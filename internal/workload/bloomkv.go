@@ -33,6 +33,9 @@ func (b *Bloomkv) Get(key []byte) ([]byte, bool, error) {
 	return v, err == nil, err
 }
 
+// MultiGet reads keys in one DB.MultiGet (MultiGetter).
+func (b *Bloomkv) MultiGet(keys [][]byte) ([][]byte, error) { return b.DB.MultiGet(keys) }
+
 // Scan reads n entries from start with an iterator.
 func (b *Bloomkv) Scan(start []byte, n int) (int, error) {
 	it, err := b.DB.NewIter(nil)

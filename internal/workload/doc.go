@@ -41,6 +41,9 @@
 //	               present one, Reads times
 //	scan           seek to a random present key and read ScanLength
 //	               entries, Reads/ScanLength times (at least once)
+//	multiget       read MultiGetBatch (64) random present keys in one
+//	               call, Reads/64 times (at least once): as many keys as
+//	               readrandom's Gets; it needs a MultiGetter
 //
 // The prefix workloads write and read the same N keys and values in
 // another layout (see prefix.go): groups of PrefixKeys keys (default 16)

@@ -27,6 +27,17 @@ type Store interface {
 	Close() error
 }
 
+// MultiGetBatch is how many keys one operation of the multiget workload
+// asks for.
+const MultiGetBatch = 64
+
+// MultiGetter is a Store that reads a batch of keys in one call: the
+// values in the keys' order, nil for a key that is absent (bloomkv's
+// DB.MultiGet).
+type MultiGetter interface {
+	MultiGet(keys [][]byte) ([][]byte, error)
+}
+
 // Settler is a Store that can bring itself to a steady state after a fill:
 // memtables flushed and background compactions finished, so reads measure
 // the tree and not the moment. The bench calls Settle after each fill.
@@ -46,6 +57,9 @@ const (
 	ReadMissing   Workload = "readmissing"
 	ReadMixed     Workload = "readmixed"
 	Scan          Workload = "scan"
+	// MultiGet reads present keys MultiGetBatch at a time: it needs a
+	// MultiGetter.
+	MultiGet Workload = "multiget"
 
 	// The prefix workloads (their keys: see prefix.go): they need a
 	// PrefixSeeker.
@@ -55,7 +69,7 @@ const (
 )
 
 // All lists the workloads in the order of the package doc.
-var All = append([]Workload{FillSeq, FillRandom, FillOverwrite, ReadRandom, ReadMissing, ReadMixed, Scan, FillPrefix, SeekPrefix, SeekPrefixMissing,
+var All = append([]Workload{FillSeq, FillRandom, FillOverwrite, ReadRandom, ReadMissing, ReadMixed, Scan, MultiGet, FillPrefix, SeekPrefix, SeekPrefixMissing,
 	YCSBLoad, YCSBA, YCSBB, YCSBC, YCSBD, YCSBE, YCSBF, FillRange}, rangeWorkloads...)
 
 // IsFill reports whether w writes a store from empty (the YCSB load too).
@@ -175,6 +189,8 @@ func (c *Config) Ops(w Workload) int {
 		return c.Keys.N
 	case w == Scan:
 		return max(1, c.Reads/max(1, c.ScanLength))
+	case w == MultiGet:
+		return max(1, c.Reads/MultiGetBatch) // as many keys read as readrandom's Gets
 	}
 	if width, empty, ok := w.rangeScan(); ok && !empty {
 		return max(1, c.Reads/width) // as many keys read as a read workload's Gets
@@ -243,6 +259,7 @@ type plan struct {
 	writes []uint32     // filloverwrite's writes, key by key
 	layout prefixLayout
 	seeker PrefixSeeker
+	getter MultiGetter // multiget's
 	ycsb   *ycsbRun
 	// The range workloads': the layout, and the store's bounded scans.
 	ranges  rangeLayout
@@ -267,6 +284,11 @@ func (c *Config) newPlan(s Store, w Workload) (*plan, error) {
 		}
 		p.writes = overwriteOrder(r, k.N, c.writesPerKey())
 	case w == ReadRandom || w == ReadMissing || w == ReadMixed || w == Scan:
+	case w == MultiGet:
+		var ok bool
+		if p.getter, ok = s.(MultiGetter); !ok {
+			return nil, fmt.Errorf("workload: %s needs batched reads, which the store %T does not offer", w, s)
+		}
 	case w == FillPrefix || w.IsPrefixSeek():
 		var err error
 		if p.layout, err = k.prefixLayout(c.PrefixKeys); err != nil {
@@ -391,6 +413,9 @@ type thread struct {
 	// the values of the writes before a key's last.
 	written     []uint8
 	overwritten []byte
+	// multiget: the batch's keys and their indexes.
+	batch    [][]byte
+	batchIdx []int
 
 	latency Histogram
 	missing int
@@ -479,6 +504,8 @@ func (t *thread) op(i int) error {
 			err = fmt.Errorf("scan from %q read nothing", t.key)
 		}
 		return err
+	case MultiGet:
+		return t.multiGet()
 	case ReadRandom, ReadMissing, ReadMixed:
 		i := r.IntN(k.N)
 		missing := p.w == ReadMissing || (p.w == ReadMixed && r.Float64() < c.MissRatio)
@@ -508,6 +535,32 @@ func (t *thread) op(i int) error {
 	kind, err := t.ycsb.op(s)
 	t.kinds[kind]++
 	return err
+}
+
+// multiGet reads MultiGetBatch random present keys in one call and checks
+// every value.
+func (t *thread) multiGet() error {
+	k := t.c.Keys
+	if t.batch == nil {
+		t.batch, t.batchIdx = make([][]byte, MultiGetBatch), make([]int, MultiGetBatch)
+	}
+	for j := range t.batch {
+		t.batchIdx[j] = t.r.IntN(k.N)
+		t.batch[j] = k.Present(t.batch[j][:0], t.batchIdx[j])
+	}
+	values, err := t.p.getter.MultiGet(t.batch)
+	if err != nil {
+		return err
+	}
+	if len(values) != len(t.batch) {
+		return fmt.Errorf("multiget of %d keys returned %d values", len(t.batch), len(values))
+	}
+	for j, v := range values {
+		if !bytes.Equal(v, k.Value(t.batchIdx[j])) {
+			return fmt.Errorf("multiget: key %q has value %.16q, want its last write's (was the store filled?)", t.batch[j], v)
+		}
+	}
+	return nil
 }
 
 // overwriteOrder returns filloverwrite's writes as the key each one writes:

@@ -93,7 +93,8 @@ func TestMissingKeysAbsentAndInRange(t *testing.T) {
 	// And every workload keeps to them: readmissing never finds a key.
 	s := newMapStore()
 	cfg := &Config{Keys: k, Reads: 2000, MissRatio: 0.3, ScanLength: 10}
-	for _, w := range []Workload{FillRandom, ReadRandom, ReadMissing, ReadMixed, Scan} {
+	for _, w := range []Workload{FillRandom, ReadRandom, ReadMissing, ReadMixed, Scan, MultiGet} {
+		before := len(s.log)
 		r, err := cfg.Run(s, w, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -102,6 +103,10 @@ func TestMissingKeysAbsentAndInRange(t *testing.T) {
 			t.Errorf("%s: %d ops, %d latencies, want %d", w, r.Ops, r.Latency.Count(), cfg.Ops(w))
 		}
 		switch w {
+		case MultiGet:
+			if got := len(s.log) - before; got != r.Ops*MultiGetBatch {
+				t.Errorf("multiget: %d keys read in %d batches, want %d", got, r.Ops, r.Ops*MultiGetBatch)
+			}
 		case ReadMissing:
 			if r.Missing != r.Ops {
 				t.Errorf("readmissing: %d of %d missing", r.Missing, r.Ops)
@@ -122,6 +127,9 @@ func TestReadsCheckAnswers(t *testing.T) {
 	cfg := &Config{Keys: k, Reads: 10}
 	if _, err := cfg.Run(newMapStore(), ReadRandom, nil); err == nil {
 		t.Error("readrandom on an empty store: no error")
+	}
+	if _, err := cfg.Run(newMapStore(), MultiGet, nil); err == nil {
+		t.Error("multiget on an empty store: no error")
 	}
 	s := newMapStore()
 	for i := range 200 { // present and missing keys alike
@@ -226,6 +234,14 @@ func (m *mapStore) Get(k []byte) ([]byte, bool, error) {
 	m.log = append(m.log, string(k))
 	v, ok := m.data[string(k)]
 	return v, ok, nil
+}
+
+func (m *mapStore) MultiGet(keys [][]byte) ([][]byte, error) {
+	values := make([][]byte, len(keys))
+	for i, k := range keys {
+		values[i], _, _ = m.Get(k)
+	}
+	return values, nil
 }
 
 func (m *mapStore) Scan(start []byte, n int) (int, error) {
