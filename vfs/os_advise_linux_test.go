@@ -41,16 +41,7 @@ func TestAdviseRandom(t *testing.T) {
 			}
 			defer f.Close()
 			fd := int(f.(osFile).Fd())
-			// Write the pages back and drop them (POSIX_FADV_DONTNEED).
-			if err := syscall.Fsync(fd); err != nil {
-				t.Fatal(err)
-			}
-			if _, _, e := syscall.Syscall6(syscall.SYS_FADVISE64, uintptr(fd), 0, 0, 4, 0, 0); e != 0 {
-				t.Fatal(e)
-			}
-			if got := residentPages(t, fd, pages*page); got != 0 {
-				t.Fatalf("%d pages resident after POSIX_FADV_DONTNEED; the test needs 0", got)
-			}
+			dropPages(t, fd, pages*page)
 			if c.advise {
 				if err := f.(RandomAdviser).AdviseRandom(); err != nil {
 					t.Fatal(err)
@@ -83,6 +74,21 @@ func TestAdviseRandom(t *testing.T) {
 		t.Error("a Counting file does not pass AdviseRandom through")
 	} else if err := AdviseRandom(cf); err != nil {
 		t.Errorf("AdviseRandom through Counting: %v", err)
+	}
+}
+
+// dropPages writes the file's pages back and drops them from the page
+// cache (POSIX_FADV_DONTNEED), and checks that none is left.
+func dropPages(t *testing.T, fd, size int) {
+	t.Helper()
+	if err := syscall.Fsync(fd); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, e := syscall.Syscall6(syscall.SYS_FADVISE64, uintptr(fd), 0, 0, 4, 0, 0); e != 0 {
+		t.Fatal(e)
+	}
+	if got := residentPages(t, fd, size); got != 0 {
+		t.Fatalf("%d pages resident after POSIX_FADV_DONTNEED; the test needs 0", got)
 	}
 }
 
@@ -134,15 +140,7 @@ func TestPrefetch(t *testing.T) {
 			of = g.(osFile)
 		}
 		fd := int(of.Fd())
-		if err := syscall.Fsync(fd); err != nil {
-			t.Fatal(err)
-		}
-		if _, _, e := syscall.Syscall6(syscall.SYS_FADVISE64, uintptr(fd), 0, 0, 4, 0, 0); e != 0 {
-			t.Fatal(e)
-		}
-		if got := residentPages(t, fd, pages*page); got != 0 {
-			t.Fatalf("%d pages resident after POSIX_FADV_DONTNEED; the test needs 0", got)
-		}
+		dropPages(t, fd, pages*page)
 		if err := AdviseRandom(f); err != nil {
 			t.Fatal(err)
 		}
