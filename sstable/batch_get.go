@@ -78,9 +78,10 @@ func (r *Reader) LoadBlock(loc Location, stats *LookupStats, cachedOnly bool) (L
 
 // PrefetchBlock asks the file to start reading the block LoadBlock would
 // read for loc into the system's page cache, if the file can (it has a
-// Prefetch(off, n int64) error method, as vfs.Prefetcher) and the block is
-// not cached; it returns at once. A batch that will read many blocks asks
-// for all of them first, so that the device has them queued together.
+// Prefetch(off, n int64) error method, as vfs.Prefetcher); it returns at
+// once, and does not look in the block cache: the caller asks for the
+// blocks the cache lacks. A batch that will read many blocks asks for all
+// of them first, so that the device has them queued together.
 func (r *Reader) PrefetchBlock(loc Location) {
 	p, ok := r.file.(interface{ Prefetch(off, n int64) error })
 	if !ok || loc.Block >= r.numBlocks() {

@@ -312,29 +312,28 @@ func l0Closure(v *manifest.Version, lo, hi []byte) []*manifest.FileMetadata {
 // newCompaction completes a compaction of inputs (tables of level) into
 // output, the next level or, from L0, the base level (the levels between
 // are empty): the output level's overlapping tables, the key range, the
-// bottommost flag and the output tables' filters.
+// bottommost flag, and what the outputs get (complete).
 func newCompaction(v *manifest.Version, level, output int, inputs []*manifest.FileMetadata, o *Options) *Compaction {
 	c := candidateOf(v, level, output, inputs)
-	c.setFilters(PlanForLevel(v, c.OutputLevel, o))
-	c.Compression = o.OutputCompression(c)
-	c.setGrandparents(v)
+	c.complete(v, o)
 	return c
 }
 
-// chosen completes a candidate Pick returns: its score and its output
-// tables' filters, planned only for the one chosen — under BestAllocation
-// a plan is a small optimization, too dear to make for every candidate a
-// running compaction rules out.
+// chosen completes a candidate Pick returns: its score and what its
+// outputs get, their filters planned only for the one chosen — under
+// BestAllocation a plan is a small optimization, too dear to make for
+// every candidate a running compaction rules out.
 func (c *Compaction) chosen(v *manifest.Version, score float64, o *Options) *Compaction {
 	c.Score = score
-	c.setFilters(PlanForLevel(v, c.OutputLevel, o))
-	c.Compression = o.OutputCompression(c)
-	c.setGrandparents(v)
+	c.complete(v, o)
 	return c
 }
 
-// setGrandparents sets c.Grandparents from v.
-func (c *Compaction) setGrandparents(v *manifest.Version) {
+// complete sets what c's outputs get from v and o: their filters, their
+// compression, and the grandparents their cuts follow.
+func (c *Compaction) complete(v *manifest.Version, o *Options) {
+	c.setFilters(PlanForLevel(v, c.OutputLevel, o))
+	c.Compression = o.OutputCompression(c)
 	if c.OutputLevel < lastLevel {
 		c.Grandparents = slices.Clone(v.Overlapping(c.OutputLevel+1, c.Smallest, c.Largest))
 	}
