@@ -24,7 +24,7 @@ func TestScanReportsErrors(t *testing.T) {
 	}
 	defer d.Close()
 	// Values of 2 KiB, half of them random, so that the table outgrows an
-	// iterator's read-ahead window (256 KiB): a scan goes on reading the
+	// iterator's read-ahead window (64 KiB): a scan goes on reading the
 	// file to its end.
 	rng := rand.New(rand.NewPCG(1, 2))
 	m := kvModel{}

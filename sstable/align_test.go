@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"testing"
-	"unsafe"
 
 	"github.com/bloomkv/bloomkv/internal/base"
 )
@@ -36,7 +35,7 @@ func benchLikeEntries(n int) []entry {
 // blockEntries counts the entries of data block i.
 func blockEntries(t *testing.T, r *Reader, i int) int {
 	t.Helper()
-	raw, err := r.readBlock(r.indexHandle(i), "data")
+	raw, err := r.readBlock(r.index.handle(i), "data")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,13 +308,5 @@ func TestOldFormatsRead(t *testing.T) {
 		if l, err := r.Layout(); err != nil || l.BlockAlign != 0 || l.Padding != 0 {
 			t.Fatalf("%s: Layout alignment %d, padding %d, %v", tc.file, l.BlockAlign, l.Padding, err)
 		}
-	}
-}
-
-// TestIndexEntrySize checks that the padding an aligned table's index
-// keeps per block costs no memory: an entry is 16 bytes, as before.
-func TestIndexEntrySize(t *testing.T) {
-	if n := unsafe.Sizeof(indexEnd{}); n != 16 {
-		t.Fatalf("indexEnd is %d bytes, want 16", n)
 	}
 }

@@ -30,7 +30,7 @@ type GetResult struct {
 }
 
 // NumBlocks returns the number of data blocks in the table.
-func (r *Reader) NumBlocks() int { return r.numBlocks() }
+func (r *Reader) NumBlocks() int { return r.index.numBlocks() }
 
 // Locate is Get up to its read: it consults the filter (stats.FilterChecked
 // and FilterNegative as Get sets them) and returns false when the filter
@@ -63,7 +63,7 @@ func (b LocatedBlock) Release() { b.handle.Release() }
 // ErrCorruption, with the file and offset.
 func (r *Reader) LoadBlock(loc Location, stats *LookupStats, cachedOnly bool) (LocatedBlock, bool, error) {
 	b := LocatedBlock{block: loc.Block}
-	if loc.Block == r.numBlocks() {
+	if loc.Block == r.index.numBlocks() {
 		return b, true, nil
 	}
 	if cachedOnly {
@@ -84,10 +84,10 @@ func (r *Reader) LoadBlock(loc Location, stats *LookupStats, cachedOnly bool) (L
 // of them first, so that the device has them queued together.
 func (r *Reader) PrefetchBlock(loc Location) {
 	p, ok := r.file.(interface{ Prefetch(off, n int64) error })
-	if !ok || loc.Block >= r.numBlocks() {
+	if !ok || loc.Block >= r.index.numBlocks() {
 		return
 	}
-	h := r.indexHandle(loc.Block)
+	h := r.index.handle(loc.Block)
 	_ = p.Prefetch(int64(h.Offset), int64(h.Length+blockTrailerLen))
 }
 
@@ -96,7 +96,7 @@ func (r *Reader) PrefetchBlock(loc Location) {
 func (r *Reader) GetLocated(b LocatedBlock, k LookupKey, loc Location) (GetResult, error) {
 	var res GetResult
 	var err error
-	if b.block == r.numBlocks() {
+	if b.block == r.index.numBlocks() {
 		// Past the last block: the index alone answers, as in Get.
 		res.KeyPresent, err = r.hasNewer(k.UserKey, loc.seek, b.block, nil)
 		return res, err

@@ -161,8 +161,8 @@ func TestRandomBitFlipsLargeTable(t *testing.T) {
 	// readAll, and as thorough for damage that sits in one block.
 	r := openTable(t, data, nil)
 	var probes []entry
-	for i := range r.numBlocks() {
-		k, _ := base.DecodeInternalKey(r.indexKey(i))
+	for i := range r.index.numBlocks() {
+		k, _ := base.DecodeInternalKey(r.index.appendKey(nil, i))
 		e, _ := modelGet(entries, k.UserKey, k.SeqNum())
 		probes = append(probes, e)
 	}

@@ -162,10 +162,11 @@
 //
 // Open reads the footer, then the properties, index, range-deletion,
 // range-filter and filter blocks, checks them, and pins them in memory for
-// the table's life. The index is held as the data blocks' last keys concatenated,
-// plus 16 bytes per block for where its key and the block end and the
-// padding before the block: two
-// pointer-free allocations per table. With ReaderOptions.Memory the index and the filter's bits live in memory the
+// the table's life. The index is held as the data blocks' last keys,
+// their common prefix once and each key's rest concatenated, plus 8 bytes
+// per block for where its key's rest and the block end, and 2 more in an
+// aligned table for the padding before the block: two pointer-free
+// allocations per table. With ReaderOptions.Memory the index and the filter's bits live in memory the
 // caller provides (the DB's is off the Go heap), returned by Close. Get
 // consults the filter first: a negative answer returns at once, with zero
 // reads of the file. Otherwise it binary-searches the pinned index and reads

@@ -17,16 +17,16 @@ import (
 // adjacent ranges overlap by at most the block at their common end. The
 // error is at most one data block's share at each end of the range.
 func (r *Reader) EstimateDiskUsage(lo, hi []byte) uint64 {
-	n := r.numBlocks()
+	n := r.index.numBlocks()
 	if n == 0 || lo != nil && hi != nil && bytes.Compare(lo, hi) >= 0 {
 		return 0
 	}
 	first, last := 0, n-1
 	if lo != nil {
-		first = r.searchIndex(base.MakeInternalKey(lo, base.SeqNumMax, base.KindMax).Append(nil))
+		first = r.index.search(base.MakeInternalKey(lo, base.SeqNumMax, base.KindMax).Append(nil))
 	}
 	if hi != nil {
-		last = min(last, r.searchIndex(base.MakeInternalKey(hi, base.SeqNumMax, base.KindMax).Append(nil)))
+		last = min(last, r.index.search(base.MakeInternalKey(hi, base.SeqNumMax, base.KindMax).Append(nil)))
 	}
 	switch {
 	case first > last:
@@ -34,7 +34,7 @@ func (r *Reader) EstimateDiskUsage(lo, hi []byte) uint64 {
 	case first == 0 && last == n-1:
 		return uint64(r.size)
 	}
-	start, end := r.indexHandle(first).Offset, r.index.ends[last].block
-	data := r.index.ends[n-1].block
+	start, end := r.index.handle(first).Offset, r.index.blockEnd(last)
+	data := r.index.blockEnd(n - 1)
 	return uint64(float64(end-start) * float64(r.size) / float64(data))
 }

@@ -40,7 +40,7 @@ func (r *Reader) NewIterator() *Iterator { return &Iterator{r: r, block: -1} }
 
 // NewScanIterator returns an iterator for reading the whole table once, as
 // a compaction does: it neither reads nor fills the block cache (one pass
-// would only evict the blocks lookups need), reads the file 256 KiB at a
+// would only evict the blocks lookups need), reads the file 64 KiB at a
 // time rather than a block at a time, and reuses its buffers for every
 // block, and after Close for the next scan iterator, so that it allocates
 // once instead of per block. Its Key and Value are valid only until it
@@ -64,7 +64,7 @@ func (it *Iterator) loadBlock(i int) bool {
 	it.data.valid = false
 	it.handle.Release()
 	it.handle = CacheHandle{}
-	if i < 0 || i >= it.r.numBlocks() {
+	if i < 0 || i >= it.r.index.numBlocks() {
 		return false
 	}
 	bufs, cached := it.bufs, it.bufs == nil
@@ -86,7 +86,7 @@ func (it *Iterator) loadBlock(i int) bool {
 	if err == nil {
 		it.handle = b
 		if err = it.data.init(b.Bytes(), base.CompareEncoded); err != nil {
-			err = it.r.corrupt(int64(it.r.indexHandle(i).Offset), "data block: %v", err)
+			err = it.r.corrupt(int64(it.r.index.handle(i).Offset), "data block: %v", err)
 		}
 	}
 	it.err = err
@@ -97,7 +97,7 @@ func (it *Iterator) loadBlock(i int) bool {
 // reports whether the iterator is at an entry.
 func (it *Iterator) settle(ok bool) bool {
 	if !ok && it.data.err != nil && it.err == nil {
-		it.err = it.r.corrupt(int64(it.r.indexHandle(it.block).Offset), "data block: %v", it.data.err)
+		it.err = it.r.corrupt(int64(it.r.index.handle(it.block).Offset), "data block: %v", it.data.err)
 	}
 	return ok && it.err == nil
 }
@@ -109,14 +109,14 @@ func (it *Iterator) First() bool {
 
 // Last moves to the table's last entry.
 func (it *Iterator) Last() bool {
-	return it.loadBlock(it.r.numBlocks()-1) && it.settle(it.data.last())
+	return it.loadBlock(it.r.index.numBlocks()-1) && it.settle(it.data.last())
 }
 
 // SeekGE moves to the first entry whose user key is ≥ userKey: the newest
 // version of userKey when the table holds it.
 func (it *Iterator) SeekGE(userKey []byte) bool {
 	target := base.MakeInternalKey(userKey, base.SeqNumMax, base.KindMax).Append(nil)
-	i := it.r.searchIndex(target)
+	i := it.r.index.search(target)
 	// The index entry is the block's last key, so the answer is in block i.
 	return it.loadBlock(i) && it.settle(it.data.seekGE(target))
 }

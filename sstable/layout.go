@@ -78,8 +78,8 @@ func (r *Reader) Layout() (Layout, error) {
 	var err error
 	l.BlockAlign = r.props.BlockAlign
 	var end uint64 // the previous data block's
-	for i := range r.numBlocks() {
-		h := r.indexHandle(i)
+	for i := range r.index.numBlocks() {
+		h := r.index.handle(i)
 		if err := r.checkPadding(end, h.Offset); err != nil {
 			return l, err
 		}
@@ -87,7 +87,7 @@ func (r *Reader) Layout() (Layout, error) {
 		if err != nil {
 			return l, err
 		}
-		b.LastKey, _ = base.DecodeInternalKey(r.indexKey(i))
+		b.LastKey, _ = base.DecodeInternalKey(r.index.appendKey(nil, i))
 		b.Padding = h.Offset - end
 		l.Padding += b.Padding
 		l.Data = append(l.Data, b)
