@@ -1,9 +1,6 @@
 package peers
 
-import (
-	"sync"
-	"time"
-)
+import "time"
 
 // Counters are an engine's own counts of what its reads touched and how
 // long its writes stalled, cumulative since the open; a count the engine
@@ -40,39 +37,4 @@ func (c Counters) minus(o Counters) Counters {
 // Counter is a store that keeps Counters.
 type Counter interface {
 	Counters() (Counters, error)
-}
-
-// stallClock times write stalls from an engine's begin and end events.
-type stallClock struct {
-	mu    sync.Mutex
-	since time.Time // the current stall's start; zero when none
-	total time.Duration
-}
-
-func (s *stallClock) begin() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.since.IsZero() {
-		s.since = time.Now()
-	}
-}
-
-func (s *stallClock) end() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.since.IsZero() {
-		s.total += time.Since(s.since)
-		s.since = time.Time{}
-	}
-}
-
-// stalled returns the stall time so far, the current stall's included.
-func (s *stallClock) stalled() time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t := s.total
-	if !s.since.IsZero() {
-		t += time.Since(s.since)
-	}
-	return t
 }

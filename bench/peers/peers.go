@@ -8,6 +8,21 @@
 //   - goleveldb (github.com/syndtr/goleveldb)
 //   - badger (github.com/dgraph-io/badger/v4)
 //
+// # Build tags
+//
+// Each engine's adapter is a file of its own (adapters_ENGINE.go), which a
+// build links in unless it has tag peers_single without tag peers_ENGINE:
+// a build without tags has every engine, one with tags peers_single and
+// peers_pebble has pebble only (Engines then holds pebble alone, and
+// Lookup refuses the others). Command peers builds each engine's child
+// process with tags peers_single and peers_ENGINE, so that the child's
+// binary, whose mapped pages its peak RSS counts, holds that engine's code
+// and not the others'. Every build imports bloomkv's packages, whatever
+// its tags (package internal/workload, which runs the workloads, imports
+// bloomkv), but the linker drops the code nothing reaches: without
+// bloomkv's adapter a binary keeps little of them beyond their
+// initialization.
+//
 // # Settings made equal
 //
 // Every engine gets: Bloom filters of 10 bits per key on every level
@@ -135,6 +150,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/bloomkv/bloomkv/internal/procstat"
@@ -162,22 +179,50 @@ type Engine struct {
 	Open func(dir string, s Settings) (workload.Store, error)
 }
 
-// Engines are the engines compared, bloomkv first.
-var Engines = []Engine{
-	{"bloomkv", openBloomkv},
-	{"pebble", openPebble},
-	{"goleveldb", openGoleveldb},
-	{"badger", openBadger},
+// engineNames are the engines this package adapts, bloomkv first: the
+// order of Engines, whichever of them a build links in.
+var engineNames = []string{"bloomkv", "pebble", "goleveldb", "badger"}
+
+// Engines are the engines linked into this build (see Build tags in the
+// package documentation), in engineNames' order.
+var Engines []Engine
+
+// register adds e to Engines in its place in engineNames: each engine's
+// file registers it from init, and files' inits run in no order the
+// package can rely on.
+func register(e Engine) {
+	rank := func(name string) int { return slices.Index(engineNames, name) }
+	if rank(e.Name) < 0 {
+		panic(fmt.Sprintf("peers: register of %q, not in engineNames", e.Name))
+	}
+	i := 0
+	for i < len(Engines) && rank(Engines[i].Name) < rank(e.Name) {
+		i++
+	}
+	Engines = slices.Insert(Engines, i, e)
 }
 
-// Lookup returns the engine called name.
+// Lookup returns the engine called name, or an error naming why it has
+// none: name is no engine this package adapts, or one this build does not
+// link in.
 func Lookup(name string) (Engine, error) {
 	for _, e := range Engines {
 		if e.Name == name {
 			return e, nil
 		}
 	}
-	return Engine{}, fmt.Errorf("unknown engine %q (have bloomkv, pebble, goleveldb, badger)", name)
+	if !slices.Contains(engineNames, name) {
+		return Engine{}, fmt.Errorf("unknown engine %q (have %s)", name, strings.Join(engineNames, ", "))
+	}
+	linked := "none"
+	if len(Engines) > 0 {
+		var names []string
+		for _, e := range Engines {
+			names = append(names, e.Name)
+		}
+		linked = strings.Join(names, ", ")
+	}
+	return Engine{}, fmt.Errorf("engine %q is not linked into this binary, which has %s: it was built with tag peers_single, and without peers_%s", name, linked, name)
 }
 
 // TableMapper is an engine store that may map its tables into memory

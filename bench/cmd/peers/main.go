@@ -19,17 +19,27 @@
 //     WAL's bytes, badger neither those nor its tables') and, with
 //     -space-amp, space amplification (see below).
 //
-// Each engine runs in a child process of its own — this binary re-executed
-// with the hidden flag -engine NAME and the same settings, which prints its
-// results as JSON on stdout — so that the parent can read the child's peak
-// RSS (getrusage's ru_maxrss, from os.ProcessState.SysUsage) after it
-// exits: one engine's memory is then never counted against another's. The
-// peak includes what every engine's child holds alike: the Go runtime, this
-// binary's code (every engine's linked in: its mapped pages are RssFile),
+// Each engine runs in a child process of its own, given the hidden flag
+// -engine NAME and the same settings, which prints its results as JSON on
+// stdout, so that the parent can read the child's peak RSS (getrusage's
+// ru_maxrss, from os.ProcessState.SysUsage) after it exits: one engine's
+// memory is then never counted against another's. The child's binary is
+// this command built for its engine alone, with tags peers_single and
+// peers_ENGINE (package peers' Build tags): it links in that engine's
+// adapter and neither the others' nor the charts, so that its mapped pages
+// (RssFile) hold no other engine's code. (The workloads' package imports
+// bloomkv, but the linker keeps little of it beyond its initialization in
+// the other engines' binaries.) The parent builds them all before any
+// engine runs, with the go command on PATH, from the current directory
+// (which must be in the bench module), into a temporary directory it
+// removes at the end. -shared-binary runs every child from this executable
+// instead, every engine linked in. The peak also includes what every
+// engine's child holds alike: the Go runtime and the runner's own code,
 // the workload's values (1 MiB) and filloverwrite's order (4 bytes per
-// write, and 1 per key; fillrandom computes its order and holds none).
-// -in-process runs every engine in this process instead, as before, and
-// reports no RSS.
+// write, and 1 per key; fillrandom computes its order and holds none). The
+// note under the peak RSS and peers.json say which binaries the children
+// ran, and each one's size. -in-process runs every engine in this process
+// instead, and reports no RSS.
 //
 // -space-amp, after the last workload, compacts each engine's whole key
 // range (bloomkv's DB.Compact(nil, nil), pebble's DB.Compact from the first
@@ -66,7 +76,7 @@
 // Usage, from the bench module's directory:
 //
 //	go run ./cmd/peers [-n 1000000] [-reads 200000] [-engines bloomkv,pebble,goleveldb,badger]
-//	                   [-workloads fillrandom,readrandom,readmissing,readmixed,scan] [-in-process]
+//	                   [-workloads fillrandom,readrandom,readmissing,readmixed,scan] [-in-process | -shared-binary]
 //	                   [-writes-per-key 3] [-sample-interval 100ms] [-space-amp] [-cold]
 //	                   [-threads 1] [-ycsb props] [-sizes 1M,10M,30M] [-out DIR] [-chart DIR]
 //	                   [-cpuprofile FILE]
@@ -239,11 +249,13 @@ func fromOutcomes(outs []*peers.Outcome) []result {
 }
 
 // engineRun is one engine's results and, when it ran in a child, the
-// child's peak RSS in bytes (0: not measured).
+// child's peak RSS in bytes (0: not measured) and the binary it ran (nil:
+// none, or a peers.json written before it was recorded).
 type engineRun struct {
 	Name    string
 	Results []result
 	MaxRSS  int64
+	Binary  *binary `json:",omitempty"`
 }
 
 // options are the command's flags.
@@ -253,7 +265,7 @@ type options struct {
 	cpuProfile                                                      string
 	seed                                                            uint64
 	missRatio                                                       float64
-	inProcess, spaceAmp, cold                                       bool
+	inProcess, sharedBinary, spaceAmp, cold                         bool
 	sampleInterval                                                  time.Duration
 }
 
@@ -330,6 +342,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.scanLength, "scan-length", 100, "entries per scan")
 	fs.StringVar(&o.dir, "dir", "", "directory for the databases (default: a temporary one, removed after)")
 	fs.BoolVar(&o.inProcess, "in-process", false, "run every engine in this process (no peak RSS per engine)")
+	fs.BoolVar(&o.sharedBinary, "shared-binary", false, "run each engine's child from this executable, every engine linked in, instead of a binary built with the engine alone")
 	fs.IntVar(&o.writesPerKey, "writes-per-key", workload.DefaultWritesPerKey, fmt.Sprintf("filloverwrite's writes of each key, in [1, %d] (0: the default)", workload.MaxWritesPerKey))
 	fs.DurationVar(&o.sampleInterval, "sample-interval", peers.DefaultSampleInterval, "how often L0 is sampled during a fill (0: once, at its end)")
 	fs.BoolVar(&o.spaceAmp, "space-amp", false, "after the last workload, compact the whole key range to measure the last fill's space amplification (slow)")
@@ -356,6 +369,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fail := func(code int, err error) int {
 		fmt.Fprintln(stderr, "peers:", err)
 		return code
+	}
+	if errNoCharts != nil && o.out+o.chart != "" {
+		name := "-out"
+		if o.chart != "" {
+			name = "-chart"
+		}
+		return fail(2, fmt.Errorf("%s: %w", name, errNoCharts))
 	}
 	if o.chart != "" {
 		rep, err := readReport(o.chart)
@@ -393,6 +413,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if o.threads < 1 {
 		return fail(2, fmt.Errorf("-threads %d: want at least 1", o.threads))
+	}
+	if o.sharedBinary && o.inProcess {
+		return fail(2, fmt.Errorf("-shared-binary with -in-process: -in-process runs no child"))
 	}
 	if err := workload.ParseYCSBProperties(o.ycsb); err != nil {
 		return fail(2, fmt.Errorf("-ycsb: %w", err))
@@ -440,6 +463,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 
+	var bins map[string]*binary // nil: -in-process
+	switch {
+	case o.inProcess:
+	case o.sharedBinary:
+		bins, err = sharedBinary(es)
+	default:
+		var dir string
+		if dir, err = os.MkdirTemp("", "bloomkv-peers-bin-"); err != nil {
+			return fail(1, err)
+		}
+		defer os.RemoveAll(dir)
+		bins, err = buildChildren(es, dir, stderr)
+	}
+	if err != nil {
+		return fail(1, err)
+	}
 	if o.dir == "" {
 		tmp, err := os.MkdirTemp("", "bloomkv-peers-")
 		if err != nil {
@@ -486,7 +525,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 				return partial.write(o.out)
 			}
 		}
-		runs, err := runEngines(&o, es, cfg, ws, stderr, done)
+		runs, err := runEngines(&o, es, bins, cfg, ws, stderr, done)
 		if err != nil {
 			return fail(1, err)
 		}
@@ -507,15 +546,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// runEngines runs each engine, in a child process unless o.inProcess.
-// If done is not nil it is called with the runs so far after each engine.
-func runEngines(o *options, es []peers.Engine, cfg *workload.Config, ws []workload.Workload, stderr io.Writer, done func([]engineRun) error) ([]engineRun, error) {
+// runEngines runs each engine: in a child process running bins[e.Name],
+// or, with bins nil (-in-process), in this process. If done is not nil it
+// is called with the runs so far after each engine.
+func runEngines(o *options, es []peers.Engine, bins map[string]*binary, cfg *workload.Config, ws []workload.Workload, stderr io.Writer, done func([]engineRun) error) ([]engineRun, error) {
 	var runs []engineRun
 	for _, e := range es {
 		start := time.Now()
 		fmt.Fprintf(stderr, "%s at %s keys …\n", e.Name, fmtCount(o.n))
-		r := engineRun{Name: e.Name}
-		if o.inProcess {
+		r := engineRun{Name: e.Name, Binary: bins[e.Name]}
+		if bins == nil {
 			var rs []*peers.Outcome
 			err := o.profile(e.Name, func() (err error) {
 				rs, err = o.measure(e.Name, cfg).Run(e, o.dir, peers.DefaultSettings, cfg, ws)
@@ -527,7 +567,7 @@ func runEngines(o *options, es []peers.Engine, cfg *workload.Config, ws []worklo
 			r.Results = fromOutcomes(rs)
 		} else {
 			var err error
-			if r.Results, r.MaxRSS, err = runChild(o, e.Name, stderr); err != nil {
+			if r.Results, r.MaxRSS, err = runChild(o, e.Name, r.Binary, stderr); err != nil {
 				return nil, err
 			}
 		}
@@ -545,14 +585,10 @@ func runEngines(o *options, es []peers.Engine, cfg *workload.Config, ws []worklo
 	return runs, nil
 }
 
-// runChild runs engine name in a child process (this executable with
-// -engine) and returns its results and its peak RSS in bytes.
-func runChild(o *options, name string, stderr io.Writer) ([]result, int64, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, 0, err
-	}
-	cmd := exec.Command(exe, o.childArgs(name)...)
+// runChild runs engine name in a child process running bin with -engine,
+// and returns its results and its peak RSS in bytes.
+func runChild(o *options, name string, bin *binary, stderr io.Writer) ([]result, int64, error) {
+	cmd := exec.Command(bin.Path, o.childArgs(name)...)
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, stderr
@@ -600,7 +636,7 @@ func printTables(stdout io.Writer, runs []engineRun, ws []workload.Workload, wri
 	tw.Flush()
 	if runs[0].MaxRSS > 0 {
 		fmt.Fprintf(stdout, "\n(×: ops/s and peak RSS as a ratio to %s's; above 1 is faster, or more memory.\n", runs[0].Name)
-		fmt.Fprintln(stdout, " Peak RSS: each engine's child process over all its workloads, from getrusage.)")
+		fmt.Fprintf(stdout, " Peak RSS: each engine's child process over all its workloads, from getrusage.%s)\n", binariesNote(runs))
 	} else {
 		fmt.Fprintf(stdout, "\n(×: ops/s as a ratio to %s's; above 1 is faster)\n", runs[0].Name)
 	}

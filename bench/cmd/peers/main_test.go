@@ -17,9 +17,9 @@ import (
 	"github.com/bloomkv/bloomkv/internal/workload"
 )
 
-// TestMain lets this test binary act as the command's child process: the
-// parent re-executes os.Executable() — here, the test binary — with childEnv
-// set and the child's flags.
+// TestMain lets this test binary act as the command's child process: with
+// -shared-binary the parent re-executes os.Executable() — here, the test
+// binary — with childEnv set and the child's flags.
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -27,9 +27,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestChildProcesses runs every engine in a child process on a tiny data
-// set and checks that each reports every workload's operations and a peak
-// RSS above 0, and that the table shows it.
+// TestChildProcesses runs every engine in a child process of the shared
+// binary (-shared-binary: this test binary) on a tiny data set and checks
+// that each reports every workload's operations and a peak RSS above 0,
+// and that the table shows it and says which binary the children ran.
 func TestChildProcesses(t *testing.T) {
 	o := &options{n: 2000, reads: 500, keySize: workload.DefaultKeySize, valueSize: workload.DefaultValueSize,
 		scanLength: 20, missRatio: 0.5, seed: workload.DefaultSeed, dir: t.TempDir(),
@@ -43,7 +44,11 @@ func TestChildProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := &workload.Config{Keys: keys, Reads: o.reads, MissRatio: o.missRatio, ScanLength: o.scanLength}
-	runs, err := runEngines(o, peers.Engines, cfg, ws, io.Discard, nil)
+	bins, err := sharedBinary(peers.Engines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := runEngines(o, peers.Engines, bins, cfg, ws, io.Discard, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,6 +58,9 @@ func TestChildProcesses(t *testing.T) {
 	for _, r := range runs {
 		if r.MaxRSS <= 0 {
 			t.Errorf("%s: peak RSS %d", r.Name, r.MaxRSS)
+		}
+		if r.Binary == nil || !r.Binary.Shared || r.Binary.Size <= 0 {
+			t.Errorf("%s: binary %+v, want the shared one with its size", r.Name, r.Binary)
 		}
 		for j, res := range r.Results {
 			if res.Workload != ws[j] || res.Ops != cfg.Ops(ws[j]) || res.opsPerSec() <= 0 {
@@ -67,8 +75,8 @@ func TestChildProcesses(t *testing.T) {
 		written[j] = cfg.WrittenBytes(w)
 	}
 	printTables(&out, runs, ws, written)
-	if !strings.Contains(out.String(), "peak RSS") {
-		t.Errorf("no peak RSS in the output:\n%s", out.String())
+	if !strings.Contains(out.String(), "peak RSS") || !strings.Contains(out.String(), "Each child ran the runner's own binary, every engine linked in (-shared-binary): ") {
+		t.Errorf("no peak RSS, or no note of the shared binary, in the output:\n%s", out.String())
 	}
 }
 
@@ -93,17 +101,17 @@ func TestRunInProcess(t *testing.T) {
 	}
 }
 
-// TestReportColumns runs the command as it is run, engines in child
-// processes, on a small filloverwrite and readrandom with -space-amp, and
-// checks the report's new columns: every engine's four latencies, parsed
-// and ordered (p50 ≤ p99 ≤ p99.9 ≤ max); L0 during the fill, within the
-// engine's stop; and the tree after the fill with its sizes, last level,
-// write and space amplification.
+// TestReportColumns runs the command with engines in child processes (of
+// this test binary: -shared-binary) on a small filloverwrite and
+// readrandom with -space-amp, and checks the report's new columns: every
+// engine's four latencies, parsed and ordered (p50 ≤ p99 ≤ p99.9 ≤ max);
+// L0 during the fill, within the engine's stop; and the tree after the
+// fill with its sizes, last level, write and space amplification.
 func TestReportColumns(t *testing.T) {
 	const n, perKey = 20000, 2
 	var out, errs bytes.Buffer
 	args := []string{"-n", strconv.Itoa(n), "-reads", "5000", "-engines", "bloomkv,pebble", "-workloads", "filloverwrite,readrandom",
-		"-writes-per-key", strconv.Itoa(perKey), "-sample-interval", "10ms", "-space-amp", "-dir", t.TempDir()}
+		"-writes-per-key", strconv.Itoa(perKey), "-sample-interval", "10ms", "-space-amp", "-shared-binary", "-dir", t.TempDir()}
 	if code := run(args, &out, &errs); code != 0 {
 		t.Fatalf("exit %d: %s", code, errs.String())
 	}
@@ -216,6 +224,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"-ycsb", "readproportion=2"}, 2},
 		{[]string{"-sizes", "10Q"}, 2},
 		{[]string{"-workloads", "readrandom"}, 2},
+		{[]string{"-shared-binary"}, 2}, // with -in-process
 	} {
 		if code := run(append(tc.args, "-n", "100", "-in-process"), io.Discard, io.Discard); code != tc.code {
 			t.Errorf("%q: exit %d, want %d", tc.args, code, tc.code)
@@ -258,12 +267,13 @@ func TestFlags(t *testing.T) {
 	}
 }
 
-// TestCold runs the command with -cold, engines in child processes, on a
-// database in the package's directory (on the checkout's disk: a tmpfs
-// keeps its pages whatever is dropped), and checks the device table: a
-// cell per engine for each read workload, present-key Gets reading from
-// the device, and bloomkv's missing-key Gets, which its filters answer,
-// reading less than its present-key ones. It needs Linux and root.
+// TestCold runs the command with -cold, engines in child processes (of
+// this test binary: -shared-binary), on a database in the package's
+// directory (on the checkout's disk: a tmpfs keeps its pages whatever is
+// dropped), and checks the device table: a cell per engine for each read
+// workload, present-key Gets reading from the device, and bloomkv's
+// missing-key Gets, which its filters answer, reading less than its
+// present-key ones. It needs Linux and root.
 func TestCold(t *testing.T) {
 	dir, err := os.MkdirTemp(".", "cold-test-")
 	if err != nil {
@@ -271,7 +281,7 @@ func TestCold(t *testing.T) {
 	}
 	defer os.RemoveAll(dir)
 	var out, errs bytes.Buffer
-	args := []string{"-n", "20000", "-reads", "5000", "-engines", "bloomkv,pebble,badger", "-workloads", "fillrandom,readrandom,readmissing", "-cold", "-dir", dir}
+	args := []string{"-n", "20000", "-reads", "5000", "-engines", "bloomkv,pebble,badger", "-workloads", "fillrandom,readrandom,readmissing", "-cold", "-shared-binary", "-dir", dir}
 	if code := run(args, &out, &errs); code != 0 {
 		t.Fatalf("exit %d: %s", code, errs.String())
 	}
