@@ -92,8 +92,8 @@ func TestArena(t *testing.T) {
 	}
 }
 
-// TestRefsFreeArena checks the lifetime rule: the arena is freed exactly
-// when the last reference is dropped, and misuse of a released memtable
+// TestRefsFreeArena checks the lifetime rule: the arena and the tree are
+// freed exactly when the last reference is dropped, and misuse of a released memtable
 // panics rather than touching freed memory.
 func TestRefsFreeArena(t *testing.T) {
 	m := New(1 << 20)
@@ -111,6 +111,9 @@ func TestRefsFreeArena(t *testing.T) {
 	m.Unref()
 	if m.arena.chunks != nil || m.arena.chunk != nil {
 		t.Fatal("the last Unref kept the arena")
+	}
+	if m.tree != nil {
+		t.Fatal("the last Unref kept the tree")
 	}
 	for _, misuse := range []struct {
 		name string

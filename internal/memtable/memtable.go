@@ -74,6 +74,12 @@ func (m *Memtable) Unref() {
 		m.wmu.Lock()
 		m.arena.free()
 		m.wmu.Unlock()
+		// The tree goes too: a pointer to m that outlives its last
+		// reference (a pooled iterator's, say) must not keep its items,
+		// 40 bytes an entry, on the heap.
+		m.mu.Lock()
+		m.tree = nil
+		m.mu.Unlock()
 	case n < 0:
 		panic("memtable: Unref of a released memtable")
 	}
