@@ -12,13 +12,15 @@ import (
 // blockIndex is the decoded index block, kept for the table's life: per
 // data block, its last key and where the block lies in the file. It is
 // pointer-free memory of exactly its size (pinned: off the Go heap in the
-// DB), so that it costs the garbage collector nothing to scan, and it is
+// DB; only wraps, which a table needs past 4 GiB, is on the heap), so that
+// it costs the garbage collector nothing to scan, and it is
 // laid out to take little, since a DB holds one per table for every table:
 //
 //   - The last keys' common prefix is held once. Sorted keys share the
 //     prefix their first and last share, so a table of a narrow key range
-//     (every table below L0) keeps per block only the bytes that differ:
-//     of 16-byte keys at 10M keys, about 5 of the 24 an encoded key takes.
+//     (every table below L0) keeps per block only the bytes that differ
+//     and the trailer: of 16-byte keys at 10M keys, about 13 of the 24 an
+//     encoded key takes (5 of its user key's 16, and its 8-byte trailer).
 //   - Per block, two 4-byte words: where its key's rest ends in keys, and
 //     the low half of the offset just past its stored bytes and trailer;
 //     in an aligned table also 2 bytes for the padding before it (less
