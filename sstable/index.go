@@ -103,20 +103,6 @@ func (b *indexBuilder) add(key []byte, h BlockHandle) {
 	b.next = end
 }
 
-// commonPrefix returns how many leading bytes the user keys of the encoded
-// internal keys a and b share.
-func commonPrefix(a, b []byte) int {
-	ua, _ := base.DecodeInternalKey(a)
-	ub, _ := base.DecodeInternalKey(b)
-	n := min(len(ua.UserKey), len(ub.UserKey))
-	for i := range n {
-		if ua.UserKey[i] != ub.UserKey[i] {
-			return i
-		}
-	}
-	return n
-}
-
 // numBlocks is the number of data blocks.
 func (x *blockIndex) numBlocks() int { return len(x.keyEnds) }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/bytealg"
 	"github.com/bloomkv/bloomkv/internal/cache"
 	"github.com/bloomkv/bloomkv/internal/rangedel"
 	"github.com/bloomkv/bloomkv/rangefilter"
@@ -289,7 +290,9 @@ func (r *Reader) decodeIndex(block []byte, f footer) (blockIndex, error) {
 	}
 	// The keys are sorted, so every one has the prefix the first and the
 	// last share.
-	prefix := first[:commonPrefix(first, prev)]
+	fu, _ := base.DecodeInternalKey(first)
+	lu, _ := base.DecodeInternalKey(prev)
+	prefix := first[:bytealg.CommonPrefix(fu.UserKey, lu.UserKey)]
 	if rest := keyBytes - uint64(n*len(prefix)); rest > maxIndexKeyBytes {
 		return blockIndex{}, r.corrupt(int64(f.index.Offset), "index keys take %d bytes past their prefix, more than 4 GiB", rest)
 	}
