@@ -216,9 +216,16 @@ func (d *DB) Flush() error {
 // acknowledged without Sync since the WAL's last sync may then be lost) or
 // a corruption. A flush or compaction still failing loses nothing — what
 // it would have written is in the WALs or the tables — and is not
-// reported again. Every later call returns ErrClosed. An Iterator still open keeps reading: the
-// memtables and tables it reads, with their files and memory, are released
-// when it is closed.
+// reported again. Every later call returns ErrClosed.
+//
+// An Iterator still open keeps reading, whatever Options.MaxOpenFiles
+// says: the memtables and tables it reads stay in memory, and each of its
+// tables keeps its file open (one descriptor a table, outside the table
+// cache), until the Iterator is closed. An Open of the same directory
+// after Close may delete those files; the open descriptors still read
+// them, on the systems bloomkv supports. Should the system refuse a
+// descriptor (too many open files), the Iterator reports an error wrapping
+// fs.ErrClosed for that table's reads, never ErrCorruption.
 func (d *DB) Close() error {
 	d.mu.Lock()
 	if d.mu.closed {
@@ -264,6 +271,14 @@ func (d *DB) Close() error {
 	d.dropReadStateLocked(d.mu.readState)
 	d.mu.readState = nil
 	errs = append(errs, d.unrefVersionLocked(d.mu.current))
+	// The tables still open are a reader's: each keeps its file open from
+	// now on, outside the table cache, so that no eviction closes it and an
+	// Open after this Close, which may delete it, does not take it from
+	// the reader. A file that cannot be kept open says why on its reads:
+	// the reader's error, not Close's.
+	for _, t := range d.mu.tables {
+		_ = t.file.keepOpen()
+	}
 	// The DB's references to its memtables; a reader still open keeps its
 	// own, so what it reads stays valid until it is closed.
 	d.mu.mem.Unref()

@@ -49,9 +49,14 @@ type metaOp struct {
 	ops    []kvOp // mWrite
 	key    []byte // mGet
 	snap   int
-	bounds *IterOptions // mIter
-	moves  []metaMove   // mIter
+	bounds *IterOptions // mIter; mReopen's kept iterator
+	moves  []metaMove   // mIter; mReopen's kept iterator (never 'X')
 	lo, hi []byte       // mCompact
+	// keep, on mReopen, keeps an iterator of the DB open across the Close
+	// and the Open, to be walked (bounds, moves) at the next reopen or at
+	// the end of the history, by when the new DB's compactions may have
+	// deleted every table it reads.
+	keep bool
 }
 
 type metaMove struct {
@@ -95,16 +100,7 @@ func genHistory(seed uint64, n int) []metaOp {
 			op.kind, op.key, op.snap = mGet, ks.probe(rng), rng.IntN(4)-1
 		case r < 900:
 			op.kind, op.bounds, op.snap = mIter, randBounds(rng, ks), rng.IntN(4)-1
-			for range 1 + rng.IntN(30) {
-				m := metaMove{op: "FLGTXXNNNPP"[rng.IntN(11)]}
-				if m.op == 'G' || m.op == 'T' || m.op == 'X' {
-					m.key = ks.probe(rng)
-				}
-				op.moves = append(op.moves, m)
-			}
-			if rng.IntN(5) == 0 {
-				op.moves = append(op.moves, metaMove{op: 'S'}) // full scans both ways
-			}
+			op.moves = randMoves(rng, ks, "FLGTXXNNNPP")
 		case r < 930:
 			op.kind = mNewSnap
 		case r < 950:
@@ -121,10 +117,32 @@ func genHistory(seed uint64, n int) []metaOp {
 			}
 		default:
 			op.kind = mReopen
+			if op.keep = rng.IntN(2) == 0; op.keep {
+				// No prefix seek: without Options.Prefix one is made of
+				// new iterators (metaPrefixIter), which a closed DB refuses.
+				op.bounds, op.moves = randBounds(rng, ks), randMoves(rng, ks, "FLGTNNNPP")
+			}
 		}
 		h = append(h, op)
 	}
 	return h
+}
+
+// randMoves returns an iterator's moves, drawn from ops (a multiset of
+// metaMove.op letters), now and then followed by full scans both ways.
+func randMoves(rng *rand.Rand, ks *keySpace, ops string) []metaMove {
+	var moves []metaMove
+	for range 1 + rng.IntN(30) {
+		m := metaMove{op: ops[rng.IntN(len(ops))]}
+		if m.op == 'G' || m.op == 'T' || m.op == 'X' {
+			m.key = ks.probe(rng)
+		}
+		moves = append(moves, m)
+	}
+	if rng.IntN(5) == 0 {
+		moves = append(moves, metaMove{op: 'S'})
+	}
+	return moves
 }
 
 // metaConfig returns option set c of history seed: c == 0 is the defaults
@@ -174,7 +192,17 @@ type metaRunner struct {
 	model kvModel
 	snaps []*Snapshot
 	snapM []kvModel
-	out   []string
+	// kept are the iterators mReopen keeps open across a Close (nil its
+	// for the model), each with the model as it was made.
+	kept []metaKeptIter
+	out  []string
+}
+
+type metaKeptIter struct {
+	it *Iterator
+	m  kvModel
+	op metaOp // the mReopen that made it: its bounds and moves
+	at int    // the op's index
 }
 
 func (r *metaRunner) printf(format string, args ...any) {
@@ -215,7 +243,37 @@ func (r *metaRunner) run(h []metaOp) (err error) {
 			return fmt.Errorf("op %d: %w", i, err)
 		}
 	}
+	return r.walkKept()
+}
+
+// walkKept walks and closes the iterators kept open across a Close.
+func (r *metaRunner) walkKept() error {
+	for _, k := range r.kept {
+		var lo, hi []byte
+		if k.op.bounds != nil {
+			lo, hi = k.op.bounds.LowerBound, k.op.bounds.UpperBound
+		}
+		r.printf("kept %d: NewIter[%q, %q)", k.at, lo, hi)
+		if r.db == nil {
+			r.walkModel(k.m, k.op.bounds, k.op.moves)
+			continue
+		}
+		if err := r.walkDB(nil, k.it, k.op.bounds, k.op.moves); err != nil {
+			return err
+		}
+	}
+	r.kept = nil
 	return nil
+}
+
+// closeKept closes the iterators kept open across a Close, unwalked.
+func (r *metaRunner) closeKept() {
+	for _, k := range r.kept {
+		if k.it != nil {
+			k.it.Close()
+		}
+	}
+	r.kept = nil
 }
 
 func (r *metaRunner) step(i int, op metaOp) error {
@@ -254,118 +312,14 @@ func (r *metaRunner) step(i int, op metaOp) error {
 		}
 		r.printf("%d %s.NewIter[%q, %q)", i, name, lo, hi)
 		if r.db == nil {
-			keys, values := m.sorted(lo, hi)
-			po := newPrefixOracle(r.ext, m, op.bounds)
-			for _, mv := range op.moves {
-				var ok bool
-				switch mv.op {
-				case 'F':
-					ok = po.leave().first()
-				case 'L':
-					ok = po.leave().last()
-				case 'G':
-					ok = po.leave().seekGE(mv.key)
-				case 'T':
-					ok = po.leave().seekLT(mv.key)
-				case 'X':
-					ok = po.seekPrefixGE(mv.key)
-				case 'N':
-					ok = po.cur.next()
-				case 'P':
-					ok = po.cur.prev()
-				case 'S':
-					var sb strings.Builder
-					for j := range keys {
-						fmt.Fprintf(&sb, "%q=%q ", keys[j], values[j])
-					}
-					r.printf("  scan %s", sb.String())
-					sb.Reset()
-					for j := len(keys) - 1; j >= 0; j-- {
-						fmt.Fprintf(&sb, "%q=%q ", keys[j], values[j])
-					}
-					r.printf("  rscan %s", sb.String())
-					po.leave().state = oracleBefore // the backward scan ran off the start
-					continue
-				}
-				if o := po.cur; ok {
-					r.printf("  %c%q -> %q=%q", mv.op, mv.key, o.keys[o.i], o.values[o.i])
-				} else {
-					r.printf("  %c%q -> invalid", mv.op, mv.key)
-				}
-			}
+			r.walkModel(m, op.bounds, op.moves)
 			break
 		}
-		main, err := rd.NewIter(op.bounds)
+		it, err := rd.NewIter(op.bounds)
 		if err != nil {
 			return err
 		}
-		// Without Options.Prefix, prefix mode is made of plain moves.
-		var emu *metaPrefixIter
-		if r.opts.Prefix == nil {
-			emu = &metaPrefixIter{r: rd, ext: r.ext, bounds: op.bounds}
-		}
-		it := main // the iterator shown: emu.it in emulated prefix mode
-		for _, mv := range op.moves {
-			var ok bool
-			switch mv.op {
-			case 'F', 'L', 'G', 'T', 'S':
-				it = main
-			}
-			switch mv.op {
-			case 'F':
-				ok = it.First()
-			case 'L':
-				ok = it.Last()
-			case 'G':
-				ok = it.SeekGE(mv.key)
-			case 'T':
-				ok = it.SeekLT(mv.key)
-			case 'X':
-				if emu == nil {
-					ok = it.SeekPrefixGE(mv.key)
-					break
-				}
-				if ok, err = emu.seekPrefixGE(mv.key); err != nil {
-					return err
-				}
-				it = emu.it
-			case 'N':
-				if ok = it.Next(); it == emu.current() {
-					ok = emu.pass(ok, it.Next)
-				}
-			case 'P':
-				if ok = it.Prev(); it == emu.current() {
-					ok = emu.pass(ok, it.Prev)
-				}
-			case 'S':
-				var sb strings.Builder
-				for ok := it.First(); ok; ok = it.Next() {
-					fmt.Fprintf(&sb, "%q=%q ", it.Key(), it.Value())
-				}
-				r.printf("  scan %s", sb.String())
-				sb.Reset()
-				for ok := it.Last(); ok; ok = it.Prev() {
-					fmt.Fprintf(&sb, "%q=%q ", it.Key(), it.Value())
-				}
-				r.printf("  rscan %s", sb.String())
-				continue
-			}
-			if err := it.Error(); err != nil {
-				r.printf("  %c%q -> error %v", mv.op, mv.key, err)
-			} else if ok != it.Valid() {
-				r.printf("  %c%q -> returned %v but Valid %v", mv.op, mv.key, ok, it.Valid())
-			} else if ok {
-				r.printf("  %c%q -> %q=%q", mv.op, mv.key, it.Key(), it.Value())
-			} else {
-				r.printf("  %c%q -> invalid", mv.op, mv.key)
-			}
-		}
-		if err := main.Close(); err != nil {
-			r.printf("  Close error %v", err)
-		}
-		if err := emu.close(); err != nil {
-			r.printf("  Close error %v", err)
-		}
+		return r.walkDB(rd, it, op.bounds, op.moves)
 	case mNewSnap:
 		r.snapM = append(r.snapM, r.model.clone())
 		if r.db != nil {
@@ -396,6 +350,20 @@ func (r *metaRunner) step(i int, op metaOp) error {
 			return r.db.Compact(op.lo, op.hi)
 		}
 	case mReopen:
+		if err := r.walkKept(); err != nil {
+			return err
+		}
+		if op.keep {
+			k := metaKeptIter{m: r.model.clone(), op: op, at: i}
+			if r.db != nil {
+				it, err := r.db.NewIter(op.bounds)
+				if err != nil {
+					return err
+				}
+				k.it = it
+			}
+			r.kept = append(r.kept, k)
+		}
 		r.closeSnaps()
 		if r.db != nil {
 			if err := r.db.Close(); err != nil {
@@ -407,6 +375,130 @@ func (r *metaRunner) step(i int, op metaOp) error {
 			}
 			r.db = d
 		}
+	}
+	return nil
+}
+
+// walkModel prints what an iterator over m within bounds shows at each of
+// moves.
+func (r *metaRunner) walkModel(m kvModel, bounds *IterOptions, moves []metaMove) {
+	var lo, hi []byte
+	if bounds != nil {
+		lo, hi = bounds.LowerBound, bounds.UpperBound
+	}
+	keys, values := m.sorted(lo, hi)
+	po := newPrefixOracle(r.ext, m, bounds)
+	for _, mv := range moves {
+		var ok bool
+		switch mv.op {
+		case 'F':
+			ok = po.leave().first()
+		case 'L':
+			ok = po.leave().last()
+		case 'G':
+			ok = po.leave().seekGE(mv.key)
+		case 'T':
+			ok = po.leave().seekLT(mv.key)
+		case 'X':
+			ok = po.seekPrefixGE(mv.key)
+		case 'N':
+			ok = po.cur.next()
+		case 'P':
+			ok = po.cur.prev()
+		case 'S':
+			var sb strings.Builder
+			for j := range keys {
+				fmt.Fprintf(&sb, "%q=%q ", keys[j], values[j])
+			}
+			r.printf("  scan %s", sb.String())
+			sb.Reset()
+			for j := len(keys) - 1; j >= 0; j-- {
+				fmt.Fprintf(&sb, "%q=%q ", keys[j], values[j])
+			}
+			r.printf("  rscan %s", sb.String())
+			po.leave().state = oracleBefore // the backward scan ran off the start
+			continue
+		}
+		if o := po.cur; ok {
+			r.printf("  %c%q -> %q=%q", mv.op, mv.key, o.keys[o.i], o.values[o.i])
+		} else {
+			r.printf("  %c%q -> invalid", mv.op, mv.key)
+		}
+	}
+}
+
+// walkDB prints what main, an iterator of rd within bounds, shows at each
+// of moves, then closes it. rd makes the iterators of prefix seeks without
+// Options.Prefix (metaPrefixIter); it is nil for moves without 'X'.
+func (r *metaRunner) walkDB(rd dbReader, main *Iterator, bounds *IterOptions, moves []metaMove) error {
+	// Without Options.Prefix, prefix mode is made of plain moves.
+	var emu *metaPrefixIter
+	if r.opts.Prefix == nil {
+		emu = &metaPrefixIter{r: rd, ext: r.ext, bounds: bounds}
+	}
+	it := main // the iterator shown: emu.it in emulated prefix mode
+	for _, mv := range moves {
+		var ok bool
+		switch mv.op {
+		case 'F', 'L', 'G', 'T', 'S':
+			it = main
+		}
+		switch mv.op {
+		case 'F':
+			ok = it.First()
+		case 'L':
+			ok = it.Last()
+		case 'G':
+			ok = it.SeekGE(mv.key)
+		case 'T':
+			ok = it.SeekLT(mv.key)
+		case 'X':
+			if emu == nil {
+				ok = it.SeekPrefixGE(mv.key)
+				break
+			}
+			var err error
+			if ok, err = emu.seekPrefixGE(mv.key); err != nil {
+				main.Close()
+				return err
+			}
+			it = emu.it
+		case 'N':
+			if ok = it.Next(); it == emu.current() {
+				ok = emu.pass(ok, it.Next)
+			}
+		case 'P':
+			if ok = it.Prev(); it == emu.current() {
+				ok = emu.pass(ok, it.Prev)
+			}
+		case 'S':
+			var sb strings.Builder
+			for ok := it.First(); ok; ok = it.Next() {
+				fmt.Fprintf(&sb, "%q=%q ", it.Key(), it.Value())
+			}
+			r.printf("  scan %s", sb.String())
+			sb.Reset()
+			for ok := it.Last(); ok; ok = it.Prev() {
+				fmt.Fprintf(&sb, "%q=%q ", it.Key(), it.Value())
+			}
+			r.printf("  rscan %s", sb.String())
+			continue
+		}
+		if err := it.Error(); err != nil {
+			r.printf("  %c%q -> error %v", mv.op, mv.key, err)
+		} else if ok != it.Valid() {
+			r.printf("  %c%q -> returned %v but Valid %v", mv.op, mv.key, ok, it.Valid())
+		} else if ok {
+			r.printf("  %c%q -> %q=%q", mv.op, mv.key, it.Key(), it.Value())
+		} else {
+			r.printf("  %c%q -> invalid", mv.op, mv.key)
+		}
+	}
+	if err := main.Close(); err != nil {
+		r.printf("  Close error %v", err)
+	}
+	if err := emu.close(); err != nil {
+		r.printf("  Close error %v", err)
 	}
 	return nil
 }
@@ -443,6 +535,7 @@ func TestMetamorphic(t *testing.T) {
 			}
 			r.db = d
 			err = r.run(h)
+			r.closeKept()
 			r.closeSnaps()
 			m := r.db.Metrics()
 			flushes += m.Flushes

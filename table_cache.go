@@ -63,8 +63,9 @@ func tableCacheCapacity(maxOpenFiles int, fileLimit uint64) int {
 // number at most capacity, unless more than capacity misses are in flight
 // at once (a miss never waits for a slot).
 //
-// INVARIANT: a handle's refs are one for the cache while a tableFile holds
-// it, plus one for each read using it. refs is raised only under c.mu and
+// INVARIANT: a handle's refs are one for the cache (for its tableFile, once
+// kept: see keepOpen) while a tableFile holds it, plus one for each read
+// using it. refs is raised only under c.mu and
 // only while a tableFile holds the handle, so never from zero; whoever
 // drops it to zero closes the file. So a handle is closed exactly once, never
 // under a read in progress, and a handle evicted while in use stays open
@@ -169,8 +170,9 @@ func (h *tableHandle) unref() error {
 // each ReadAt borrows the table's handle from the cache, opening the file
 // if the cache holds no handle of it.
 //
-// INVARIANT: handle, prev, next and closed are guarded by cache.mu; handle
-// is not nil exactly while f is on the cache's LRU list.
+// INVARIANT: handle, prev, next, closed, kept and keptErr are guarded by
+// cache.mu; handle is not nil exactly while f is on the cache's LRU list or
+// kept is set and keeping the file open did not fail.
 type tableFile struct {
 	cache *tableCache
 	path  string
@@ -180,6 +182,12 @@ type tableFile struct {
 	// closed is set by close: the table is gone for good, and f caches no
 	// handle again.
 	closed bool
+	// kept is set by keepOpen, when the table's DB closes while a reader
+	// still reads the table: f holds its handle itself, off the LRU, until
+	// close, so no eviction can close the file under the reader. keptErr is
+	// why the file could not be kept open, if it could not.
+	kept    bool
+	keptErr error
 }
 
 // ReadAt implements io.ReaderAt: it reads from the table's cached handle,
@@ -216,7 +224,7 @@ func (f *tableFile) acquire() (*tableHandle, error) {
 	c.mu.Lock()
 	if h := f.handle; h != nil {
 		h.refs.Add(1)
-		if c.mu.lru.next != f {
+		if !f.kept && c.mu.lru.next != f {
 			c.unlinkLocked(f)
 			c.pushFrontLocked(f)
 		}
@@ -227,6 +235,11 @@ func (f *tableFile) acquire() (*tableHandle, error) {
 	if f.closed {
 		c.mu.Unlock()
 		return nil, fmt.Errorf("bloomkv: read of table %s after it was closed: %w", f.path, iofs.ErrClosed)
+	}
+	if f.kept {
+		err := f.keptErr
+		c.mu.Unlock()
+		return nil, err
 	}
 	c.mu.misses++
 	c.mu.n++ // the slot of the file about to be opened
@@ -241,10 +254,7 @@ func (f *tableFile) acquire() (*tableHandle, error) {
 		c.mu.Lock()
 		c.mu.n--
 		c.mu.Unlock()
-		if errors.Is(err, iofs.ErrNotExist) {
-			return nil, base.Corruptf(f.path, 0, "the manifest lists the table, but it does not exist")
-		}
-		return nil, fmt.Errorf("bloomkv: open table: %w", err)
+		return nil, f.openError(err)
 	}
 	// Lookups read single blocks: no read-ahead. The readers that go
 	// through a table in order read large chunks themselves.
@@ -253,9 +263,10 @@ func (f *tableFile) acquire() (*tableHandle, error) {
 	h.refs.Store(1) // the caller's
 
 	c.mu.Lock()
-	if f.handle != nil || f.closed {
+	if f.handle != nil || f.closed || f.kept {
 		// A concurrent miss cached its handle first, or the table was
-		// closed: this one serves this read only and gives its slot back.
+		// closed, or kept open without a handle (keepOpen failed): this one
+		// serves this read only and gives its slot back.
 		c.mu.n--
 		theirs := f.handle
 		if theirs != nil {
@@ -275,18 +286,91 @@ func (f *tableFile) acquire() (*tableHandle, error) {
 	return h, nil
 }
 
-// close closes the table's file for good: its cached handle is dropped and
-// closed, now or, if a read is using it, when that read returns. It returns
-// the error of a close made now.
+// openError is the error of a failed open of the table's file. While a DB
+// is open, a table it lists is deleted only once closed for good, and
+// keepOpen holds a closed DB's tables open, so a listed table missing is
+// damage, not an I/O error to retry.
+func (f *tableFile) openError(err error) error {
+	if errors.Is(err, iofs.ErrNotExist) {
+		return base.Corruptf(f.path, 0, "the manifest lists the table, but it does not exist")
+	}
+	return fmt.Errorf("bloomkv: open table %s: %w", f.path, err)
+}
+
+// keepOpen takes the table's file out of the cache's keeping into f's own,
+// until close: the handle cached, or the file opened now. DB.Close calls it
+// for each table a reader still reads, so that what the reader reads stays
+// readable whatever the cache's size — the cache closes no kept file, and
+// an Open after Close may delete the table's file, which an open handle
+// still reads. If the file cannot be opened (too many open files, say),
+// the table's reads report why, wrapping fs.ErrClosed, and keepOpen
+// returns that error.
+func (f *tableFile) keepOpen() error {
+	c := f.cache
+	c.mu.Lock()
+	if f.closed || f.kept {
+		c.mu.Unlock()
+		return nil
+	}
+	if f.handle != nil {
+		c.unlinkLocked(f)
+		c.mu.n--
+		f.kept = true
+		c.mu.Unlock()
+		return nil
+	}
+	c.mu.Unlock()
+
+	file, err := c.fs.Open(f.path)
+	if err == nil {
+		_ = vfs.AdviseRandom(file)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case f.closed || f.kept:
+		// Closed, or kept by a concurrent call, meanwhile.
+	case f.handle != nil:
+		// A concurrent miss cached a handle meanwhile: keep that one.
+		c.unlinkLocked(f)
+		c.mu.n--
+		f.kept = true
+	case err != nil:
+		f.kept = true
+		if errors.Is(err, iofs.ErrNotExist) {
+			f.keptErr = f.openError(err) // missing while its DB was open
+		} else {
+			f.keptErr = fmt.Errorf("bloomkv: read of table %s after its DB was closed, which could not keep the file open: %w (%w)",
+				f.path, iofs.ErrClosed, err)
+		}
+		return f.keptErr
+	default:
+		h := &tableHandle{file: file}
+		h.refs.Store(1) // f's
+		f.handle = h
+		f.kept = true
+		return nil
+	}
+	if file != nil {
+		file.Close()
+	}
+	return nil
+}
+
+// close closes the table's file for good: its cached or kept handle is
+// dropped and closed, now or, if a read is using it, when that read
+// returns. It returns the error of a close made now.
 func (f *tableFile) close() error {
 	c := f.cache
 	c.mu.Lock()
 	f.closed = true
 	h := f.handle
 	if h != nil {
-		c.unlinkLocked(f)
+		if !f.kept {
+			c.unlinkLocked(f)
+			c.mu.n--
+		}
 		f.handle = nil
-		c.mu.n--
 	}
 	c.mu.Unlock()
 	if h == nil {

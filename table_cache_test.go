@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	iofs "io/fs"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -458,6 +459,93 @@ func TestTableCacheReopenErrors(t *testing.T) {
 	a.close()
 	b.close()
 	checkCount("after closing both")
+	fds.checkProblems(t)
+}
+
+// TestTableCacheKeepOpen checks keepOpen, which DB.Close calls for the
+// tables a reader still reads: a kept file leaves the LRU (the cache counts
+// it no more, and no eviction closes it), reads through the handle it had
+// or one opened then, even once the file is removed, and is closed by
+// close alone. A file that cannot be kept open makes its reads fail with an
+// error wrapping fs.ErrClosed, never ErrCorruption.
+func TestTableCacheKeepOpen(t *testing.T) {
+	mem := vfs.NewMem()
+	fds := newFDFS(mem)
+	var failOpens atomic.Bool
+	inj := vfs.NewInjecting(fds, func(op vfs.Op) bool { return op.Kind == vfs.OpOpen && failOpens.Load() })
+	for i := range 4 {
+		f, _ := mem.Create(fmt.Sprintf("/%06d.sst", i+1))
+		fmt.Fprintf(f, "table%d", i+1)
+		f.Close()
+	}
+	c := newTableCache(inj, 1)
+	files := make([]*tableFile, 4)
+	for i := range files {
+		files[i] = c.newFile(fmt.Sprintf("/%06d.sst", i+1))
+	}
+	a, b, x, y := files[0], files[1], files[2], files[3]
+	read := func(f *tableFile) error {
+		buf := make([]byte, 6)
+		_, err := f.ReadAt(buf, 0)
+		if want := "table" + f.path[len(f.path)-5:len(f.path)-4]; err == nil && string(buf) != want {
+			err = fmt.Errorf("%s: read %q, want %q", f.path, buf, want)
+		}
+		return err
+	}
+	for _, f := range []*tableFile{a, b} { // b evicts a
+		if err := read(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.keepOpen(); err != nil { // opened anew
+		t.Fatal(err)
+	}
+	if err := b.keepOpen(); err != nil { // the cached handle, taken off the LRU
+		t.Fatal(err)
+	}
+	if err := b.keepOpen(); err != nil { // a second call changes nothing
+		t.Fatal(err)
+	}
+	if st := c.stats(); st.open != 0 {
+		t.Errorf("after keeping both: the cache counts %d handles, want 0", st.open)
+	}
+	for _, name := range []string{"/000001.sst", "/000002.sst"} {
+		if err := mem.Remove(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// x's read takes the cache's one slot, and y's evicts x: neither
+	// touches the kept files.
+	for _, f := range []*tableFile{x, y, a, b, a, b} {
+		if err := read(f); err != nil {
+			t.Errorf("read after the kept files were removed: %v", err)
+		}
+	}
+	if now, _ := fds.openCount(vfs.KindTable); now != 3 {
+		t.Errorf("%d table files open, want 3: the two kept and y's cached", now)
+	}
+
+	failOpens.Store(true)
+	if err := x.keepOpen(); !errors.Is(err, iofs.ErrClosed) || errors.Is(err, ErrCorruption) {
+		t.Errorf("keepOpen failing to open: %v, want an error wrapping fs.ErrClosed, and not corruption", err)
+	}
+	failOpens.Store(false)
+	err := read(x) // kept without a handle: reads fail, without retrying
+	if !errors.Is(err, iofs.ErrClosed) || !errors.Is(err, vfs.ErrInjected) || errors.Is(err, ErrCorruption) ||
+		!strings.Contains(err.Error(), "000003.sst") {
+		t.Errorf("read of a table that could not be kept open: %v, want fs.ErrClosed and the cause, naming the file, not corruption", err)
+	}
+	for _, f := range files {
+		if err := f.close(); err != nil {
+			t.Errorf("close %s: %v", f.path, err)
+		}
+	}
+	if now, _ := fds.openCount(vfs.KindTable); now != 0 {
+		t.Errorf("%d table files open after closing every table, want 0", now)
+	}
+	if err := read(a); !errors.Is(err, iofs.ErrClosed) || errors.Is(err, ErrCorruption) {
+		t.Errorf("read of a kept table after its close: %v, want fs.ErrClosed, not corruption", err)
+	}
 	fds.checkProblems(t)
 }
 
