@@ -11,9 +11,12 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
+	"os/exec"
 	"slices"
 	"sort"
 	"strings"
+	"testing"
 )
 
 var (
@@ -636,4 +639,21 @@ func sizeFor(normal, underRace int) int {
 		return underRace
 	}
 	return normal
+}
+
+// runTestChild runs this test binary's test name (-test.run=^name$, -v) in
+// a child process, with env (NAME=value) added to its environment, and
+// returns what it printed; it fails t unless the child exits 0 having run
+// the test. A test whose oracle is the whole process — its resident memory,
+// its file limit — runs its body in a child, so that what other tests left
+// in this process cannot sway it.
+func runTestChild(t *testing.T, name, env string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), env)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+name) {
+		t.Fatalf("%s in a child process (%s): %v\n%s", name, env, err, out)
+	}
+	return string(out)
 }

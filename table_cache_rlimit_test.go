@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -131,13 +130,11 @@ func TestTableCacheUnderFileLimit(t *testing.T) {
 	}
 
 	start = time.Now()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestTableCacheFileLimitChild$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%d", fileLimitChildEnv, dir, n))
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "child served") {
-		t.Fatalf("child under RLIMIT_NOFILE %d: %v\n%s", childFileLimit, err, out)
+	out := runTestChild(t, "TestTableCacheFileLimitChild", fmt.Sprintf("%s=%s,%d", fileLimitChildEnv, dir, n))
+	if !strings.Contains(out, "child served") {
+		t.Fatalf("child under RLIMIT_NOFILE %d:\n%s", childFileLimit, out)
 	}
-	for _, line := range strings.Split(string(out), "\n") {
+	for _, line := range strings.Split(out, "\n") {
 		if strings.Contains(line, "child served") {
 			t.Logf("%d tables built in %v; %s (%v)", tables, built.Round(time.Millisecond), strings.TrimSpace(line), time.Since(start).Round(time.Millisecond))
 		}
