@@ -50,9 +50,13 @@ func buildCorruptDB(t *testing.T) *corruptDB {
 	mem := vfs.NewMem()
 	// Bloom filters in L0 and L1, fuse filters below, all holding key
 	// prefixes too, and range filters: the damage reaches every kind of
-	// filter block.
-	c.opts = Options{FS: mem, MemtableSize: 64 << 10, BaseLevelSize: 64 << 10, TargetFileSize: 24 << 10, BlockSize: 512, BlockCacheSize: -1,
-		LevelFilters:    []FilterSpec{Bloom(10), Bloom(10), Fuse(8)},
+	// filter block. Fuse(16), unlike Fuse(8), costs less than its Bloom
+	// stand-in over every set of 150 keys or more (sstable's fuse codec
+	// falls back below), so the tables of about 300 keys that Compact
+	// writes at the bottom are fuse, whatever shape the background
+	// compactions, racing the writes, gave the tree before.
+	c.opts = Options{FS: mem, MemtableSize: 64 << 10, BaseLevelSize: 64 << 10, TargetFileSize: 48 << 10, BlockSize: 512, BlockCacheSize: -1,
+		LevelFilters:    []FilterSpec{Bloom(10), Bloom(10), Fuse(16)},
 		RangeFilterBits: []float64{16, 8},
 		Prefix:          &PrefixExtractor{Name: "key000", Split: func(k []byte) int { return min(len(k), 6) }}}
 	d, err := Open(c.dir, &c.opts)
@@ -83,8 +87,10 @@ func buildCorruptDB(t *testing.T) *corruptDB {
 			}
 		}
 	}
-	write(2500, NoSync) // several levels
-	d.waitForCompactions(t)
+	write(2500, NoSync) // several levels, until Compact
+	if err := d.Compact(nil, nil); err != nil { // all at the bottom, rewritten
+		t.Fatal(err)
+	}
 	write(250, NoSync) // an L0 table or two
 	if err := d.Flush(); err != nil {
 		t.Fatal(err)
