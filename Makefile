@@ -13,30 +13,43 @@ FUZZTIME ?= 2m
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GOIMPORTS   ?= golang.org/x/tools/cmd/goimports@v0.52.0
 
-.PHONY: test check-format vet staticcheck fuzz bench reliability raft-reliability
+.PHONY: test test-race test-plain test-bench test-raft check-format vet staticcheck fuzz bench reliability raft-reliability
 
-test: check-format vet staticcheck
-	./scripts/ensure-redis
-	./scripts/ensure-chromium
+# The whole suite, its steps run by scripts/test: the programs the tests
+# start installed in the background (scripts/ensure-packages), the checks,
+# then the tests below, bench's and raftstore's beside the core's. It
+# prints each step's output and time. About 4 minutes on a warm 2-core
+# machine, 8 on a fresh one (see README.md).
+test:
+	MAKE="$(MAKE)" ./scripts/test
+
+# The core module's packages under the race detector.
+test-race:
 	$(GO) test -race -count=1 ./...
-	# The full-size runs of tests too slow for -race (which runs them smaller):
-	# the 1,000,000-entry table round trip and the Optimal-vs-Uniform tree;
-	# and the memory accounting, whose oracle, the process's resident memory,
-	# the race detector's shadow memory would swamp.
+
+# The full-size runs of tests too slow for -race (which runs them smaller):
+# the 1,000,000-entry table round trip, the Optimal-vs-Uniform tree, 2,000
+# tables under a 256-file limit; the memory accounting, whose oracle, the
+# process's resident memory, the race detector's shadow memory would
+# swamp; what a new Iterator allocates, which -race's sync.Pool, dropping a
+# quarter of what it is given, does not let be counted; how often one
+# Ribbon build attempt fails (400 builds; skipped under -race); the range
+# filter's whole false-positive grid (-race runs one setting).
+test-plain:
 	$(GO) test -count=1 -run='^TestRoundTrip$$' ./sstable
-	$(GO) test -count=1 -run='^(TestOptimalFilterAllocation|TestMemoryAccounted)$$' .
+	$(GO) test -count=1 -run='^(TestOptimalFilterAllocation|TestMemoryAccounted|TestNewIterAllocs)$$' .
 	$(GO) test -count=1 -run='^TestTableCacheUnderFileLimit$$' -tablecache.tables=2000 .
-	# What a new Iterator allocates, which -race's sync.Pool, dropping a
-	# quarter of what it is given, does not let be counted.
-	$(GO) test -count=1 -run='^TestNewIterAllocs$$' .
-	# How often one Ribbon build attempt fails (400 builds; skipped under -race).
 	$(GO) test -count=1 -run='^TestAttemptFailureRate$$' ./ribbon
-	# The range filter's whole false-positive grid (-race runs one setting).
 	$(GO) test -count=1 -run='^(TestFalsePositiveRate|TestShortScanTarget|TestMappingAgainstBytes8)$$' ./rangefilter
+
+# The bench module (the peers and the filter-library comparisons).
+test-bench:
 	cd bench && $(GO) test -race -count=1 ./...
-	# bloomkv under hashicorp/raft (its own module): the Store's conformance
-	# cases, the FSM, a 3-node cluster in one process, and 4 SIGKILLs of node
-	# processes (the long form: make raft-reliability).
+
+# bloomkv under hashicorp/raft (its own module): the Store's conformance
+# cases, the FSM, a 3-node cluster in one process, and 4 SIGKILLs of node
+# processes (the long form: make raft-reliability).
+test-raft:
 	cd raftstore && $(GO) test -race -count=1 ./...
 
 # gofmt, and goimports for the grouping of imports: the standard library,

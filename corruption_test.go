@@ -215,6 +215,7 @@ type corruptStats struct {
 }
 
 func TestCorruptionBitFlips(t *testing.T) {
+	t.Parallel() // one of the package's longest: it runs beside the others
 	seed := uint64(time.Now().UnixNano())
 	if *corruptSeed >= 0 {
 		seed = uint64(*corruptSeed)

@@ -131,6 +131,7 @@ func TestCrashSIGKILL(t *testing.T) {
 	if os.Getenv(crashChildEnv) != "" {
 		t.Skip("in the child")
 	}
+	t.Parallel() // one of the package's longest: it runs beside the others
 	seed := uint64(time.Now().UnixNano())
 	if *crashSeed >= 0 {
 		seed = uint64(*crashSeed)

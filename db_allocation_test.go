@@ -21,6 +21,7 @@ import (
 // memory lands near, not on, the budget; Uniform is then measured at
 // Optimal's memory (see uniformAtMemory), and the comparison is made there.
 func TestOptimalFilterAllocation(t *testing.T) {
+	t.Parallel() // one of the package's longest: it runs beside the others
 	// Four levels below L0 at T = 10 take 400,000 keys, too slow under
 	// -race; there the test runs a shallower tree and only checks that
 	// Optimal beats Uniform, and `make test` runs it again at full size.

@@ -23,8 +23,10 @@ const modelSteps = 1200
 // taken when it was made). A failure names its seed and options; rerun it
 // alone with -db.seed=N.
 func TestDBModel(t *testing.T) {
+	t.Parallel() // one of the package's longest: it runs beside the others
 	for _, seed := range testSeeds(*dbSeeds, 8, testing.Short()) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel()
 			r := newModelRun(seed)
 			err := r.run(modelSteps)
 			r.closeAll()

@@ -18,6 +18,7 @@ import (
 // from tables alone, and mixed — and that a reopen leaves no obsolete file
 // behind.
 func TestDBRecoveryReopen(t *testing.T) {
+	t.Parallel() // one of the package's longest: it runs beside the others
 	for _, tc := range []struct {
 		name  string
 		os    bool // the OS file system in t.TempDir(), rather than a MemFS
@@ -603,12 +604,14 @@ func (w *crashWorkload) verify(cp crashPoint) error {
 // workload with its own seed and options; -db.crashcycles runs more, and
 // -db.seed=N only cycle N.
 func TestDBRecoveryCrash(t *testing.T) {
+	t.Parallel() // one of the package's longest: it runs beside the others
 	writes := 1500
 	if testing.Short() {
 		writes = 500
 	}
 	for _, seed := range testSeeds(*dbCrashCycles, 2, testing.Short()) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel() // each cycle is the length of most tests
 			w := newCrashWorkload(seed)
 			if err := w.run(writes); err != nil {
 				t.Fatalf("seed %d, options %s:\n%v\nrerun: go test -run 'TestDBRecoveryCrash$' -db.seed=%d",

@@ -84,6 +84,7 @@ func randReadSeq(rng *rand.Rand, w *itertest.World) base.SeqNum {
 // TestIterModel checks the Iterator against the oracle over random worlds,
 // read sequence numbers, bounds and sequences of moves, at every step.
 func TestIterModel(t *testing.T) {
+	t.Parallel() // one of the package's longest: it runs beside the others
 	for seed := range itertest.Seeds() {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		w := itertest.NewWorld(t, rng, 300)

@@ -504,6 +504,7 @@ func (r *metaRunner) walkDB(rd dbReader, main *Iterator, bounds *IterOptions, mo
 }
 
 func TestMetamorphic(t *testing.T) {
+	t.Parallel() // one of the package's longest: it runs beside the others
 	seeds := make([]uint64, *metaSeeds)
 	base := uint64(time.Now().UnixNano())
 	for i := range seeds {

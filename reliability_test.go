@@ -111,6 +111,7 @@ func TestCorruptionManifestLastEdit(t *testing.T) {
 // values before and after the compactions that run while it is open, and
 // the generations a reader sees never go back.
 func TestReliabilityConcurrentCompaction(t *testing.T) {
+	t.Parallel() // one of the package's longest: it runs beside the others
 	const (
 		writers = 2
 		keys    = 20

@@ -32,18 +32,17 @@ import (
 
 var screenshotDir = flag.String("web.screenshots", "", "write the browser tests' screenshot of each page into `DIR` (docs/web holds the README's)")
 
-// chromiumPath finds Chromium: Debian's /usr/bin/chromium, or on PATH.
+// chromiumPath finds a headless Chromium on PATH: Debian's
+// chromium-headless-shell, which scripts/ensure-chromium installs, or a full
+// chromium.
 func chromiumPath(t *testing.T) string {
 	t.Helper()
-	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
-		return "/usr/bin/chromium"
-	}
-	for _, name := range []string{"chromium", "chromium-browser"} {
+	for _, name := range []string{"chromium-headless-shell", "chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
 		}
 	}
-	t.Fatal("Chromium is not installed: run ./scripts/ensure-chromium (it installs Debian's chromium package)")
+	t.Fatal("Chromium is not installed: run ./scripts/ensure-chromium (it installs Debian's chromium-headless-shell package)")
 	return ""
 }
 
