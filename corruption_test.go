@@ -87,8 +87,8 @@ func buildCorruptDB(t *testing.T) *corruptDB {
 			}
 		}
 	}
-	write(2500, NoSync) // several levels, until Compact
-	if err := d.Compact(nil, nil); err != nil { // all at the bottom, rewritten
+	write(2500, NoSync) // several levels, then all at the bottom, rewritten:
+	if err := d.Compact(nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	write(250, NoSync) // an L0 table or two

@@ -524,6 +524,7 @@ func (w *rotationCrash) verify(cp crashPoint) error {
 // runs more workloads; -db.seed=N only workload N.
 func TestManifestRotationCrash(t *testing.T) {
 	t.Parallel() // one of the package's longest: it runs beside the others
+
 	const rounds = 25 // three or four rotations
 	for _, seed := range testSeeds(*dbRotationSeeds, 1, testing.Short()) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
