@@ -62,6 +62,10 @@ type retry struct {
 	failures int       // in a row, for the backoff
 	at       time.Time // zero: now
 	total    uint64    // failures ever, never reset: callers wait on it
+	// last is the latest failure's error, kept after a success clears
+	// err: a caller that saw total move reports it, though the retry may
+	// have succeeded before the caller woke.
+	last error
 }
 
 // failed records err and returns how long until the next try.
@@ -69,6 +73,7 @@ func (r *retry) failed(err error) time.Duration {
 	delay := min(minRetryDelay<<min(r.failures, 16), maxRetryDelay)
 	r.err, r.failures, r.at = err, r.failures+1, time.Now().Add(delay)
 	r.total++
+	r.last = err
 	return delay
 }
 

@@ -204,7 +204,7 @@ func (d *DB) Flush() error {
 	case d.mu.bgErr != nil:
 		return d.mu.bgErr
 	case d.mu.flushRetry.total != failures:
-		return d.mu.flushRetry.err
+		return d.mu.flushRetry.last
 	}
 	return nil
 }
