@@ -25,7 +25,7 @@ test:
 
 # The core module's packages under the race detector.
 test-race:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout=30m ./...
 
 # The full-size runs of tests too slow for -race (which runs them smaller):
 # the 1,000,000-entry table round trip, the Optimal-vs-Uniform tree, 2,000
@@ -44,13 +44,13 @@ test-plain:
 
 # The bench module (the peers and the filter-library comparisons).
 test-bench:
-	cd bench && $(GO) test -race -count=1 ./...
+	cd bench && $(GO) test -race -count=1 -timeout=30m ./...
 
 # bloomkv under hashicorp/raft (its own module): the Store's conformance
 # cases, the FSM, a 3-node cluster in one process, and 4 SIGKILLs of node
 # processes (the long form: make raft-reliability).
 test-raft:
-	cd raftstore && $(GO) test -race -count=1 ./...
+	cd raftstore && $(GO) test -race -count=1 -timeout=30m ./...
 
 # gofmt, and goimports for the grouping of imports: the standard library,
 # a blank line, then the rest. Both walk the nested modules (bench,

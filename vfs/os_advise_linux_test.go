@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/bloomkv/bloomkv/internal/procstat"
 )
 
 // TestAdviseRandom reads two adjacent pages from the middle of a file whose
@@ -19,6 +21,7 @@ import (
 // sequential read starts, more; after AdviseRandom, the two asked for. The oracle is the kernel's own record of what it
 // read, so the test fails if the advice is not applied.
 func TestAdviseRandom(t *testing.T) {
+	holdPageCache(t)
 	page := os.Getpagesize()
 	const pages = 1024
 	path := filepath.Join(t.TempDir(), "f")
@@ -77,6 +80,18 @@ func TestAdviseRandom(t *testing.T) {
 	}
 }
 
+// holdPageCache keeps every process's DropPageCache off until the test
+// ends (procstat.HoldPageCache): the tests count a file's resident pages,
+// which another package's cold test, dropping the whole cache, would take.
+func holdPageCache(t *testing.T) {
+	t.Helper()
+	release, err := procstat.HoldPageCache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+}
+
 // dropPages writes the file's pages back and drops them from the page
 // cache (POSIX_FADV_DONTNEED), and checks that none is left.
 func dropPages(t *testing.T, fd, size int) {
@@ -118,6 +133,7 @@ func residentPages(t *testing.T, fd, size int) int {
 // completes — without a read of the caller's. Counting and Injecting files
 // pass it through; a closed file's is an error.
 func TestPrefetch(t *testing.T) {
+	holdPageCache(t)
 	page := os.Getpagesize()
 	const pages = 1024
 	path := filepath.Join(t.TempDir(), "f")

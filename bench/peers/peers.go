@@ -383,7 +383,14 @@ func (m *Measure) Run(e Engine, dir string, s Settings, cfg *workload.Config, ws
 	var outs []*Outcome
 	var lastFill *Outcome
 	var lastTree *Tree // the last fill's, for the next one's write amplification
+	// held releases the page-cache lock a cold workload holds from its
+	// drop until it is measured (procstat.HoldPageCache), so that no other
+	// process drops the cache under it; released before the next drop.
+	held := func() {}
+	defer func() { held() }()
 	for _, w := range ws {
+		held()
+		held = func() {}
 		var pr func(int)
 		if m.Progress != nil {
 			pr = m.Progress(w)
@@ -412,6 +419,14 @@ func (m *Measure) Run(e Engine, dir string, s Settings, cfg *workload.Config, ws
 				}
 				return fail(err)
 			}
+			release, err := procstat.HoldPageCache()
+			if err != nil {
+				if reopened {
+					return nil, err
+				}
+				return fail(err)
+			}
+			held = release
 			if reopened {
 				// The open's reads are the workload's: a mapping engine
 				// may read ahead at open what its Gets then find resident.

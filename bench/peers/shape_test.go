@@ -174,9 +174,9 @@ func TestTree(t *testing.T) {
 // table per call: a sample every interval, one more at the finish, the
 // largest kept, and an L0 error reported.
 func TestSampleL0(t *testing.T) {
-	f := &fakeShaper{}
+	f := &fakeShaper{reached: make(chan struct{}), signalAt: 5}
 	p := sampleL0(f, time.Millisecond)
-	time.Sleep(30 * time.Millisecond)
+	<-f.reached // five samples, however long a loaded machine takes
 	got, err := p.finish()
 	if err != nil {
 		t.Fatal(err)
@@ -193,10 +193,16 @@ func TestSampleL0(t *testing.T) {
 type fakeShaper struct {
 	calls int
 	fail  bool
+	// reached, if not nil, is closed by call signalAt.
+	reached  chan struct{}
+	signalAt int
 }
 
 func (f *fakeShaper) L0() (L0, error) {
 	f.calls++
+	if f.reached != nil && f.calls == f.signalAt {
+		close(f.reached)
+	}
 	if f.fail {
 		return L0{}, errFake
 	}

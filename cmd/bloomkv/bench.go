@@ -644,6 +644,12 @@ func runPhaseOS(s *workload.Bloomkv, cfg *workload.Config, w workload.Workload, 
 			if err := procstat.DropPageCache(); err != nil {
 				return nil, fmt.Errorf("-cold: %w", err)
 			}
+			// No other process's drop until the phase is measured.
+			release, err := procstat.HoldPageCache()
+			if err != nil {
+				return nil, fmt.Errorf("-cold: %w", err)
+			}
+			defer release()
 		}
 		var err error
 		if osBefore, err = procstat.Read(m.dev); err != nil {

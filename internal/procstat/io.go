@@ -48,11 +48,18 @@ const dropCachesFile = "/proc/sys/vm/drop_caches"
 // process's executable back into the cache: its code is mapped from the
 // page cache, and the faults that would bring it back page by page are
 // device reads of the process, counted in read_bytes against the
-// workload measured next. It needs Linux and root, and says so.
+// workload measured next. It needs Linux and root, and says so. It takes
+// the machine's page-cache lock exclusive (see HoldPageCache), so it waits
+// for the measurements of other processes that hold it.
 func DropPageCache() error {
 	if err := syncAll(); err != nil {
 		return err
 	}
+	release, err := lockPageCache(true)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if err := os.WriteFile(dropCachesFile, []byte("3"), 0); err != nil {
 		if errors.Is(err, os.ErrPermission) {
 			return fmt.Errorf("dropping the page cache needs root (it writes %s): %w", dropCachesFile, err)
