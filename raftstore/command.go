@@ -52,6 +52,17 @@ func AppendCompare(cmd, key, want []byte) []byte {
 	return append(cmd, want...)
 }
 
+// CheckCommand returns nil if FSM.Apply would take cmd as a well-formed
+// command, or the error wrapping ErrBadCommand it would respond: a node
+// refuses a bad request before it reaches the log.
+func CheckCommand(cmd []byte) error {
+	_, err := parseCommand(cmd)
+	return err
+}
+
+// MaxCommandSize is the length of the longest command the FSM applies.
+const MaxCommandSize = maxCommandSize
+
 // maxCommandSize is the longest command the FSM applies. A command's batch
 // is at most about twice its length (an op of a command costs at least 2
 // bytes, its batch entry at most 3 bytes more), so one always fits in an

@@ -433,6 +433,17 @@ func (f *FSM) Get(key []byte) ([]byte, error) {
 	return f.cur.db.Get(stateKey(key))
 }
 
+// Metrics returns the counters of the current state DB (a Restore starts a
+// new one, with its own).
+func (f *FSM) Metrics() (bloomkv.Metrics, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if f.cur == nil {
+		return bloomkv.Metrics{}, bloomkv.ErrClosed
+	}
+	return f.cur.db.Metrics(), nil
+}
+
 // Scan calls fn with each key and value of the local state in [lower, upper)
 // in key order, at one point in time; nil bounds are open. The slices are
 // valid only during the call. It stops at fn's first error and returns it.
