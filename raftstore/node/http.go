@@ -16,116 +16,8 @@ import (
 
 	"github.com/bloomkv/bloomkv"
 	"github.com/bloomkv/bloomkv/raftstore"
+	"github.com/bloomkv/bloomkv/raftstore/api"
 )
-
-// The headers of the API's responses.
-const (
-	// HeaderLeader carries the HTTP address of the leader as the answering
-	// node knows it (absent when it knows none).
-	HeaderLeader = "Bloomkv-Leader"
-	// HeaderRead says how a read was served: "linearizable" or "stale".
-	HeaderRead = "Bloomkv-Read"
-	// headerForwarded marks a request a follower forwarded to the leader,
-	// which must not forward it again.
-	headerForwarded = "Bloomkv-Forwarded"
-)
-
-// The codes of the API's JSON errors (Error.Code).
-const (
-	CodeBadRequest     = "bad_request"     // the request is malformed; nothing was done
-	CodeTooLarge       = "too_large"       // the body is over the limit; nothing was done
-	CodeNotFound       = "not_found"       // the key is absent
-	CodeNotLeader      = "not_leader"      // no leader could take the request; nothing was done
-	CodeUnknownOutcome = "unknown_outcome" // the write may or may not be applied
-	CodeUnavailable    = "unavailable"     // a read could not be served; nothing was done
-)
-
-// Error is the JSON body of every error response.
-type Error struct {
-	Error  string `json:"error"`
-	Code   string `json:"code"`
-	Leader string `json:"leader,omitempty"` // the leader's HTTP address, if known
-}
-
-// Entry is a key and its value in JSON bodies. Key and Value are the bytes
-// themselves when both are valid UTF-8, and their standard base64 encoding
-// with Base64 set otherwise (in requests too, as the client chooses).
-type Entry struct {
-	Key    string  `json:"key"`
-	Value  *string `json:"value,omitempty"`
-	Base64 bool    `json:"base64,omitempty"`
-}
-
-// BatchOp is one operation of a POST /batch: Op "put" (with Value) or
-// "delete", Key and Value encoded as in Entry.
-type BatchOp struct {
-	Op string `json:"op"`
-	Entry
-}
-
-// BatchRequest is the body of POST /batch: its ops apply atomically, in
-// order.
-type BatchRequest struct {
-	Ops []BatchOp `json:"ops"`
-}
-
-// CASRequest is the body of POST /cas: set Key to Value (delete it if Value
-// is null) if it holds Expected (is absent if Expected is null). Key,
-// Expected and Value are encoded as in Entry.
-type CASRequest struct {
-	Key      string  `json:"key"`
-	Expected *string `json:"expected"`
-	Value    *string `json:"value"`
-	Base64   bool    `json:"base64,omitempty"`
-}
-
-// WriteResponse is the body of a successful write; Index is its raft log
-// index.
-type WriteResponse struct {
-	Index uint64 `json:"index"`
-}
-
-// CASResponse is the body of POST /cas: OK says whether the condition held
-// and the value was set.
-type CASResponse struct {
-	OK    bool   `json:"ok"`
-	Index uint64 `json:"index"`
-}
-
-// ScanResponse is the body of GET /scan. More says the limit cut the scan
-// short: the next scan starts after the last key.
-type ScanResponse struct {
-	Entries []Entry `json:"entries"`
-	More    bool    `json:"more"`
-	Read    string  `json:"read"`
-}
-
-// JoinRequest is the body of POST /join.
-type JoinRequest struct {
-	ID       string `json:"id"`
-	RaftAddr string `json:"raft_addr"`
-}
-
-// Server is one server of the raft configuration in a Status.
-type Server struct {
-	ID       string `json:"id"`
-	RaftAddr string `json:"raft_addr"`
-	Suffrage string `json:"suffrage"`
-}
-
-// Status is the body of GET /status.
-type Status struct {
-	ID           string          `json:"id"`
-	State        string          `json:"state"`
-	Term         uint64          `json:"term"`
-	Leader       string          `json:"leader"` // its HTTP address, "" if unknown
-	LeaderID     string          `json:"leader_id"`
-	AppliedIndex uint64          `json:"applied_index"` // the state's
-	CommitIndex  uint64          `json:"commit_index"`
-	LastIndex    uint64          `json:"last_index"`
-	Servers      []Server        `json:"servers"`
-	Metrics      bloomkv.Metrics `json:"metrics"`
-}
 
 const (
 	defaultScanLimit = 100
@@ -153,7 +45,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func (n *Node) fail(w http.ResponseWriter, status int, code string, err error) {
-	writeJSON(w, status, Error{Error: err.Error(), Code: code, Leader: w.Header().Get(HeaderLeader)})
+	writeJSON(w, status, api.Error{Error: err.Error(), Code: code, Leader: w.Header().Get(api.HeaderLeader)})
 }
 
 // body reads a request's body up to Config.MaxBodySize.
@@ -162,10 +54,10 @@ func (n *Node) body(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		n.fail(w, http.StatusRequestEntityTooLarge, CodeTooLarge, fmt.Errorf("body over %d bytes", tooBig.Limit))
+		n.fail(w, http.StatusRequestEntityTooLarge, api.CodeTooLarge, fmt.Errorf("body over %d bytes", tooBig.Limit))
 		return nil, false
 	case err != nil:
-		n.fail(w, http.StatusBadRequest, CodeBadRequest, fmt.Errorf("reading the body: %w", err))
+		n.fail(w, http.StatusBadRequest, api.CodeBadRequest, fmt.Errorf("reading the body: %w", err))
 		return nil, false
 	}
 	return b, true
@@ -196,8 +88,8 @@ func decodeBytes(what, s string, b64 bool) ([]byte, error) {
 }
 
 // entry encodes a key and value as an Entry; a nil value is left out.
-func entry(k, v []byte) Entry {
-	e := Entry{Key: string(k)}
+func entry(k, v []byte) api.Entry {
+	e := api.Entry{Key: string(k)}
 	if !utf8.Valid(k) || v != nil && !utf8.Valid(v) {
 		e.Key, e.Base64 = base64.StdEncoding.EncodeToString(k), true
 	}
@@ -229,7 +121,7 @@ func (n *Node) deleteCmd(r *http.Request, _ []byte) (command, error) {
 }
 
 func (n *Node) batchCmd(_ *http.Request, body []byte) (command, error) {
-	var req BatchRequest
+	var req api.BatchRequest
 	if err := decodeJSON(body, &req); err != nil {
 		return command{}, err
 	}
@@ -265,7 +157,7 @@ func (n *Node) batchCmd(_ *http.Request, body []byte) (command, error) {
 }
 
 func (n *Node) casCmd(_ *http.Request, body []byte) (command, error) {
-	var req CASRequest
+	var req api.CASRequest
 	if err := decodeJSON(body, &req); err != nil {
 		return command{}, err
 	}
@@ -296,7 +188,7 @@ func (n *Node) casCmd(_ *http.Request, body []byte) (command, error) {
 }
 
 func (n *Node) joinCmd(_ *http.Request, body []byte) (command, error) {
-	var req JoinRequest
+	var req api.JoinRequest
 	if err := decodeJSON(body, &req); err != nil {
 		return command{}, err
 	}
@@ -322,7 +214,7 @@ func (n *Node) removeCmd(r *http.Request, _ []byte) (command, error) {
 func (n *Node) setLeader(w http.ResponseWriter) string {
 	l := n.leaderHTTP()
 	if l != "" {
-		w.Header().Set(HeaderLeader, l)
+		w.Header().Set(api.HeaderLeader, l)
 	}
 	return l
 }
@@ -341,7 +233,7 @@ func (n *Node) write(build func(*http.Request, []byte) (command, error)) http.Ha
 			err = raftstore.CheckCommand(c.cmd)
 		}
 		if err != nil {
-			n.fail(w, http.StatusBadRequest, CodeBadRequest, err)
+			n.fail(w, http.StatusBadRequest, api.CodeBadRequest, err)
 			return
 		}
 		if n.r.State() != raft.Leader {
@@ -360,17 +252,17 @@ func (n *Node) write(build func(*http.Request, []byte) (command, error)) http.Ha
 		switch {
 		case errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrEnqueueTimeout):
 			// Nothing was appended: another node may take it.
-			n.fail(w, http.StatusServiceUnavailable, CodeNotLeader, err)
+			n.fail(w, http.StatusServiceUnavailable, api.CodeNotLeader, err)
 		case err != nil:
-			n.fail(w, http.StatusServiceUnavailable, CodeUnknownOutcome, err)
+			n.fail(w, http.StatusServiceUnavailable, api.CodeUnknownOutcome, err)
 		case c.cas && (resp == nil || resp == raftstore.ErrCompareFailed):
-			writeJSON(w, http.StatusOK, CASResponse{OK: resp == nil, Index: index})
+			writeJSON(w, http.StatusOK, api.CASResponse{OK: resp == nil, Index: index})
 		case resp != nil:
 			// The FSM refused it, on every node alike: the checks above
 			// make this a failed write of the leader's state DB.
-			n.fail(w, http.StatusInternalServerError, CodeBadRequest, fmt.Errorf("applied at index %d: %v", index, resp))
+			n.fail(w, http.StatusInternalServerError, api.CodeBadRequest, fmt.Errorf("applied at index %d: %v", index, resp))
 		default:
-			writeJSON(w, http.StatusOK, WriteResponse{Index: index})
+			writeJSON(w, http.StatusOK, api.WriteResponse{Index: index})
 		}
 	}
 }
@@ -378,28 +270,28 @@ func (n *Node) write(build func(*http.Request, []byte) (command, error)) http.Ha
 // forward sends a request to the leader and copies its answer, or answers
 // not_leader when there is none to send it to, or it was forwarded already.
 func (n *Node) forward(w http.ResponseWriter, r *http.Request, body []byte, leader string) {
-	if leader == "" || leader == n.cfg.HTTPAdvertise || r.Header.Get(headerForwarded) != "" {
-		n.fail(w, http.StatusServiceUnavailable, CodeNotLeader, errors.New("this node is not the leader and knows of no other"))
+	if leader == "" || leader == n.cfg.HTTPAdvertise || r.Header.Get(api.HeaderForwarded) != "" {
+		n.fail(w, http.StatusServiceUnavailable, api.CodeNotLeader, errors.New("this node is not the leader and knows of no other"))
 		return
 	}
 	req, err := http.NewRequestWithContext(r.Context(), r.Method, "http://"+leader+r.URL.RequestURI(), bytes.NewReader(body))
 	if err != nil {
-		n.fail(w, http.StatusInternalServerError, CodeBadRequest, err)
+		n.fail(w, http.StatusInternalServerError, api.CodeBadRequest, err)
 		return
 	}
-	req.Header.Set(headerForwarded, n.cfg.ID)
+	req.Header.Set(api.HeaderForwarded, n.cfg.ID)
 	req.Header.Set("Content-Type", r.Header.Get("Content-Type"))
 	resp, err := n.fwd.Do(req)
 	if err != nil {
-		code := CodeUnknownOutcome
+		code := api.CodeUnknownOutcome
 		if r.Method == http.MethodGet {
-			code = CodeUnavailable
+			code = api.CodeUnavailable
 		}
 		n.fail(w, http.StatusServiceUnavailable, code, fmt.Errorf("forwarding to the leader %s: %w", leader, err))
 		return
 	}
 	defer resp.Body.Close()
-	for _, h := range []string{"Content-Type", HeaderRead} {
+	for _, h := range []string{"Content-Type", api.HeaderRead} {
 		if v := resp.Header.Get(h); v != "" {
 			w.Header().Set(h, v)
 		}
@@ -415,7 +307,7 @@ func (n *Node) read(serve func(http.ResponseWriter, *http.Request, string)) http
 		leader := n.setLeader(w)
 		stale, err := boolParam(r, "stale")
 		if err != nil {
-			n.fail(w, http.StatusBadRequest, CodeBadRequest, err)
+			n.fail(w, http.StatusBadRequest, api.CodeBadRequest, err)
 			return
 		}
 		if stale {
@@ -429,7 +321,7 @@ func (n *Node) read(serve func(http.ResponseWriter, *http.Request, string)) http
 		ctx, cancel := context.WithTimeout(r.Context(), n.cfg.ApplyTimeout)
 		defer cancel()
 		if err := n.readIndex(ctx); err != nil {
-			n.fail(w, http.StatusServiceUnavailable, CodeUnavailable, fmt.Errorf("confirming leadership: %w", err))
+			n.fail(w, http.StatusServiceUnavailable, api.CodeUnavailable, fmt.Errorf("confirming leadership: %w", err))
 			return
 		}
 		serve(w, r, "linearizable")
@@ -450,14 +342,14 @@ func boolParam(r *http.Request, name string) (bool, error) {
 
 // get answers GET /kv/{key} with the value's bytes as the body.
 func (n *Node) get(w http.ResponseWriter, r *http.Request, how string) {
-	w.Header().Set(HeaderRead, how)
+	w.Header().Set(api.HeaderRead, how)
 	key := r.PathValue("key")
 	v, err := n.fsm.Get([]byte(key))
 	switch {
 	case errors.Is(err, bloomkv.ErrNotFound):
-		n.fail(w, http.StatusNotFound, CodeNotFound, fmt.Errorf("key %q not found", key))
+		n.fail(w, http.StatusNotFound, api.CodeNotFound, fmt.Errorf("key %q not found", key))
 	case err != nil:
-		n.fail(w, http.StatusInternalServerError, CodeUnavailable, err)
+		n.fail(w, http.StatusInternalServerError, api.CodeUnavailable, err)
 	default:
 		w.Header().Set("Content-Type", "application/octet-stream")
 		_, _ = w.Write(v)
@@ -467,7 +359,7 @@ func (n *Node) get(w http.ResponseWriter, r *http.Request, how string) {
 // scan answers GET /scan?lo=&hi=&limit=: the entries in [lo, hi) in key
 // order (hi empty: no upper bound), at most limit of them.
 func (n *Node) scan(w http.ResponseWriter, r *http.Request, how string) {
-	w.Header().Set(HeaderRead, how)
+	w.Header().Set(api.HeaderRead, how)
 	q := r.URL.Query()
 	b64, err := boolParam(r, "base64")
 	var lo, hi []byte
@@ -485,10 +377,10 @@ func (n *Node) scan(w http.ResponseWriter, r *http.Request, how string) {
 		}
 	}
 	if err != nil {
-		n.fail(w, http.StatusBadRequest, CodeBadRequest, err)
+		n.fail(w, http.StatusBadRequest, api.CodeBadRequest, err)
 		return
 	}
-	resp := ScanResponse{Entries: []Entry{}, Read: how}
+	resp := api.ScanResponse{Entries: []api.Entry{}, Read: how}
 	errLimit := errors.New("limit")
 	err = n.fsm.Scan(lo, hi, func(k, v []byte) error {
 		if len(resp.Entries) == limit {
@@ -499,7 +391,7 @@ func (n *Node) scan(w http.ResponseWriter, r *http.Request, how string) {
 		return nil
 	})
 	if err != nil && err != errLimit {
-		n.fail(w, http.StatusInternalServerError, CodeUnavailable, err)
+		n.fail(w, http.StatusInternalServerError, api.CodeUnavailable, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, resp)
@@ -508,7 +400,7 @@ func (n *Node) scan(w http.ResponseWriter, r *http.Request, how string) {
 // status answers GET /status from this node's view.
 func (n *Node) status(w http.ResponseWriter, _ *http.Request) {
 	leaderAddr, leaderID := n.r.LeaderWithID()
-	st := Status{
+	st := api.Status{
 		ID:           n.cfg.ID,
 		State:        n.r.State().String(),
 		Term:         n.r.CurrentTerm(),
@@ -516,22 +408,21 @@ func (n *Node) status(w http.ResponseWriter, _ *http.Request) {
 		AppliedIndex: n.fsm.AppliedIndex(),
 		CommitIndex:  n.r.CommitIndex(),
 		LastIndex:    n.r.LastIndex(),
-		Servers:      []Server{},
+		Servers:      []api.Server{},
 	}
 	if leaderAddr != "" {
 		st.Leader = n.leaderHTTP()
 	}
 	if f := n.r.GetConfiguration(); f.Error() == nil {
 		for _, s := range f.Configuration().Servers {
-			st.Servers = append(st.Servers, Server{ID: string(s.ID), RaftAddr: string(s.Address), Suffrage: s.Suffrage.String()})
+			st.Servers = append(st.Servers, api.Server{ID: string(s.ID), RaftAddr: string(s.Address), Suffrage: s.Suffrage.String()})
 		}
 	}
 	m, err := n.fsm.Metrics()
 	if err != nil {
-		n.fail(w, http.StatusServiceUnavailable, CodeUnavailable, err)
+		n.fail(w, http.StatusServiceUnavailable, api.CodeUnavailable, err)
 		return
 	}
 	st.Metrics = m
 	writeJSON(w, http.StatusOK, st)
 }
-
