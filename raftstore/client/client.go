@@ -56,9 +56,10 @@ func (e *APIError) Is(target error) bool {
 type Options struct {
 	// Timeout bounds one HTTP request (default 10s).
 	Timeout time.Duration
-	// Attempts bounds how many nodes a request is tried on in turn, when
-	// they answer that they could not carry it out (default 20).
-	Attempts int
+	// RetryFor bounds how long a request is tried on one node after
+	// another while they answer that they could not carry it out — no
+	// leader yet, during an election (default 5s, a few election timeouts).
+	RetryFor time.Duration
 	// Backoff is the pause before trying again after every node was tried
 	// once (default 50ms).
 	Backoff time.Duration
@@ -88,8 +89,8 @@ func New(nodes []string, opts *Options) (*Client, error) {
 	if c.opts.Timeout == 0 {
 		c.opts.Timeout = 10 * time.Second
 	}
-	if c.opts.Attempts == 0 {
-		c.opts.Attempts = 20
+	if c.opts.RetryFor == 0 {
+		c.opts.RetryFor = 5 * time.Second
 	}
 	if c.opts.Backoff == 0 {
 		c.opts.Backoff = 50 * time.Millisecond
@@ -118,7 +119,9 @@ func (c *Client) target(attempt int) string {
 // and returns the response's body on a 2xx status.
 func (c *Client) do(ctx context.Context, method, path string, body []byte, write bool) ([]byte, http.Header, error) {
 	var last error
-	for attempt := range c.opts.Attempts {
+	deadline := time.Now().Add(c.opts.RetryFor)
+	attempt := 0
+	for ; attempt == 0 || time.Now().Before(deadline); attempt++ {
 		if attempt > 0 && attempt%len(c.nodes) == 0 {
 			select {
 			case <-ctx.Done():
@@ -171,7 +174,7 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, write
 		}
 		return nil, nil, apiErr
 	}
-	return nil, nil, fmt.Errorf("client: %s %s: no node carried it out in %d attempts: %w", method, path, c.opts.Attempts, last)
+	return nil, nil, fmt.Errorf("client: %s %s: no node carried it out in %d attempts over %v: %w", method, path, attempt, c.opts.RetryFor, last)
 }
 
 func (c *Client) setLeader(l string) {
