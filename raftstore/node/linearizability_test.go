@@ -13,7 +13,7 @@ package node
 // Long form (minutes of faults), from the raftstore module's directory, as
 // make raft-reliability runs it:
 //
-//	go test -count=1 -run TestLinearizable -lin.duration=3m -lin.clients=8 ./node
+//	go test -count=1 -run TestLinearizable ./node -lin.duration=3m -lin.clients=8
 
 import (
 	"context"
@@ -165,8 +165,8 @@ func (h *history) check(t *testing.T) porcupine.CheckResult {
 	return res
 }
 
-// runClient does random operations on a few keys until stop closes.
-func runClient(h *history, c *client.Client, id int, seed uint64, stop <-chan struct{}) {
+// runClient does random operations on keys among nkeys until stop closes.
+func runClient(h *history, c *client.Client, id, nkeys int, seed uint64, stop <-chan struct{}) {
 	rng := rand.New(rand.NewPCG(seed, uint64(id)))
 	last := map[string]string{} // the last value this client saw per key
 	for n := 0; ; n++ {
@@ -175,7 +175,7 @@ func runClient(h *history, c *client.Client, id int, seed uint64, stop <-chan st
 			return
 		default:
 		}
-		key := fmt.Sprintf("k%d", rng.IntN(4))
+		key := fmt.Sprintf("k%d", rng.IntN(nkeys))
 		value := fmt.Sprintf("c%d.%d", id, n)
 		switch r := rng.IntN(10); {
 		case r < 4:
@@ -189,7 +189,9 @@ func runClient(h *history, c *client.Client, id int, seed uint64, stop <-chan st
 }
 
 // TestLinearizable runs the clients and the faults for -lin.duration and
-// checks the history.
+// checks the history. The clients share two keys each: enough that
+// operations overlap on one key, few enough that porcupine, whose search
+// grows with the writes of unknown outcome pending on a key, ends.
 func TestLinearizable(t *testing.T) {
 	c := startProcCluster(t, false)
 	h := &history{start: time.Now()}
@@ -208,7 +210,7 @@ func TestLinearizable(t *testing.T) {
 			t.Fatal(err)
 		}
 		wg.Add(1)
-		go func() { defer wg.Done(); runClient(h, cl, id, *linSeed, stop) }()
+		go func() { defer wg.Done(); runClient(h, cl, id, 2**linClients, *linSeed, stop) }()
 	}
 
 	// The nemesis: kills and partitions in turn, the leader mostly, each

@@ -153,8 +153,17 @@ func Start(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, log: cfg.Logger.With("node", cfg.ID), httpAddrs: map[string]string{}, serveErr: make(chan error, 1)}
+	var raftL net.Listener
 	fail := func(err error) (*Node, error) {
-		n.closeStores()
+		if n.r != nil {
+			_ = n.r.Shutdown().Error()
+		}
+		if n.trans != nil {
+			_ = n.trans.Close()
+		} else if raftL != nil {
+			_ = raftL.Close()
+		}
+		_ = n.closeStores()
 		return nil, err
 	}
 	logs, stable := cfg.LogStore, cfg.StableStore
@@ -179,14 +188,12 @@ func Start(cfg Config) (*Node, error) {
 		httpAdv = n.httpL.Addr().String()
 	}
 	n.cfg.HTTPAdvertise = httpAdv
-	raftL, err := net.Listen("tcp", cfg.RaftAddr)
-	if err != nil {
+	if raftL, err = net.Listen("tcp", cfg.RaftAddr); err != nil {
 		return fail(err)
 	}
 	raftAdv := raftL.Addr()
 	if cfg.RaftAdvertise != "" {
 		if raftAdv, err = net.ResolveTCPAddr("tcp", cfg.RaftAdvertise); err != nil {
-			_ = raftL.Close()
 			return fail(fmt.Errorf("node: RaftAdvertise: %w", err))
 		}
 	}

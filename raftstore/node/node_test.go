@@ -240,3 +240,33 @@ func TestJoinForwardRemove(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestStartBadConfig: a Config missing what a node needs, or asking for
+// two ways to start, is refused with an error that names the field; so is
+// an address already in use, and the directory is left usable.
+func TestStartBadConfig(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Dir: dir, HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0"}, "Config.ID"},
+		{Config{ID: "n", HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0"}, "Config.Dir"},
+		{Config{ID: "n", Dir: dir, RaftAddr: "127.0.0.1:0"}, "Config.HTTPAddr"},
+		{Config{ID: "n", Dir: dir, HTTPAddr: "127.0.0.1:0"}, "Config.RaftAddr"},
+		{Config{ID: "n", Dir: dir, HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", Bootstrap: map[string]string{}, Join: []string{"x"}}, "exclude"},
+	}
+	for _, c := range cases {
+		if _, err := Start(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Start(%+v): %v, want an error naming %s", c.cfg, err, c.want)
+		}
+	}
+	busy := startNode(t, Config{ID: "busy"})
+	cfg := Config{ID: "n", Dir: dir, HTTPAddr: "127.0.0.1:0", RaftAddr: busy.RaftAddr(), RaftLogOutput: io.Discard,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if _, err := Start(cfg); err == nil || !strings.Contains(err.Error(), "address already in use") {
+		t.Fatalf("Start on a raft address in use: %v", err)
+	}
+	n := startNode(t, Config{ID: "n", Dir: dir})
+	waitLeader(t, n)
+}

@@ -51,7 +51,7 @@ func run(args []string, stderr io.Writer) int {
 	fs.DurationVar(&cfg.ElectionTimeout, "election-timeout", time.Second, "raft's heartbeat and election timeout")
 	fs.Uint64Var(&cfg.SnapshotThreshold, "snapshot-threshold", 8192, "log entries between snapshots")
 	fs.Int64Var(&cfg.MaxBodySize, "max-body", 4<<20, "the largest request body, in bytes")
-	quiet := fs.Bool("quiet", false, "log warnings and errors only, raft's included")
+	quiet := fs.Bool("quiet", false, "log the node's warnings and errors only (raft logs only those anyway)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
