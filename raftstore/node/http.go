@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"unicode/utf8"
@@ -283,9 +284,15 @@ func (n *Node) forward(w http.ResponseWriter, r *http.Request, body []byte, lead
 	req.Header.Set("Content-Type", r.Header.Get("Content-Type"))
 	resp, err := n.fwd.Do(req)
 	if err != nil {
+		// A write the leader may have taken has an unknown outcome; one
+		// never sent (the leader's port refused it) is not_leader.
+		var op *net.OpError
 		code := api.CodeUnknownOutcome
-		if r.Method == http.MethodGet {
+		switch {
+		case r.Method == http.MethodGet:
 			code = api.CodeUnavailable
+		case errors.As(err, &op) && op.Op == "dial":
+			code = api.CodeNotLeader
 		}
 		n.fail(w, http.StatusServiceUnavailable, code, fmt.Errorf("forwarding to the leader %s: %w", leader, err))
 		return
