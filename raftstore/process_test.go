@@ -29,11 +29,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/bloomkv/bloomkv/raftstore/internal/proctest"
 )
 
 var (
@@ -180,19 +181,8 @@ func (n *procNode) start(t *testing.T) {
 	t.Helper()
 	n.reqMu.Lock()
 	defer n.reqMu.Unlock()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d,%s,%s", nodeEnv, n.index, n.dir, strings.Join(n.addrs, ",")))
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stdin, err := cmd.StdinPipe()
+	cmd, stdin, stdout, err := proctest.Start(fmt.Sprintf("%s=%d,%s,%s", nodeEnv, n.index, n.dir, strings.Join(n.addrs, ",")))
 	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	lines := make(chan string, 1024)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/bloomkv/bloomkv/raftstore/client"
+	"github.com/bloomkv/bloomkv/raftstore/internal/proctest"
 )
 
 // childEnv, when set to a childConfig in JSON, makes the test binary run as
@@ -154,19 +155,8 @@ func (c *procCluster) start(i int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+string(js))
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	in, err := cmd.StdinPipe()
+	cmd, in, out, err := proctest.Start(childEnv + "=" + string(js))
 	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	line, err := bufio.NewReader(out).ReadString('\n')
