@@ -198,7 +198,8 @@ func (n *Node) joinCmd(_ *http.Request, body []byte) (command, error) {
 	}
 	return command{apply: func() (uint64, error) {
 		f := n.r.AddVoter(raft.ServerID(req.ID), raft.ServerAddress(req.RaftAddr), 0, n.cfg.ApplyTimeout)
-		return f.Index(), f.Error()
+		err := f.Error() // before Index, which raft sets until then
+		return f.Index(), err
 	}}, nil
 }
 
@@ -206,7 +207,8 @@ func (n *Node) removeCmd(r *http.Request, _ []byte) (command, error) {
 	id := r.PathValue("id")
 	return command{apply: func() (uint64, error) {
 		f := n.r.RemoveServer(raft.ServerID(id), 0, n.cfg.ApplyTimeout)
-		return f.Index(), f.Error()
+		err := f.Error() // before Index, which raft sets until then
+		return f.Index(), err
 	}}, nil
 }
 
