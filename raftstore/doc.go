@@ -10,6 +10,10 @@
 //	r, _ := raft.NewRaft(config, fsm, store, store, snaps, transport)
 //	r.Apply(raftstore.AppendSet(nil, []byte("k"), []byte("v")), time.Second)
 //
+// cmd/bloomkv-node serves the FSM over HTTP as one node of a cluster
+// (package node, its API's types in package api), package client is its Go
+// client, and examples/counter a program that uses it.
+//
 // # Store: key layout
 //
 // A Store's keys live in two key spaces of its DB, which may hold other

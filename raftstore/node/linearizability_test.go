@@ -295,7 +295,10 @@ func TestLinearizableCatchesStaleReads(t *testing.T) {
 				t.Fatal("the first put failed")
 			}
 			// The follower has "before" once it answers it to a stale read.
-			for {
+			for deadline := time.Now().Add(30 * time.Second); ; {
+				if time.Now().After(deadline) {
+					t.Fatal("the follower did not apply the first put in 30s")
+				}
 				resp, err := http.Get("http://" + c.nodes[follower].cfg.HTTPAddr + "/kv/k?stale=true")
 				if err != nil {
 					t.Fatal(err)
