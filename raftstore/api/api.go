@@ -14,7 +14,8 @@
 //
 // Every error is an Error in JSON with an HTTP status: 400 bad_request,
 // 413 too_large, 404 not_found, 503 not_leader / unavailable /
-// unknown_outcome, 500 for a failure of the node's own storage.
+// unknown_outcome, 500 unavailable (a read) or unknown_outcome (a write)
+// when the node's own storage failed.
 package api
 
 import "github.com/bloomkv/bloomkv"

@@ -261,9 +261,10 @@ func (n *Node) write(build func(*http.Request, []byte) (command, error)) http.Ha
 		case c.cas && (resp == nil || resp == raftstore.ErrCompareFailed):
 			writeJSON(w, http.StatusOK, api.CASResponse{OK: resp == nil, Index: index})
 		case resp != nil:
-			// The FSM refused it, on every node alike: the checks above
-			// make this a failed write of the leader's state DB.
-			n.fail(w, http.StatusInternalServerError, api.CodeBadRequest, fmt.Errorf("applied at index %d: %v", index, resp))
+			// Committed, but the checks above leave only a failed write of
+			// the leader's state DB for the FSM's error: the other nodes
+			// apply it, this one stops applying (see FSM.ApplyBatch).
+			n.fail(w, http.StatusInternalServerError, api.CodeUnknownOutcome, fmt.Errorf("committed at index %d, but the leader's state failed: %v", index, resp))
 		default:
 			writeJSON(w, http.StatusOK, api.WriteResponse{Index: index})
 		}
