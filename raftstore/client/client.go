@@ -63,6 +63,11 @@ type Options struct {
 	// Backoff is the pause before trying again after every node was tried
 	// once (default 50ms).
 	Backoff time.Duration
+	// NoRedirect sends every request to the nodes in the order given, never
+	// straight to the leader the answers name: the node forwards it (one
+	// hop more). For a client that must go through one address (a load
+	// balancer), or that spreads the forwarding over the nodes.
+	NoRedirect bool
 }
 
 // Client sends requests to the nodes of one cluster. It is safe for
@@ -107,9 +112,9 @@ func (c *Client) Leader() string {
 }
 
 // target returns the node to try at the given attempt: the known leader
-// first, then the nodes in turn.
+// first (unless NoRedirect), then the nodes in turn.
 func (c *Client) target(attempt int) string {
-	if l := c.Leader(); l != "" && attempt%2 == 0 {
+	if l := c.Leader(); l != "" && attempt%2 == 0 && !c.opts.NoRedirect {
 		return l
 	}
 	return c.nodes[attempt%len(c.nodes)]
