@@ -358,22 +358,12 @@ func (c *procCluster) converge(m kvModel) {
 	}
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 func TestRaftProcessKills(t *testing.T) {
 	seed := *raftSeed
 	t.Logf("seed %d (-raft.seed=%d reproduces the choices, not the timing), %d kills", seed, seed, *raftKills)
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	c := &procCluster{t: t}
-	addrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
+	addrs := []string{proctest.FreeAddr(t), proctest.FreeAddr(t), proctest.FreeAddr(t)}
 	for i := range 3 {
 		c.nodes = append(c.nodes, &procNode{index: i, dir: t.TempDir(), addrs: addrs})
 	}

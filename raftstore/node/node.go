@@ -214,10 +214,10 @@ func Start(cfg Config) (*Node, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if n.r, err = raft.NewRaft(rc, n.fsm, logs, stable, snaps, n.trans); err != nil {
-		return fail(err)
-	}
 	if !existing && len(cfg.Join) == 0 {
+		// Before raft starts: once it runs, a node bootstrapped with the
+		// same servers may reach it first, and a bootstrap then finds the
+		// state it sent.
 		servers := []raft.Server{{ID: rc.LocalID, Address: n.trans.LocalAddr()}}
 		if cfg.Bootstrap != nil {
 			servers = servers[:0]
@@ -225,9 +225,12 @@ func Start(cfg Config) (*Node, error) {
 				servers = append(servers, raft.Server{ID: raft.ServerID(id), Address: raft.ServerAddress(addr)})
 			}
 		}
-		if err := n.r.BootstrapCluster(raft.Configuration{Servers: servers}).Error(); err != nil {
+		if err := raft.BootstrapCluster(rc, logs, stable, snaps, n.trans, raft.Configuration{Servers: servers}); err != nil {
 			return fail(fmt.Errorf("node: bootstrap: %w", err))
 		}
+	}
+	if n.r, err = raft.NewRaft(rc, n.fsm, logs, stable, snaps, n.trans); err != nil {
+		return fail(err)
 	}
 	n.fwd = &http.Client{Timeout: 30 * time.Second}
 	n.srv = &http.Server{Handler: n.handler(), ReadHeaderTimeout: 10 * time.Second}

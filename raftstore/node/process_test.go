@@ -100,21 +100,11 @@ type procCluster struct {
 	proxies map[[2]int]*proxy // [from, to]
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 func startProcCluster(t *testing.T, unsafeReads bool) *procCluster {
 	c := &procCluster{t: t, proxies: map[[2]int]*proxy{}}
 	boot := map[string]string{}
 	for i := range 3 {
-		cfg := childConfig{ID: fmt.Sprintf("n%d", i), Dir: t.TempDir(), HTTPAddr: freeAddr(t), RaftAddr: freeAddr(t),
+		cfg := childConfig{ID: fmt.Sprintf("n%d", i), Dir: t.TempDir(), HTTPAddr: proctest.FreeAddr(t), RaftAddr: proctest.FreeAddr(t),
 			Bootstrap: boot, Via: map[string]string{}, UnsafeReads: unsafeReads}
 		boot[cfg.ID] = cfg.RaftAddr
 		c.nodes = append(c.nodes, &procNode{cfg: cfg})

@@ -8,9 +8,11 @@ package proctest
 
 import (
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"syscall"
+	"testing"
 )
 
 // Start runs the test binary with no tests and env ("NAME=value") added to
@@ -33,4 +35,16 @@ func Start(env string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
 		return nil, nil, nil, err
 	}
 	return cmd, stdin, stdout, nil
+}
+
+// FreeAddr returns a loopback address whose port was free a moment ago,
+// for a node process to listen on (and listen on again after a restart).
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }
