@@ -19,8 +19,8 @@ import (
 )
 
 // ErrBadCommand is wrapped by the response FSM.Apply gives to a log entry
-// that is not a well-formed command (AppendSet, AppendDelete). Such an entry
-// changes nothing, on every node alike.
+// that is not a well-formed command (AppendSet, AppendDelete,
+// AppendCompare). Such an entry changes nothing, on every node alike.
 var ErrBadCommand = errors.New("raftstore: bad command")
 
 // ErrCompareFailed is the response FSM.Apply gives to a command one of
@@ -65,8 +65,8 @@ type FSMOptions struct {
 }
 
 // FSM is a raft.BatchingFSM keeping a replicated key-value state in a bloomkv
-// DB: each command (AppendSet, AppendDelete) is applied in one batch together
-// with the entry's index, Snapshot takes a checkpoint of the DB (a
+// DB: each command (AppendSet, AppendDelete; AppendCompare makes it
+// conditional) is applied in one batch together with the entry's index, Snapshot takes a checkpoint of the DB (a
 // point-in-time copy, its tables hard-linked) that Persist streams, and
 // Restore builds a new DB from a snapshot and swaps it in. Get and Scan read
 // the local state, which on a follower may be behind the leader's; read
