@@ -66,9 +66,10 @@ type FSMOptions struct {
 
 // FSM is a raft.BatchingFSM keeping a replicated key-value state in a bloomkv
 // DB: each command (AppendSet, AppendDelete; AppendCompare makes it
-// conditional) is applied in one batch together with the entry's index, Snapshot takes a checkpoint of the DB (a
-// point-in-time copy, its tables hard-linked) that Persist streams, and
-// Restore builds a new DB from a snapshot and swaps it in. Get and Scan read
+// conditional) is applied in one batch together with the entry's index,
+// Snapshot takes a checkpoint of the DB (a point-in-time copy, its tables
+// hard-linked) that Persist streams, and Restore builds a new DB from a
+// snapshot and swaps it in. Get and Scan read
 // the local state, which on a follower may be behind the leader's; read
 // through the leader after raft's VerifyLeader or Barrier for linearizable
 // reads.
