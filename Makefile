@@ -47,8 +47,9 @@ test-bench:
 	cd bench && $(GO) test -race -count=1 -timeout=30m ./...
 
 # bloomkv under hashicorp/raft (its own module): the Store's conformance
-# cases, the FSM, a 3-node cluster in one process, and 4 SIGKILLs of node
-# processes (the long form: make raft-reliability).
+# cases, the FSM, a 3-node cluster in one process, 4 SIGKILLs of node
+# processes, and bloomkv-node's API and 8 s of porcupine-checked clients
+# under kills and partitions (the long forms: make raft-reliability).
 test-raft:
 	cd raftstore && $(GO) test -race -count=1 -timeout=30m ./...
 
@@ -95,5 +96,10 @@ reliability:
 # leader mostly, in the middle of the client's writes) of a 3-node raft
 # cluster on raftstore, every acknowledged write checked on every node.
 # About 3 minutes on 2 cores (300 kills, 10,000 writes), not under -race.
+# Then 3 minutes of 8 clients' puts, gets and compare-and-sets against 3
+# bloomkv-node processes while the nemesis SIGKILLs nodes and cuts the
+# leader (or a follower) off, the history checked by porcupine; it closes
+# with the counts of operations, kills, partitions and leader changes.
 raft-reliability:
-	cd raftstore && $(GO) test -count=1 -timeout=60m -v -run='^TestRaftProcessKills$$' -raft.kills=300 ./...
+	cd raftstore && $(GO) test -count=1 -timeout=60m -v -run='^TestRaftProcessKills$$' -raft.kills=300 .
+	cd raftstore && $(GO) test -count=1 -timeout=60m -v -run='^TestLinearizable$$' ./node -lin.duration=3m -lin.clients=8

@@ -82,8 +82,17 @@
 //	go test -run='^$' -bench=StoreLogs -count=6 ./raftbench | tee raft.txt
 //	benchstat -col /store raft.txt
 //
-// hashicorp/raft v1.8.0 declares go 1.25.0, so this module's go directive
-// is 1.25.0 (the store's own module says go 1.24).
+// Command bench/cmd/raftnode runs bloomkv-node (package raftstore/node) on
+// loopback, three nodes and one, with raft's log on bloomkv or on
+// raft-boltdb (node.Config.LogStore), and prints the writes/s and
+// linearizable reads/s of concurrent clients:
+//
+//	go run ./cmd/raftnode -clients 8 -duration 5s -rounds 2
+//
+// hashicorp/raft is at v1.7.2, the release approved for this project
+// (v1.8.0 is served but not approved), with raft-boltdb/v2 v2.3.1 beside
+// it and hashicorp/go-metrics v0.5.4, which raft v1.7.2 requires and which
+// still has the compat package raft-boltdb imports.
 //
 // Timings on a shared machine are noisy: compare medians over several runs
 // (-count, -runs), not one, and prefer CPU time to wall-clock time. While

@@ -8,7 +8,7 @@ require (
 	github.com/bloomkv/bloomkv/raftstore v0.0.0
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/dgraph-io/badger/v4 v4.9.6
-	github.com/hashicorp/raft v1.8.0
+	github.com/hashicorp/raft v1.7.2
 	github.com/hashicorp/raft-boltdb/v2 v2.3.1
 	github.com/syndtr/goleveldb v1.0.0
 	gonum.org/v1/plot v0.17.0
@@ -20,7 +20,7 @@ require (
 	github.com/fatih/color v1.13.0 // indirect
 	github.com/hashicorp/go-hclog v1.6.3 // indirect
 	github.com/hashicorp/go-immutable-radix v1.3.1 // indirect
-	github.com/hashicorp/go-metrics v0.7.0 // indirect
+	github.com/hashicorp/go-metrics v0.5.4 // indirect
 	github.com/hashicorp/go-msgpack/v2 v2.1.5 // indirect
 	github.com/hashicorp/golang-lru v1.0.2 // indirect
 	github.com/mattn/go-colorable v0.1.13 // indirect
@@ -87,8 +87,3 @@ require (
 replace github.com/bloomkv/bloomkv => ../
 
 replace github.com/bloomkv/bloomkv/raftstore => ../raftstore
-
-// raft-boltdb v2.3.1 (raftbench's baseline) imports go-metrics/compat, which
-// go-metrics v0.7.0 (required by raft v1.8.0) no longer has; v0.5.4 has both
-// it and the root package raft uses.
-replace github.com/hashicorp/go-metrics => github.com/hashicorp/go-metrics v0.5.4

@@ -37,12 +37,14 @@ func FuzzDecodeLog(f *testing.F) {
 
 // FuzzParseCommand feeds parseCommand arbitrary commands: it never panics,
 // refuses with an error wrapping ErrBadCommand, and the ops it accepts
-// rebuilt with AppendSet and AppendDelete parse the same.
+// rebuilt with AppendSet, AppendDelete and AppendCompare parse the same.
 func FuzzParseCommand(f *testing.F) {
 	f.Add(AppendDelete(AppendSet(nil, []byte("k"), []byte("v")), []byte("k")))
 	f.Add(AppendSet(nil, nil, nil))
 	f.Add([]byte{opSet, 5, 'a'})
 	f.Add([]byte{'x'})
+	f.Add(AppendSet(AppendCompare(AppendCompare(nil, []byte("k"), nil), []byte("j"), []byte{}), []byte("k"), []byte("v")))
+	f.Add([]byte{opCompare, 1, 'k', 2})
 	f.Fuzz(func(t *testing.T, cmd []byte) {
 		ops, err := parseCommand(cmd)
 		if err != nil {
@@ -53,10 +55,13 @@ func FuzzParseCommand(f *testing.F) {
 		}
 		var rebuilt []byte
 		for _, o := range ops {
-			if o.del {
+			switch o.code {
+			case opDelete:
 				rebuilt = AppendDelete(rebuilt, o.key)
-			} else {
+			case opSet:
 				rebuilt = AppendSet(rebuilt, o.key, o.value)
+			case opCompare:
+				rebuilt = AppendCompare(rebuilt, o.key, o.value)
 			}
 		}
 		again, err := parseCommand(rebuilt)
@@ -64,7 +69,7 @@ func FuzzParseCommand(f *testing.F) {
 			t.Fatalf("parseCommand(%x): %d ops; rebuilt, %d ops, %v", cmd, len(ops), len(again), err)
 		}
 		for i := range ops {
-			if again[i].del != ops[i].del || string(again[i].key) != string(ops[i].key) || string(again[i].value) != string(ops[i].value) {
+			if again[i].code != ops[i].code || (again[i].value == nil) != (ops[i].value == nil) || string(again[i].key) != string(ops[i].key) || string(again[i].value) != string(ops[i].value) {
 				t.Fatalf("parseCommand(%x): op %d %+v; rebuilt %+v", cmd, i, ops[i], again[i])
 			}
 		}

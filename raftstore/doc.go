@@ -10,6 +10,10 @@
 //	r, _ := raft.NewRaft(config, fsm, store, store, snaps, transport)
 //	r.Apply(raftstore.AppendSet(nil, []byte("k"), []byte("v")), time.Second)
 //
+// cmd/bloomkv-node serves the FSM over HTTP as one node of a cluster
+// (package node, its API's types in package api), package client is its Go
+// client, and examples/counter a program that uses it.
+//
 // # Store: key layout
 //
 // A Store's keys live in two key spaces of its DB, which may hold other
@@ -42,11 +46,23 @@
 // # FSM: commands
 //
 // A command, the Data of a raft.Log applied by the FSM, is a sequence of
-// ops, applied in order in one atomic batch (AppendSet, AppendDelete build
-// them):
+// ops, applied in order in one atomic batch (AppendSet, AppendDelete and
+// AppendCompare build them):
 //
 //	's'  uvarint key length, key, uvarint value length, value   set key to value
 //	'd'  uvarint key length, key                                delete key
+//	'c'  uvarint key length, key, 0                             condition: key is absent
+//	'c'  uvarint key length, key, 1, uvarint length, value      condition: key holds value
+//
+// A command with conditions applies its sets and deletes only if all its
+// conditions hold in the state left by the entries before it (wherever they
+// stand in the command); otherwise it changes nothing and its response is
+// ErrCompareFailed. The FSM decides them in log order, so every node decides
+// alike: a compare-and-set is one command, a condition and a set. Commands
+// without a 'c' op are the format of every earlier version, applied as
+// before; a node of a version without 'c' responds ErrBadCommand to one
+// with it, and changes nothing, so a cluster uses conditions once all its
+// nodes have this version.
 //
 // # FSM: directory and state DB
 //

@@ -1,6 +1,7 @@
 package raftstore
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -18,9 +19,14 @@ import (
 )
 
 // ErrBadCommand is wrapped by the response FSM.Apply gives to a log entry
-// that is not a well-formed command (AppendSet, AppendDelete). Such an entry
-// changes nothing, on every node alike.
+// that is not a well-formed command (AppendSet, AppendDelete,
+// AppendCompare). Such an entry changes nothing, on every node alike.
 var ErrBadCommand = errors.New("raftstore: bad command")
+
+// ErrCompareFailed is the response FSM.Apply gives to a command one of
+// whose conditions (AppendCompare) did not hold: the command changed
+// nothing, on every node alike.
+var ErrCompareFailed = errors.New("raftstore: compare failed")
 
 // The keys of a state DB: the user's keys under statePrefix, the applied
 // index (8 bytes, big-endian) under appliedKey, which sorts before them.
@@ -59,10 +65,11 @@ type FSMOptions struct {
 }
 
 // FSM is a raft.BatchingFSM keeping a replicated key-value state in a bloomkv
-// DB: each command (AppendSet, AppendDelete) is applied in one batch together
-// with the entry's index, Snapshot takes a checkpoint of the DB (a
-// point-in-time copy, its tables hard-linked) that Persist streams, and
-// Restore builds a new DB from a snapshot and swaps it in. Get and Scan read
+// DB: each command (AppendSet, AppendDelete; AppendCompare makes it
+// conditional) is applied in one batch together with the entry's index,
+// Snapshot takes a checkpoint of the DB (a point-in-time copy, its tables
+// hard-linked) that Persist streams, and Restore builds a new DB from a
+// snapshot and swaps it in. Get and Scan read
 // the local state, which on a follower may be behind the leader's; read
 // through the leader after raft's VerifyLeader or Barrier for linearizable
 // reads.
@@ -427,6 +434,17 @@ func (f *FSM) Get(key []byte) ([]byte, error) {
 	return f.cur.db.Get(stateKey(key))
 }
 
+// Metrics returns the counters of the current state DB (a Restore starts a
+// new one, with its own).
+func (f *FSM) Metrics() (bloomkv.Metrics, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if f.cur == nil {
+		return bloomkv.Metrics{}, bloomkv.ErrClosed
+	}
+	return f.cur.db.Metrics(), nil
+}
+
 // Scan calls fn with each key and value of the local state in [lower, upper)
 // in key order, at one point in time; nil bounds are open. The slices are
 // valid only during the call. It stops at fn's first error and returns it.
@@ -462,8 +480,8 @@ func (f *FSM) Apply(l *raft.Log) any { return f.ApplyBatch([]*raft.Log{l})[0] }
 // ApplyBatch applies committed log entries in order, in as few batches as
 // fit bloomkv.MaxBatchSize, each batch with the index of its last entry, so
 // that the state and its applied index move together. A command's response
-// is nil, or an error wrapping ErrBadCommand for a malformed one (which
-// changes nothing); other entries' (configurations) are nil. Entries at or
+// is nil, ErrCompareFailed for one whose conditions do not hold, or an
+// error wrapping ErrBadCommand for a malformed one (both change nothing); other entries' (configurations) are nil. Entries at or
 // below AppliedIndex were applied before a restart and are skipped.
 //
 // A failed write leaves the state behind the log for good: that entry and
@@ -519,7 +537,10 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 					return f.fail(resp, pending, err)
 				}
 			}
-			if err := addCommand(b, l.Data); err != nil {
+			if err := f.applyCommand(b, db, l.Data, func() error { return commit(i) }); err != nil {
+				if !errors.Is(err, ErrBadCommand) && !errors.Is(err, ErrCompareFailed) {
+					return f.fail(resp, pending, err)
+				}
 				resp[i] = err
 			}
 		}
@@ -529,6 +550,40 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 		return f.fail(resp, pending, err)
 	}
 	return resp
+}
+
+// applyCommand adds the ops of cmd to b. A command with conditions is
+// decided against db once flush has written b's earlier commands, so that
+// it sees every entry before it; one whose conditions fail adds nothing and
+// returns ErrCompareFailed, a malformed one an error wrapping ErrBadCommand.
+// Any other error is a failed read or write of db.
+func (f *FSM) applyCommand(b *bloomkv.Batch, db *bloomkv.DB, cmd []byte, flush func() error) error {
+	ops, err := parseCommand(cmd)
+	if err != nil {
+		return err
+	}
+	if hasCompare(ops) {
+		if err := flush(); err != nil {
+			return err
+		}
+		for _, o := range ops {
+			if o.code != opCompare {
+				continue
+			}
+			v, err := db.Get(stateKey(o.key))
+			switch {
+			case errors.Is(err, bloomkv.ErrNotFound):
+				if o.value != nil {
+					return ErrCompareFailed
+				}
+			case err != nil:
+				return err
+			case o.value == nil || !bytes.Equal(v, o.value):
+				return ErrCompareFailed
+			}
+		}
+	}
+	return addCommand(b, ops)
 }
 
 // fail records err as the FSM's failure and makes it the response of the

@@ -29,11 +29,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/bloomkv/bloomkv/raftstore/internal/proctest"
 )
 
 var (
@@ -180,19 +181,8 @@ func (n *procNode) start(t *testing.T) {
 	t.Helper()
 	n.reqMu.Lock()
 	defer n.reqMu.Unlock()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d,%s,%s", nodeEnv, n.index, n.dir, strings.Join(n.addrs, ",")))
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stdin, err := cmd.StdinPipe()
+	cmd, stdin, stdout, err := proctest.Start(fmt.Sprintf("%s=%d,%s,%s", nodeEnv, n.index, n.dir, strings.Join(n.addrs, ",")))
 	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	lines := make(chan string, 1024)
@@ -368,22 +358,12 @@ func (c *procCluster) converge(m kvModel) {
 	}
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 func TestRaftProcessKills(t *testing.T) {
 	seed := *raftSeed
 	t.Logf("seed %d (-raft.seed=%d reproduces the choices, not the timing), %d kills", seed, seed, *raftKills)
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	c := &procCluster{t: t}
-	addrs := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
+	addrs := []string{proctest.FreeAddr(t), proctest.FreeAddr(t), proctest.FreeAddr(t)}
 	for i := range 3 {
 		c.nodes = append(c.nodes, &procNode{index: i, dir: t.TempDir(), addrs: addrs})
 	}

@@ -1,0 +1,50 @@
+//go:build linux
+
+// Package proctest starts the running test binary again as a child
+// process, for the tests that need processes of their own (nodes to
+// SIGKILL): the child's TestMain finds its variable in the environment and
+// runs as the node instead of running the tests.
+package proctest
+
+import (
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+)
+
+// Start runs the test binary with no tests and env ("NAME=value") added to
+// its environment, its stderr the parent's, killed if the parent dies,
+// and returns it with pipes to its stdin and from its stdout.
+func Start(env string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), env)
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, nil, err
+	}
+	return cmd, stdin, stdout, nil
+}
+
+// FreeAddr returns a loopback address whose port was free a moment ago,
+// for a node process to listen on (and listen on again after a restart).
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
