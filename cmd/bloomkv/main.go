@@ -150,6 +150,7 @@ var commands = []command{
 	{"inspect", "show what a table, WAL or manifest file holds", runInspect},
 	{"web", "serve the filter playground, the calculator and the live tree to a browser", runWeb},
 	{"checkpoint", "copy the database, consistently, into a new directory", runCheckpoint},
+	{"version", "print the module's version and the on-disk formats it reads and writes", runVersion},
 }
 
 // The exit codes.
