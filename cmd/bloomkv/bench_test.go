@@ -595,3 +595,35 @@ func TestFillInTurn(t *testing.T) {
 		t.Fatalf("after an error: %v, %d fills; want boom after one", err, calls)
 	}
 }
+
+// TestBenchLevelBitsAddUp checks that the levels' bits per key, weighted
+// by their entries, add up to the bits the run's filters take in memory
+// (Metrics.FilterMemory, the oracle) within 1%: each level's figure is its
+// filters' bits over its keys, not a mean over its tables, which a level's
+// small tables (their filters' fixed parts spread over few keys) pull up.
+func TestBenchLevelBitsAddUp(t *testing.T) {
+	dir := t.TempDir()
+	runBenchCmd(t, append(tinyBench, "-workloads", "fillrandom", "-out", dir)...)
+	var rep benchReport
+	b, err := os.ReadFile(filepath.Join(dir, "bench.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	var bits float64
+	var entries uint64
+	for _, l := range rep.Levels {
+		bits += l.BitsPerKey * float64(l.Entries)
+		entries += l.Entries
+	}
+	if entries != uint64(rep.Settings.Keys) {
+		t.Fatalf("the levels hold %d entries, the run wrote %d keys", entries, rep.Settings.Keys)
+	}
+	want := 8 * float64(rep.FilterMemory)
+	if math.Abs(bits-want) > 0.01*want {
+		t.Errorf("levels' bits per key × entries add up to %.0f bits, the filters take %.0f (%+.2f%%); levels %+v",
+			bits, want, 100*(bits-want)/want, rep.Levels)
+	}
+}

@@ -73,10 +73,7 @@ func runTree(args []string, stdout io.Writer) error {
 		if len(files) == 0 {
 			continue
 		}
-		var bits float64
-		for _, m := range files {
-			bits += m.FilterBitsPerKey / float64(len(files))
-		}
+		bits := manifest.FilterBitsPerKey(files)
 		order := "sorted, non-overlapping: a lookup reads at most one"
 		if level == 0 {
 			order = "may overlap: a lookup tries each in range, newest first"
