@@ -366,6 +366,7 @@ func (m Metrics) String() string {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "level\ttables\tsize\trange dels\tbits/key\tprobes\tfilter no\tfilter maybe\ttrue pos\tFPR\tprefix no\tprefix sought\trange checks\trange no\tblocks file\tblocks cache\tread\tcompact in\tcompact out\t")
 	var total LevelMetrics
+	var bits float64 // the tree's filter bits
 	for i, l := range m.Levels {
 		if l.Tables == 0 && l.TableProbes == 0 && l.PrefixProbes == 0 && l.RangeFilterChecks == 0 {
 			continue
@@ -376,8 +377,13 @@ func (m Metrics) String() string {
 			l.BlocksFromFile, l.BlocksFromCache, humanize.Bytes(l.BytesRead),
 			humanize.Bytes(l.CompactionBytesRead), humanize.Bytes(l.CompactionBytesWritten))
 		total = total.Plus(l)
+		bits += l.FilterBitsPerKey * float64(l.Entries)
 	}
-	fmt.Fprintf(tw, "total\t%d\t%s\t%d\t\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", total.Tables, humanize.Bytes(total.Bytes), total.RangeDels,
+	totalBits := ""
+	if total.Entries > 0 {
+		totalBits = fmt.Sprintf("%.1f", bits/float64(total.Entries))
+	}
+	fmt.Fprintf(tw, "total\t%d\t%s\t%d\t%s\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", total.Tables, humanize.Bytes(total.Bytes), total.RangeDels, totalBits,
 		total.TableProbes, total.FilterNegatives, total.FilterPositives, total.TruePositives,
 		percent(total.FalsePositiveRate()), total.PrefixFilterNegatives, total.PrefixSought, total.RangeFilterChecks, total.RangeFilterNegatives,
 		total.BlocksFromFile, total.BlocksFromCache, humanize.Bytes(total.BytesRead),

@@ -29,13 +29,9 @@ import (
 )
 
 func runInspect(args []string, stdout io.Writer) error {
-	fs := newFlagSet("inspect")
+	fs := newFlagSet("inspect", "[flags] FILE")
 	verbose := fs.Bool("v", false, "print every entry: a table's keys and values, a WAL's writes, a manifest's tables")
 	kind := fs.String("type", "", "the file's `type`: table, wal, manifest or current; default: from its name (NNNNNN.sst, NNNNNN.log, MANIFEST-NNNNNN, CURRENT)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: bloomkv inspect [-v] [-type T] FILE\n\nflags:\n")
-		fs.PrintDefaults()
-	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

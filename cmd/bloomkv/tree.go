@@ -23,7 +23,7 @@ import (
 // takes its lock, so it works beside a process that has the DB open.
 func runTree(args []string, stdout io.Writer) error {
 	f := newDBFlags("tree", "")
-	f.addHex()
+	f.addHex("the tables' key ranges are printed in hexadecimal")
 	ops, err := f.parse(args)
 	if err != nil {
 		return err

@@ -25,7 +25,7 @@ const modulePath = "github.com/bloomkv/bloomkv"
 // release that built the tool, and each on-disk format with the versions
 // this build reads and writes, taken from the packages' own constants.
 func runVersion(args []string, stdout io.Writer) error {
-	fs := newFlagSet("version")
+	fs := newFlagSet("version", "")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
