@@ -118,6 +118,9 @@ const (
 	maxBlockLen = 1 << 30
 )
 
+// Magic is the last 8 bytes of every table file, the end of its footer.
+const Magic = footerMagic
+
 // FormatVersion is the newest table format version this package writes
 // and reads; it reads every version from 1 up to it, and writes the oldest
 // one that holds what the table has (see the package doc).

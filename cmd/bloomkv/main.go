@@ -108,14 +108,17 @@
 // parameter and bits per key, and each level's mix of families and its
 // filter bits over its keys); it
 // only reads, and needs no lock. inspect prints what any one file of a DB
-// holds, by its name: a table (footer, block list with sizes and
+// holds, telling its type from its bytes (a table's footer, a log's first
+// record, a manifest's name in CURRENT), or from its name where they say
+// nothing (an empty WAL), or -type: a table (footer, block list with sizes and
 // compression ratios, properties, its filter's family, size and bits per
 // key — a Bloom filter's probes and fill ratio, a fuse filter's
 // fingerprint width and slots — its expected false-positive rate and the
 // rate measured on 100,000 random hashes, the prefix extractor its filter
 // holds prefixes under, if any; key range), a WAL (records, writes, torn tail),
 // a manifest (its version edits) or CURRENT; -v adds every entry. A damaged
-// file is reported, with the offset of the damage, and exits 1.
+// file is reported in one line, with the offset of the damage, and exits 1;
+// a missing one says "no such file".
 //
 // # In a browser
 //
