@@ -98,9 +98,12 @@ func field(t *testing.T, row []string, i int) float64 {
 	return x
 }
 
-func TestBenchOut(t *testing.T) {
+// runBenchOut runs a tiny bench of workloads with -out and returns the
+// report it wrote in bench.json, and the directory.
+func runBenchOut(t *testing.T, workloads string) (benchReport, string) {
+	t.Helper()
 	dir := t.TempDir()
-	runBenchCmd(t, append(tinyBench, "-workloads", "fillrandom,readmissing", "-out", dir)...)
+	runBenchCmd(t, append(tinyBench, "-workloads", workloads, "-out", dir)...)
 	var rep benchReport
 	b, err := os.ReadFile(filepath.Join(dir, "bench.json"))
 	if err != nil {
@@ -109,6 +112,11 @@ func TestBenchOut(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
+	return rep, dir
+}
+
+func TestBenchOut(t *testing.T) {
+	rep, dir := runBenchOut(t, "fillrandom,readmissing")
 	if len(rep.Workloads) != 2 || rep.Workloads[1].FilterNegativesPerGet <= 0 || rep.FilterMemory == 0 {
 		t.Errorf("bench.json: %+v", rep)
 	}
@@ -602,16 +610,7 @@ func TestFillInTurn(t *testing.T) {
 // filters' bits over its keys, not a mean over its tables, which a level's
 // small tables (their filters' fixed parts spread over few keys) pull up.
 func TestBenchLevelBitsAddUp(t *testing.T) {
-	dir := t.TempDir()
-	runBenchCmd(t, append(tinyBench, "-workloads", "fillrandom", "-out", dir)...)
-	var rep benchReport
-	b, err := os.ReadFile(filepath.Join(dir, "bench.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep, _ := runBenchOut(t, "fillrandom")
 	var bits float64
 	var entries uint64
 	for _, l := range rep.Levels {
