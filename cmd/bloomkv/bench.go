@@ -152,8 +152,9 @@ func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
 	return fs
 }
 
-func runBench(args []string, stdout io.Writer) error {
+func runBench(args []string, stdout io.Writer) (err error) {
 	var f benchFlags
+	defer func() { err = f.optionError(err) }()
 	fs := newBenchFlagSet(&f)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -170,6 +171,10 @@ func runBench(args []string, stdout io.Writer) error {
 		return usageError{errors.New("-n and -sweep-n must be at least 1")}
 	case f.reads < 1 || f.sweepReads < 1:
 		return usageError{errors.New("-reads and -sweep-reads must be at least 1")}
+	case f.keySize > bloomkv.MaxKeySize:
+		return usageError{fmt.Errorf("-key-size %d: more than a key may hold (MaxKeySize, %s)", f.keySize, sizeOf(bloomkv.MaxKeySize))}
+	case f.valueSize > bloomkv.MaxValueSize:
+		return usageError{fmt.Errorf("-value-size %d: more than a value may hold (MaxValueSize, %s)", f.valueSize, sizeOf(bloomkv.MaxValueSize))}
 	case f.scanLength < 1:
 		return usageError{errors.New("-scan-length must be at least 1")}
 	case f.writesPerKey < 1 || f.writesPerKey > workload.MaxWritesPerKey:
@@ -816,6 +821,33 @@ func fmtRate(r float64) string {
 		return fmt.Sprintf("%.2f%%", 100*r)
 	}
 	return fmt.Sprintf("%.4f%%", 100*r)
+}
+
+// optionError turns the DB's refusal of an option that a size flag set
+// into an error about the flag, with its value in the units it is written
+// in ("-memtable-size 8.00 GiB: outside [64 KiB, 1 GiB]"), where the DB
+// names its option and gives the value in bytes.
+func (f *benchFlags) optionError(err error) error {
+	var ae *bloomkv.ArgumentError
+	if !errors.As(err, &ae) {
+		return err
+	}
+	flags := map[string]struct {
+		name  string
+		value *sizeFlag
+	}{
+		"opts.MemtableSize":   {"memtable-size", &f.memtableSize},
+		"opts.BaseLevelSize":  {"base-level-size", &f.baseLevelSize},
+		"opts.TargetFileSize": {"target-file-size", &f.targetFileSize},
+		"opts.BlockCacheSize": {"cache-size", &f.cacheSize},
+	}
+	fl, ok := flags[ae.Arg]
+	if !ok {
+		return err
+	}
+	reason := strings.TrimPrefix(ae.Reason, strconv.FormatInt(int64(*fl.value), 10))
+	reason = strings.TrimPrefix(strings.TrimPrefix(reason, ": "), " is ")
+	return usageError{fmt.Errorf("-%s %s: %s", fl.name, fl.value, reason)}
 }
 
 // sizeFlag is a byte size given as a number with an optional unit: B, KiB,

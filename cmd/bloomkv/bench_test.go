@@ -626,3 +626,22 @@ func TestBenchLevelBitsAddUp(t *testing.T) {
 			bits, want, 100*(bits-want)/want, rep.Levels)
 	}
 }
+
+// TestBenchSizeErrors checks that a size the DB refuses is reported as the
+// flag that set it, in the flag's units, with one "bloomkv" prefix.
+func TestBenchSizeErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-memtable-size", "8GiB"}, "bloomkv bench: -memtable-size 8.00 GiB: outside [64 KiB, 1 GiB]\n"},
+		{[]string{"-target-file-size", "1B"}, "bloomkv bench: -target-file-size 1 B: must be at least 1024\n"},
+		{[]string{"-key-size", "100000"}, "bloomkv bench: -key-size 100000: more than a key may hold (MaxKeySize, 65,536 bytes (64.0 KiB))\n"},
+	} {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"bench", "-n", "10", "-reads", "1", "-workloads", "fillrandom", "-dir", filepath.Join(t.TempDir(), "db")}, tc.args...)
+		if code := run(args, &stdout, &stderr); code != exitUsage || stderr.String() != tc.want {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d, %q", tc.args, code, stderr.String(), exitUsage, tc.want)
+		}
+	}
+}

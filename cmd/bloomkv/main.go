@@ -223,7 +223,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			io.WriteString(stdout, string(help))
 			return 0
 		}
-		fmt.Fprintf(stderr, "bloomkv %s: %v\n", c.name, err)
+		// The library's errors begin "bloomkv: ", wrapped or not; the
+		// line names the tool once, in its own prefix.
+		msg := strings.ReplaceAll(strings.TrimPrefix(err.Error(), "bloomkv: "), ": bloomkv: ", ": ")
+		fmt.Fprintf(stderr, "bloomkv %s: %s\n", c.name, msg)
 		switch {
 		case errors.As(err, new(usageError)):
 			return exitUsage
