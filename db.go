@@ -1,6 +1,7 @@
 // Package bloomkv is an embedded, log-structured (LSM) key-value store whose
-// every table carries a Bloom filter, so that a lookup skips a table without
-// reading a byte of it whenever the filter says the key is absent.
+// every table carries a filter (Bloom, binary fuse or Ribbon), so that a
+// lookup skips a table without reading a byte of it whenever the filter
+// says the key is absent.
 //
 // # How a write travels
 //
@@ -19,7 +20,7 @@
 // Get (read.go) looks in the mutable memtable, then the immutable ones newest
 // first, then the L0 tables newest first, then at most one table per deeper
 // level. For each table whose key range holds the key, the table's filter
-// (package bloom) is consulted in memory before anything is read; only a
+// (package bloom, fuse or ribbon) is consulted in memory before anything is read; only a
 // "maybe" costs a data block, from the block cache (package internal/cache)
 // or the file. Every step is counted in Metrics.
 //
@@ -37,6 +38,37 @@
 // writes go on; a failed WAL write stops writes until the damaged WAL is
 // retired — by the DB itself once a full disk has room again, or by
 // Resume; a corruption stops writes for good. See background.go.
+//
+// # Coming from Pebble, Badger or goleveldb
+//
+// The calls map one to one, with these differences: a value returned by
+// Get is the caller's to keep (no closer to call, no copy to make), a nil
+// *WriteOptions means a durable write (Sync), and an absent key is
+// ErrNotFound.
+//
+//	Pebble                       Badger                        goleveldb                     bloomkv
+//	pebble.Open(dir, opts)       badger.Open(opts)             leveldb.OpenFile(dir, opts)   Open(dir, opts)
+//	db.Get(k): value, closer     txn.Get(k), item.ValueCopy    db.Get(k, nil)                DB.Get(k)
+//	db.Set(k, v, pebble.Sync)    txn.Set(k, v) in db.Update    db.Put(k, v, wo)              DB.Put(k, v, nil)
+//	db.Delete(k, pebble.Sync)    txn.Delete(k) in db.Update    db.Delete(k, wo)              DB.Delete(k, nil)
+//	db.DeleteRange(s, e, o)      db.DropPrefix(p)              (none)                        DB.DeleteRange(s, e, nil)
+//	db.NewBatch(), b.Commit      db.NewWriteBatch(), wb.Flush  new(leveldb.Batch), db.Write  NewBatch(), DB.Apply(b, nil)
+//	db.NewIter(&IterOptions{…})  txn.NewIterator(opts)         db.NewIterator(rng, nil)      DB.NewIter(&IterOptions{LowerBound, UpperBound})
+//	db.NewSnapshot()             db.View (a read transaction)  db.GetSnapshot()              DB.NewSnapshot()
+//	db.Checkpoint(dir)           db.Backup(w, since)           (none)                        DB.Checkpoint(dir, nil)
+//	db.Compact(s, e, parallel)   db.Flatten(workers)           db.CompactRange(r)            DB.Compact(lo, hi)
+//	db.Flush()                   (none)                        (none)                        DB.Flush()
+//	db.Metrics()                 db.LevelsToString()           db.Stats(&stats)              DB.Metrics()
+//	pebble.ErrNotFound           badger.ErrKeyNotFound         leveldb.ErrNotFound           ErrNotFound
+//
+// An Iterator moves as Pebble's does (First, SeekGE, Valid, Next, Key,
+// Value; All for a range loop). Filters: where Pebble sets a FilterPolicy
+// per level and goleveldb a Filter in its options, Options.BitsPerKey sets
+// the memory (10 bits per key by default) and Options.FilterAllocation or
+// Options.LevelFilters the family (Bloom, binary fuse, Ribbon) per level;
+// Badger's BloomFalsePositive is a rate, where bloomkv takes bits per key.
+// There are no transactions beyond a Batch's atomicity and a Snapshot's
+// point in time, no TTL and no merge operator.
 //
 // INVARIANT: a write acknowledged with Sync survives a crash; once a WAL
 // write fails, the DB refuses every later write with that error until the

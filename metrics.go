@@ -32,8 +32,15 @@ type LevelMetrics struct {
 	// Score is the level's compaction score: tables over
 	// L0CompactionTrigger for L0, Bytes over TargetSize for the others; a
 	// level at 1 or more is due for compaction.
-	Score            float64
-	FilterBitsPerKey float64 // mean over the level's tables, by table
+	Score float64
+	// Entries counts the entries of the level's tables (every version and
+	// tombstone), as the manifest records them.
+	Entries uint64
+	// FilterBitsPerKey is what the level's filters spend per entry: their
+	// bits over Entries (see manifest.FilterBitsPerKey), so that
+	// FilterBitsPerKey weighted by Entries, summed over the levels, is the
+	// bits the tree's filters spend.
+	FilterBitsPerKey float64
 
 	// TableProbes counts tables whose key range held a looked-up key: the
 	// tables a lookup had to consider.
@@ -89,6 +96,7 @@ type LevelMetrics struct {
 func (l LevelMetrics) Plus(o LevelMetrics) LevelMetrics {
 	l.Tables += o.Tables
 	l.Bytes += o.Bytes
+	l.Entries += o.Entries
 	l.RangeDels += o.RangeDels
 	l.TableProbes += o.TableProbes
 	l.FilterChecks += o.FilterChecks
@@ -122,9 +130,14 @@ func (l LevelMetrics) FalsePositiveRate() float64 {
 	return float64(l.FalsePositives()) / float64(absent)
 }
 
+// NumLevels is the number of levels of the tree, L0 to L6: the length of
+// Metrics.Levels, and the most entries Options.LevelFilters and
+// Options.RangeFilterBits take.
+const NumLevels = manifest.NumLevels
+
 // Metrics is a snapshot of a DB's counters.
 type Metrics struct {
-	Levels [manifest.NumLevels]LevelMetrics
+	Levels [NumLevels]LevelMetrics
 
 	Gets         uint64 // Get calls
 	MemtableHits uint64 // Gets answered by a memtable
@@ -353,6 +366,7 @@ func (m Metrics) String() string {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "level\ttables\tsize\trange dels\tbits/key\tprobes\tfilter no\tfilter maybe\ttrue pos\tFPR\tprefix no\tprefix sought\trange checks\trange no\tblocks file\tblocks cache\tread\tcompact in\tcompact out\t")
 	var total LevelMetrics
+	var bits float64 // the tree's filter bits
 	for i, l := range m.Levels {
 		if l.Tables == 0 && l.TableProbes == 0 && l.PrefixProbes == 0 && l.RangeFilterChecks == 0 {
 			continue
@@ -363,8 +377,13 @@ func (m Metrics) String() string {
 			l.BlocksFromFile, l.BlocksFromCache, humanize.Bytes(l.BytesRead),
 			humanize.Bytes(l.CompactionBytesRead), humanize.Bytes(l.CompactionBytesWritten))
 		total = total.Plus(l)
+		bits += l.FilterBitsPerKey * float64(l.Entries)
 	}
-	fmt.Fprintf(tw, "total\t%d\t%s\t%d\t\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", total.Tables, humanize.Bytes(total.Bytes), total.RangeDels,
+	totalBits := ""
+	if total.Entries > 0 {
+		totalBits = fmt.Sprintf("%.1f", bits/float64(total.Entries))
+	}
+	fmt.Fprintf(tw, "total\t%d\t%s\t%d\t%s\t%d\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", total.Tables, humanize.Bytes(total.Bytes), total.RangeDels, totalBits,
 		total.TableProbes, total.FilterNegatives, total.FilterPositives, total.TruePositives,
 		percent(total.FalsePositiveRate()), total.PrefixFilterNegatives, total.PrefixSought, total.RangeFilterChecks, total.RangeFilterNegatives,
 		total.BlocksFromFile, total.BlocksFromCache, humanize.Bytes(total.BytesRead),
@@ -404,10 +423,12 @@ func (d *DB) Metrics() Metrics {
 		for level, tables := range v.tables {
 			l := &m.Levels[level]
 			l.Tables = len(tables)
-			for _, t := range tables {
+			metas := make([]*manifest.FileMetadata, len(tables))
+			for i, t := range tables {
+				metas[i] = t.meta
 				l.Bytes += t.meta.Size
+				l.Entries += t.meta.Entries
 				l.RangeDels += t.reader.Properties().RangeDels
-				l.FilterBitsPerKey += t.meta.FilterBitsPerKey / float64(len(tables))
 				if f := t.reader.Filter(); f != nil {
 					m.FilterMemory += uint64(f.SizeBytes())
 				}
@@ -415,6 +436,7 @@ func (d *DB) Metrics() Metrics {
 					m.FilterMemory += uint64(rf.SizeBytes())
 				}
 			}
+			l.FilterBitsPerKey = manifest.FilterBitsPerKey(metas)
 		}
 	}
 	if d.mu.mem != nil {

@@ -44,6 +44,10 @@ const (
 	checksumLen   = 4
 )
 
+// FormatVersion is the newest version of the serialized filter format
+// this package writes and reads; it reads every version from 1 up to it.
+const FormatVersion = widthVersion
+
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // header is the fixed-size start of a serialized filter.

@@ -7,6 +7,10 @@ import (
 	"math/bits"
 )
 
+// FormatVersion is the version of the serialized range filter format this package
+// writes, and the one it reads.
+const FormatVersion = formatVersion
+
 // The serialized format; the package doc draws it.
 const (
 	magic         = "RNGF"

@@ -118,6 +118,14 @@ const (
 	maxBlockLen = 1 << 30
 )
 
+// Magic is the last 8 bytes of every table file, the end of its footer.
+const Magic = footerMagic
+
+// FormatVersion is the newest table format version this package writes
+// and reads; it reads every version from 1 up to it, and writes the oldest
+// one that holds what the table has (see the package doc).
+const FormatVersion = formatVersion3
+
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // blockChecksum covers a block's stored bytes and its compression type, so

@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -47,14 +48,14 @@ func (s *server) calc(r *http.Request) (any, error) {
 	}
 	m, k, err := bloom.ClassicParams(n, p)
 	if err != nil {
-		return nil, badRequest("%v", err)
+		return nil, badRequest("n = %d at p = %g: %s", n, p, reason(err))
 	}
 	resp := &calcResponse{N: n, P: p, Classic: classicSize(n, m, k), BoundBitsPerKey: bloom.MinBitsPerKey(p)}
 	resp.Blocked, err = blockedSize(n, bloom.BlockedBitsPerKey(p))
 	if err != nil {
 		// The argument the bloom package names is one the request did not
 		// carry: say which of the request's parameters led to it.
-		return nil, badRequest("p = %g: the blocked filter cannot be sized: %v", p, err)
+		return nil, badRequest("p = %g: the blocked filter cannot be sized: %s", p, reason(err))
 	}
 	if ks := q.Get("k"); ks != "" {
 		fk, err := intParam(ks, "k", 1, bloom.MaxProbes)
@@ -85,7 +86,7 @@ func blockedSize(n int, bitsPerKey float64) (filterSize, error) {
 	}
 	blocks := max(1, uint64(math.Ceil(float64(n)*bitsPerKey/512)))
 	if blocks > bloom.MaxBits/512 {
-		return filterSize{}, &bloom.ArgumentError{Arg: "n", Value: n, Reason: "the blocked filter would exceed bloom.MaxBits"}
+		return filterSize{}, &bloom.ArgumentError{Arg: "n", Value: n, Reason: fmt.Sprintf("the blocked filter would need more than %d bits, the most a filter may have", uint64(bloom.MaxBits))}
 	}
 	m := blocks * 512
 	k := bloom.BlockedProbes(bitsPerKey)
@@ -98,9 +99,20 @@ func blockedSize(n int, bitsPerKey float64) (filterSize, error) {
 func fixedKBits(n int, p float64, k int) (uint64, error) {
 	m := math.Ceil(float64(n) * bloom.ClassicBitsPerKey(p, k))
 	if !(m <= bloom.MaxBits) {
-		return 0, badRequest("k = %d: at p = %g the filter needs more than bloom.MaxBits = %d bits", k, p, uint64(bloom.MaxBits))
+		return 0, badRequest("k = %d: at p = %g the filter would need more than %d bits, the most a filter may have", k, p, uint64(bloom.MaxBits))
 	}
 	return uint64(max(1, m)), nil
+}
+
+// reason returns why the bloom package refused an argument, without the
+// package's prefix and the argument's Go name: the request's parameters
+// are named by the message that carries it.
+func reason(err error) string {
+	var ae *bloom.ArgumentError
+	if errors.As(err, &ae) {
+		return ae.Reason
+	}
+	return err.Error()
 }
 
 func intParam(s, name string, lo, hi int) (int, error) {

@@ -96,7 +96,7 @@ func TestCalc(t *testing.T) {
 		{"GET", "/api/calc?n=10&p=0.1&k=0", "", http.StatusBadRequest, "k = \"0\": must be in [1, 64]"},
 		{"GET", "/api/calc?n=10&p=0.1&k=65", "", http.StatusBadRequest, "must be in [1, 64]"},
 		{"GET", "/api/calc?n=10&p=0.1&k=two", "", http.StatusBadRequest, "want an integer"},
-		{"GET", "/api/calc?n=10000000000&p=1e-9&k=1", "", http.StatusBadRequest, "more than bloom.MaxBits"},
+		{"GET", "/api/calc?n=10000000000&p=1e-9&k=1", "", http.StatusBadRequest, "would need more than 1099511627776 bits, the most a filter may have"},
 	})
 }
 

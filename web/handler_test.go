@@ -77,6 +77,13 @@ func checkRefusals(t *testing.T, h http.Handler, cases []refusal) {
 			if !strings.Contains(e.Error, c.want) {
 				t.Errorf("error %q, want it to say %q", e.Error, c.want)
 			}
+			// The pages show the error to the user: it speaks of the
+			// request's fields, not of the server's Go.
+			for _, goTerm := range []string{"Go struct", "json:", "invalid character", "Request.", "uint64", "bloom.", "encoding/hex", "strconv."} {
+				if strings.Contains(e.Error, goTerm) {
+					t.Errorf("error %q speaks Go (%q)", e.Error, goTerm)
+				}
+			}
 		})
 	}
 }

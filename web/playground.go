@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/bloomkv/bloomkv/bloom"
@@ -176,7 +177,7 @@ func decodePlayground(r *http.Request) (*playgroundRequest, error) {
 		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
 			return nil, &requestError{http.StatusRequestEntityTooLarge, fmt.Sprintf("request body: more than %d bytes", MaxBodyBytes)}
 		}
-		return nil, badRequest("request body: %v", err)
+		return nil, jsonError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, badRequest("request body: more than one JSON value")
@@ -197,6 +198,37 @@ func decodePlayground(r *http.Request) (*playgroundRequest, error) {
 		}
 	}
 	return &req, nil
+}
+
+// jsonError words the error of decoding a playground request in the
+// request's own terms — its fields and what each wants — rather than in
+// those of Go's types.
+func jsonError(err error) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return badRequest("the request is not valid JSON (at byte %d): want an object such as {\"m\": 64, \"k\": 3, \"words\": [\"apple\"], \"checks\": []}", syntax.Offset)
+	case errors.As(err, &typ):
+		want := map[string]string{"m": "a whole number of bits", "k": "a whole number of probes", "words": "a list of words", "checks": "a list of words"}[typ.Field]
+		if strings.HasPrefix(typ.Field, "words.") || strings.HasPrefix(typ.Field, "checks.") {
+			want = "a word in quotes"
+		}
+		if want == "" {
+			want = "another kind of value"
+		}
+		if typ.Field == "" {
+			return badRequest("the request: want a JSON object with m, k, words and checks, got %s", typ.Value)
+		}
+		return badRequest("%s: want %s, got %s", typ.Field, want, typ.Value)
+	case errors.Is(err, io.EOF):
+		return badRequest("the request is empty: want a JSON object with m, k, words and checks")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return badRequest("the request's JSON ends before its object does")
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return badRequest("unknown field %s: the fields are m, k, words and checks", strings.TrimPrefix(err.Error(), "json: unknown field "))
+	}
+	return badRequest("the request is not a JSON object with m, k, words and checks")
 }
 
 func badWord(w string) bool { return w == "" || len(w) > MaxWordBytes || !utf8.ValidString(w) }

@@ -147,13 +147,14 @@ func TestPlaygroundRefusals(t *testing.T) {
 	checkRefusals(t, FilterHandler(), []refusal{
 		{"GET", "/api/playground", "", http.StatusMethodNotAllowed, "use POST"},
 		{"PUT", "/api/playground", `{"m":64,"k":3}`, http.StatusMethodNotAllowed, "use POST"},
-		{"POST", "/api/playground", "", http.StatusBadRequest, "request body"},
-		{"POST", "/api/playground", `{"m":64,`, http.StatusBadRequest, "request body"},
-		{"POST", "/api/playground", `[1,2]`, http.StatusBadRequest, "request body"},
+		{"POST", "/api/playground", "", http.StatusBadRequest, "the request is empty: want a JSON object with m, k, words and checks"},
+		{"POST", "/api/playground", `{"m":64,`, http.StatusBadRequest, "the request's JSON ends before its object does"},
+		{"POST", "/api/playground", `{"m":64,"k":nope}`, http.StatusBadRequest, "the request is not valid JSON (at byte 14)"},
+		{"POST", "/api/playground", `[1,2]`, http.StatusBadRequest, "want a JSON object with m, k, words and checks"},
 		{"POST", "/api/playground", `{"m":64,"k":3,"extra":1}`, http.StatusBadRequest, "unknown field"},
 		{"POST", "/api/playground", `{"m":64,"k":3}{"m":1}`, http.StatusBadRequest, "more than one JSON value"},
-		{"POST", "/api/playground", `{"m":-1,"k":3}`, http.StatusBadRequest, "request body"},
-		{"POST", "/api/playground", `{"m":"64","k":3}`, http.StatusBadRequest, "request body"},
+		{"POST", "/api/playground", `{"m":-1,"k":3}`, http.StatusBadRequest, "m: want a whole number of bits, got number -1"},
+		{"POST", "/api/playground", `{"m":"64","k":3}`, http.StatusBadRequest, "m: want a whole number of bits, got string"},
 		{"POST", "/api/playground", `{"m":0,"k":3}`, http.StatusBadRequest, "m = 0"},
 		{"POST", "/api/playground", `{"m":4097,"k":3}`, http.StatusBadRequest, "m = 4097: must be in [1, 4096]"},
 		{"POST", "/api/playground", `{"m":18446744073709551615,"k":3}`, http.StatusBadRequest, "must be in [1, 4096]"},
@@ -163,7 +164,7 @@ func TestPlaygroundRefusals(t *testing.T) {
 		{"POST", "/api/playground", `{"m":64,"k":3,"checks":["` + strings.Repeat("é", 33) + `"]}`, http.StatusBadRequest, "want 1 to 64 bytes"},
 		{"POST", "/api/playground", `{"m":64,"k":3,"words":` + words(MaxWords+1, "w") + `}`, http.StatusBadRequest, "words: 1001, more than the 1000"},
 		{"POST", "/api/playground", `{"m":64,"k":3,"checks":` + words(MaxChecks+1, "w") + `}`, http.StatusBadRequest, "checks: 101, more than the 100"},
-		{"POST", "/api/playground", `{"m":64,"k":3,"words":[1]}`, http.StatusBadRequest, "request body"},
+		{"POST", "/api/playground", `{"m":64,"k":3,"words":[1]}`, http.StatusBadRequest, "words: want"},
 		{"POST", "/api/playground", big, http.StatusRequestEntityTooLarge, "more than 131072 bytes"},
 	})
 	// At the limits, a request is served.

@@ -198,7 +198,7 @@ func (s *server) explain(r *http.Request) (any, error) {
 	if q.Get("hex") == "1" {
 		var err error
 		if key, err = hex.DecodeString(string(key)); err != nil {
-			return nil, badRequest("key: not hexadecimal: %v", err)
+			return nil, badRequest("key %q is not hexadecimal: give pairs of the digits 0-9 and a-f, or uncheck hex", q.Get("key"))
 		}
 	}
 	if len(key) > MaxKeyBytes {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -77,8 +78,10 @@ func TestTree(t *testing.T) {
 			l.MeasuredFPR != ml.FalsePositiveRate() || l.AbsentChecks != ml.FilterNegatives+ml.FalsePositives() {
 			t.Errorf("L%d: %+v, want Metrics' %+v", l.Level, l, ml)
 		}
-		var weighted, size float64
+		var weighted, size, bits, entries float64
 		for _, tb := range l.Tables {
+			bits += tb.BitsPerKey * float64(tb.Entries)
+			entries += float64(tb.Entries)
 			want := tables[i]
 			i++
 			if tb.FileNum != want.FileNum || want.Level != l.Level || tb.Size != want.Size || tb.Entries != want.Entries ||
@@ -89,6 +92,10 @@ func TestTree(t *testing.T) {
 			}
 			weighted += float64(tb.Size) * tb.PredictedFPR
 			size += float64(tb.Size)
+		}
+		// A level's bits per key: its tables' filter bits over its keys.
+		if entries > 0 && math.Abs(l.BitsPerKey-bits/entries) > 1e-9*l.BitsPerKey {
+			t.Errorf("L%d: %v bits/key, want the tables' bits over their keys, %v", l.Level, l.BitsPerKey, bits/entries)
 		}
 		if size > 0 && l.PredictedFPR != weighted/size {
 			t.Errorf("L%d: predicted rate %v, want the size-weighted %v", l.Level, l.PredictedFPR, weighted/size)

@@ -45,109 +45,35 @@ import (
 // 1 MiB block cache; 200,000 Gets per read workload. The sweep uses 300,000
 // keys and 100,000 Gets of each kind per database.
 
-const benchUsage = `usage: bloomkv bench [flags]
+const benchUsage = `On a fresh database (in a temporary directory unless -dir) it prints each
+workload's ops/s and latency, each read workload's cost per Get (tables
+considered, filter negatives: block reads avoided, data blocks from the
+file and the cache, bytes read) and, per level, its filters' family, bits
+per key (the level's filter bits over its keys) and measured
+false-positive rate beside the predicted one. Defaults: 2,000,000 keys of
+16 bytes, values of 100, 200,000 Gets per read workload, Bloom filters of
+10 bits per key in every level: about 20 s on two cores.
 
-Runs db_bench-style workloads against a fresh database in a temporary
-directory (removed after; -dir to choose a new or empty one, which is
-kept, and refused if it holds anything) and prints, for each workload,
-ops/s and p50/p99 latency, and for each read workload its read amplification
-per Get: tables considered, filter negatives (block reads avoided), data
-blocks read from the file and from the block cache, bytes read. Then, per
-level, its filters' family (from the manifest), the measured false-positive
-rate beside the one its filters' formula predicts, and the filter memory.
-
-Workloads (-workloads, run in order on one database): fillseq, fillrandom,
-filloverwrite (each key written -writes-per-key times, in one random order;
-the last write wins), readrandom (present keys), readmissing (absent keys inside the key range:
-only filters can reject them), readmixed (-miss-ratio of absent keys), scan
-(-scan-length entries from a random key), multiget (one DB.MultiGet of 64
-present keys per operation, -reads/64 of them). Keys are 16-byte decimal numbers
-(present even, missing odd), values 100 bytes; all random choices come from
--seed. The prefix workloads write the keys in groups of -prefix-keys that
-share a prefix ("0000000000000/00" …), and open the database with a prefix
-extractor, so that every table's filter holds its prefixes: fillprefix,
-seekprefix (Iterator.SeekPrefixGE of a present prefix, reading its keys)
-and seekprefixmissing (of an absent prefix: each table in its key range
-is read unless its filter rules the prefix out). The range workloads
-write the keys in runs of 128 with gaps of 128 between (fillrange) and
-scan with both bounds: rangescan2, 8, 32 and 128 (that many keys inside a
-run) and rangeempty2 … 128 (that many numbers inside a gap: each table in
-the scan's key range is read unless its range filter, -range-filter-bits,
-rules the range out). -range-compare runs instead fillrange and every
-range workload on two databases, with range filters (-range-filter-bits,
-default 16) and without, each workload on one then the other, with a new
-iterator per scan and with one per thread re-bounded by SetBounds, and
-prints per scan the tables in range and skipped, the data blocks read, the
-throughput and the CPU time side by side (with -out, rangescan.csv); it
-judges the fill's cost on six such pairs of fills, in turn, by the median
-of their ratios.
-
-Filters: -bits-per-key c under -allocation uniform (Bloom, c in every
-table), optimal (Monkey: Bloom, c on average, more in the small levels),
-best (each level's family and parameter — none, Bloom or fuse — for the
-fewest false-positive reads within c's memory) or progressive (Pebble's
-fuse widths, 16/16/16/12/10/8/4 bits in L0–L6, whatever c); or -filter
-family:param, one filter for every level (bloom:10, fuse:8, none), or
--levels, one per level from L0, the last for every level below
-(fuse:16,fuse:16,fuse:12,fuse:8).
-
--sweep runs instead a fresh database per filter setting (L0 compacted at
-one table, so that every database ends with the same levels and no L0),
-each filled by fillrandom of -sweep-n keys then read by readmissing and
-readrandom: for each -sweep-bits budget (0 is no filter) under uniform,
-optimal and best; each -sweep-fuse width on every level; and Pebble's
-progressive widths, emulated with LevelFilters, shifted to spend at most
-each budget (-sweep-offsets). It prints the data blocks read per
-missing-key Get against the filter memory, measured and predicted, and
-compares the policies at the memory of uniform at 10 bits per key. Then
-the prefix workloads on two databases, with and without prefix filters;
-and, without a database, each filter family (bloom:10, fuse:8, fuse:16)
-in tables of each -sweep-sizes keys, written as the DB writes them: its
-measured false-positive rate against the expected one, with the binomial
-interval of -sweep-probes absent keys, the bits per key a table spends,
-and the time to build and query it beside a Bloom filter's in the same
-run. -sweep-policies chooses the databases (none: only the filter
-measurements).
-
-The YCSB workloads: ycsb-load (insert -n records, YCSB's "user" keys,
-10 fields of 100 bytes), then any of ycsb-a … ycsb-f, YCSB's core
-workloads A–F (-reads operations each; zipfian, latest for D); -ycsb
-overrides YCSB's properties by their names (fieldlength=10,
-requestdistribution=uniform, …). -threads N runs every workload on N
-goroutines.
-
-With I/O counters (Linux) a second table gives, per workload, the CPU
-seconds, the share of its time writes stalled, for fills the write
-amplification (bytes written to storage per user byte) and space
-amplification (bytes on disk per live user byte), and the read calls and
-bytes per operation; the process's peak RSS follows. -cold (root) drops
-the page cache before each read workload and adds the device bytes and
-device reads per operation. -sizes 1M,10M,… runs the workloads at each
-size on a fresh database and tabulates each read workload's ops/s, p99
-and blocks read from files per Get against the number of keys.
-
--out DIR writes the results as CSV and JSON (bench.csv/json, scale.json
-with -sizes, or sweep.csv/json, families.csv, costs.csv and prefix.csv),
-and charts, each as PNG and SVG (gonum/plot): with -sweep fpr (measured
-and predicted false-positive rate against bits per key, with the
-information-theoretic bound), reads (data blocks read per missing-key Get
-against filter memory, per policy, and without filters), latency (Get
-latency of present and absent keys against bits per key), fpr-size (each
-family's false-positive rate against the expected one, by table size) and
-bits-size (the bits per key a table spends, by table size); with -sizes
-scale-W-ops, scale-W-p99 and scale-W-blocks for each read workload W.
--chart DIR draws a run's charts again from the JSON it wrote.
-
-Defaults: 2,000,000 keys, 200,000 Gets per read workload, a 1 MiB memtable,
-L1 of 2 MiB growing ×10 per level (L1–L3 in use), 1 MiB tables, a 1 MiB
-block cache (small beside the ~175 MB of tables, so block reads show),
-snappy, 10 bits per key in uniform allocation: about 20 seconds on two
-cores. The sweep: 39 databases of 300,000 keys and the filter measurements,
-about 3½ minutes. Progress bars are shown on standard error when it is a
-terminal.
-
-Flags:
+Workloads (-workloads, in order, on one database): fillseq, fillrandom,
+filloverwrite, readrandom (present keys), readmissing (absent keys inside
+the key range: only filters reject them), readmixed, scan, multiget; the
+prefix workloads fillprefix, seekprefix, seekprefixmissing; the range
+workloads fillrange, rangescan2…128, rangeempty2…128; YCSB's ycsb-load and
+ycsb-a … ycsb-f. Filter families: Bloom, binary fuse and Ribbon.
 `
+
+// benchFlagGroups are bench's flags by what they are for, as -h lists
+// them; every flag is in one group (TestBenchFlagGroups).
+var benchFlagGroups = []flagGroup{
+	{"What to run", []string{"workloads", "n", "reads", "threads", "sizes", "seed", "dir"}},
+	{"The workloads' shape", []string{"key-size", "value-size", "miss-ratio", "scan-length", "writes-per-key", "prefix-keys", "ycsb"}},
+	{"Filters (-filter or -levels instead of -bits-per-key and -allocation)", []string{"bits-per-key", "allocation", "policy", "filter", "levels", "range-filter-bits"}},
+	{"The tree", []string{"memtable-size", "base-level-size", "target-file-size", "level-sizing", "cache-size", "compression", "top-compression", "max-compactions"}},
+	{"Measuring", []string{"cold"}},
+	{"The filter sweep (-sweep: a database per filter setting, then each family by table size)", []string{"sweep", "sweep-n", "sweep-reads", "sweep-bits", "sweep-policies", "sweep-fuse", "sweep-offsets", "sweep-sizes", "sweep-probes"}},
+	{"Range filters side by side", []string{"range-compare"}},
+	{"Output", []string{"out", "chart"}},
+}
 
 // benchFlags are the bench command's settings.
 type benchFlags struct {
@@ -169,9 +95,9 @@ type benchFlags struct {
 	rangeCompare                                                 bool
 }
 
-func runBench(args []string, stdout io.Writer) error {
-	fs := newFlagSet("bench")
-	var f benchFlags
+// newBenchFlagSet returns bench's flag set, its flags setting f.
+func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
+	fs := newFlagSet("bench", "[flags]")
 	f.cacheSize, f.memtableSize, f.baseLevelSize, f.targetFileSize = 1<<20, 1<<20, 2<<20, 1<<20
 	fs.IntVar(&f.n, "n", 2_000_000, "number of keys the fills write")
 	fs.IntVar(&f.reads, "reads", 200_000, "Gets per read workload (scan: reads/scan-length scans)")
@@ -182,8 +108,8 @@ func runBench(args []string, stdout io.Writer) error {
 	fs.Float64Var(&f.missRatio, "miss-ratio", 0.5, "readmixed: share of Gets of missing keys, in [0, 1]")
 	fs.IntVar(&f.scanLength, "scan-length", 100, "scan: entries read per scan")
 	fs.Float64Var(&f.bitsPerKey, "bits-per-key", 10, "filter memory per key (0: no filters)")
-	fs.StringVar(&f.allocation, "allocation", "uniform", "filter allocation over the levels: uniform, optimal (Monkey), best (family and parameter per level) or progressive (Pebble's fuse widths)")
-	fs.StringVar(&f.filter, "filter", "", "every level's filter, `family:param`: bloom:BITS_PER_KEY, fuse:FINGERPRINT_BITS or none (instead of -bits-per-key and -allocation)")
+	fs.StringVar(&f.allocation, "allocation", "uniform", "filter allocation over the levels: uniform, optimal (Monkey), best (family — none, Bloom, fuse or Ribbon — and parameter per level) or progressive (Pebble's fuse widths)")
+	fs.StringVar(&f.filter, "filter", "", "every level's filter, `family:param`: bloom:BITS_PER_KEY, fuse:FINGERPRINT_BITS, ribbon:RESULT_BITS or none (instead of -bits-per-key and -allocation)")
 	fs.StringVar(&f.levels, "levels", "", "each level's filter from L0, the last for every level below, e.g. fuse:16,fuse:16,fuse:12,fuse:8 (Options.LevelFilters)")
 	fs.IntVar(&f.writesPerKey, "writes-per-key", workload.DefaultWritesPerKey, "filloverwrite: writes of each key")
 	fs.IntVar(&f.prefixKeys, "prefix-keys", workload.DefaultPrefixKeys, "prefix workloads: keys per prefix")
@@ -219,9 +145,17 @@ func runBench(args []string, stdout io.Writer) error {
 	fs.Float64Var(&f.rangeFilterBits, "range-filter-bits", 0, "range filters of this many bits per key in every level (Options.RangeFilterBits; 0: none; -range-compare: 16)")
 	fs.BoolVar(&f.rangeCompare, "range-compare", false, "run instead the range workloads on two databases, with range filters (-range-filter-bits) and without, side by side")
 	fs.Usage = func() {
+		writeSynopsis(fs.Output(), "bench", "[flags]")
 		fmt.Fprint(fs.Output(), benchUsage)
-		fs.PrintDefaults()
+		printFlagGroups(fs, benchFlagGroups)
 	}
+	return fs
+}
+
+func runBench(args []string, stdout io.Writer) (err error) {
+	var f benchFlags
+	defer func() { err = f.optionError(err) }()
+	fs := newBenchFlagSet(&f)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -237,6 +171,10 @@ func runBench(args []string, stdout io.Writer) error {
 		return usageError{errors.New("-n and -sweep-n must be at least 1")}
 	case f.reads < 1 || f.sweepReads < 1:
 		return usageError{errors.New("-reads and -sweep-reads must be at least 1")}
+	case f.keySize > bloomkv.MaxKeySize:
+		return usageError{fmt.Errorf("-key-size %d: more than a key may hold (MaxKeySize, %s)", f.keySize, sizeOf(bloomkv.MaxKeySize))}
+	case f.valueSize > bloomkv.MaxValueSize:
+		return usageError{fmt.Errorf("-value-size %d: more than a value may hold (MaxValueSize, %s)", f.valueSize, sizeOf(bloomkv.MaxValueSize))}
 	case f.scanLength < 1:
 		return usageError{errors.New("-scan-length must be at least 1")}
 	case f.writesPerKey < 1 || f.writesPerKey > workload.MaxWritesPerKey:
@@ -423,19 +361,19 @@ func allFiltersOff(specs []bloomkv.FilterSpec) bool {
 }
 
 // parseFilterSpec parses a filter as the bench's flags give it,
-// "family:param" — bloom:10 (bits per key), fuse:8 (fingerprint bits) —
-// or "none".
+// "family:param" — bloom:10 (bits per key), fuse:8 (fingerprint bits),
+// ribbon:8 (result bits) — or "none".
 func parseFilterSpec(s string) (bloomkv.FilterSpec, error) {
 	if s == "none" {
 		return bloomkv.FilterSpec{}, nil
 	}
 	name, param, ok := strings.Cut(s, ":")
 	if !ok {
-		return bloomkv.FilterSpec{}, fmt.Errorf("filter %q: want family:param, e.g. bloom:10 or fuse:8, or none", s)
+		return bloomkv.FilterSpec{}, fmt.Errorf("filter %q: want family:param, e.g. bloom:10, fuse:8 or ribbon:8, or none", s)
 	}
 	family, err := sstable.ParseFilterFamily(name)
 	if err != nil || family == sstable.NoFilter {
-		return bloomkv.FilterSpec{}, fmt.Errorf("filter %q: unknown family %q (want bloom or fuse)", s, name)
+		return bloomkv.FilterSpec{}, fmt.Errorf("filter %q: unknown family %q (want bloom, fuse or ribbon)", s, name)
 	}
 	bits, err := strconv.ParseFloat(param, 64)
 	if err != nil {
@@ -889,6 +827,33 @@ func fmtRate(r float64) string {
 		return fmt.Sprintf("%.2f%%", 100*r)
 	}
 	return fmt.Sprintf("%.4f%%", 100*r)
+}
+
+// optionError turns the DB's refusal of an option that a size flag set
+// into an error about the flag, with its value in the units it is written
+// in ("-memtable-size 8.00 GiB: outside [64 KiB, 1 GiB]"), where the DB
+// names its option and gives the value in bytes.
+func (f *benchFlags) optionError(err error) error {
+	var ae *bloomkv.ArgumentError
+	if !errors.As(err, &ae) {
+		return err
+	}
+	flags := map[string]struct {
+		name  string
+		value *sizeFlag
+	}{
+		"opts.MemtableSize":   {"memtable-size", &f.memtableSize},
+		"opts.BaseLevelSize":  {"base-level-size", &f.baseLevelSize},
+		"opts.TargetFileSize": {"target-file-size", &f.targetFileSize},
+		"opts.BlockCacheSize": {"cache-size", &f.cacheSize},
+	}
+	fl, ok := flags[ae.Arg]
+	if !ok {
+		return err
+	}
+	reason := strings.TrimPrefix(ae.Reason, strconv.FormatInt(int64(*fl.value), 10))
+	reason = strings.TrimPrefix(strings.TrimPrefix(reason, ": "), " is ")
+	return usageError{fmt.Errorf("-%s %s: %s", fl.name, fl.value, reason)}
 }
 
 // sizeFlag is a byte size given as a number with an optional unit: B, KiB,

@@ -175,7 +175,8 @@ type levelRow struct {
 	Tables       int                `json:"tables"`
 	Bytes        uint64             `json:"bytes"`
 	Filters      string             `json:"filters"` // the tables' families: "bloom", "fuse 8-bit", "2 fuse 8-bit + 1 bloom"
-	BitsPerKey   float64            `json:"bits_per_key"`
+	Entries      uint64             `json:"entries"`
+	BitsPerKey   float64            `json:"bits_per_key"`  // the level's filter bits over its entries
 	PredictedFPR float64            `json:"predicted_fpr"` // the tables' filters' rates, weighted by their sizes
 	MeasuredFPR  map[string]float64 `json:"measured_fpr"`  // by read workload
 	AbsentChecks map[string]uint64  `json:"absent_checks"` // filter checks of keys the table lacked
@@ -237,7 +238,7 @@ func newBenchReport(opts *bloomkv.Options, cfg *workload.Config, phases []*phase
 		if l.Tables == 0 {
 			continue
 		}
-		lr := levelRow{Level: i, Tables: l.Tables, Bytes: l.Bytes, Filters: info[i].filters, BitsPerKey: l.FilterBitsPerKey,
+		lr := levelRow{Level: i, Tables: l.Tables, Bytes: l.Bytes, Filters: info[i].filters, Entries: l.Entries, BitsPerKey: l.FilterBitsPerKey,
 			PredictedFPR: info[i].expectedFPR, MeasuredFPR: map[string]float64{}, AbsentChecks: map[string]uint64{}}
 		for _, p := range phases {
 			if !p.res.Workload.IsGet() && !(p.res.Workload.IsYCSB() && p.gets > 0) {

@@ -98,9 +98,12 @@ func field(t *testing.T, row []string, i int) float64 {
 	return x
 }
 
-func TestBenchOut(t *testing.T) {
+// runBenchOut runs a tiny bench of workloads with -out and returns the
+// report it wrote in bench.json, and the directory.
+func runBenchOut(t *testing.T, workloads string) (benchReport, string) {
+	t.Helper()
 	dir := t.TempDir()
-	runBenchCmd(t, append(tinyBench, "-workloads", "fillrandom,readmissing", "-out", dir)...)
+	runBenchCmd(t, append(tinyBench, "-workloads", workloads, "-out", dir)...)
 	var rep benchReport
 	b, err := os.ReadFile(filepath.Join(dir, "bench.json"))
 	if err != nil {
@@ -109,6 +112,11 @@ func TestBenchOut(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
+	return rep, dir
+}
+
+func TestBenchOut(t *testing.T) {
+	rep, dir := runBenchOut(t, "fillrandom,readmissing")
 	if len(rep.Workloads) != 2 || rep.Workloads[1].FilterNegativesPerGet <= 0 || rep.FilterMemory == 0 {
 		t.Errorf("bench.json: %+v", rep)
 	}
@@ -593,5 +601,47 @@ func TestFillInTurn(t *testing.T) {
 		return 0, boom
 	}); !errors.Is(err, boom) || calls != 1 {
 		t.Fatalf("after an error: %v, %d fills; want boom after one", err, calls)
+	}
+}
+
+// TestBenchLevelBitsAddUp checks that the levels' bits per key, weighted
+// by their entries, add up to the bits the run's filters take in memory
+// (Metrics.FilterMemory, the oracle) within 1%: each level's figure is its
+// filters' bits over its keys, not a mean over its tables, which a level's
+// small tables (their filters' fixed parts spread over few keys) pull up.
+func TestBenchLevelBitsAddUp(t *testing.T) {
+	rep, _ := runBenchOut(t, "fillrandom")
+	var bits float64
+	var entries uint64
+	for _, l := range rep.Levels {
+		bits += l.BitsPerKey * float64(l.Entries)
+		entries += l.Entries
+	}
+	if entries != uint64(rep.Settings.Keys) {
+		t.Fatalf("the levels hold %d entries, the run wrote %d keys", entries, rep.Settings.Keys)
+	}
+	want := 8 * float64(rep.FilterMemory)
+	if math.Abs(bits-want) > 0.01*want {
+		t.Errorf("levels' bits per key × entries add up to %.0f bits, the filters take %.0f (%+.2f%%); levels %+v",
+			bits, want, 100*(bits-want)/want, rep.Levels)
+	}
+}
+
+// TestBenchSizeErrors checks that a size the DB refuses is reported as the
+// flag that set it, in the flag's units, with one "bloomkv" prefix.
+func TestBenchSizeErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-memtable-size", "8GiB"}, "bloomkv bench: -memtable-size 8.00 GiB: outside [64 KiB, 1 GiB]\n"},
+		{[]string{"-target-file-size", "1B"}, "bloomkv bench: -target-file-size 1 B: must be at least 1024\n"},
+		{[]string{"-key-size", "100000"}, "bloomkv bench: -key-size 100000: more than a key may hold (MaxKeySize, 65,536 bytes (64.0 KiB))\n"},
+	} {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"bench", "-n", "10", "-reads", "1", "-workloads", "fillrandom", "-dir", filepath.Join(t.TempDir(), "db")}, tc.args...)
+		if code := run(args, &stdout, &stderr); code != exitUsage || stderr.String() != tc.want {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d, %q", tc.args, code, stderr.String(), exitUsage, tc.want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -25,8 +26,9 @@ import (
 // Ribbon filter of -bits result bits, or of the narrowest width that
 // reaches p, beside the blocked Bloom filter of the same rate.
 func runCalc(args []string, stdout io.Writer) error {
-	fs := newFlagSet("calc")
-	n := fs.Int("n", 1_000_000, "number of items")
+	fs := newFlagSet("calc", "[flags]")
+	nItems := countFlag(1_000_000)
+	fs.Var(&nItems, "n", "number of items, as an integer or in e-notation (1e9)")
 	p := fs.Float64("p", 0.01, "target false-positive rate, in (0, 1)")
 	bitsPerKey := fs.Float64("bits-per-key", 0, "bloom: bits per item; if set, sizes by memory instead of -p")
 	family := fs.String("family", "bloom", "filter family: bloom (classic and blocked), fuse (binary fuse) or ribbon (Standard Ribbon)")
@@ -51,7 +53,7 @@ func runCalc(args []string, stdout io.Writer) error {
 			}
 			k = *fixedK
 		}
-		err = calcBloom(stdout, *n, *p, *bitsPerKey, set["bits-per-key"], k)
+		err = calcBloom(stdout, int(nItems), *p, *bitsPerKey, set["bits-per-key"], k)
 	case "fuse":
 		if set["k"] {
 			return usageError{errors.New("-k is a Bloom filter's probe count; a fuse filter always probes 3 slots")}
@@ -59,7 +61,7 @@ func runCalc(args []string, stdout io.Writer) error {
 		if set["bits-per-key"] {
 			return usageError{errors.New("-bits-per-key sizes a Bloom filter; a fuse filter is sized by -p or -bits (its fingerprint width)")}
 		}
-		err = calcStatic(stdout, fuseFamily, *n, *p, *width, set["bits"])
+		err = calcStatic(stdout, fuseFamily, int(nItems), *p, *width, set["bits"])
 	case "ribbon":
 		if set["k"] {
 			return usageError{errors.New("-k is a Bloom filter's probe count; a Ribbon filter always reads the 128 slots of its row")}
@@ -67,7 +69,7 @@ func runCalc(args []string, stdout io.Writer) error {
 		if set["bits-per-key"] {
 			return usageError{errors.New("-bits-per-key sizes a Bloom filter; a Ribbon filter is sized by -p or -bits (its result width)")}
 		}
-		err = calcStatic(stdout, ribbonFamily, *n, *p, *width, set["bits"])
+		err = calcStatic(stdout, ribbonFamily, int(nItems), *p, *width, set["bits"])
 	default:
 		return usageError{fmt.Errorf("-family %q: want bloom, fuse or ribbon", *family)}
 	}
@@ -395,4 +397,23 @@ func blockedRow(n int, c float64) (calcRow, error) {
 	blocks := max(1, uint64(math.Ceil(float64(n)*c/512)))
 	bits := blocks * 512
 	return calcRow{"blocked", bits, f.Probes(), bloom.BlockedFalsePositiveRate(float64(bits)/float64(n), f.Probes())}, nil
+}
+
+// countFlag is a count given as an integer (1000000) or in e-notation
+// (1e6), which must then be a whole number.
+type countFlag int
+
+func (c *countFlag) String() string { return strconv.Itoa(int(*c)) }
+
+func (c *countFlag) Set(v string) error {
+	if n, err := strconv.Atoi(v); err == nil {
+		*c = countFlag(n)
+		return nil
+	}
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil || x != math.Trunc(x) || math.Abs(x) > math.MaxInt64/2 {
+		return fmt.Errorf("%q is not a whole number (write 1000000 or 1e6)", v)
+	}
+	*c = countFlag(x)
+	return nil
 }

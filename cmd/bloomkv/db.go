@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bloomkv/bloomkv"
+	"github.com/bloomkv/bloomkv/internal/humanize"
 )
 
 // stdin is what put -value-file - reads; tests replace it.
@@ -24,18 +25,23 @@ var stdin io.Reader = os.Stdin
 
 func runPut(args []string, stdout io.Writer) error {
 	f := newDBFlags("put", "KEY [VALUE]")
-	f.addHex()
+	f.addHex("KEY and VALUE are given in hexadecimal (-value-file is read as is)")
 	valueFile := f.String("value-file", "", "read the value, as is (never hex), from file `F` instead of VALUE; - for standard input")
 	ops, err := f.parse(args)
 	if err != nil {
 		return err
 	}
 	var key, value []byte
+	what := "VALUE"
 	if *valueFile != "" {
 		if err := wantOperands(ops, "KEY"); err != nil {
 			return err
 		}
 		value, err = readValue(*valueFile)
+		what = "the value in " + *valueFile
+		if *valueFile == "-" {
+			what = "the value on standard input"
+		}
 	} else {
 		if err := wantOperands(ops, "KEY", "VALUE"); err != nil {
 			return err
@@ -48,7 +54,29 @@ func runPut(args []string, stdout io.Writer) error {
 	if key, err = f.decode("KEY", ops[0]); err != nil {
 		return err
 	}
+	// Refused before the Open, which would create the database.
+	if len(key) > bloomkv.MaxKeySize {
+		return usageError{fmt.Errorf("KEY is %s, more than a key may hold (MaxKeySize, %s)", sizeOf(int64(len(key))), sizeOf(bloomkv.MaxKeySize))}
+	}
+	if len(value) > bloomkv.MaxValueSize {
+		// The value was read only to one byte past the limit: a file
+		// tells its size, standard input does not.
+		size := "more"
+		if info, err := os.Stat(*valueFile); err == nil && info.Mode().IsRegular() {
+			size = sizeOf(info.Size()) + ", more"
+		}
+		return usageError{fmt.Errorf("%s is %s than a value may hold (MaxValueSize, %s)", what, size, sizeOf(bloomkv.MaxValueSize))}
+	}
 	return f.withDB(createDB, func(db *bloomkv.DB) error { return db.Put(key, value, nil) })
+}
+
+// sizeOf renders n bytes exactly, and from 1 KiB also in the binary unit
+// a person reads: "104,857,600 bytes (100 MiB)".
+func sizeOf(n int64) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%s bytes (%s)", fmtCount(n), humanize.Bytes(uint64(n)))
 }
 
 // readValue reads the value in file name, or standard input for "-". It
@@ -69,7 +97,7 @@ func readValue(name string) ([]byte, error) {
 
 func runGet(args []string, stdout io.Writer) error {
 	f := newDBFlags("get", "KEY")
-	arg, key, err := f.parseKey(args)
+	arg, key, err := f.parseKey(args, "KEY is given, and the value printed, in hexadecimal")
 	if err != nil {
 		return err
 	}
@@ -97,7 +125,7 @@ func (e keyNotFoundError) Error() string { return "key not found: " + printable(
 
 func runDel(args []string, stdout io.Writer) error {
 	f := newDBFlags("del", "KEY")
-	_, key, err := f.parseKey(args)
+	_, key, err := f.parseKey(args, "KEY is given in hexadecimal")
 	if err != nil {
 		return err
 	}
@@ -106,7 +134,7 @@ func runDel(args []string, stdout io.Writer) error {
 
 func runScan(args []string, stdout io.Writer) error {
 	f := newDBFlags("scan", "")
-	f.addHex()
+	f.addHex("-start and -end are given, and the keys and values printed, in hexadecimal")
 	start := f.String("start", "", "first `key` shown (inclusive); empty: from the first key")
 	end := f.String("end", "", "first `key` not shown (exclusive); empty: to the last key")
 	limit := f.Int("limit", 0, "show at most `N` keys; 0: no limit")
@@ -160,6 +188,15 @@ func runScan(args []string, stdout io.Writer) error {
 	})
 }
 
+// statsNote heads stats' output: the DB's counters start at its Open, and
+// stats' open is read-only and looks nothing up.
+const statsNote = `The levels, tables, sizes and bits per key are the database's. The counters
+(lookups, filter checks, blocks read, writes, flushes, compactions) cover
+this command's own read-only open alone, which looks nothing up: they are
+not the database's history, which no file keeps.
+
+`
+
 func runStats(args []string, stdout io.Writer) error {
 	f := newDBFlags("stats", "")
 	ops, err := f.parse(args)
@@ -170,7 +207,7 @@ func runStats(args []string, stdout io.Writer) error {
 		return err
 	}
 	return f.withDB(readDB, func(db *bloomkv.DB) error {
-		_, err := io.WriteString(stdout, db.Metrics().String())
+		_, err := io.WriteString(stdout, statsNote+db.Metrics().String())
 		return err
 	})
 }
@@ -185,22 +222,15 @@ type dbFlags struct {
 // newDBFlags returns the flag set of command name, whose operands the usage
 // line shows after the flags.
 func newDBFlags(name, operands string) *dbFlags {
-	f := &dbFlags{FlagSet: newFlagSet(name)}
+	f := &dbFlags{FlagSet: newFlagSet(name, "-db DIR [flags] "+operands)}
 	f.StringVar(&f.dir, "db", "", "the database `directory` (required)")
-	synopsis := "bloomkv " + name + " -db DIR [flags]"
-	if operands != "" {
-		synopsis += " " + operands
-	}
-	f.Usage = func() {
-		fmt.Fprintf(f.Output(), "usage: %s\n\nflags:\n", synopsis)
-		f.PrintDefaults()
-	}
 	return f
 }
 
-// addHex adds the -hex flag.
-func (f *dbFlags) addHex() {
-	f.BoolVar(&f.hex, "hex", false, "keys and values on the command line (not in -value-file) and in the output are hexadecimal")
+// addHex adds the -hex flag, whose help says what it turns to
+// hexadecimal in this command: only what the command has.
+func (f *dbFlags) addHex(help string) {
+	f.BoolVar(&f.hex, "hex", false, help+": the way to work with binary keys")
 }
 
 // parse parses args, checks that -db is set, and returns the operands.
@@ -214,10 +244,11 @@ func (f *dbFlags) parse(args []string) ([]string, error) {
 	return f.Args(), nil
 }
 
-// parseKey parses the flags, with -hex, of a command whose one operand is
-// KEY, and returns the operand as given and the key it spells.
-func (f *dbFlags) parseKey(args []string) (arg string, key []byte, err error) {
-	f.addHex()
+// parseKey parses the flags, with -hex (of help hexHelp), of a command
+// whose one operand is KEY, and returns the operand as given and the key
+// it spells.
+func (f *dbFlags) parseKey(args []string, hexHelp string) (arg string, key []byte, err error) {
+	f.addHex(hexHelp)
 	ops, err := f.parse(args)
 	if err == nil {
 		err = wantOperands(ops, "KEY")

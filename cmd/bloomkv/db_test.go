@@ -194,7 +194,11 @@ func TestStats(t *testing.T) {
 	if code := run([]string{"stats", "-db", dir}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	lines := strings.Split(stdout.String(), "\n")
+	note, table, ok := strings.Cut(stdout.String(), "\n\n")
+	if !ok || note+"\n\n" != statsNote {
+		t.Fatalf("stats does not begin with its note on the counters:\n%s", stdout.String())
+	}
+	lines := strings.Split(table, "\n")
 	if f := strings.Fields(lines[0]); !slices.Equal(f[:min(6, len(f))], []string{"level", "tables", "size", "range", "dels", "bits/key"}) {
 		t.Fatalf("no level table header in\n%s", stdout.String())
 	}
@@ -243,6 +247,15 @@ func TestDBErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	bigKey := strings.Repeat("k", bloomkv.MaxKeySize+1)
+	// A value file of 100 MiB (sparse: it takes no disk), outside empty.
+	bigValue := filepath.Join(t.TempDir(), "big")
+	if f, err := os.Create(bigValue); err != nil {
+		t.Fatal(err)
+	} else if err := f.Truncate(100 << 20); err != nil {
+		t.Fatal(err)
+	} else {
+		f.Close()
+	}
 
 	for _, tc := range []struct {
 		args     []string
@@ -254,7 +267,8 @@ func TestDBErrors(t *testing.T) {
 		{[]string{"del", "k"}, 2, "bloomkv del: missing -db DIR"},
 		{[]string{"scan"}, 2, "bloomkv scan: missing -db DIR"},
 		{[]string{"stats"}, 2, "bloomkv stats: missing -db DIR"},
-		{[]string{"get", "k", "-db", dir}, 2, "missing -db DIR"}, // flags come first
+		{[]string{"get", "k", "-db", dir}, 2, "flag -db after the operands: flags come first"},
+		{[]string{"scan", "-db", dir, "x", "-limit=3"}, 2, "flag -limit=3 after the operands"},
 		{[]string{"put", "-db", dir, "k"}, 2, `want KEY VALUE after the flags, got ["k"]`},
 		{[]string{"put", "-db", dir, "k", "v", "w"}, 2, "want KEY VALUE"},
 		{[]string{"put", "-db", dir, "-value-file", file, "k", "v"}, 2, "want KEY after"},
@@ -269,7 +283,10 @@ func TestDBErrors(t *testing.T) {
 		{[]string{"put", "-db", dir, "-hex", "zz", "00"}, 2, `KEY "zz" is not hexadecimal`},
 		{[]string{"put", "-db", dir, "-hex", "00", "0"}, 2, `VALUE "0" is not hexadecimal`},
 		{[]string{"scan", "-db", dir, "-hex", "-end", "g"}, 2, `-end "g" is not hexadecimal`},
-		{[]string{"put", "-db", dir, bigKey, "v"}, 2, "bloomkv put: invalid key: 65537 bytes, more than MaxKeySize"},
+		{[]string{"put", "-db", dir, bigKey, "v"}, 2, "bloomkv put: KEY is 65,537 bytes (64.0 KiB), more than a key may hold (MaxKeySize, 65,536 bytes (64.0 KiB))"},
+		{[]string{"put", "-db", filepath.Join(empty, "new"), bigKey, "v"}, 2, "more than a key may hold"},
+		{[]string{"put", "-db", filepath.Join(empty, "new"), "-value-file", bigValue, "k"}, 2,
+			"bloomkv put: the value in " + bigValue + " is 104,857,600 bytes (100 MiB), more than a value may hold (MaxValueSize, 67,108,864 bytes (64.0 MiB))"},
 		{[]string{"get", "-db", empty, "k"}, 1, "bloomkv get: " + empty + " holds no bloomkv database"},
 		{[]string{"del", "-db", empty, "k"}, 1, "holds no bloomkv database"},
 		{[]string{"scan", "-db", empty}, 1, "holds no bloomkv database"},

@@ -19,7 +19,7 @@ func runExplain(args []string, stdout io.Writer) error {
 	f := newDBFlags("explain", "KEY | -multi KEY... | -range LO HI")
 	multi := f.Bool("multi", false, "read the keys (one or more) as one MultiGet and show its rounds and shared blocks")
 	scan := f.Bool("range", false, "explain a scan of [LO, HI) instead: every table, skipped by its range filter or sought")
-	f.addHex()
+	f.addHex("KEY, LO and HI are given, and the keys printed, in hexadecimal")
 	ops, err := f.parse(args)
 	if err != nil {
 		return err

@@ -7,12 +7,14 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -29,13 +31,9 @@ import (
 )
 
 func runInspect(args []string, stdout io.Writer) error {
-	fs := newFlagSet("inspect")
+	fs := newFlagSet("inspect", "[flags] FILE")
 	verbose := fs.Bool("v", false, "print every entry: a table's keys and values, a WAL's writes, a manifest's tables")
-	kind := fs.String("type", "", "the file's `type`: table, wal, manifest or current; default: from its name (NNNNNN.sst, NNNNNN.log, MANIFEST-NNNNNN, CURRENT)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: bloomkv inspect [-v] [-type T] FILE\n\nflags:\n")
-		fs.PrintDefaults()
-	}
+	kind := fs.String("type", "", "the file's `type`: table, wal, manifest or current; default: from its contents (the table's footer, the log's first record, a manifest's name), or, for an empty file, its name")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -44,31 +42,15 @@ func runInspect(args []string, stdout io.Writer) error {
 	}
 	path := fs.Arg(0)
 	name := filepath.Base(path)
-	t := *kind
-	if t == "" {
-		ft, _, ok := manifest.ParseFilename(name)
-		switch {
-		case ok && ft == manifest.FileTypeTable:
-			t = "table"
-		case ok && ft == manifest.FileTypeWAL:
-			t = "wal"
-		case ok && ft == manifest.FileTypeManifest:
-			t = "manifest"
-		case ok && ft == manifest.FileTypeCurrent:
-			t = "current"
-		case ok && ft == manifest.FileTypeLock:
-			fmt.Fprintf(stdout, "%s: the directory lock; it holds no data\n", name)
-			return nil
-		default:
-			return usageError{fmt.Errorf("cannot tell the type of %s from its name; give -type", name)}
-		}
-	}
-	switch t {
-	case "table", "wal", "manifest", "current":
+	switch *kind {
+	case "", "table", "wal", "manifest", "current":
 	default:
-		return usageError{fmt.Errorf("unknown -type %q: want table, wal, manifest or current", t)}
+		return usageError{fmt.Errorf("unknown -type %q: want table, wal, manifest or current", *kind)}
 	}
 	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%s: no such file", path)
+	}
 	if err != nil {
 		return err
 	}
@@ -77,17 +59,87 @@ func runInspect(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if info.IsDir() {
+		return usageError{fmt.Errorf("%s is a directory: inspect takes one of its files (tree draws a database)", path)}
+	}
+	t := *kind
+	if t == "" {
+		if t = fileType(f, info.Size(), name); t == "" {
+			return usageError{fmt.Errorf("cannot tell what %s is: neither its bytes (a table, a log of batches or edits, CURRENT) nor its name say; give -type", path)}
+		}
+	}
+	if t == "lock" {
+		fmt.Fprintf(stdout, "%s: the directory lock; it holds no data\n", name)
+		return nil
+	}
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
 	switch t {
 	case "table":
-		return inspectTable(w, f, info.Size(), name, *verbose)
+		err = inspectTable(w, f, info.Size(), name, *verbose)
 	case "wal":
-		return inspectWAL(w, f, info.Size(), name, *verbose)
+		err = inspectWAL(w, f, info.Size(), name, *verbose)
 	case "manifest":
-		return inspectManifest(w, f, info.Size(), name, *verbose)
+		err = inspectManifest(w, f, info.Size(), name, *verbose)
+	default:
+		err = inspectCurrent(w, f, name)
 	}
-	return inspectCurrent(w, f, name)
+	if err != nil {
+		return trimmedError{err}
+	}
+	return nil
+}
+
+// fileType tells what a file of a DB directory is from its bytes: "table"
+// (the footer's magic at its end), "current" (a manifest's name and a
+// newline), "wal" or "manifest" (a log whose first record is a batch, or a
+// version edit), so that a renamed file is still what it is. A file whose
+// bytes say none of these — empty or zeros, as a new WAL or the LOCK file
+// is, or damaged where its type shows — is told by its name, as
+// manifest.ParseFilename reads it, so that a damaged table gets the table
+// reader's error. It returns "" for a file it cannot tell.
+func fileType(f io.ReaderAt, size int64, name string) string {
+	if size >= int64(len(sstable.Magic)) {
+		tail := make([]byte, len(sstable.Magic))
+		if _, err := f.ReadAt(tail, size-int64(len(tail))); err == nil && string(tail) == sstable.Magic {
+			return "table"
+		}
+	}
+	if size <= 64 {
+		b := make([]byte, size)
+		if _, err := f.ReadAt(b, 0); err == nil {
+			if line, ok := bytes.CutSuffix(b, []byte("\n")); ok {
+				if t, _, valid := manifest.ParseFilename(string(line)); valid && t == manifest.FileTypeManifest {
+					return "current"
+				}
+			}
+		}
+	}
+	r := wal.NewReader(io.NewSectionReader(f, 0, size), name)
+	if rec, err := r.Next(); err == nil {
+		if batchrepr.Decode(rec, func(batchrepr.Entry) {}) == nil {
+			return "wal"
+		}
+		if _, err := manifest.Decode(rec); err == nil {
+			return "manifest"
+		}
+	}
+	ft, _, ok := manifest.ParseFilename(name)
+	switch {
+	case !ok:
+		return ""
+	case ft == manifest.FileTypeTable:
+		return "table"
+	case ft == manifest.FileTypeWAL:
+		return "wal"
+	case ft == manifest.FileTypeManifest:
+		return "manifest"
+	case ft == manifest.FileTypeCurrent:
+		return "current"
+	case ft == manifest.FileTypeLock && size == 0:
+		return "lock"
+	}
+	return ""
 }
 
 // ratio is raw over stored, the compression ratio.
@@ -99,7 +151,6 @@ func ratio(raw, stored uint64) string {
 }
 
 func inspectTable(w *bufio.Writer, f *os.File, size int64, name string, verbose bool) error {
-	fmt.Fprintf(w, "table %s: %d bytes (%s)\n", name, size, humanize.Bytes(uint64(size)))
 	r, err := sstable.Open(f, size, sstable.ReaderOptions{FileName: name})
 	if err != nil {
 		return err
@@ -108,6 +159,7 @@ func inspectTable(w *bufio.Writer, f *os.File, size int64, name string, verbose 
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(w, "table %s: %d bytes (%s)\n", name, size, humanize.Bytes(uint64(size)))
 	fmt.Fprintf(w, "footer at %d: format version %d, 64 bytes\n", l.FooterOffset, l.FormatVersion)
 
 	fmt.Fprintln(w, "\nblocks (each followed by a 5-byte trailer: compression type, CRC-32C):")
@@ -267,7 +319,11 @@ func formatInternalKey(k base.InternalKey) string {
 	return fmt.Sprintf("%s#%d,%s", printable(string(k.UserKey)), k.SeqNum(), k.Kind())
 }
 
-func inspectWAL(w *bufio.Writer, f *os.File, size int64, name string, verbose bool) error {
+// inspectWAL prints a WAL's records and writes. A file none of whose
+// records is an intact batch gets its error alone.
+func inspectWAL(out *bufio.Writer, f *os.File, size int64, name string, verbose bool) error {
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
 	fmt.Fprintf(w, "WAL %s: %d bytes (%s), %s of 32 KiB\n", name, size, humanize.Bytes(uint64(size)), count(int((size+wal.BlockSize-1)/wal.BlockSize), "block"))
 	r := wal.NewReader(f, name)
 	var records, entries, sets, deletes int
@@ -330,6 +386,10 @@ func inspectWAL(w *bufio.Writer, f *os.File, size int64, name string, verbose bo
 	if bad == nil && r.NotALog() {
 		bad = notALog(name)
 	}
+	if bad != nil && records == 0 {
+		return bad
+	}
+	defer func() { w.Flush(); out.Write(buf.Bytes()) }()
 	if bad != nil {
 		fmt.Fprintln(w, "damaged: see the error; recovery of this log would fail here unless it is the torn tail of the newest WAL")
 		return bad
@@ -342,7 +402,12 @@ func inspectWAL(w *bufio.Writer, f *os.File, size int64, name string, verbose bo
 	return nil
 }
 
-func inspectManifest(w *bufio.Writer, f *os.File, size int64, name string, verbose bool) error {
+// inspectManifest prints a manifest's edits and the state they add up to.
+// A file none of whose edits is intact gets its error alone: no summary of
+// a state it does not hold.
+func inspectManifest(out *bufio.Writer, f *os.File, size int64, name string, verbose bool) error {
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
 	fmt.Fprintf(w, "manifest %s: %d bytes, a log of version edits (the first a snapshot)\n", name, size)
 	r := wal.NewReader(f, name)
 	state := manifest.State{}
@@ -393,6 +458,10 @@ func inspectManifest(w *bufio.Writer, f *os.File, size int64, name string, verbo
 		// names it: manifest.Recover refuses one without it.
 		bad = base.Corruptf(name, 0, "no intact edit: a manifest begins with a snapshot edit, made durable before CURRENT may name it")
 	}
+	if edits == 0 {
+		return bad
+	}
+	defer func() { w.Flush(); out.Write(buf.Bytes()) }()
 	fmt.Fprintf(w, "\nafter %s: log %s, next file number %d, last seqnum %d\n", count(edits, "edit"),
 		manifest.MakeFilename(manifest.FileTypeWAL, state.LogNumber), state.NextFileNumber, state.LastSeqNum)
 	if v := state.Version; v != nil {
@@ -437,7 +506,13 @@ func inspectCurrent(w *bufio.Writer, f *os.File, name string) error {
 	}
 	line, ok := bytes.CutSuffix(b, []byte("\n"))
 	if t, _, valid := manifest.ParseFilename(string(line)); !ok || !valid || t != manifest.FileTypeManifest {
-		return base.Corruptf(name, 0, "holds %q, not the name of a manifest and a newline", b)
+		what := fmt.Sprintf("%d bytes", len(b))
+		if len(b) <= 40 && printable(string(b)) == string(b) {
+			what = strconv.Quote(string(b))
+		} else if len(b) == 256 {
+			what = "256 bytes and more"
+		}
+		return base.Corruptf(name, 0, "holds %s, not the name of a manifest and a newline", what)
 	}
 	fmt.Fprintf(w, "%s: names the live manifest, %s\n", name, line)
 	return nil

@@ -358,12 +358,16 @@ func firstChunk(t *testing.T, log []byte) []byte {
 }
 
 func TestInspectUsage(t *testing.T) {
+	notes := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(notes, []byte("a text file of no DB\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args     []string
 		mentions string
 	}{
 		{[]string{"inspect"}, "want FILE"},
-		{[]string{"inspect", "notes.txt"}, "give -type"},
+		{[]string{"inspect", notes}, "give -type"},
 		{[]string{"inspect", "-type", "nope", "000001.sst"}, "unknown -type"},
 		{[]string{"tree"}, "missing -db"},
 		{[]string{"explain", "-db", "x"}, "want KEY"},
@@ -395,4 +399,64 @@ func newest(t *testing.T, dir, pattern string) string {
 		t.Fatalf("no %s file in %s", pattern, dir)
 	}
 	return best
+}
+
+// TestInspectByContent checks that inspect tells a file's type from its
+// bytes: each file of a DB, copied under a name that says nothing, is
+// inspected as under its own name (the name in the first line aside).
+func TestInspectByContent(t *testing.T) {
+	dir := buildTestDB(t)
+	// A write the newest WAL keeps: an empty WAL's bytes say nothing.
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"put", "-db", dir, "k", "v"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("put: exit %d: %s", code, stderr.String())
+	}
+	for _, name := range []string{newest(t, dir, ".sst"), newest(t, dir, ".log"), newest(t, dir, "MANIFEST-"), "CURRENT"} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		renamed := filepath.Join(t.TempDir(), "renamed.bin")
+		if err := os.WriteFile(renamed, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var want, got, stderr bytes.Buffer
+		if code := run([]string{"inspect", filepath.Join(dir, name)}, &want, &stderr); code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, stderr.String())
+		}
+		if code := run([]string{"inspect", renamed}, &got, &stderr); code != 0 {
+			t.Fatalf("%s renamed: exit %d: %s", name, code, stderr.String())
+		}
+		if strings.ReplaceAll(got.String(), "renamed.bin", name) != want.String() {
+			t.Errorf("%s renamed:\n%s\nwant\n%s", name, got.String(), want.String())
+		}
+	}
+}
+
+// TestInspectShortErrors checks inspect's errors on files that are not
+// what it is told they are, or not there: one short line on stderr, with
+// one "bloomkv" prefix, and nothing on stdout.
+func TestInspectShortErrors(t *testing.T) {
+	dir := buildTestDB(t)
+	table := filepath.Join(dir, newest(t, dir, ".sst"))
+	missing := filepath.Join(dir, "000999.sst")
+	for _, tc := range []struct {
+		args     []string
+		mentions string
+	}{
+		{[]string{"inspect", missing}, "bloomkv inspect: " + missing + ": no such file\n"},
+		{[]string{"inspect", "-type", "current", table}, "not the name of a manifest"},
+		{[]string{"inspect", "-type", "manifest", table}, "not a log"},
+		{[]string{"inspect", "-type", "wal", table}, "not a log"},
+		{[]string{"inspect", "-type", "table", filepath.Join(dir, "CURRENT")}, "corruption"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(tc.args, &stdout, &stderr)
+		msg := stderr.String()
+		if code != 1 || !strings.Contains(msg, tc.mentions) || stdout.Len() > 0 || len(msg) > 200 ||
+			strings.Count(msg, "\n") != 1 || strings.Count(msg, "bloomkv") != 1 {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 1, one line under 200 bytes with one \"bloomkv\", mentioning %q",
+				tc.args, code, stdout.String(), msg, tc.mentions)
+		}
+	}
 }

@@ -1,8 +1,9 @@
-// Command bloomkv is the bloomkv tool: it sizes Bloom and binary fuse
-// filters, and reads and writes a database from the command line.
+// Command bloomkv is the bloomkv tool: it sizes Bloom, binary fuse and
+// Ribbon filters, and reads and writes a database from the command line.
 //
+//	bloomkv help [COMMAND]
 //	bloomkv calc [-n items] [-p rate | -bits-per-key c] [-k probes]
-//	bloomkv calc -family fuse [-n items] [-p rate | -bits w]
+//	bloomkv calc -family fuse|ribbon [-n items] [-p rate | -bits w]
 //	bloomkv put -db DIR [-hex] KEY VALUE
 //	bloomkv put -db DIR [-hex] -value-file F KEY
 //	bloomkv get -db DIR [-hex] KEY
@@ -18,6 +19,11 @@
 //	bloomkv inspect [-v] [-type T] FILE
 //	bloomkv web [-addr HOST:PORT] [-db DIR | -demo [-rate N]]
 //	bloomkv checkpoint -db DIR OUT
+//	bloomkv version
+//
+// help, -h, or COMMAND -h prints the usage — of the tool, or of the
+// command: its synopsis, its summary and its flags — to standard output.
+// calc's -n takes a whole number written out or in e-notation (1e9).
 //
 // calc prints, for the classic and the blocked filter of package bloom, the
 // bits, probes, bytes and expected false-positive rate, beside the
@@ -42,7 +48,11 @@
 // progressive); -sweep runs the bits-per-key × policy sweep, the prefix
 // workloads and the filter families' rates and costs by table size, and
 // -out DIR writes CSV, JSON and SVG charts.
-// 'bloomkv bench -h' lists its flags and defaults.
+// 'bloomkv bench -h' lists its flags, grouped by what they are for, and
+// their defaults.
+//
+// version prints the module's version, as the build recorded it, and the
+// on-disk formats this build reads and writes, with their versions.
 //
 // # Database commands
 //
@@ -50,8 +60,9 @@
 // to VALUE, or to the bytes of file F (- for standard input); get prints
 // KEY's value; del deletes KEY (an absent key is no error); scan prints the
 // keys in [-start, -end) in key order, at most -limit of them (0: all);
-// stats prints the tables and filter metrics of each level (the lookup
-// counters count this process's lookups, so they are zero). Writes are
+// stats prints the tables and filter metrics of each level, headed by a
+// note that its counters cover only its own read-only open (so that the
+// lookup counters are zero): no file keeps a database's counters. Writes are
 // durable — in the fsynced log — once the command exits 0. checkpoint
 // writes a consistent copy of the database into OUT, a missing or empty
 // directory, that opens as a database of its own (DB.Checkpoint; the tables
@@ -60,7 +71,10 @@
 // One process at a time may have a database open: a command on a database
 // another process has open fails at once.
 //
-// Flags come before the operands; a KEY that begins with '-' follows "--".
+// Flags come before the operands (a flag after them is refused, with that
+// hint); a KEY that begins with '-' follows "--". put refuses a key or
+// value past MaxKeySize or MaxValueSize, giving its size, before it opens
+// (and would create) the database.
 // With -hex, KEY, VALUE, -start and -end are given in hexadecimal (-value-file
 // is read as is), and keys and values are printed in lowercase hexadecimal:
 // the way to work with binary keys.
@@ -91,16 +105,20 @@
 // maybe, or none for a table without a range filter: sought — then the
 // keys found (see Options.RangeFilterBits). tree draws the levels and their
 // tables from the manifest (sizes, key ranges, each table's filter family,
-// parameter and bits per key, and each level's mix of families); it
+// parameter and bits per key, and each level's mix of families and its
+// filter bits over its keys); it
 // only reads, and needs no lock. inspect prints what any one file of a DB
-// holds, by its name: a table (footer, block list with sizes and
+// holds, telling its type from its bytes (a table's footer, a log's first
+// record, a manifest's name in CURRENT), or from its name where they say
+// nothing (an empty WAL), or -type: a table (footer, block list with sizes and
 // compression ratios, properties, its filter's family, size and bits per
 // key — a Bloom filter's probes and fill ratio, a fuse filter's
 // fingerprint width and slots — its expected false-positive rate and the
 // rate measured on 100,000 random hashes, the prefix extractor its filter
 // holds prefixes under, if any; key range), a WAL (records, writes, torn tail),
 // a manifest (its version edits) or CURRENT; -v adds every entry. A damaged
-// file is reported, with the offset of the damage, and exits 1.
+// file is reported in one line, with the offset of the damage, and exits 1;
+// a missing one says "no such file".
 //
 // # In a browser
 //
@@ -128,6 +146,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // command is one subcommand: its name, a one-line summary, and its body,
@@ -137,19 +156,26 @@ type command struct {
 	run           func(args []string, stdout io.Writer) error
 }
 
-var commands = []command{
-	{"calc", "size Bloom or fuse filters for n items at a false-positive rate or size", runCalc},
-	{"put", "set a key to a value", runPut},
-	{"get", "print a key's value (exit status 3 if it has none)", runGet},
-	{"del", "delete a key", runDel},
-	{"scan", "print the keys and values in a key range, in key order", runScan},
-	{"stats", "print the levels, tables and filter metrics", runStats},
-	{"bench", "run db_bench-style workloads and report the reads the filters avoid", runBench},
-	{"explain", "look a key up and show every table and filter it consulted", runExplain},
-	{"tree", "draw the levels and their tables", runTree},
-	{"inspect", "show what a table, WAL or manifest file holds", runInspect},
-	{"web", "serve the filter playground, the calculator and the live tree to a browser", runWeb},
-	{"checkpoint", "copy the database, consistently, into a new directory", runCheckpoint},
+// commands are the subcommands, in the order the help lists them. They are
+// set by init, since their bodies' usage texts look their summaries up.
+var commands []command
+
+func init() {
+	commands = []command{
+		{"calc", "size Bloom, binary fuse or Ribbon filters for n items at a false-positive rate or size", runCalc},
+		{"put", "set a key to a value", runPut},
+		{"get", "print a key's value (exit status 3 if it has none)", runGet},
+		{"del", "delete a key", runDel},
+		{"scan", "print the keys and values in a key range, in key order", runScan},
+		{"stats", "print the levels, tables and filter metrics", runStats},
+		{"bench", "run db_bench-style workloads and report the reads the filters avoid", runBench},
+		{"explain", "look a key up and show every table and filter it consulted", runExplain},
+		{"tree", "draw the levels and their tables", runTree},
+		{"inspect", "show what a table, WAL, manifest or CURRENT file holds", runInspect},
+		{"web", "serve the filter playground, the calculator and the live tree to a browser", runWeb},
+		{"checkpoint", "copy the database, consistently, into a new directory", runCheckpoint},
+		{"version", "print the module's version and the on-disk formats it reads and writes", runVersion},
+	}
 }
 
 // The exit codes.
@@ -164,10 +190,24 @@ func main() {
 }
 
 // run executes the command line and returns the process exit code: 0 on
-// success, else exitFailure, exitUsage or exitNotFound.
+// success, else exitFailure, exitUsage or exitNotFound. Help asked for
+// (help, -h, help CMD, CMD -h) goes to stdout with exit code 0; a command
+// line that is wrong gets its error and exit code 2 on stderr.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		if len(args) == 1 {
+			usage(stdout)
+			return 0
+		}
+		if args[0] == "help" && len(args) == 2 {
+			return run([]string{args[1], "-h"}, stdout, stderr)
+		}
+		fmt.Fprintf(stderr, "bloomkv: %s takes at most one command, got %q\n", args[0], args[1:])
 		return exitUsage
 	}
 	for _, c := range commands {
@@ -175,13 +215,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		err := c.run(args[1:], stdout)
+		var help helpText
 		switch {
 		case err == nil:
 			return 0
-		case errors.Is(err, flag.ErrHelp):
-			return exitUsage
+		case errors.As(err, &help):
+			io.WriteString(stdout, string(help))
+			return 0
 		}
-		fmt.Fprintf(stderr, "bloomkv %s: %v\n", c.name, err)
+		// The library's errors begin "bloomkv: ", wrapped or not; the
+		// line names the tool once, in its own prefix.
+		msg := strings.ReplaceAll(strings.TrimPrefix(err.Error(), "bloomkv: "), ": bloomkv: ", ": ")
+		fmt.Fprintf(stderr, "bloomkv %s: %s\n", c.name, msg)
 		switch {
 		case errors.As(err, new(usageError)):
 			return exitUsage
@@ -196,38 +241,111 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: bloomkv <command> [flags]\n\ncommands:")
+	fmt.Fprintln(w, "usage: bloomkv COMMAND [flags] [operands]\n\ncommands:")
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun 'bloomkv <command> -h' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'bloomkv help COMMAND' (or 'bloomkv COMMAND -h') for a command's flags.")
 	fmt.Fprintln(w, "Exit status: 0 success, 1 failure, 2 usage error, 3 key not found (get).")
 }
+
+// summary returns the one-line summary of command name.
+func summary(name string) string {
+	for _, c := range commands {
+		if c.name == name {
+			return c.summary
+		}
+	}
+	return ""
+}
+
+// helpText is a command's usage, asked for with -h: run prints it to
+// stdout and exits 0.
+type helpText string
+
+func (h helpText) Error() string { return string(h) }
 
 // usageError is a mistake in the command line, reported with exit code 2.
 type usageError struct{ error }
 
-// newFlagSet returns a flag set that reports errors instead of exiting, and
-// prints its usage to stderr.
-func newFlagSet(name string) *flag.FlagSet {
+// newFlagSet returns the flag set of command name, which reports errors
+// instead of exiting. Its usage, the one format of every command, is the
+// synopsis (what follows "bloomkv NAME"), the command's summary and its
+// flags.
+func newFlagSet(name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet("bloomkv "+name, flag.ContinueOnError)
 	// Parse errors are reported once, by run; only -h prints the flags.
 	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		writeSynopsis(fs.Output(), name, synopsis)
+		fmt.Fprintln(fs.Output(), "flags:")
+		fs.PrintDefaults()
+	}
 	return fs
 }
 
-// parseFlags parses args, turning flag errors into usage errors and
-// printing the flags for -h.
+// writeSynopsis writes the first lines of every command's usage: the
+// usage line and the command's summary.
+func writeSynopsis(w io.Writer, name, synopsis string) {
+	fmt.Fprintf(w, "usage: %s\n\n%s%s.\n\n", strings.TrimSpace("bloomkv "+name+" "+synopsis),
+		strings.ToUpper(summary(name)[:1]), summary(name)[1:])
+}
+
+// parseFlags parses args, turning flag errors into usage errors and -h
+// into the command's usage text. A flag given after the operands (which
+// the flag package takes for an operand) gets a hint.
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(os.Stderr)
+			var b strings.Builder
+			fs.SetOutput(&b)
 			fs.Usage()
-			return err
+			fs.SetOutput(io.Discard)
+			return helpText(b.String())
 		}
 		return usageError{err}
 	}
+	// After "--" every argument is an operand, flag-like or not.
+	if n := len(args) - fs.NArg(); n > 0 && args[n-1] == "--" {
+		return nil
+	}
+	return lateFlag(fs)
+}
+
+// lateFlag returns a usage error naming the first operand that is one of
+// fs's flags: flags come before the operands.
+func lateFlag(fs *flag.FlagSet) error {
+	for _, a := range fs.Args() {
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && fs.Lookup(name) != nil {
+			return usageError{fmt.Errorf("flag %s after the operands: flags come first (%s -h shows the order)", a, fs.Name())}
+		}
+	}
 	return nil
+}
+
+// flagGroup is a heading and the names of the flags listed under it.
+type flagGroup struct {
+	heading string
+	names   []string
+}
+
+// printFlagGroups lists fs's flags under the groups' headings, each as
+// flag.PrintDefaults prints it.
+func printFlagGroups(fs *flag.FlagSet, groups []flagGroup) {
+	w := fs.Output()
+	for _, g := range groups {
+		fmt.Fprintf(w, "\n%s:\n", g.heading)
+		one := flag.NewFlagSet("", flag.ContinueOnError)
+		one.SetOutput(w)
+		for _, name := range g.names {
+			if f := fs.Lookup(name); f != nil {
+				one.Var(f.Value, f.Name, f.Usage)
+				one.Lookup(f.Name).DefValue = f.DefValue
+			}
+		}
+		one.PrintDefaults()
+	}
 }
 
 // parse is parseFlags for a command that takes no operands.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -144,5 +145,144 @@ func TestErrors(t *testing.T) {
 		if code != tc.code || !strings.Contains(stderr.String(), tc.mentions) {
 			t.Errorf("%q: exit %d, stderr %q; want exit %d mentioning %q", tc.args, code, stderr.String(), tc.code, tc.mentions)
 		}
+	}
+}
+
+// TestHelp checks that help asked for — help, -h, help CMD, CMD -h — goes
+// to stdout with exit status 0, in the one format of every command, and
+// that a command line without a command is a usage error on stderr.
+func TestHelp(t *testing.T) {
+	type want struct {
+		code   int
+		stdout string // its beginning; "" for none
+		stderr string // its beginning; "" for none
+	}
+	top := "usage: bloomkv COMMAND [flags] [operands]\n\ncommands:\n"
+	cases := map[string]struct {
+		args []string
+		want want
+	}{
+		"none":       {nil, want{exitUsage, "", top}},
+		"help":       {[]string{"help"}, want{0, top, ""}},
+		"-h":         {[]string{"-h"}, want{0, top, ""}},
+		"--help":     {[]string{"--help"}, want{0, top, ""}},
+		"help a b":   {[]string{"help", "get", "put"}, want{exitUsage, "", "bloomkv: help takes at most one command"}},
+		"help nope":  {[]string{"help", "nope"}, want{exitUsage, "", `bloomkv: unknown command "nope"`}},
+		"unknown":    {[]string{"nope"}, want{exitUsage, "", `bloomkv: unknown command "nope"`}},
+		"get -x":     {[]string{"get", "-x"}, want{exitUsage, "", "bloomkv get: flag provided but not defined: -x"}},
+		"help -flag": {[]string{"-x"}, want{exitUsage, "", `bloomkv: unknown command "-x"`}},
+	}
+	for _, c := range commands {
+		synopsis := "usage: bloomkv " + c.name
+		summary := "\n\n" + strings.ToUpper(c.summary[:1]) + c.summary[1:] + ".\n\n"
+		for _, args := range [][]string{{c.name, "-h"}, {"help", c.name}, {c.name, "-help"}} {
+			var stdout, stderr bytes.Buffer
+			code := run(args, &stdout, &stderr)
+			out := stdout.String()
+			if code != 0 || stderr.Len() > 0 || !strings.HasPrefix(out, synopsis) || !strings.Contains(out, summary) {
+				t.Errorf("%q: exit %d, stderr %q, stdout:\n%s\nwant exit 0, stdout beginning %q with the summary %q", args, code, stderr.String(), out, synopsis, summary)
+			}
+			if first, _, _ := strings.Cut(out, "\n"); strings.Contains(first, "  ") {
+				t.Errorf("%q: usage line %q", args, first)
+			}
+		}
+	}
+	for name, tc := range cases {
+		var stdout, stderr bytes.Buffer
+		code := run(tc.args, &stdout, &stderr)
+		if code != tc.want.code || !strings.HasPrefix(stdout.String(), tc.want.stdout) || !strings.HasPrefix(stderr.String(), tc.want.stderr) ||
+			(tc.want.stdout == "") != (stdout.Len() == 0) || (tc.want.stderr == "") != (stderr.Len() == 0) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want %+v", name, code, stdout.String(), stderr.String(), tc.want)
+		}
+	}
+}
+
+// TestFamiliesListed checks that every list of the filter families names
+// all three: the top-level help, bench's help and bench -filter's error.
+func TestFamiliesListed(t *testing.T) {
+	var help, benchHelp, stderr bytes.Buffer
+	run([]string{"help"}, &help, &stderr)
+	run([]string{"bench", "-h"}, &benchHelp, &stderr)
+	var filterErr, out bytes.Buffer
+	if code := run([]string{"bench", "-filter", "cuckoo:8"}, &out, &filterErr); code != exitUsage {
+		t.Fatalf("bench -filter cuckoo:8: exit %d", code)
+	}
+	for name, text := range map[string]string{"help": help.String(), "bench -h": benchHelp.String(), "bench -filter's error": filterErr.String()} {
+		lower := strings.ToLower(text)
+		for _, family := range []string{"bloom", "fuse", "ribbon"} {
+			if !strings.Contains(lower, family) {
+				t.Errorf("%s does not name %s:\n%s", name, family, text)
+			}
+		}
+	}
+}
+
+// TestBenchFlagGroups checks that bench -h lists every flag of bench in
+// exactly one group.
+func TestBenchFlagGroups(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"bench", "-h"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	listed := map[string]int{}
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		if strings.HasPrefix(line, "  -") {
+			name, _, _ := strings.Cut(strings.TrimPrefix(line, "  -"), " ")
+			name, _, _ = strings.Cut(name, "\t")
+			listed[name]++
+		}
+	}
+	grouped := map[string]int{}
+	for _, g := range benchFlagGroups {
+		for _, n := range g.names {
+			grouped[n]++
+		}
+	}
+	newBenchFlagSet(new(benchFlags)).VisitAll(func(f *flag.Flag) {
+		if grouped[f.Name] == 0 {
+			t.Errorf("-%s is in no group", f.Name)
+		}
+	})
+	for name, n := range grouped {
+		if n != 1 || listed[name] != 1 {
+			t.Errorf("-%s: in %d groups, listed %d times", name, n, listed[name])
+		}
+	}
+}
+
+// TestHexHelp checks that -hex's help names only flags of its own command.
+func TestHexHelp(t *testing.T) {
+	flagRE := regexp.MustCompile(`-[a-z][a-z-]*`)
+	for _, name := range []string{"put", "get", "del", "scan", "explain", "tree"} {
+		var stdout, stderr bytes.Buffer
+		run([]string{name, "-h"}, &stdout, &stderr)
+		_, hexHelp, ok := strings.Cut(stdout.String(), "  -hex\n")
+		if !ok {
+			t.Fatalf("%s -h lists no -hex:\n%s", name, stdout.String())
+		}
+		hexHelp, _, _ = strings.Cut(hexHelp, "\n")
+		for _, f := range flagRE.FindAllString(hexHelp, -1) {
+			if !strings.Contains(stdout.String(), "\n  "+f+" ") && !strings.Contains(stdout.String(), "\n  "+f+"\n") && !strings.Contains(stdout.String(), "\n  "+f+"\t") {
+				t.Errorf("%s: -hex's help names %s, which %s has not: %q", name, f, name, hexHelp)
+			}
+		}
+	}
+}
+
+// TestCalcCountNotation checks that calc -n takes e-notation for a whole
+// number, with the output of the same number written out, and refuses a
+// fraction.
+func TestCalcCountNotation(t *testing.T) {
+	var a, b, stderr bytes.Buffer
+	if code := run([]string{"calc", "-n", "1e9"}, &a, &stderr); code != 0 {
+		t.Fatalf("calc -n 1e9: exit %d: %s", code, stderr.String())
+	}
+	run([]string{"calc", "-n", "1000000000"}, &b, &stderr)
+	if a.String() != b.String() {
+		t.Errorf("calc -n 1e9 printed\n%s\ncalc -n 1000000000\n%s", a.String(), b.String())
+	}
+	stderr.Reset()
+	if code := run([]string{"calc", "-n", "2.5"}, &a, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "not a whole number") {
+		t.Errorf("calc -n 2.5: exit %d, %q", code, stderr.String())
 	}
 }

@@ -23,7 +23,7 @@ import (
 // takes its lock, so it works beside a process that has the DB open.
 func runTree(args []string, stdout io.Writer) error {
 	f := newDBFlags("tree", "")
-	f.addHex()
+	f.addHex("the tables' key ranges are printed in hexadecimal")
 	ops, err := f.parse(args)
 	if err != nil {
 		return err
@@ -73,10 +73,7 @@ func runTree(args []string, stdout io.Writer) error {
 		if len(files) == 0 {
 			continue
 		}
-		var bits float64
-		for _, m := range files {
-			bits += m.FilterBitsPerKey / float64(len(files))
-		}
+		bits := manifest.FilterBitsPerKey(files)
 		order := "sorted, non-overlapping: a lookup reads at most one"
 		if level == 0 {
 			order = "may overlap: a lookup tries each in range, newest first"

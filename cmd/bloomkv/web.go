@@ -32,7 +32,7 @@ type webConfig struct {
 // runWeb serves the filter playground and calculator, and the tree of the
 // database in -db or of a demo one, until SIGINT or SIGTERM.
 func runWeb(args []string, stdout io.Writer) error {
-	fs := newFlagSet("web")
+	fs := newFlagSet("web", "[flags]")
 	var cfg webConfig
 	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "address to listen on; the default serves this machine only")
 	fs.StringVar(&cfg.dir, "db", "", "show the tree of the database in `DIR`, opened read-only")

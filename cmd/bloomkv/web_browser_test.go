@@ -159,6 +159,15 @@ func (p *page) screenshot(name string) {
 	}
 }
 
+// loaded checks that the page's loading placeholders are gone: its first
+// fetch has been drawn.
+func (p *page) loaded() {
+	p.t.Helper()
+	if n := eval[int](p, `document.querySelectorAll(".loading").length`); n != 0 {
+		p.t.Errorf("%d loading placeholders still shown after the page's first fetch", n)
+	}
+}
+
 // clear empties a text box.
 func (p *page) clear(id string) {
 	p.t.Helper()
@@ -344,6 +353,19 @@ func testPlayground(t *testing.T, browser context.Context, base string) {
 	}
 	p.setRange("m-range", "64")
 	p.wait(`document.querySelectorAll("#bits rect.bit").length === 64`)
+	p.loaded()
+	// Each y label of the rate chart is its tick's value, to the digit.
+	ticks := eval[[][2]string](p, `[...document.querySelectorAll("#fpr-chart text[data-tick]")].map(e => [e.dataset.tick, e.textContent])`)
+	if len(ticks) < 3 {
+		t.Fatalf("y ticks %q, want at least 3", ticks)
+	}
+	for _, tick := range ticks {
+		v, err1 := strconv.ParseFloat(tick[0], 64)
+		pct, err2 := strconv.ParseFloat(strings.TrimSuffix(tick[1], "%"), 64)
+		if err1 != nil || err2 != nil || !strings.HasSuffix(tick[1], "%") || math.Abs(pct-100*v) > 1e-9*math.Max(1, 100*v) {
+			t.Errorf("y tick at %s labelled %q", tick[0], tick[1])
+		}
+	}
 	p.noError()
 	p.screenshot("playground")
 }
@@ -412,6 +434,11 @@ func testCalc(t *testing.T, browser context.Context, base string) {
 		check(nExp, pExp, k)
 	}
 	check(6, -2, 0) // the page's defaults: n = 10^6, p = 1%
+	p.loaded()
+	// Fixed k off: no fixed-k line, though api/chart computes one.
+	if series := eval[[]string](p, `[...document.querySelectorAll("#chart path.line")].map(e => e.dataset.series)`); !slices.Equal(series, []string{"classic", "blocked", "bound"}) {
+		t.Errorf("fixed k off: chart lines %v, want classic, blocked and bound", series)
+	}
 	moveTo(5, -3, 0)
 	p.do(chromedp.Click(chromedp.ID("fixk")))
 	moveTo(7.5, -5.5, 4)
@@ -447,6 +474,10 @@ func testTree(t *testing.T, browser context.Context, base string) {
 	// Flushes and compactions appear as the demo writer fills the tree.
 	p.wait(`document.querySelector('#events li[data-kind="flush"]') && document.querySelector('#events li[data-kind="compaction"]')`)
 	p.wait(`document.querySelectorAll(".level[data-level] .tbl").length >= 2`)
+	p.loaded()
+	if note := eval[string](p, `document.getElementById("score-note").textContent`); !strings.Contains(note, "score") || !strings.Contains(note, "due for compaction") {
+		t.Errorf("the tree page does not say what a level's score is: %q", note)
+	}
 
 	explain := func(key string) traceSeen {
 		t.Helper()

@@ -72,14 +72,24 @@ type report struct {
 // keyPrefix is where the blocklist lives in the store: card/NUMBER → reason.
 const keyPrefix = "card/"
 
-func main() { os.Exit(runMain(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	// go-redis logs each failed dial of its pool on its own, lines this
+	// program's one error already covers: it reports what failed itself.
+	redis.SetLogger(quietLogger{})
+	os.Exit(runMain(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// quietLogger is go-redis's logger in this program: it prints nothing.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
 
 // runMain runs the command line args and returns the exit code: 0, 1 for a
 // failure, 2 for a bad command line.
 func runMain(args []string, stdout, stderr io.Writer) int {
 	var cfg config
 	fs := flag.NewFlagSet("blocklist", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // errors are printed once, below; -h's usage to stdout
 	fs.StringVar(&cfg.dir, "db", "", "the bloomkv database holding the blocklist (default: a temporary one)")
 	fs.StringVar(&cfg.list, "list", "", "a file of card numbers, one per line, to load into an empty database")
 	fs.IntVar(&cfg.blocked, "blocked", 10_000, "card numbers to generate into an empty database when there is no -list")
@@ -91,7 +101,14 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 	fs.Uint64Var(&cfg.seed, "seed", 1, "the seed of the generated cards and payments")
 	fs.BoolVar(&cfg.verify, "verify", false, "also look up every card the filter cleared, to show none is blocked")
 	if err := fs.Parse(args); err != nil {
-		return 2 // the flag package has said why
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, "usage: blocklist [flags]\n\nflags:")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return 0
+		}
+		fmt.Fprintln(stderr, "blocklist:", err)
+		return 2
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "blocklist: unexpected arguments %q\n", fs.Args())
@@ -324,6 +341,12 @@ func newFilter(ctx context.Context, cfg config, n int) (prefilter, error) {
 		return nil, errors.New("-name: the shared filter needs a name")
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: cfg.redisAddr, ContextTimeoutEnabled: true})
+	// One question first, so that an address with no Redis behind it is
+	// one error naming it, not a failure deep in the filter's first call.
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		_ = rdb.Close()
+		return nil, fmt.Errorf("-redis %s: no Redis answers there: %v", cfg.redisAddr, err)
+	}
 	f, err := redisbloom.Create(ctx, rdb, cfg.name, n, cfg.p)
 	if errors.Is(err, redisbloom.ErrConflict) {
 		err = fmt.Errorf("%w (the shared filter was made for another blocklist size; choose another -name)", err)

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -244,5 +246,39 @@ func TestErrors(t *testing.T) {
 		if r, err := run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), tc.mentions) {
 			t.Errorf("%s: %+v, %v; want an error mentioning %q", tc.name, r, err, tc.mentions)
 		}
+	}
+}
+
+// TestBadRedisAddress runs the program, as a process of its own, against
+// an address where no Redis listens (a loopback port just closed): its
+// standard error is one line naming the address, and nothing of
+// go-redis's own logging.
+func TestBadRedisAddress(t *testing.T) {
+	if os.Getenv("BLOCKLIST_MAIN") == "1" {
+		os.Args = append([]string{"blocklist"}, strings.Fields(os.Getenv("BLOCKLIST_ARGS"))...)
+		main()
+		return
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBadRedisAddress$")
+	cmd.Env = append(os.Environ(), "BLOCKLIST_MAIN=1", "BLOCKLIST_ARGS=-redis "+addr+" -blocked 10 -checks 10")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("exit %v, want status 1; stderr %q", err, stderr.String())
+	}
+	want := "blocklist: -redis " + addr + ": no Redis answers there: "
+	if msg := stderr.String(); !strings.HasPrefix(msg, want) || strings.Count(msg, "\n") != 1 {
+		t.Errorf("stderr %q, want one line beginning %q", msg, want)
+	}
+	if stdout.Len() > 0 {
+		t.Errorf("stdout %q, want nothing", stdout.String())
 	}
 }

@@ -47,6 +47,26 @@ type FileMetadata struct {
 	Compression uint8
 }
 
+// FilterBitsPerKey returns the bits per key the filters of files spend
+// together: the sum of each table's filter bits (its FilterBitsPerKey
+// times its Entries) over the sum of their Entries, so that a level of
+// many large tables and a few small ones, whose small filters spend many
+// bits on each of their few keys, shows what it spends on each of its keys.
+// Tables recorded without their entries (Entries 0) weigh nothing; 0 when
+// every table is such a table, or files is empty.
+func FilterBitsPerKey(files []*FileMetadata) float64 {
+	var bits float64
+	var entries uint64
+	for _, m := range files {
+		bits += m.FilterBitsPerKey * float64(m.Entries)
+		entries += m.Entries
+	}
+	if entries == 0 {
+		return 0
+	}
+	return bits / float64(entries)
+}
+
 // familyBloom is sstable.BloomFamily's value.
 const familyBloom = 1
 

@@ -59,7 +59,9 @@ function drawSizes(c) {
 }
 
 function drawRateChart(calc, chart) {
-  const series = chart.lines.map(l => ({name: l.name, label: l.label, color: COLORS[l.name] || "#000",
+  // The fixed-k line is drawn only while fixed k is on: api/chart always
+  // computes one (k = 4 by default), and the page would show a k it says is off.
+  const series = chart.lines.filter(l => l.name !== "fixedK" || calc.fixedK).map(l => ({name: l.name, label: l.label, color: COLORS[l.name] || "#000",
     dash: l.name === "bound" ? "5 4" : undefined, x: chart.x, y: l.y}));
   drawChart($("chart"), series, {xMin: 0, xMax: 24, xStep: 2, yMin: 1e-8, yMax: 1,
     xLabel: "bits per element c = m/n", yLabel: "false-positive rate (log scale)",

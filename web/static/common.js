@@ -64,6 +64,11 @@ function drawChart(svg, series, opts) {
   svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
   svg.setAttribute("class", "chart");
   const logY = opts.logY !== false;
+  // A linear axis gets ticks at multiples of a round step (1, 2 or 5 times
+  // a power of ten), its top raised to the next one, so that every label
+  // is its tick's value, not a rounding of it.
+  const yStep = logY ? 0 : niceStep((opts.yMax - opts.yMin) / 5);
+  if (!logY) opts = {...opts, yMax: opts.yMin + Math.ceil((opts.yMax - opts.yMin) / yStep - 1e-9) * yStep};
   const fy = v => logY ? Math.log10(Math.max(v, opts.yMin)) : v;
   const y0 = fy(opts.yMin), y1 = fy(opts.yMax);
   const px = x => L + (x - opts.xMin) / (opts.xMax - opts.xMin) * (W - L - R);
@@ -83,11 +88,12 @@ function drawChart(svg, series, opts) {
       axis.append(el("text", {x: L - 6, y: py(v) + 4, "text-anchor": "end"}, e === 0 ? "1" : "1e" + e));
     }
   } else {
-    const steps = 5;
+    const steps = Math.round((opts.yMax - opts.yMin) / yStep);
     for (let i = 0; i <= steps; i++) {
-      const v = opts.yMin + (opts.yMax - opts.yMin) * i / steps;
-      grid.append(el("line", {x1: L, x2: W - R, y1: py(v), y2: py(v)}));
-      axis.append(el("text", {x: L - 6, y: py(v) + 4, "text-anchor": "end"}, opts.yFormat ? opts.yFormat(v) : v.toFixed(2)));
+      const v = opts.yMin + yStep * i;
+      grid.append(el("line", {x1: L, x2: W - R, y1: py(v), y2: py(v), "data-tick": v}));
+      axis.append(el("text", {x: L - 6, y: py(v) + 4, "text-anchor": "end", "data-tick": v},
+        opts.yFormat ? opts.yFormat(v, yStep) : v.toFixed(decimalsFor(yStep))));
     }
   }
   axis.append(el("line", {x1: L, x2: W - R, y1: H - B, y2: H - B}));
@@ -110,6 +116,18 @@ function drawChart(svg, series, opts) {
     svg.append(el("circle", {cx: px(m.x), cy: py(m.y), r: 5, fill: m.color || "#000", "data-marker": "1"}, el("title", {}, m.title || "")));
   }
 }
+
+// niceStep returns the smallest of 1, 2 and 5 times a power of ten that is
+// at least x (x > 0).
+function niceStep(x) {
+  const p = Math.pow(10, Math.floor(Math.log10(x)));
+  for (const m of [1, 2, 5, 10]) if (m * p >= x * (1 - 1e-9)) return m * p;
+  return 10 * p;
+}
+
+// decimalsFor returns the digits after the point that a multiple of step
+// needs to be written exactly.
+function decimalsFor(step) { return Math.max(0, -Math.floor(Math.log10(step) + 1e-9)); }
 
 // legend fills a legend element for the series.
 function legend(node, series) {

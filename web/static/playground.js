@@ -141,7 +141,7 @@ function drawRates(resp) {
   ];
   const yMax = Math.max(0.05, ...resp.series.map(p => Math.max(p.measured, p.formula))) * 1.1;
   drawChart($("fpr-chart"), series, {xMin: 0, xMax: Math.max(n, 10), yMin: 0, yMax: Math.min(1, yMax), logY: false,
-    xLabel: "words added n", yLabel: "false-positive rate", yFormat: v => (v * 100).toFixed(0) + "%"});
+    xLabel: "words added n", yLabel: "false-positive rate", yFormat: (v, step) => (v * 100).toFixed(decimalsFor(step * 100)) + "%"});
   legend($("fpr-legend"), series);
 }
 

@@ -70,7 +70,7 @@ function drawLevels(t) {
     rows.push(el("div", {class: "level", "data-level": l.level},
       el("div", {}, el("div", {class: "name"}, "L" + l.level),
         el("div", {class: "meta"}, `${l.tables.length} table${l.tables.length === 1 ? "" : "s"}, ${fmtBytes(l.bytes)}${target}`,
-          el("br"), `score ${l.score.toFixed(2)}`, el("br"), l.bitsPerKey ? `${l.bitsPerKey.toFixed(1)} bits/key` : "")),
+          el("br"), el("span", {title: "how due for compaction: 1 or more is due (see below)"}, `score ${l.score.toFixed(2)}`), el("br"), l.bitsPerKey ? `${l.bitsPerKey.toFixed(1)} bits/key` : "")),
       el("div", {}, el("div", {class: "tables"}, boxes), counters(l))));
   }
   $("levels").replaceChildren(...rows);
@@ -89,6 +89,7 @@ function tablesText(ts) { return ts && ts.length ? ts.map(x => `L${x.level}/${St
 
 function drawEvents(t) {
   const list = $("events");
+  for (const e of list.querySelectorAll(".loading")) e.remove(); // the first poll is in
   const items = [];
   if (t.eventsLogged) {
     $("events-note").textContent = "Each flush and compaction as the DB's EventListener reported it, newest first.";
