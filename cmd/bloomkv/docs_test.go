@@ -116,6 +116,7 @@ var fragmentImports = map[string]string{
 	"vfs":         "github.com/bloomkv/bloomkv/vfs",
 	"web":         "github.com/bloomkv/bloomkv/web",
 	"raftstore":   "github.com/bloomkv/bloomkv/raftstore",
+	"client":      "github.com/bloomkv/bloomkv/raftstore/client",
 	"raft":        "github.com/hashicorp/raft",
 	"redis":       "github.com/redis/go-redis/v9",
 	"bytes":       "bytes",
