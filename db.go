@@ -83,6 +83,8 @@ type DB struct {
 	// tableCache keeps the open tables' file handles, at most
 	// Options.MaxOpenFiles less ten (table_cache.go).
 	tableCache *tableCache
+	// blobs are the open blob files (blob_files.go).
+	blobs blobFiles
 
 	// visibleSeq is the sequence number of the newest write readers see.
 	visibleSeq atomic.Uint64
@@ -118,6 +120,7 @@ type DB struct {
 		flushRetry   retry
 		compactRetry retry
 		orphans      []uint64
+		blobOrphans  []uint64 // as orphans, of blob files
 
 		mem     *memtable.Memtable
 		memWAL  uint64 // file number of mem's WAL

@@ -40,6 +40,11 @@ type EventListener struct {
 	// written; TableDeleted when one is removed.
 	TableCreated func(TableCreateInfo)
 	TableDeleted func(TableDeleteInfo)
+	// BlobFileCreated is called when a blob file is created (Reason
+	// "flush", "recovery" or "compaction"), before it is written;
+	// BlobFileDeleted when one is removed. The infos are a table's.
+	BlobFileCreated func(TableCreateInfo)
+	BlobFileDeleted func(TableDeleteInfo)
 	// WALCreated and WALDeleted report the WAL files.
 	WALCreated func(WALCreateInfo)
 	WALDeleted func(WALDeleteInfo)
@@ -235,6 +240,20 @@ func (e *events) tableDeleted(info TableDeleteInfo) {
 		e.log.Debug("bloomkv: table deleted", "job", info.JobID, "path", info.Path, "err", info.Err)
 	}
 	call(e.l.TableDeleted, info)
+}
+
+func (e *events) blobCreated(info TableCreateInfo) {
+	if e.enabled(slog.LevelDebug) {
+		e.log.Debug("bloomkv: blob file created", "job", info.JobID, "reason", info.Reason, "path", info.Path)
+	}
+	call(e.l.BlobFileCreated, info)
+}
+
+func (e *events) blobDeleted(info TableDeleteInfo) {
+	if e.enabled(slog.LevelDebug) {
+		e.log.Debug("bloomkv: blob file deleted", "job", info.JobID, "path", info.Path, "err", info.Err)
+	}
+	call(e.l.BlobFileDeleted, info)
 }
 
 func (e *events) walCreated(info WALCreateInfo) {

@@ -281,10 +281,41 @@ type Options struct {
 	// LevelDB and Pebble; at least 16.
 	MaxOpenFiles int
 
+	// ValueSeparation moves large values out of the tables into blob files
+	// (see ValueSeparation).
+	ValueSeparation ValueSeparation
+
 	// compaction is the options above, resolved, as the compaction package
 	// takes them; withDefaults sets it.
 	compaction compaction.Options
 }
+
+// ValueSeparation configures blob files (Options.ValueSeparation). A value
+// of at least MinSize bytes is written, when its memtable is flushed, to a
+// blob file (NNNNNN.blob), and the table keeps a handle to it in its
+// place: compactions rewrite keys and handles only, so a value is written
+// once by the flush and again only when its blob file's dead share brings
+// its live values to be relocated. Filters and indexes, and the order of a
+// lookup, are unchanged: a lookup for an absent key reads no blob.
+type ValueSeparation struct {
+	// MinSize is the size from which a value is separated. Default
+	// (0) 1 KiB; -1 (ValueSeparationOff) or any negative size turns
+	// separation off. Blob files written before stay readable either way.
+	MinSize int
+	// DeadShare is the share of a blob file's value bytes no table
+	// references any more (values overwritten or deleted, their handles
+	// dropped by compactions) at which its live values are relocated to a
+	// new blob file by compactions, the DB picking one of its own for a
+	// table that holds handles into it when no other is due. Once no
+	// table references the file, it is deleted as soon as no reader,
+	// iterator or checkpoint in progress needs it. It is in (0, 1];
+	// default (0) 0.2, Pebble's and RocksDB's range. It bounds the space
+	// of a blob file to 1/(1−DeadShare) of its live values, 1.25 at 0.2.
+	DeadShare float64
+}
+
+// ValueSeparationOff is the MinSize that turns value separation off.
+const ValueSeparationOff = -1
 
 // FilterAllocation chooses how filter memory is spread over the levels
 // (Options.FilterAllocation): how many bits each level's filters get, and,
@@ -385,6 +416,8 @@ const (
 	defaultBaseLevelSize         = 16 << 20
 	defaultLevelMultiplier       = 10
 	defaultTargetFileSize        = 2 << 20
+	defaultValueSeparationSize   = 1 << 10
+	defaultBlobDeadShare         = 0.2
 
 	// maxDefaultConcurrentCompactions caps the default of
 	// MaxConcurrentCompactions: past four, more compactions at once mostly
@@ -559,6 +592,18 @@ func (o *Options) withDefaults() (Options, error) {
 		c := *p // the DB's own: a later change to the caller's changes nothing
 		opts.Prefix = &c
 	}
+	switch vs := &opts.ValueSeparation; {
+	case vs.MinSize == 0:
+		vs.MinSize = defaultValueSeparationSize
+	case vs.MinSize < 0:
+		vs.MinSize = ValueSeparationOff
+	}
+	switch vs := &opts.ValueSeparation; {
+	case vs.DeadShare == 0:
+		vs.DeadShare = defaultBlobDeadShare
+	case !(vs.DeadShare > 0 && vs.DeadShare <= 1):
+		return opts, argError("opts.ValueSeparation.DeadShare", "%v is outside (0, 1]", vs.DeadShare)
+	}
 	opts.compaction = opts.compactionOptions()
 	return opts, nil
 }
@@ -585,6 +630,7 @@ func (o *Options) compactionOptions() compaction.Options {
 		TableOptions:        sstable.WriterOptions{BlockSize: o.BlockSize, Compression: o.Compression, Prefix: o.Prefix, BlockAlign: !o.DisableBlockAlign},
 		TopLevelCompression: o.TopLevelCompression,
 		RangeFilterBits:     perLevel(o.RangeFilterBits),
+		BlobDeadShare:       o.ValueSeparation.DeadShare,
 	}
 }
 

@@ -134,7 +134,10 @@ func Pick(v *manifest.Version, opts *Options, running []*Compaction) *Compaction
 			}
 		}
 	}
-	return nil
+	if !deeperAllowed {
+		return nil
+	}
+	return pickBlobRewrite(v, opts, running, busy)
 }
 
 // Slots returns how many compactions may run at once in v: up to
@@ -334,6 +337,7 @@ func (c *Compaction) chosen(v *manifest.Version, score float64, o *Options) *Com
 func (c *Compaction) complete(v *manifest.Version, o *Options) {
 	c.setFilters(PlanForLevel(v, c.OutputLevel, o))
 	c.Compression = o.OutputCompression(c)
+	c.RelocateBlobs = relocatable(v, o)
 	if c.OutputLevel < lastLevel {
 		c.Grandparents = slices.Clone(v.Overlapping(c.OutputLevel+1, c.Smallest, c.Largest))
 	}

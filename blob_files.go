@@ -1,0 +1,248 @@
+package bloomkv
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/blob"
+	"github.com/bloomkv/bloomkv/internal/compaction"
+	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/vfs"
+)
+
+// Blob files hold the values of at least Options.ValueSeparation.MinSize
+// bytes (see ValueSeparation and package blob). A flush writes one per
+// memtable that has such values, before its table; a compaction writes
+// one when it relocates values (compaction.Run). Either syncs it before
+// the manifest edit that adds it with the tables referencing it. The
+// version holds the blob files its tables reference (package manifest);
+// one that no version a reader holds lists is obsolete, closed and
+// deleted (unrefVersionLocked) — a snapshot keeps its versions' handles
+// in the tables, an iterator and a checkpoint in progress hold a version.
+//
+// INVARIANT: a blob file is deleted only once no live version lists it;
+// every handle a read can meet is in a table of a version it holds, whose
+// references name the file, so the version lists it.
+
+// blobFiles are the DB's open blob files, opened on a read's first need
+// and closed when obsolete.
+type blobFiles struct {
+	mu   sync.Mutex
+	open map[uint64]*blobFile
+	// Counters for Metrics.
+	bytesRead, reads, bytesWritten atomic.Uint64
+}
+
+// blobFile is an open blob file.
+type blobFile struct {
+	f vfs.File
+	r *blob.Reader
+}
+
+// blobFile returns blob file num, opening it if need be. The caller holds
+// a version listing it, so it is not obsolete.
+func (d *DB) blobFile(num uint64) (*blobFile, error) {
+	b := &d.blobs
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if f := b.open[num]; f != nil {
+		return f, nil
+	}
+	path := manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeBlob, num)
+	f, err := d.fs.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("bloomkv: blob file: %w", err)
+	}
+	info, err := f.Stat()
+	if err == nil {
+		var r *blob.Reader
+		if r, err = blob.Open(f, info.Size(), path); err == nil {
+			if b.open == nil {
+				b.open = map[uint64]*blobFile{}
+			}
+			bf := &blobFile{f: f, r: r}
+			b.open[num] = bf
+			return bf, nil
+		}
+	}
+	f.Close()
+	return nil, err
+}
+
+// closeBlob closes blob file num if it is open. Its version is gone: no
+// reader can use it.
+func (d *DB) closeBlob(num uint64) {
+	b := &d.blobs
+	b.mu.Lock()
+	f := b.open[num]
+	delete(b.open, num)
+	b.mu.Unlock()
+	if f != nil {
+		f.f.Close()
+	}
+}
+
+// readBlob appends to dst the value the encoded handle enc locates, read
+// from its blob file and checked, and counts the read. rec, if not nil,
+// gets the handle and the bytes read.
+func (d *DB) readBlob(dst, enc []byte, rec *blobRead) ([]byte, error) {
+	h, ok := blob.DecodeHandle(enc)
+	if !ok {
+		return dst, fmt.Errorf("%w: malformed blob handle %x", ErrCorruption, enc)
+	}
+	bf, err := d.blobFile(h.FileNum)
+	if err != nil {
+		return dst, err
+	}
+	dst, err = bf.r.ReadValue(dst, h.Offset, h.Length)
+	n := blob.RecordLen(h)
+	d.blobs.reads.Add(1)
+	d.blobs.bytesRead.Add(n)
+	if rec != nil {
+		*rec = blobRead{handle: h, bytes: n, err: err}
+	}
+	return dst, err
+}
+
+// prefetchBlob asks the system to start reading the record the encoded
+// handle enc locates (vfs.Prefetch); a handle that does not decode or a
+// file that does not open is left to the read that follows to report.
+func (d *DB) prefetchBlob(enc []byte) {
+	h, ok := blob.DecodeHandle(enc)
+	if !ok {
+		return
+	}
+	if bf, err := d.blobFile(h.FileNum); err == nil {
+		_ = vfs.Prefetch(bf.f, int64(h.Offset), int64(blob.RecordLen(h)))
+	}
+}
+
+// blobRead is what one blob read did, for Explain.
+type blobRead struct {
+	handle blob.Handle
+	bytes  uint64
+	err    error
+}
+
+// createOutput creates file num of type t (a table or blob file) for job,
+// reports it with reason, and returns it as a compaction output: Finish
+// syncs and closes it, Abort closes it if need be and removes it.
+func (d *DB) createOutput(job int, t manifest.FileType, num uint64, reason string) (*compaction.Output, error) {
+	path := manifest.MakeFilepath(d.fs, d.dirname, t, num)
+	f, err := d.fs.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	info := TableCreateInfo{JobID: job, Reason: reason, Path: path, FileNum: num}
+	if t == manifest.FileTypeBlob {
+		d.events.blobCreated(info)
+	} else {
+		d.events.tableCreated(info)
+	}
+	closed := false
+	return &compaction.Output{
+		FileNum: num,
+		W:       f,
+		Finish: func() error {
+			closed = true
+			if err := f.Sync(); err != nil {
+				f.Close()
+				return err
+			}
+			return f.Close()
+		},
+		Abort: func() {
+			if !closed {
+				f.Close()
+			}
+			d.removeFile(job, t, num)
+		},
+	}, nil
+}
+
+// blobSink separates a flush's large values into blob file num, created
+// on the first.
+type blobSink struct {
+	d       *DB
+	job     int
+	reason  string
+	num     uint64
+	minSize int
+	out     *compaction.Output
+	w       *blob.Writer
+	refs    uint64 // the value bytes written, the table's reference
+	enc     []byte
+}
+
+// separate returns the entry to write to the table for (k, value): value
+// itself, or, for a value of at least minSize, its handle in the blob file
+// with the kind KindSetBlob.
+func (s *blobSink) separate(k base.InternalKey, value []byte) (base.InternalKey, []byte, error) {
+	if s.minSize < 0 || k.Kind() != base.KindSet || len(value) < s.minSize {
+		return k, value, nil
+	}
+	if s.w == nil {
+		out, err := s.d.createOutput(s.job, manifest.FileTypeBlob, s.num, s.reason)
+		if err != nil {
+			return k, nil, err
+		}
+		s.out, s.w = out, blob.NewWriter(out.W)
+	}
+	off, err := s.w.Add(value)
+	if err != nil {
+		return k, nil, err
+	}
+	s.refs += uint64(len(value))
+	s.enc = blob.AppendHandle(s.enc[:0], blob.Handle{FileNum: s.num, Offset: off, Length: uint64(len(value))})
+	k.Trailer = base.MakeTrailer(k.SeqNum(), base.KindSetBlob)
+	return k, s.enc, nil
+}
+
+// finish completes the blob file, if any, syncs and closes it, and returns
+// its metadata, and the table's reference to it.
+func (s *blobSink) finish() (*manifest.BlobFileMetadata, []manifest.BlobRef, error) {
+	if s.w == nil {
+		return nil, nil, nil
+	}
+	props, err := s.w.Finish()
+	if err == nil {
+		err = s.out.Finish()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	s.d.blobs.bytesWritten.Add(props.Size)
+	meta := &manifest.BlobFileMetadata{FileNum: s.num, Size: props.Size, Values: props.Values, ValueBytes: props.ValueBytes}
+	return meta, []manifest.BlobRef{{FileNum: s.num, Bytes: s.refs}}, nil
+}
+
+// abort removes the blob file, if one was created.
+func (s *blobSink) abort() {
+	if s.out != nil {
+		s.out.Abort()
+	}
+}
+
+// obsoleteBlobsLocked closes and, while the DB is open and writable,
+// deletes the blob files of v, a version that lost its last reference,
+// that no live version lists. d.mu is held.
+func (d *DB) obsoleteBlobsLocked(v *version) {
+	for _, b := range v.Blobs {
+		live := false
+		for lv := range d.mu.versions {
+			if _, ok := lv.BlobFile(b.FileNum); ok {
+				live = true
+				break
+			}
+		}
+		if live {
+			continue
+		}
+		d.closeBlob(b.FileNum)
+		if !d.mu.closed && !d.opts.ReadOnly {
+			d.removeFile(0, manifest.FileTypeBlob, b.FileNum)
+		}
+	}
+}
