@@ -92,6 +92,11 @@ func (d *DB) readBlob(dst, enc []byte, rec *blobRead) ([]byte, error) {
 	if !ok {
 		return dst, fmt.Errorf("%w: malformed blob handle %x", ErrCorruption, enc)
 	}
+	return d.readBlobAt(dst, h, rec)
+}
+
+// readBlobAt is readBlob of a decoded handle.
+func (d *DB) readBlobAt(dst []byte, h blob.Handle, rec *blobRead) ([]byte, error) {
 	bf, err := d.blobFile(h.FileNum)
 	if err != nil {
 		return dst, err

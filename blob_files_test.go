@@ -287,7 +287,9 @@ func TestBlobFileKeptForReaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	value := func(i, pass int) []byte { return fmt.Appendf(nil, "%04d-%d-%s", i, pass, bytes.Repeat([]byte("z"), 200)) }
+	value := func(i, pass int) []byte {
+		return fmt.Appendf(nil, "%04d-%d-%s", i, pass, bytes.Repeat([]byte("z"), 200))
+	}
 	for i := range 300 {
 		if err := d.Put(fmt.Appendf(nil, "k%04d", i), value(i, 0), NoSync); err != nil {
 			t.Fatal(err)

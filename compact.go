@@ -240,11 +240,13 @@ func (d *DB) compactionEnv(v *version, job int) compaction.Env {
 			}
 			return t.reader.RangeDels(), nil
 		},
-		Create:     func() (*compaction.Output, error) { return d.createOutput(job, manifest.FileTypeTable, d.allocFileNum(), "compaction") },
-		CreateBlob: func() (*compaction.Output, error) { return d.createOutput(job, manifest.FileTypeBlob, d.allocFileNum(), "compaction") },
-		ReadBlob: func(dst []byte, h blob.Handle) ([]byte, error) {
-			return d.readBlob(dst, blob.AppendHandle(nil, h), nil)
+		Create: func() (*compaction.Output, error) {
+			return d.createOutput(job, manifest.FileTypeTable, d.allocFileNum(), "compaction")
 		},
+		CreateBlob: func() (*compaction.Output, error) {
+			return d.createOutput(job, manifest.FileTypeBlob, d.allocFileNum(), "compaction")
+		},
+		ReadBlob: func(dst []byte, h blob.Handle) ([]byte, error) { return d.readBlobAt(dst, h, nil) },
 	}
 }
 
