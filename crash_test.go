@@ -42,8 +42,8 @@ func crashKey(i int) string { return fmt.Sprintf("ck%05d", i) }
 // memtables, levels and tables, so that flushes and compactions run all the
 // time and a kill often lands in the middle of one; the level sizing, the
 // compactions at once and the L0 thresholds (low, so that writes are paced
-// often), how the compaction slots open, and L0's and the base level's
-// compression chosen by the seed, so that one directory is opened under
+// often), how the compaction slots open, L0's and the base level's
+// compression, and value separation chosen by the seed, so that one directory is opened under
 // all of them in turn.
 func crashOptions(seed uint64) *Options {
 	return &Options{
@@ -58,6 +58,12 @@ func crashOptions(seed uint64) *Options {
 		LevelSizing:              []LevelSizing{DynamicLevelSizing, StaticLevelSizing}[seed/3%2],
 		MaxConcurrentCompactions: 1 + int(seed/6%3),
 		L0CompactionConcurrency:  []int{0, 1}[seed/36%2],
+		// Values from 100–500 bytes in blob files (about half of them)
+		// or none, reclaimed at a tenth dead or at half.
+		ValueSeparation: ValueSeparation{
+			MinSize:   []int{ValueSeparationOff, 100 + int(seed%400)}[seed/72%2],
+			DeadShare: []float64{0.1, 0.5}[seed/144%2],
+		},
 	}
 }
 
