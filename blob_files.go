@@ -84,6 +84,16 @@ func (d *DB) closeBlob(num uint64) {
 	}
 }
 
+// closeBlobs closes every open blob file: a failed Open's.
+func (d *DB) closeBlobs() {
+	d.blobs.mu.Lock()
+	defer d.blobs.mu.Unlock()
+	for num, f := range d.blobs.open {
+		f.f.Close()
+		delete(d.blobs.open, num)
+	}
+}
+
 // readBlob appends to dst the value the encoded handle enc locates, read
 // from its blob file and checked, and counts the read. rec, if not nil,
 // gets the handle and the bytes read.
@@ -167,14 +177,14 @@ func (d *DB) createOutput(job int, t manifest.FileType, num uint64, reason strin
 	}, nil
 }
 
-// blobSink separates a flush's large values into blob file num, created
-// on the first.
+// blobSink separates a flush's large values into a blob file, created and
+// numbered (num) on the first.
 type blobSink struct {
 	d       *DB
 	job     int
 	reason  string
-	num     uint64
 	minSize int
+	num     uint64
 	out     *compaction.Output
 	w       *blob.Writer
 	refs    uint64 // the value bytes written, the table's reference
@@ -189,6 +199,7 @@ func (s *blobSink) separate(k base.InternalKey, value []byte) (base.InternalKey,
 		return k, value, nil
 	}
 	if s.w == nil {
+		s.num = s.d.allocFileNum()
 		out, err := s.d.createOutput(s.job, manifest.FileTypeBlob, s.num, s.reason)
 		if err != nil {
 			return k, nil, err

@@ -49,13 +49,14 @@ func (d *DB) flushDueLocked() bool {
 // table is written and the edit synced.
 func (d *DB) flushOldestLocked() error {
 	imm := d.mu.imm[0]
-	num, blobNum := d.allocTableNumsLocked()
+	num := d.mu.nextFileNum
+	d.mu.nextFileNum++
 	filter := compaction.FilterForLevel(d.mu.current.Version, 0, &d.opts.compaction, num)
 	job := d.newJobID()
 	d.events.flushBegin(FlushInfo{JobID: job})
 	start := time.Now()
 	d.mu.Unlock()
-	meta, blobMeta, err := d.writeTable(job, "flush", num, blobNum, imm.mem, filter)
+	meta, blobMeta, err := d.writeTable(job, "flush", num, imm.mem, filter)
 	d.mu.Lock()
 	info := FlushInfo{JobID: job, Output: tableInfo(0, meta)}
 	if err == nil {
@@ -91,26 +92,14 @@ func (d *DB) flushOldestLocked() error {
 	return err
 }
 
-// allocTableNumsLocked returns the file numbers of a flush's table and
-// of its blob file (0 when values are not separated). d.mu is held.
-func (d *DB) allocTableNumsLocked() (num, blobNum uint64) {
-	num = d.mu.nextFileNum
-	d.mu.nextFileNum++
-	if d.opts.ValueSeparation.MinSize >= 0 {
-		blobNum = d.mu.nextFileNum
-		d.mu.nextFileNum++
-	}
-	return num, blobNum
-}
-
 // writeTable writes mem's entries and range tombstones to the table
 // numbered num with the filter filter, its values of at least
-// Options.ValueSeparation.MinSize bytes to the blob file numbered blobNum
-// (0: none), syncs them and their directory entries, and returns their
+// Options.ValueSeparation.MinSize bytes to a blob file numbered when the
+// first comes, syncs them and their directory entries, and returns their
 // metadata; nil for an empty memtable (no entry and no range tombstone)
 // or no blob file. On failure it removes the files. job and reason are
-// for the TableCreated and BlobFileCreated events.
-func (d *DB) writeTable(job int, reason string, num, blobNum uint64, mem *memtable.Memtable, filter sstable.FilterSpec) (*manifest.FileMetadata, *manifest.BlobFileMetadata, error) {
+// for the TableCreated and BlobFileCreated events. d.mu is not held.
+func (d *DB) writeTable(job int, reason string, num uint64, mem *memtable.Memtable, filter sstable.FilterSpec) (*manifest.FileMetadata, *manifest.BlobFileMetadata, error) {
 	if mem.Empty() {
 		return nil, nil, nil
 	}
@@ -120,10 +109,7 @@ func (d *DB) writeTable(job int, reason string, num, blobNum uint64, mem *memtab
 		return nil, nil, fmt.Errorf("bloomkv: flush: %w", err)
 	}
 	d.events.tableCreated(TableCreateInfo{JobID: job, Reason: reason, Path: path, FileNum: num})
-	sink := blobSink{d: d, job: job, reason: reason, num: blobNum, minSize: d.opts.ValueSeparation.MinSize}
-	if blobNum == 0 {
-		sink.minSize = ValueSeparationOff
-	}
+	sink := blobSink{d: d, job: job, reason: reason, minSize: d.opts.ValueSeparation.MinSize}
 	fail := func(err error) (*manifest.FileMetadata, *manifest.BlobFileMetadata, error) {
 		f.Close()
 		d.removeFile(job, manifest.FileTypeTable, num)

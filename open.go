@@ -158,6 +158,7 @@ func (d *DB) closeFiles() {
 		t.close()
 	}
 	d.tableMemory.Release()
+	d.closeBlobs()
 	if d.mu.walFile != nil {
 		d.mu.walFile.Close()
 	}
@@ -263,8 +264,9 @@ func (d *DB) recover() error {
 			}
 			return nil
 		}
-		num, blobNum := d.allocTableNumsLocked()
-		meta, blobMeta, err := d.writeTable(0, "recovery", num, blobNum, mem, compaction.FilterForLevel(state.Version, 0, &d.opts.compaction, num))
+		num := d.mu.nextFileNum
+		d.mu.nextFileNum++
+		meta, blobMeta, err := d.writeTable(0, "recovery", num, mem, compaction.FilterForLevel(state.Version, 0, &d.opts.compaction, num))
 		if err != nil {
 			return err
 		}
