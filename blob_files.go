@@ -262,3 +262,32 @@ func (d *DB) obsoleteBlobsLocked(v *version) {
 		}
 	}
 }
+
+// LiveBlobFile describes a blob file of the DB's current version.
+type LiveBlobFile struct {
+	FileNum uint64
+	// Size is the file's length; ValueBytes the bytes of the values it
+	// holds, LiveBytes those the tables still reference (the rest are
+	// dead, to be reclaimed at ValueSeparation.DeadShare).
+	Size, ValueBytes, LiveBytes uint64
+}
+
+// DeadShare is the share of the file's value bytes no table references.
+func (b LiveBlobFile) DeadShare() float64 {
+	return manifest.BlobFile{BlobFileMetadata: &manifest.BlobFileMetadata{ValueBytes: b.ValueBytes}, LiveBytes: b.LiveBytes}.DeadShare()
+}
+
+// BlobFiles returns the blob files of the DB's current version, by file
+// number. After Close it returns ErrClosed.
+func (d *DB) BlobFiles() ([]LiveBlobFile, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.mu.closed {
+		return nil, ErrClosed
+	}
+	var out []LiveBlobFile
+	for _, b := range d.mu.current.Blobs {
+		out = append(out, LiveBlobFile{FileNum: b.FileNum, Size: b.Size, ValueBytes: b.ValueBytes, LiveBytes: b.LiveBytes})
+	}
+	return out, nil
+}

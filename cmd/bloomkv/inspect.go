@@ -20,6 +20,7 @@ import (
 	"github.com/bloomkv/bloomkv/fuse"
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/batchrepr"
+	"github.com/bloomkv/bloomkv/internal/blob"
 	"github.com/bloomkv/bloomkv/internal/humanize"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/rangefilter"
@@ -31,7 +32,7 @@ import (
 func runInspect(args []string, stdout io.Writer) error {
 	fs := newFlagSet("inspect")
 	verbose := fs.Bool("v", false, "print every entry: a table's keys and values, a WAL's writes, a manifest's tables")
-	kind := fs.String("type", "", "the file's `type`: table, wal, manifest or current; default: from its name (NNNNNN.sst, NNNNNN.log, MANIFEST-NNNNNN, CURRENT)")
+	kind := fs.String("type", "", "the file's `type`: table, blob, wal, manifest or current; default: from its name (NNNNNN.sst, NNNNNN.blob, NNNNNN.log, MANIFEST-NNNNNN, CURRENT)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: bloomkv inspect [-v] [-type T] FILE\n\nflags:\n")
 		fs.PrintDefaults()
@@ -50,6 +51,8 @@ func runInspect(args []string, stdout io.Writer) error {
 		switch {
 		case ok && ft == manifest.FileTypeTable:
 			t = "table"
+		case ok && ft == manifest.FileTypeBlob:
+			t = "blob"
 		case ok && ft == manifest.FileTypeWAL:
 			t = "wal"
 		case ok && ft == manifest.FileTypeManifest:
@@ -64,9 +67,9 @@ func runInspect(args []string, stdout io.Writer) error {
 		}
 	}
 	switch t {
-	case "table", "wal", "manifest", "current":
+	case "table", "blob", "wal", "manifest", "current":
 	default:
-		return usageError{fmt.Errorf("unknown -type %q: want table, wal, manifest or current", t)}
+		return usageError{fmt.Errorf("unknown -type %q: want table, blob, wal, manifest or current", t)}
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -82,6 +85,8 @@ func runInspect(args []string, stdout io.Writer) error {
 	switch t {
 	case "table":
 		return inspectTable(w, f, info.Size(), name, *verbose)
+	case "blob":
+		return inspectBlob(w, f, info.Size(), name, *verbose)
 	case "wal":
 		return inspectWAL(w, f, info.Size(), name, *verbose)
 	case "manifest":
@@ -161,9 +166,17 @@ func inspectTable(w *bufio.Writer, f *os.File, size int64, name string, verbose 
 		it := r.NewIterator()
 		for ok := it.First(); ok; ok = it.Next() {
 			k := it.Key()
-			if k.Kind() == base.KindDelete {
+			switch k.Kind() {
+			case base.KindDelete:
 				fmt.Fprintf(w, "  %s\n", formatInternalKey(k))
-			} else {
+			case base.KindSetBlob:
+				h, ok := blob.DecodeHandle(it.Value())
+				if !ok {
+					fmt.Fprintf(w, "  %s -> malformed handle %x\n", formatInternalKey(k), it.Value())
+					break
+				}
+				fmt.Fprintf(w, "  %s -> %s\n", formatInternalKey(k), h)
+			default:
 				fmt.Fprintf(w, "  %s = %s\n", formatInternalKey(k), printable(string(it.Value())))
 			}
 		}
@@ -171,6 +184,34 @@ func inspectTable(w *bufio.Writer, f *os.File, size int64, name string, verbose 
 			return err
 		}
 	}
+	return nil
+}
+
+// inspectBlob prints a blob file: its footer, and, checking every record,
+// its values' count and bytes; with verbose every record's offset and
+// value.
+func inspectBlob(w *bufio.Writer, f *os.File, size int64, name string, verbose bool) error {
+	fmt.Fprintf(w, "blob file %s: %d bytes (%s)\n", name, size, humanize.Bytes(uint64(size)))
+	r, err := blob.Open(f, size, name)
+	if err != nil {
+		return err
+	}
+	p := r.Properties()
+	fmt.Fprintf(w, "footer at %d: format version %d, %d bytes: %s of %d bytes\n", size-blob.FooterLen, blob.FormatVersion, blob.FooterLen, count(int(p.Values), "value"), p.ValueBytes)
+	if verbose {
+		fmt.Fprintln(w, "\nrecords (CRC-32C, length, value):")
+	}
+	err = r.Scan(func(off uint64, v []byte) error {
+		if verbose {
+			fmt.Fprintf(w, "  %d: %d bytes = %s\n", off, len(v), printable(string(v)))
+		}
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintln(w, "damaged: see the error")
+		return err
+	}
+	fmt.Fprintf(w, "every record checked: %d bytes of records for %d bytes of values\n", size-blob.FooterLen, p.ValueBytes)
 	return nil
 }
 
@@ -367,11 +408,14 @@ func inspectManifest(w *bufio.Writer, f *os.File, size int64, name string, verbo
 			for _, d := range e.DeletedFiles {
 				fmt.Fprintf(w, "  - L%d %s\n", d.Level, manifest.MakeFilename(manifest.FileTypeTable, d.FileNum))
 			}
+			for _, b := range e.NewBlobFiles {
+				fmt.Fprintf(w, "  + %s  %d bytes  %s of %d bytes\n", manifest.MakeFilename(manifest.FileTypeBlob, b.FileNum), b.Size, count(int(b.Values), "value"), b.ValueBytes)
+			}
 			for _, nf := range e.NewFiles {
 				m := nf.Meta
-				fmt.Fprintf(w, "  + L%d %s  %s .. %s  seqnums %d-%d  %d bytes  %s\n", nf.Level,
+				fmt.Fprintf(w, "  + L%d %s  %s .. %s  seqnums %d-%d  %d bytes  %s%s\n", nf.Level,
 					manifest.MakeFilename(manifest.FileTypeTable, m.FileNum), formatInternalKey(m.Smallest),
-					formatInternalKey(m.Largest), m.SmallestSeqNum, m.LargestSeqNum, m.Size, tableFilter(m)+tableCompression(m))
+					formatInternalKey(m.Largest), m.SmallestSeqNum, m.LargestSeqNum, m.Size, tableFilter(m)+tableCompression(m), blobRefs(m))
 			}
 		}
 		next, err := state.Apply(&e)
@@ -401,8 +445,26 @@ func inspectManifest(w *bufio.Writer, f *os.File, size int64, name string, verbo
 				fmt.Fprintf(w, "  L%d: %s, %d bytes\n", level, count(len(files), "table"), v.LevelSize(level))
 			}
 		}
+		for _, b := range v.Blobs {
+			fmt.Fprintf(w, "  %s: %d bytes, %d of %d value bytes live (%.0f%% dead)\n", manifest.MakeFilename(manifest.FileTypeBlob, b.FileNum),
+				b.Size, b.LiveBytes, b.ValueBytes, 100*b.DeadShare())
+		}
 	}
 	return bad
+}
+
+// blobRefs renders a table's blob references, after two spaces; empty for
+// none.
+func blobRefs(m *manifest.FileMetadata) string {
+	var b strings.Builder
+	for i, r := range m.BlobRefs {
+		sep := ", "
+		if i == 0 {
+			sep = "  values in "
+		}
+		fmt.Fprintf(&b, "%s%s (%d bytes)", sep, manifest.MakeFilename(manifest.FileTypeBlob, r.FileNum), r.Bytes)
+	}
+	return b.String()
 }
 
 // notALog is the error for a file named as a WAL or manifest whose bytes
@@ -427,6 +489,9 @@ func editSummary(e *manifest.VersionEdit) string {
 		fmt.Fprintf(&b, " last seqnum %d,", e.LastSeqNum)
 	}
 	fmt.Fprintf(&b, " -%s, +%s", count(len(e.DeletedFiles), "table"), count(len(e.NewFiles), "table"))
+	if len(e.NewBlobFiles) > 0 {
+		fmt.Fprintf(&b, ", +%s", count(len(e.NewBlobFiles), "blob file"))
+	}
 	return b.String()
 }
 
