@@ -173,7 +173,7 @@ func displayKey(k []byte) string {
 
 // traceStep is one step of an explained lookup (bloomkv.TraceStep).
 type traceStep struct {
-	Kind     string `json:"kind"` // "memtable", "table", "level"
+	Kind     string `json:"kind"` // "memtable", "table", "blob", "level"
 	Place    string `json:"place"`
 	Level    int    `json:"level"`
 	FileNum  uint64 `json:"fileNum,omitempty"`
