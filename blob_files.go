@@ -29,7 +29,7 @@ import (
 // blobFiles are the DB's open blob files, opened on a read's first need
 // and closed when obsolete.
 type blobFiles struct {
-	mu   sync.Mutex
+	mu   sync.RWMutex
 	open map[uint64]*blobFile
 	// Counters for Metrics.
 	bytesRead, reads, bytesWritten atomic.Uint64
@@ -45,10 +45,16 @@ type blobFile struct {
 // a version listing it, so it is not obsolete.
 func (d *DB) blobFile(num uint64) (*blobFile, error) {
 	b := &d.blobs
+	b.mu.RLock()
+	bf := b.open[num]
+	b.mu.RUnlock()
+	if bf != nil {
+		return bf, nil
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if f := b.open[num]; f != nil {
-		return f, nil
+		return f, nil // opened meanwhile
 	}
 	path := manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeBlob, num)
 	f, err := d.fs.Open(path)
