@@ -273,7 +273,7 @@ type options struct {
 // settings returns the engines' settings: the defaults, with o's value
 // threshold.
 func (o *options) settings() peers.Settings {
-	s := o.settings()
+	s := peers.DefaultSettings
 	s.ValueThreshold = o.valueThreshold
 	return s
 }
@@ -448,7 +448,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return fail(2, fmt.Errorf("-cold: %w", err))
 		}
 	}
-	s := peers.DefaultSettings
+	s := o.settings()
 
 	if o.engine != "" { // a child: one engine, results as JSON on stdout
 		if o.dir == "" {
