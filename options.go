@@ -308,7 +308,7 @@ type ValueSeparation struct {
 	// the values in the tables took 6.1, and filled 1.15–5× faster; but a
 	// Get of a present key reads its table's block and then its value,
 	// two reads where one did (readrandom 0.30–0.35× as many a second),
-	// a scan reads each value apart (0.1–0.5× the scans a second), and
+	// a scan reads each value apart (0.10–0.16× the scans a second), and
 	// blob files are not compressed (the bench's half-compressible values
 	// took 1.01× their bytes on disk where snappy tables took 0.61×). A
 	// lookup for an absent key reads no blob: readmissing is unchanged.
