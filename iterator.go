@@ -133,7 +133,8 @@ type iterState struct {
 	blob iterBlob
 
 	// INVARIANT (direction): when pos is posAt and dir is forward, inner is
-	// at the entry shown: the newest visible version of Key, a Set. When
+	// at the entry shown: the newest visible version of Key, a Set (its
+	// value inline, or in a blob file: KindSetBlob). When
 	// dir is backward, key and value hold copies of what is shown and inner
 	// is before every entry of that user key: at an entry with a smaller
 	// user key (innerOK) or off the start (!innerOK). Backward traversal
