@@ -129,7 +129,8 @@ func TestCrashChild(t *testing.T) {
 // crashStats are the counts a TestCrashSIGKILL run reports.
 type crashStats struct {
 	cycles, acked, inflightApplied, killsBeforeOpen, keysVerified int
-	// orphanCycles counts crashes that left a table no version lists.
+	// orphanCycles counts crashes that left a table or blob file no
+	// version lists.
 	orphanCycles int
 }
 
@@ -155,7 +156,7 @@ func TestCrashSIGKILL(t *testing.T) {
 		}
 		st.cycles++
 	}
-	t.Logf("%d crash cycles in %v: %d acknowledged writes verified (%d in-flight writes found applied), %d kills mid-flush or mid-compaction (a table left that no version lists), %d kills before the child had opened the DB, %d key checks",
+	t.Logf("%d crash cycles in %v: %d acknowledged writes verified (%d in-flight writes found applied), %d kills mid-flush or mid-compaction (a table or blob file left that no version lists), %d kills before the child had opened the DB, %d key checks",
 		st.cycles, time.Since(start).Round(time.Millisecond), st.acked, st.inflightApplied, st.orphanCycles, st.killsBeforeOpen, st.keysVerified)
 }
 
@@ -269,12 +270,28 @@ wait:
 	for num := range d.mu.current.FileNums() {
 		live[num] = true
 	}
+	current := d.mu.current.Version
 	d.mu.Unlock()
 	for _, e := range before {
-		if ft, num, ok := manifest.ParseFilename(e.Name()); ok && ft == manifest.FileTypeTable {
-			if !live[num] {
+		if ft, num, ok := manifest.ParseFilename(e.Name()); ok && (ft == manifest.FileTypeTable || ft == manifest.FileTypeBlob) {
+			if _, listed := current.BlobFile(num); !live[num] && !listed {
 				st.orphanCycles++
 				break
+			}
+		}
+	}
+	// Open deleted the blob files no version lists: a kill mid-flush or
+	// mid-rewrite leaves none behind.
+	after, err := os.ReadDir(dir)
+	if err != nil {
+		d.Close()
+		return err
+	}
+	for _, e := range after {
+		if ft, num, ok := manifest.ParseFilename(e.Name()); ok && ft == manifest.FileTypeBlob {
+			if _, listed := current.BlobFile(num); !listed {
+				d.Close()
+				return fmt.Errorf("after %d acks, reopened: blob file %s left on disk, in no version", acks, e.Name())
 			}
 		}
 	}
