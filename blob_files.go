@@ -2,6 +2,7 @@ package bloomkv
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -26,11 +27,20 @@ import (
 // every handle a read can meet is in a table of a version it holds, whose
 // references name the file, so the version lists it.
 
-// blobFiles are the DB's open blob files, opened on a read's first need
-// and closed when obsolete.
+// blobFileHandles bounds the blob files the DB keeps open besides the
+// table cache's tables (see Options.MaxOpenFiles): a file beyond it is
+// closed, the least recently read first, and opened again when read.
+const blobFileHandles = 64
+
+// blobFiles are the DB's open blob files, opened on a read's first need,
+// closed when obsolete or when more than capacity are open.
 type blobFiles struct {
 	mu   sync.RWMutex
 	open map[uint64]*blobFile
+	// capacity is how many may be open; 0 means blobFileHandles (tests
+	// set less). clock orders their uses.
+	capacity int
+	clock    atomic.Uint64
 	// Counters for Metrics.
 	bytesRead, reads, bytesWritten atomic.Uint64
 }
@@ -39,22 +49,45 @@ type blobFiles struct {
 type blobFile struct {
 	f vfs.File
 	r *blob.Reader
+	// refs counts the cache's reference, while open holds the file, and
+	// each reader's; the last to drop one closes the file.
+	refs atomic.Int32
+	// lastUse is the clock at its latest use, for eviction.
+	lastUse atomic.Uint64
 }
 
-// blobFile returns blob file num, opening it if need be. The caller holds
-// a version listing it, so it is not obsolete.
+// release drops a reference; the last closes the file.
+func (f *blobFile) release() {
+	if f.refs.Add(-1) == 0 {
+		f.f.Close()
+	}
+}
+
+// blobFile returns blob file num, opening it if need be, with a reference
+// the caller releases. The caller holds a version listing it, so it is not
+// obsolete.
+//
+// INVARIANT: a reference is taken only while open holds the file (under
+// mu), and open drops the cache's reference only after removing it
+// (under mu), so a file's references never come back from zero.
 func (d *DB) blobFile(num uint64) (*blobFile, error) {
 	b := &d.blobs
 	b.mu.RLock()
 	bf := b.open[num]
+	if bf != nil {
+		bf.refs.Add(1)
+		bf.lastUse.Store(b.clock.Add(1))
+	}
 	b.mu.RUnlock()
 	if bf != nil {
 		return bf, nil
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if f := b.open[num]; f != nil {
-		return f, nil // opened meanwhile
+	if bf := b.open[num]; bf != nil { // opened meanwhile
+		bf.refs.Add(1)
+		bf.lastUse.Store(b.clock.Add(1))
+		return bf, nil
 	}
 	path := manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeBlob, num)
 	f, err := d.fs.Open(path)
@@ -62,23 +95,42 @@ func (d *DB) blobFile(num uint64) (*blobFile, error) {
 		return nil, fmt.Errorf("bloomkv: blob file: %w", err)
 	}
 	info, err := f.Stat()
+	var r *blob.Reader
 	if err == nil {
-		var r *blob.Reader
-		if r, err = blob.Open(f, info.Size(), path); err == nil {
-			if b.open == nil {
-				b.open = map[uint64]*blobFile{}
-			}
-			bf := &blobFile{f: f, r: r}
-			b.open[num] = bf
-			return bf, nil
-		}
+		r, err = blob.Open(f, info.Size(), path)
 	}
-	f.Close()
-	return nil, err
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if b.open == nil {
+		b.open = map[uint64]*blobFile{}
+	}
+	capacity := b.capacity
+	if capacity == 0 {
+		capacity = blobFileHandles
+	}
+	for len(b.open) >= capacity {
+		var victim uint64
+		oldest := uint64(math.MaxUint64)
+		for n, o := range b.open {
+			if u := o.lastUse.Load(); u < oldest {
+				victim, oldest = n, u
+			}
+		}
+		o := b.open[victim]
+		delete(b.open, victim)
+		o.release()
+	}
+	bf = &blobFile{f: f, r: r}
+	bf.refs.Store(2) // the cache's and the caller's
+	bf.lastUse.Store(b.clock.Add(1))
+	b.open[num] = bf
+	return bf, nil
 }
 
-// closeBlob closes blob file num if it is open. Its version is gone: no
-// reader can use it.
+// closeBlob closes blob file num if it is open, once its readers are
+// done. Its version is gone: no new reader can ask for it.
 func (d *DB) closeBlob(num uint64) {
 	b := &d.blobs
 	b.mu.Lock()
@@ -86,7 +138,7 @@ func (d *DB) closeBlob(num uint64) {
 	delete(b.open, num)
 	b.mu.Unlock()
 	if f != nil {
-		f.f.Close()
+		f.release()
 	}
 }
 
@@ -95,8 +147,8 @@ func (d *DB) closeBlobs() {
 	d.blobs.mu.Lock()
 	defer d.blobs.mu.Unlock()
 	for num, f := range d.blobs.open {
-		f.f.Close()
 		delete(d.blobs.open, num)
+		f.release()
 	}
 }
 
@@ -118,6 +170,7 @@ func (d *DB) readBlobAt(dst []byte, h blob.Handle, rec *blobRead) ([]byte, error
 		return dst, err
 	}
 	dst, err = bf.r.ReadValue(dst, h.Offset, h.Length)
+	bf.release()
 	n := blob.RecordLen(h)
 	d.blobs.reads.Add(1)
 	d.blobs.bytesRead.Add(n)
@@ -137,6 +190,7 @@ func (d *DB) prefetchBlob(enc []byte) {
 	}
 	if bf, err := d.blobFile(h.FileNum); err == nil {
 		_ = vfs.Prefetch(bf.f, int64(h.Offset), int64(blob.RecordLen(h)))
+		bf.release()
 	}
 }
 

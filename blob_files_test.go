@@ -382,3 +382,54 @@ func TestBlobFileMissing(t *testing.T) {
 		t.Fatalf("Open changed the directory: %v → %v", before, after)
 	}
 }
+
+// TestBlobFileHandlesBounded reads values of ten blob files from four
+// goroutines at once with room for three open: every value is right, and
+// no more than three stay open.
+func TestBlobFileHandlesBounded(t *testing.T) {
+	d, err := Open("/db", &Options{FS: vfs.NewMem(), ValueSeparation: ValueSeparation{MinSize: 64}, L0CompactionTrigger: noCompaction,
+		L0SlowdownTrigger: noCompaction + 1, L0StopTrigger: noCompaction + 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	value := func(i int) []byte { return fmt.Appendf(nil, "%03d%s", i, bytes.Repeat([]byte("x"), 100)) }
+	for i := range 10 {
+		if err := d.Put(fmt.Appendf(nil, "k%03d", i), value(i), NoSync); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(d.versionBlobs()); n != 10 {
+		t.Fatalf("%d blob files, want 10", n)
+	}
+	d.blobs.mu.Lock()
+	d.blobs.capacity = 3
+	d.blobs.mu.Unlock()
+	errs := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			for j := range 200 {
+				i := (g*7 + j*3) % 10
+				if v, err := d.Get(fmt.Appendf(nil, "k%03d", i)); err != nil || !bytes.Equal(v, value(i)) {
+					errs <- fmt.Errorf("Get(k%03d) = %q, %v", i, v, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.blobs.mu.Lock()
+	open := len(d.blobs.open)
+	d.blobs.mu.Unlock()
+	if open > 3 {
+		t.Fatalf("%d blob files open, capacity 3", open)
+	}
+}

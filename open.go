@@ -228,11 +228,14 @@ func (d *DB) recover() error {
 			manifest.MakeFilename(manifest.FileTypeWAL, state.LogNumber))
 	}
 	for _, b := range state.Version.Blobs {
-		// Opened now, so that a missing or damaged blob file fails Open
-		// as a table does, not a read later.
-		if _, err := d.blobFile(b.FileNum); err != nil {
+		// Opened now (up to blobFileHandles stay open), so that a missing
+		// or damaged blob file fails Open as a table does, not a read
+		// later.
+		bf, err := d.blobFile(b.FileNum)
+		if err != nil {
 			return fmt.Errorf("bloomkv: open: the version %s records: %w", manifestPath, err)
 		}
+		bf.release()
 	}
 	for _, files := range state.Version.Levels {
 		for _, f := range files {
