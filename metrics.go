@@ -147,7 +147,7 @@ type Metrics struct {
 	TombstonesDropped  uint64 // by compactions at the bottom of the tree
 	MemtableBytes      int64  // bytes in the mutable memtable: its usage (Options.MemtableSize is its capacity)
 	ImmutableMemtables int    // full memtables waiting for their flush
-	CompactionPending  bool   // a compaction is running, or the levels' sizes call for one
+	CompactionPending  bool   // a compaction is running, or the levels' sizes or the blob files' dead shares call for one
 	// CompactionsInProgress is the number of compactions running now (at
 	// most Options.MaxConcurrentCompactions).
 	CompactionsInProgress int
@@ -466,7 +466,8 @@ func (d *DB) Metrics() Metrics {
 		for level := range m.Levels {
 			m.Levels[level].TargetSize, m.Levels[level].Score = targets.Size[level], scores[level]
 		}
-		m.CompactionPending = len(d.mu.compactions) > 0 || slices.ContainsFunc(scores[:], func(s float64) bool { return s >= 1 })
+		m.CompactionPending = len(d.mu.compactions) > 0 || slices.ContainsFunc(scores[:], func(s float64) bool { return s >= 1 }) ||
+			compaction.BlobRewriteDue(v.Version, &d.opts.compaction)
 	}
 	d.mu.Unlock()
 
