@@ -24,7 +24,7 @@ func Scores(v *manifest.Version, t Targets, opts *Options) [manifest.NumLevels]f
 	var s [manifest.NumLevels]float64
 	s[0] = float64(v.NumFiles(0)) / float64(opts.L0CompactionTrigger)
 	for level := t.Base; level < lastLevel; level++ {
-		s[level] = float64(v.LevelSize(level)) / float64(t.Size[level])
+		s[level] = float64(v.LevelDataSize(level)) / float64(t.Size[level])
 	}
 	return s
 }

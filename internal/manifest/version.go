@@ -45,6 +45,23 @@ func (v *Version) LevelSize(level int) uint64 {
 	return n
 }
 
+// LevelDataSize returns the bytes of the data of level's tables: their
+// files and the values in blob files their handles reference. The tree's
+// shape follows it, so that separated values count where they belong: a
+// level of small tables holding handles to much data is a large level,
+// whose stale versions compactions must drop for their values' space to
+// come back.
+func (v *Version) LevelDataSize(level int) uint64 {
+	var n uint64
+	for _, f := range v.Levels[level] {
+		n += f.Size
+		for _, r := range f.BlobRefs {
+			n += r.Bytes
+		}
+	}
+	return n
+}
+
 // Files yields every table with its level, L0 first, each level in its order.
 func (v *Version) Files() iter.Seq2[int, *FileMetadata] {
 	return func(yield func(int, *FileMetadata) bool) {
