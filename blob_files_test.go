@@ -433,3 +433,108 @@ func TestBlobFileHandlesBounded(t *testing.T) {
 		t.Fatalf("%d blob files open, capacity 3", open)
 	}
 }
+
+// TestCorruptionBlobFlips flips random bits of the blob files of a closed
+// DB whose values are separated: Open, or the reads that touch the
+// damage — Get, MultiGet, scans both ways — fail with ErrCorruption naming
+// the blob file; no read returns a wrong value.
+func TestCorruptionBlobFlips(t *testing.T) {
+	mem := vfs.NewMem()
+	d, err := Open("/db", blobTestOptions(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(37, 3))
+	ks := newKeySpace(rng, 300)
+	m := kvModel{}
+	for i := range 1500 {
+		ops := []kvOp{{key: string(ks.pick(rng)), value: string(randValue(rng, fmt.Sprint(i)))}}
+		m.apply(ops)
+		if err := applyOps(d, ops, NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.waitForCompactions(t)
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	blobs := blobFilesOnDisk(t, mem, "/db")
+	if len(blobs) == 0 {
+		t.Fatal("no blob files")
+	}
+	failed := 0
+	for trial := range 60 {
+		fs := mem.CrashClone(vfs.CrashOptions{})
+		name := manifest.MakeFilename(manifest.FileTypeBlob, blobs[rng.IntN(len(blobs))])
+		size, err := fileSize(fs, "/db/"+name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bit := rng.Int64N(size * 8)
+		if err := flipBit(fs, "/db/"+name, bit); err != nil {
+			t.Fatal(err)
+		}
+		bad := func(what string, err error) {
+			t.Helper()
+			if !errors.Is(err, ErrCorruption) || !strings.Contains(err.Error(), name) {
+				t.Fatalf("trial %d, bit %d of %s: %s: %v, want ErrCorruption naming the file", trial, bit, name, what, err)
+			}
+			failed++
+		}
+		o := blobTestOptions(fs)
+		d, err := Open("/db", o)
+		if err != nil {
+			bad("Open", err)
+			continue
+		}
+		for _, k := range ks.keys {
+			v, err := d.Get(k)
+			want, present := m[string(k)]
+			switch {
+			case err != nil && !errors.Is(err, ErrNotFound):
+				bad("Get", err)
+			case present != (err == nil) || present && string(v) != want:
+				t.Fatalf("trial %d, bit %d of %s: Get(%q) = %q, %v: a wrong answer", trial, bit, name, k, shortKey(string(v)), err)
+			}
+		}
+		if values, err := d.MultiGet(ks.keys); err != nil {
+			bad("MultiGet", err)
+		} else {
+			for i, k := range ks.keys {
+				if want, present := m[string(k)]; present != (values[i] != nil) || present && string(values[i]) != want {
+					t.Fatalf("trial %d: MultiGet %q = %q: a wrong answer", trial, k, shortKey(string(values[i])))
+				}
+			}
+		}
+		for _, forward := range []bool{true, false} {
+			it, err := d.NewIter(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ok, step := it.First(), it.Next
+			if !forward {
+				ok, step = it.Last(), it.Prev
+			}
+			n := 0
+			for ; ok; ok = step() {
+				k, v := it.Key(), it.Value()
+				if v == nil {
+					break
+				}
+				if want, present := m[string(k)]; !present || string(v) != want {
+					t.Fatalf("trial %d: scan shows %q = %q: a wrong value", trial, k, shortKey(string(v)))
+				}
+				n++
+			}
+			if err := it.Close(); err != nil {
+				bad("scan", err)
+			} else if n != len(m) {
+				t.Fatalf("trial %d: a scan (forward %v) shows %d keys of %d, and no error", trial, forward, n, len(m))
+			}
+		}
+		d.Close()
+	}
+	if failed == 0 {
+		t.Fatal("no flip was noticed")
+	}
+}

@@ -54,9 +54,7 @@ func buildCorruptDB(t *testing.T) *corruptDB {
 	c.opts = Options{FS: mem, MemtableSize: 64 << 10, BaseLevelSize: 64 << 10, TargetFileSize: 24 << 10, BlockSize: 512, BlockCacheSize: -1,
 		LevelFilters:    []FilterSpec{Bloom(10), Bloom(10), Fuse(8)},
 		RangeFilterBits: []float64{16, 8},
-		Prefix:          &PrefixExtractor{Name: "key000", Split: func(k []byte) int { return min(len(k), 6) }},
-		// Values from 200 bytes in blob files: about one in three.
-		ValueSeparation: ValueSeparation{MinSize: 200}}
+		Prefix:          &PrefixExtractor{Name: "key000", Split: func(k []byte) int { return min(len(k), 6) }}}
 	d, err := Open(c.dir, &c.opts)
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +118,7 @@ func buildCorruptDB(t *testing.T) *corruptDB {
 		}
 	}
 	wals := c.files[manifest.FileTypeWAL]
-	if len(wals) == 0 || len(c.files[manifest.FileTypeTable]) < 4 || len(c.files[manifest.FileTypeBlob]) == 0 || len(c.files[manifest.FileTypeManifest]) != 1 {
+	if len(wals) == 0 || len(c.files[manifest.FileTypeTable]) < 4 || len(c.files[manifest.FileTypeManifest]) != 1 {
 		t.Fatalf("unexpected files: %v", names)
 	}
 	slices.Sort(wals)
@@ -219,7 +217,7 @@ func TestCorruptionBitFlips(t *testing.T) {
 	t.Logf("seed %d (-corrupt.seed=%d reproduces), %d flips", seed, seed, flips)
 	c := buildCorruptDB(t)
 	rng := rand.New(rand.NewPCG(seed, 0xf11b))
-	kinds := []manifest.FileType{manifest.FileTypeTable, manifest.FileTypeManifest, manifest.FileTypeWAL, manifest.FileTypeTable, manifest.FileTypeWAL, manifest.FileTypeCurrent, manifest.FileTypeBlob}
+	kinds := []manifest.FileType{manifest.FileTypeTable, manifest.FileTypeManifest, manifest.FileTypeWAL, manifest.FileTypeTable, manifest.FileTypeWAL, manifest.FileTypeCurrent}
 	st := corruptStats{flips: map[string]int{}}
 	start := time.Now()
 	for trial := range flips {
