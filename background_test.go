@@ -95,13 +95,16 @@ func untilNoError(f func() error) error {
 }
 
 // TestBackgroundFailureAtEveryOperation fails, in turn, each file-system
-// operation of a flush and of a compaction, once, and checks that the DB
+// operation of a flush, of a compaction and of a blob rewrite (a
+// compaction that leaves blob files half dead, and the background
+// compactions that relocate their live values), once, and checks that the
+// DB
 // gets over it — by itself for a flush or compaction, after Resume for a
 // WAL — with no acknowledged write lost and none applied twice: the DB
 // equals the model of acknowledged writes after the failure, after more
 // writes, after a reopen, and after a crash (at least every durable write).
 func TestBackgroundFailureAtEveryOperation(t *testing.T) {
-	for _, job := range []string{"flush", "compaction"} {
+	for _, job := range []string{"flush", "compaction", "blob rewrite"} {
 		t.Run(job, func(t *testing.T) {
 			// run does the workload, failing operation fail (-1: none), and
 			// returns the operation range of the job.
@@ -125,7 +128,20 @@ func TestBackgroundFailureAtEveryOperation(t *testing.T) {
 					return false
 				})
 				var log bgErrorLog
-				opts := &Options{FS: inj, MemtableSize: 1 << 20, L0CompactionTrigger: noCompaction, EventListener: log.listener()}
+				// Values in blob files; reclaimed only in the blob rewrite
+				// job, one compaction at a time, so that the operations
+				// come in the same order every run.
+				opts := &Options{FS: inj, MemtableSize: 1 << 20, L0CompactionTrigger: noCompaction, EventListener: log.listener(),
+					ValueSeparation: ValueSeparation{MinSize: 64, DeadShare: 1}}
+				relocated := 0
+				if job == "blob rewrite" {
+					opts.ValueSeparation.DeadShare, opts.MaxConcurrentCompactions = 0.3, 1
+					opts.EventListener.BlobFileCreated = func(info TableCreateInfo) {
+						if info.Reason == "compaction" {
+							relocated++
+						}
+					}
+				}
 				d, err := Open("db", opts)
 				if err != nil {
 					t.Fatal(err)
@@ -141,19 +157,32 @@ func TestBackgroundFailureAtEveryOperation(t *testing.T) {
 					if err := w.write(d, round, round*50, 100); err != nil {
 						t.Fatal(err)
 					}
-					if job == "compaction" || round == 2 {
+					if job != "flush" || round == 2 {
 						lo = inj.Ops()
 						jobErr = d.Flush()
-						if jobErr != nil && job == "compaction" {
+						if jobErr != nil && job != "flush" {
 							t.Fatal(jobErr)
 						}
 					}
 				}
-				if job == "compaction" {
+				switch job {
+				case "compaction":
 					lo = inj.Ops()
 					jobErr = d.Compact(nil, nil)
+				case "blob rewrite":
+					// The compaction drops the overwritten values' handles:
+					// the first two rounds' blob files are half dead, and
+					// the background rewrites their table to relocate them,
+					// at once: the job is both.
+					lo = inj.Ops()
+					if jobErr = d.Compact(nil, nil); jobErr == nil {
+						d.waitForCompactions(t)
+					}
 				}
 				hi = inj.Ops()
+				if job == "blob rewrite" && fail < 0 && relocated == 0 {
+					t.Fatalf("no blob rewrite: %+v", d.Metrics().Blobs)
+				}
 				where := fmt.Sprintf("failing %v", failed)
 				if fail < 0 || fail >= hi {
 					if jobErr != nil {
@@ -174,8 +203,17 @@ func TestBackgroundFailureAtEveryOperation(t *testing.T) {
 					}
 				}
 				redo := d.Flush
-				if job == "compaction" {
+				switch job {
+				case "compaction":
 					redo = func() error { return d.Compact(nil, nil) }
+				case "blob rewrite":
+					redo = func() error {
+						if err := d.Compact(nil, nil); err != nil {
+							return err
+						}
+						d.waitForCompactions(t)
+						return nil
+					}
 				}
 				if err := untilNoError(redo); err != nil {
 					t.Fatalf("%s: %s never succeeds again: %v", where, job, err)

@@ -305,6 +305,12 @@ func (w *checkpointWriter) write(d *DB, cut *checkpointCut) error {
 			}
 		}
 	}
+	for _, b := range cut.version.Blobs {
+		name := manifest.MakeFilename(manifest.FileTypeBlob, b.FileNum)
+		if err := w.linkOrCopy(d.fs.PathJoin(d.dirname, name), name); err != nil {
+			return err
+		}
+	}
 	for _, wal := range cut.wals {
 		if err := w.copyFile(io.NewSectionReader(wal.f, 0, wal.size), wal.size, manifest.MakeFilename(manifest.FileTypeWAL, wal.num)); err != nil {
 			return err

@@ -14,7 +14,8 @@ import (
 
 // TestIteratorOutlivesReopen is DB.Close's promise with a table cache of
 // any size: an iterator opened over twenty L0 tables, more than a 16-file
-// cache holds, is kept open across a compaction that replaces them, the
+// cache holds (and, with values separated, twenty blob files, more than
+// the DB keeps open), is kept open across a compaction that replaces them, the
 // DB's Close, and an Open of the same directory, which deletes the twenty
 // (no version of the new DB lists them). The iterator still reads every
 // key, with the value it had when the iterator was made, and closes
@@ -24,11 +25,16 @@ func TestIteratorOutlivesReopen(t *testing.T) {
 		name         string
 		os           bool
 		maxOpenFiles int
+		// blobs separates the values into blob files, of which the DB
+		// keeps at most 4 open: fewer than the twenty flushes write.
+		blobs bool
 	}{
-		{"mem/MaxOpenFiles=16", false, 16},
-		{"mem/default", false, 0},
-		{"os/MaxOpenFiles=16", true, 16},
-		{"os/default", true, 0},
+		{"mem/MaxOpenFiles=16", false, 16, false},
+		{"mem/default", false, 0, false},
+		{"os/MaxOpenFiles=16", true, 16, false},
+		{"os/default", true, 0, false},
+		{"mem/MaxOpenFiles=16/blobs", false, 16, true},
+		{"os/MaxOpenFiles=16/blobs", true, 16, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var fs vfs.FS = vfs.NewMem()
@@ -38,26 +44,49 @@ func TestIteratorOutlivesReopen(t *testing.T) {
 			}
 			opts := &Options{FS: fs, MaxOpenFiles: tc.maxOpenFiles, MemtableSize: 64 << 10,
 				L0CompactionTrigger: 100, L0SlowdownTrigger: 100, L0StopTrigger: 100}
+			if tc.blobs {
+				opts.ValueSeparation.MinSize = 8
+			}
 			d, err := Open(dir, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
+			d.blobs.capacity = 4
 			const rounds, keys = 20, 50
 			key := func(i int) string { return fmt.Sprintf("k%03d", i) }
 			value := func(round, i int) string { return fmt.Sprintf("round %d key %d", round, i) }
-			for round := range rounds {
+			// newest is the round of key i's value the iterator sees: the
+			// last for tables; with blob files, the round written last
+			// among those that wrote it, so that its values are spread
+			// over all twenty blob files and the walks evict them.
+			writes := func(round, i int) bool { return !tc.blobs || i%rounds == round || round == rounds }
+			newest := func(i int) int {
+				if tc.blobs {
+					return i % rounds
+				}
+				return rounds - 1
+			}
+			put := func(round int) {
 				for i := range keys {
-					if err := d.Put([]byte(key(i)), []byte(value(round, i)), NoSync); err != nil {
-						t.Fatal(err)
+					if writes(round, i) {
+						if err := d.Put([]byte(key(i)), []byte(value(round, i)), NoSync); err != nil {
+							t.Fatal(err)
+						}
 					}
 				}
 				if err := d.Flush(); err != nil {
 					t.Fatal(err)
 				}
 			}
+			for round := range rounds {
+				put(round)
+			}
 			listed := liveTableNums(t, d)
 			if len(listed) != rounds {
 				t.Fatalf("%d tables before the compaction, want %d in L0", len(listed), rounds)
+			}
+			if blobs, err := d.BlobFiles(); err != nil || tc.blobs != (len(blobs) == rounds) {
+				t.Fatalf("%d blob files (%v); want %d with separation, else none", len(blobs), err, rounds)
 			}
 			it, err := d.NewIter(nil)
 			if err != nil {
@@ -68,8 +97,8 @@ func TestIteratorOutlivesReopen(t *testing.T) {
 				t.Helper()
 				i := 0
 				for ok := it.First(); ok; ok = it.Next() {
-					if i >= keys || string(it.Key()) != key(i) || string(it.Value()) != value(rounds-1, i) {
-						t.Fatalf("%s: entry %d is %q = %q, want %q = %q", when, i, it.Key(), it.Value(), key(i), value(rounds-1, i))
+					if i >= keys || string(it.Key()) != key(i) || string(it.Value()) != value(newest(i), i) {
+						t.Fatalf("%s: entry %d is %q = %q, want %q = %q", when, i, it.Key(), it.Value(), key(i), value(newest(i), i))
 					}
 					i++
 				}
@@ -78,6 +107,12 @@ func TestIteratorOutlivesReopen(t *testing.T) {
 				}
 			}
 			walk("before Close")
+			if tc.blobs {
+				// Every key again, so that the compaction leaves each of
+				// the iterator's blob files without a reference, for the
+				// new Open to delete.
+				put(rounds)
+			}
 			if err := d.Compact(nil, nil); err != nil {
 				t.Fatal(err)
 			}

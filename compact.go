@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/blob"
 	"github.com/bloomkv/bloomkv/internal/compaction"
 	"github.com/bloomkv/bloomkv/internal/iterator"
 	"github.com/bloomkv/bloomkv/internal/manifest"
@@ -169,10 +170,13 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *version) (err error) {
 			}
 			return fmt.Errorf("bloomkv: compaction %v: %w", c, err)
 		}
-		if len(outputs) > 0 {
+		if len(outputs) > 0 || stats.BlobFile != nil {
 			if err := d.fs.SyncDir(d.dirname); err != nil {
 				for _, f := range outputs {
 					d.removeFile(job, manifest.FileTypeTable, f.FileNum)
+				}
+				if stats.BlobFile != nil {
+					d.removeFile(job, manifest.FileTypeBlob, stats.BlobFile.FileNum)
 				}
 				return fmt.Errorf("bloomkv: compaction: %w", err)
 			}
@@ -182,6 +186,10 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *version) (err error) {
 		info.Outputs = append(info.Outputs, tableInfo(c.OutputLevel, f))
 	}
 	edit := c.Edit(outputs)
+	if stats.BlobFile != nil {
+		edit.NewBlobFiles = []*manifest.BlobFileMetadata{stats.BlobFile}
+		d.blobs.bytesWritten.Add(stats.BlobBytesWritten)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.applyEditLocked(edit); err != nil {
@@ -233,37 +241,21 @@ func (d *DB) compactionEnv(v *version, job int) compaction.Env {
 			return t.reader.RangeDels(), nil
 		},
 		Create: func() (*compaction.Output, error) {
-			d.mu.Lock()
-			num := d.mu.nextFileNum
-			d.mu.nextFileNum++
-			d.mu.Unlock()
-			path := manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeTable, num)
-			f, err := d.fs.Create(path)
-			if err != nil {
-				return nil, err
-			}
-			d.events.tableCreated(TableCreateInfo{JobID: job, Reason: "compaction", Path: path, FileNum: num})
-			closed := false
-			return &compaction.Output{
-				FileNum: num,
-				W:       f,
-				Finish: func() error {
-					closed = true
-					if err := f.Sync(); err != nil {
-						f.Close()
-						return err
-					}
-					return f.Close()
-				},
-				Abort: func() {
-					if !closed {
-						f.Close()
-					}
-					d.removeFile(job, manifest.FileTypeTable, num)
-				},
-			}, nil
+			return d.createOutput(job, manifest.FileTypeTable, d.allocFileNum(), "compaction")
 		},
+		CreateBlob: func() (*compaction.Output, error) {
+			return d.createOutput(job, manifest.FileTypeBlob, d.allocFileNum(), "compaction")
+		},
+		ReadBlob: func(dst []byte, h blob.Handle) ([]byte, error) { return d.readBlobAt(dst, h, nil) },
 	}
+}
+
+// allocFileNum returns a new file number.
+func (d *DB) allocFileNum() uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.mu.nextFileNum++
+	return d.mu.nextFileNum - 1
 }
 
 // snapshotSeqNums returns the sequence numbers of the live snapshots,

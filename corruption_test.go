@@ -294,7 +294,11 @@ func (c *corruptDB) check(fs vfs.FS, name string, bit int64, st *corruptStats) (
 			ok, step = it.Last(), it.Prev
 		}
 		for ; ok; ok = step() {
-			got = append(got, string(it.Key()), string(it.Value()))
+			k, v := it.Key(), it.Value()
+			if v == nil {
+				break // the value's blob failed to read: Error says why
+			}
+			got = append(got, string(k), string(v))
 		}
 		ierr := it.Error()
 		if cerr := it.Close(); ierr == nil {

@@ -42,8 +42,8 @@ func crashKey(i int) string { return fmt.Sprintf("ck%05d", i) }
 // memtables, levels and tables, so that flushes and compactions run all the
 // time and a kill often lands in the middle of one; the level sizing, the
 // compactions at once and the L0 thresholds (low, so that writes are paced
-// often), how the compaction slots open, and L0's and the base level's
-// compression chosen by the seed, so that one directory is opened under
+// often), how the compaction slots open, L0's and the base level's
+// compression, and value separation chosen by the seed, so that one directory is opened under
 // all of them in turn.
 func crashOptions(seed uint64) *Options {
 	return &Options{
@@ -58,6 +58,12 @@ func crashOptions(seed uint64) *Options {
 		LevelSizing:              []LevelSizing{DynamicLevelSizing, StaticLevelSizing}[seed/3%2],
 		MaxConcurrentCompactions: 1 + int(seed/6%3),
 		L0CompactionConcurrency:  []int{0, 1}[seed/36%2],
+		// Values from 100–500 bytes in blob files (about half of them)
+		// or none, reclaimed at a tenth dead or at half.
+		ValueSeparation: ValueSeparation{
+			MinSize:   []int{ValueSeparationOff, 100 + int(seed%400)}[seed/72%2],
+			DeadShare: []float64{0.1, 0.5}[seed/144%2],
+		},
 	}
 }
 
@@ -123,7 +129,8 @@ func TestCrashChild(t *testing.T) {
 // crashStats are the counts a TestCrashSIGKILL run reports.
 type crashStats struct {
 	cycles, acked, inflightApplied, killsBeforeOpen, keysVerified int
-	// orphanCycles counts crashes that left a table no version lists.
+	// orphanCycles counts crashes that left a table or blob file no
+	// version lists.
 	orphanCycles int
 }
 
@@ -150,7 +157,7 @@ func TestCrashSIGKILL(t *testing.T) {
 		}
 		st.cycles++
 	}
-	t.Logf("%d crash cycles in %v: %d acknowledged writes verified (%d in-flight writes found applied), %d kills mid-flush or mid-compaction (a table left that no version lists), %d kills before the child had opened the DB, %d key checks",
+	t.Logf("%d crash cycles in %v: %d acknowledged writes verified (%d in-flight writes found applied), %d kills mid-flush or mid-compaction (a table or blob file left that no version lists), %d kills before the child had opened the DB, %d key checks",
 		st.cycles, time.Since(start).Round(time.Millisecond), st.acked, st.inflightApplied, st.orphanCycles, st.killsBeforeOpen, st.keysVerified)
 }
 
@@ -264,12 +271,28 @@ wait:
 	for num := range d.mu.current.FileNums() {
 		live[num] = true
 	}
+	current := d.mu.current.Version
 	d.mu.Unlock()
 	for _, e := range before {
-		if ft, num, ok := manifest.ParseFilename(e.Name()); ok && ft == manifest.FileTypeTable {
-			if !live[num] {
+		if ft, num, ok := manifest.ParseFilename(e.Name()); ok && (ft == manifest.FileTypeTable || ft == manifest.FileTypeBlob) {
+			if _, listed := current.BlobFile(num); !live[num] && !listed {
 				st.orphanCycles++
 				break
+			}
+		}
+	}
+	// Open deleted the blob files no version lists: a kill mid-flush or
+	// mid-rewrite leaves none behind.
+	after, err := os.ReadDir(dir)
+	if err != nil {
+		d.Close()
+		return err
+	}
+	for _, e := range after {
+		if ft, num, ok := manifest.ParseFilename(e.Name()); ok && ft == manifest.FileTypeBlob {
+			if _, listed := current.BlobFile(num); !listed {
+				d.Close()
+				return fmt.Errorf("after %d acks, reopened: blob file %s left on disk, in no version", acks, e.Name())
 			}
 		}
 	}

@@ -115,6 +115,8 @@ type DB struct {
 	// tableCache keeps the open tables' file handles, at most
 	// Options.MaxOpenFiles less ten (table_cache.go).
 	tableCache *tableCache
+	// blobs are the open blob files (blob_files.go).
+	blobs blobFiles
 
 	// visibleSeq is the sequence number of the newest write readers see.
 	visibleSeq atomic.Uint64
@@ -150,6 +152,7 @@ type DB struct {
 		flushRetry   retry
 		compactRetry retry
 		orphans      []uint64
+		blobOrphans  []uint64 // as orphans, of blob files
 
 		mem     *memtable.Memtable
 		memWAL  uint64 // file number of mem's WAL
@@ -252,8 +255,8 @@ func (d *DB) Flush() error {
 //
 // An Iterator still open keeps reading, whatever Options.MaxOpenFiles
 // says: the memtables and tables it reads stay in memory, and each of its
-// tables keeps its file open (one descriptor a table, outside the table
-// cache), until the Iterator is closed. An Open of the same directory
+// tables and blob files keeps its file open (one descriptor a file,
+// outside the caches' bounds), until the Iterator is closed. An Open of the same directory
 // after Close may delete those files; the open descriptors still read
 // them, on the systems bloomkv supports. Should the system refuse a
 // descriptor (too many open files), the Iterator reports an error wrapping
@@ -311,6 +314,7 @@ func (d *DB) Close() error {
 	for _, t := range d.mu.tables {
 		_ = t.file.keepOpen()
 	}
+	d.keepBlobsOpenLocked() // and their blob files
 	// The DB's references to its memtables; a reader still open keeps its
 	// own, so what it reads stays valid until it is closed.
 	d.mu.mem.Unref()

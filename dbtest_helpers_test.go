@@ -550,10 +550,10 @@ func describeOptions(o Options) string {
 	if len(o.RangeFilterBits) > 0 {
 		filters += fmt.Sprintf(" RangeFilterBits:%v", o.RangeFilterBits)
 	}
-	return fmt.Sprintf("{MemtableSize:%d MaxImmutableMemtables:%d BlockSize:%d DisableBlockAlign:%v Compression:%v TopLevelCompression:%v %s FilterAllocation:%v BlockCacheSize:%d LevelSizing:%v MaxConcurrentCompactions:%d L0CompactionConcurrency:%d L0SlowdownTrigger:%d L0StopTrigger:%d L0CompactionTrigger:%d BaseLevelSize:%d TargetFileSize:%d MaxOpenFiles:%d MaxManifestFileSize:%d}",
+	return fmt.Sprintf("{MemtableSize:%d MaxImmutableMemtables:%d BlockSize:%d DisableBlockAlign:%v Compression:%v TopLevelCompression:%v %s FilterAllocation:%v BlockCacheSize:%d LevelSizing:%v MaxConcurrentCompactions:%d L0CompactionConcurrency:%d L0SlowdownTrigger:%d L0StopTrigger:%d L0CompactionTrigger:%d BaseLevelSize:%d TargetFileSize:%d MaxOpenFiles:%d MaxManifestFileSize:%d ValueSeparation:%+v}",
 		o.MemtableSize, o.MaxImmutableMemtables, o.BlockSize, o.DisableBlockAlign, o.Compression, o.TopLevelCompression, filters, o.FilterAllocation, o.BlockCacheSize,
 		o.LevelSizing, o.MaxConcurrentCompactions, o.L0CompactionConcurrency, o.L0SlowdownTrigger, o.L0StopTrigger,
-		o.L0CompactionTrigger, o.BaseLevelSize, o.TargetFileSize, o.MaxOpenFiles, o.MaxManifestFileSize)
+		o.L0CompactionTrigger, o.BaseLevelSize, o.TargetFileSize, o.MaxOpenFiles, o.MaxManifestFileSize, o.ValueSeparation)
 }
 
 // randOptions returns random options (without FS): small memtables, so that
@@ -628,6 +628,21 @@ func randOptions(rng *rand.Rand) Options {
 		for range 1 + rng.IntN(3) {
 			o.RangeFilterBits = append(o.RangeFilterBits, []float64{0, 3, 8, 16, 24}[rng.IntN(5)])
 		}
+	}
+	// Value separation, drawn last so that every seed's other options
+	// stay: off, the default size, or sizes that separate most values
+	// (randValue's are up to 12 KB); dead shares that reclaim blob files
+	// all the time, or seldom.
+	switch rng.IntN(4) {
+	case 0:
+		o.ValueSeparation.MinSize = ValueSeparationOff
+	case 2:
+		o.ValueSeparation.MinSize = 1 + rng.IntN(64)
+	case 3:
+		o.ValueSeparation.MinSize = 100 + rng.IntN(1000)
+	}
+	if rng.IntN(2) == 0 {
+		o.ValueSeparation.DeadShare = 0.05 + 0.9*rng.Float64()
 	}
 	return o
 }

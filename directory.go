@@ -25,8 +25,9 @@ import (
 
 // IsDBFileName reports whether name, a base name, is one bloomkv gives a
 // file of a DB directory: CURRENT, LOCK, MANIFEST-NNNNNN, NNNNNN.log,
-// NNNNNN.sst or NNNNNN.tmp, with NNNNNN a file number as bloomkv writes it
-// (six digits, or more without a leading zero; never 0). Programs that
+// NNNNNN.sst, NNNNNN.blob or NNNNNN.tmp, with NNNNNN a file number as
+// bloomkv writes it (six digits, or more without a leading zero; never
+// 0). Programs that
 // copy, back up or clean up DB directories use it to tell a DB's files
 // from anything else, as Open does.
 func IsDBFileName(name string) bool {

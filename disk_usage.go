@@ -2,6 +2,8 @@ package bloomkv
 
 import (
 	"bytes"
+
+	"github.com/bloomkv/bloomkv/internal/manifest"
 )
 
 // EstimateDiskUsage returns about how many bytes of the DB's tables hold
@@ -10,7 +12,10 @@ import (
 // bound the share of its file its index attributes to the range (its data
 // blocks that may hold such keys, with their part of the table's filter
 // and index; see sstable.Reader.EstimateDiskUsage), so that the error is
-// at most a data block at each bound per table straddling it. It reads no
+// at most a data block at each bound per table straddling it. A table's
+// separated values (in blob files), the value bytes its handles
+// reference, count with it in the same share — of a table straddling a
+// bound, an estimate as good as its values are even in size. It reads no
 // file: the indexes are in memory.
 //
 // Every version a table holds counts, overwritten and deleted ones too,
@@ -39,11 +44,24 @@ func (d *DB) EstimateDiskUsage(lo, hi []byte) (uint64, error) {
 			case hi != nil && bytes.Compare(smallest, hi) >= 0, lo != nil && bytes.Compare(largest, lo) < 0:
 				// Wholly outside.
 			case (lo == nil || bytes.Compare(smallest, lo) >= 0) && (hi == nil || bytes.Compare(largest, hi) < 0):
-				total += t.meta.Size
+				total += t.meta.Size + blobBytes(t.meta.BlobRefs)
 			default:
-				total += t.reader.EstimateDiskUsage(lo, hi)
+				part := t.reader.EstimateDiskUsage(lo, hi)
+				total += part
+				if b := blobBytes(t.meta.BlobRefs); b > 0 && t.meta.Size > 0 {
+					total += uint64(float64(b) * float64(part) / float64(t.meta.Size))
+				}
 			}
 		}
 	}
 	return total, nil
+}
+
+// blobBytes is the value bytes a table's handles reference.
+func blobBytes(refs []manifest.BlobRef) uint64 {
+	var n uint64
+	for _, r := range refs {
+		n += r.Bytes
+	}
+	return n
 }

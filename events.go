@@ -40,6 +40,11 @@ type EventListener struct {
 	// written; TableDeleted when one is removed.
 	TableCreated func(TableCreateInfo)
 	TableDeleted func(TableDeleteInfo)
+	// BlobFileCreated is called when a blob file is created (Reason
+	// "flush", "recovery" or "compaction"), before it is written;
+	// BlobFileDeleted when one is removed. The infos are a table's.
+	BlobFileCreated func(TableCreateInfo)
+	BlobFileDeleted func(TableDeleteInfo)
 	// WALCreated and WALDeleted report the WAL files.
 	WALCreated func(WALCreateInfo)
 	WALDeleted func(WALDeleteInfo)
@@ -223,18 +228,31 @@ func (e *events) writeStallEnd() {
 	}
 }
 
-func (e *events) tableCreated(info TableCreateInfo) {
-	if e.enabled(slog.LevelDebug) {
-		e.log.Debug("bloomkv: table created", "job", info.JobID, "reason", info.Reason, "path", info.Path)
-	}
-	call(e.l.TableCreated, info)
+func (e *events) tableCreated(info TableCreateInfo) { e.fileCreated("table", e.l.TableCreated, info) }
+func (e *events) tableDeleted(info TableDeleteInfo) { e.fileDeleted("table", e.l.TableDeleted, info) }
+func (e *events) blobCreated(info TableCreateInfo) {
+	e.fileCreated("blob file", e.l.BlobFileCreated, info)
+}
+func (e *events) blobDeleted(info TableDeleteInfo) {
+	e.fileDeleted("blob file", e.l.BlobFileDeleted, info)
 }
 
-func (e *events) tableDeleted(info TableDeleteInfo) {
+// fileCreated logs and reports the creation of a table or blob file
+// (what), to fn.
+func (e *events) fileCreated(what string, fn func(TableCreateInfo), info TableCreateInfo) {
 	if e.enabled(slog.LevelDebug) {
-		e.log.Debug("bloomkv: table deleted", "job", info.JobID, "path", info.Path, "err", info.Err)
+		e.log.Debug("bloomkv: "+what+" created", "job", info.JobID, "reason", info.Reason, "path", info.Path)
 	}
-	call(e.l.TableDeleted, info)
+	call(fn, info)
+}
+
+// fileDeleted logs and reports the removal of a table or blob file
+// (what), to fn.
+func (e *events) fileDeleted(what string, fn func(TableDeleteInfo), info TableDeleteInfo) {
+	if e.enabled(slog.LevelDebug) {
+		e.log.Debug("bloomkv: "+what+" deleted", "job", info.JobID, "path", info.Path, "err", info.Err)
+	}
+	call(fn, info)
 }
 
 func (e *events) walCreated(info WALCreateInfo) {

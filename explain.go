@@ -88,6 +88,9 @@ const (
 	// LevelStep: a level below L0 where no table's key range holds the key,
 	// found by a binary search of the level's key bounds: no table consulted.
 	LevelStep
+	// BlobStep: the read of a value from a blob file (FileNum), after the
+	// table step that found its handle; BytesRead is its record's size.
+	BlobStep
 )
 
 // FilterVerdict is what a table's filter said of the key.
@@ -141,8 +144,8 @@ type TraceStep struct {
 	Level int
 	// Tables is the number of tables in a LevelStep's level.
 	Tables int
-	// FileNum is a TableStep's table; Smallest and Largest bound its user
-	// keys, inclusively.
+	// FileNum is a TableStep's table, or a BlobStep's blob file; Smallest
+	// and Largest bound a table's user keys, inclusively.
 	FileNum           uint64
 	Smallest, Largest []byte
 	// InRange reports that the table's key range holds the key (a prefix
@@ -216,6 +219,8 @@ func (s *TraceStep) Place() string {
 		return fmt.Sprintf("immutable memtable %d", s.Memtable)
 	case TableStep:
 		return fmt.Sprintf("L%d/%s", s.Level, manifest.MakeFilename(manifest.FileTypeTable, s.FileNum))
+	case BlobStep:
+		return manifest.MakeFilename(manifest.FileTypeBlob, s.FileNum)
 	}
 	return fmt.Sprintf("L%d", s.Level)
 }
@@ -252,6 +257,10 @@ func (t *Trace) table(level int, tb *table, stats sstable.LookupStats, found boo
 
 func (t *Trace) noTable(level, tables int) {
 	t.Steps = append(t.Steps, TraceStep{Kind: LevelStep, Level: level, Tables: tables})
+}
+
+func (t *Trace) blob(rec blobRead) {
+	t.Steps = append(t.Steps, TraceStep{Kind: BlobStep, FileNum: rec.handle.FileNum, BytesRead: int64(rec.bytes), Err: rec.err})
 }
 
 // The skipTracer hooks: a prefix seek's or a range scan's steps.
@@ -323,8 +332,10 @@ type TraceTotals struct {
 	TablesSought      int   // tables a prefix seek opened and sought
 	BlocksFromCache   int   // data blocks found in the block cache
 	BlocksFromFile    int   // data blocks read from files
-	BytesRead         int64 // bytes read from files
+	BytesRead         int64 // bytes of data blocks read from table files
 	MemtablesSearched int
+	BlobReads         int   // values read from blob files
+	BlobBytesRead     int64 // bytes those reads read
 }
 
 // Totals adds up the trace's steps.
@@ -350,6 +361,11 @@ func (t *Trace) Totals() TraceTotals {
 		}
 		if s.Kind == TableStep && s.Sought {
 			n.TablesSought++
+		}
+		if s.Kind == BlobStep {
+			n.BlobReads++
+			n.BlobBytesRead += s.BytesRead
+			continue
 		}
 		n.BlocksFromCache += s.BlocksFromCache
 		n.BlocksFromFile += s.BlocksFromFile
@@ -402,6 +418,9 @@ func (t *Trace) Summary() string {
 	}
 	if n.BlocksFromCache > 0 {
 		parts = append(parts, plural(n.BlocksFromCache, "block", "blocks")+" from the cache")
+	}
+	if n.BlobReads > 0 {
+		parts = append(parts, fmt.Sprintf("%s from blob files (%s)", plural(n.BlobReads, "value", "values"), humanize.Bytes(uint64(n.BlobBytesRead))))
 	}
 	switch {
 	case t.CoveredBy != "":
@@ -496,6 +515,9 @@ func (t *Trace) String() string {
 				block = "shared" // a MultiGet's: another key's read
 			}
 		}
+		if s.Kind == BlobStep {
+			block = "value, " + humanize.Bytes(uint64(s.BytesRead))
+		}
 		if multi {
 			fmt.Fprint(tw, s.multiCells())
 		}
@@ -513,6 +535,8 @@ func (s *TraceStep) result() string {
 		return "error: " + s.Err.Error()
 	case s.CoveredByRangeDel:
 		return "covered by " + s.rangeDel()
+	case s.Kind == BlobStep:
+		return "value read"
 	case s.Deleted:
 		return "deleted (tombstone)"
 	case s.Found:

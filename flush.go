@@ -56,7 +56,7 @@ func (d *DB) flushOldestLocked() error {
 	d.events.flushBegin(FlushInfo{JobID: job})
 	start := time.Now()
 	d.mu.Unlock()
-	meta, err := d.writeTable(job, "flush", num, imm.mem, filter)
+	meta, blobMeta, err := d.writeTable(job, "flush", num, imm.mem, filter)
 	d.mu.Lock()
 	info := FlushInfo{JobID: job, Output: tableInfo(0, meta)}
 	if err == nil {
@@ -68,6 +68,9 @@ func (d *DB) flushOldestLocked() error {
 		edit := &manifest.VersionEdit{LogNumber: logNum}
 		if meta != nil {
 			edit.NewFiles = []manifest.NewFile{{Level: 0, Meta: meta}}
+		}
+		if blobMeta != nil {
+			edit.NewBlobFiles = []*manifest.BlobFileMetadata{blobMeta}
 		}
 		if err = d.applyEditLocked(edit); err == nil {
 			// Delete, not a reslice: the slot the flushed memtable leaves
@@ -90,24 +93,28 @@ func (d *DB) flushOldestLocked() error {
 }
 
 // writeTable writes mem's entries and range tombstones to the table
-// numbered num with the filter filter, syncs it and its directory entry,
-// and returns its metadata; nil for an empty memtable (no entry and no
-// range tombstone). On failure it removes the file. job and reason are for
-// the TableCreated event.
-func (d *DB) writeTable(job int, reason string, num uint64, mem *memtable.Memtable, filter sstable.FilterSpec) (*manifest.FileMetadata, error) {
+// numbered num with the filter filter, its values of at least
+// Options.ValueSeparation.MinSize bytes to a blob file numbered when the
+// first comes, syncs them and their directory entries, and returns their
+// metadata; nil for an empty memtable (no entry and no range tombstone)
+// or no blob file. On failure it removes the files. job and reason are
+// for the TableCreated and BlobFileCreated events. d.mu is not held.
+func (d *DB) writeTable(job int, reason string, num uint64, mem *memtable.Memtable, filter sstable.FilterSpec) (*manifest.FileMetadata, *manifest.BlobFileMetadata, error) {
 	if mem.Empty() {
-		return nil, nil
+		return nil, nil, nil
 	}
 	path := manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeTable, num)
 	f, err := d.fs.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("bloomkv: flush: %w", err)
+		return nil, nil, fmt.Errorf("bloomkv: flush: %w", err)
 	}
 	d.events.tableCreated(TableCreateInfo{JobID: job, Reason: reason, Path: path, FileNum: num})
-	fail := func(err error) (*manifest.FileMetadata, error) {
+	sink := blobSink{d: d, job: job, reason: reason, minSize: d.opts.ValueSeparation.MinSize}
+	fail := func(err error) (*manifest.FileMetadata, *manifest.BlobFileMetadata, error) {
 		f.Close()
 		d.removeFile(job, manifest.FileTypeTable, num)
-		return nil, fmt.Errorf("bloomkv: flush to %s: %w", path, err)
+		sink.abort()
+		return nil, nil, fmt.Errorf("bloomkv: flush to %s: %w", path, err)
 	}
 	opts := d.opts.compaction.TableOptions
 	opts.Compression = d.opts.compaction.TopLevelCompression
@@ -119,11 +126,20 @@ func (d *DB) writeTable(job int, reason string, num uint64, mem *memtable.Memtab
 	}
 	it := mem.NewIter()
 	for ok := it.First(); ok; ok = it.Next() {
-		if err := w.Add(it.Key(), it.Value()); err != nil {
+		k, v, err := sink.separate(it.Key(), it.Value())
+		if err == nil {
+			err = w.Add(k, v)
+		}
+		if err != nil {
+			it.Close()
 			return fail(err)
 		}
 	}
 	it.Close()
+	blobMeta, refs, err := sink.finish()
+	if err != nil {
+		return fail(err)
+	}
 	if err := w.SetRangeDels(mem.RangeDels()); err != nil {
 		return fail(err)
 	}
@@ -144,5 +160,7 @@ func (d *DB) writeTable(job int, reason string, num uint64, mem *memtable.Memtab
 	if err := d.fs.SyncDir(d.dirname); err != nil {
 		return fail(err)
 	}
-	return compaction.TableMetadata(num, uint64(info.Size()), &props), nil
+	meta := compaction.TableMetadata(num, uint64(info.Size()), &props)
+	meta.BlobRefs = refs
+	return meta, blobMeta, nil
 }

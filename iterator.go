@@ -128,9 +128,13 @@ type iterState struct {
 	// prefixes after them.
 	stopped bool
 	stopKey []byte
+	// blob is the value of the current key when it is separated (see
+	// iter_blob.go).
+	blob iterBlob
 
 	// INVARIANT (direction): when pos is posAt and dir is forward, inner is
-	// at the entry shown: the newest visible version of Key, a Set. When
+	// at the entry shown: the newest visible version of Key, a Set (its
+	// value inline, or in a blob file: KindSetBlob). When
 	// dir is backward, key and value hold copies of what is shown and inner
 	// is before every entry of that user key: at an entry with a smaller
 	// user key (innerOK) or off the start (!innerOK). Backward traversal
@@ -352,7 +356,7 @@ func (it *Iterator) findNext(ok, skipping bool) bool {
 			continue
 		}
 		rd := it.rangeDeletion(k)
-		if k.Kind() != base.KindSet || rd != nil {
+		if !k.Kind().IsSet() || rd != nil {
 			// A tombstone, or a version a range tombstone deletes: the key
 			// is deleted; hide its older versions (a range tombstone
 			// newer than this version is newer than them too).
@@ -394,10 +398,11 @@ func (it *Iterator) findPrev(ok bool) bool {
 			break
 		}
 		rd := it.rangeDeletion(k)
-		found = k.Kind() == base.KindSet && rd == nil
+		found = k.Kind().IsSet() && rd == nil
 		if found {
 			it.key = append(it.key[:0], k.UserKey...)
 			it.value = append(it.value[:0], it.inner.Value()...)
+			it.blob.backward = k.Kind() == base.KindSetBlob
 		}
 		ok = it.inner.Prev()
 		if ok && rd != nil && it.merging != nil {
@@ -484,13 +489,21 @@ func (it *Iterator) Key() []byte {
 
 // Value returns the current value, or nil if the iterator is not Valid,
 // with the same lifetime as Key's result; an empty value is an empty,
-// non-nil slice.
+// non-nil slice. A value kept in a blob file is read here, when asked
+// for, not by the move: a scan that only looks at keys reads no blob. If
+// that read fails, Value returns nil and the iterator stops with the
+// error (Valid false, Error and Close report it).
 func (it *Iterator) Value() []byte {
 	switch {
 	case !it.Valid():
 		return nil
 	case it.dir == forward:
+		if it.inner.Key().Kind() == base.KindSetBlob {
+			return it.blobValue(it.inner.Value())
+		}
 		return nonNil(it.inner.Value())
+	case it.blob.backward:
+		return it.blobValue(it.value)
 	}
 	return nonNil(it.value)
 }
@@ -569,7 +582,11 @@ func (it *Iterator) Close() error {
 func (it *Iterator) All() iter.Seq2[[]byte, []byte] {
 	return func(yield func(k, v []byte) bool) {
 		for ok := it.First(); ok; ok = it.Next() {
-			if !yield(it.Key(), it.Value()) {
+			k, v := it.Key(), it.Value()
+			if v == nil {
+				return // its blob's read failed: Error says why
+			}
+			if !yield(k, v) {
 				return
 			}
 		}

@@ -160,7 +160,7 @@ type Metrics struct {
 	TombstonesDropped  uint64 // by compactions at the bottom of the tree
 	MemtableBytes      int64  // bytes in the mutable memtable: its usage (Options.MemtableSize is its capacity)
 	ImmutableMemtables int    // full memtables waiting for their flush
-	CompactionPending  bool   // a compaction is running, or the levels' sizes call for one
+	CompactionPending  bool   // a compaction is running, or the levels' sizes or the blob files' dead shares call for one
 	// CompactionsInProgress is the number of compactions running now (at
 	// most Options.MaxConcurrentCompactions).
 	CompactionsInProgress int
@@ -189,6 +189,23 @@ type Metrics struct {
 	// Memory accounts for the process's memory: the DB's own off the Go
 	// heap, and the Go runtime's.
 	Memory MemoryMetrics
+	// Blobs describe the blob files of separated values
+	// (Options.ValueSeparation).
+	Blobs BlobMetrics
+}
+
+// BlobMetrics describe the blob files: those of the current version, and
+// the bytes written to and read from blob files since Open.
+type BlobMetrics struct {
+	Files uint64 // blob files of the current version
+	// Bytes is their size on disk; ValueBytes the bytes of the values they
+	// hold, LiveBytes those the tables reference and DeadBytes the rest,
+	// which reclaiming relocates and deletes (ValueSeparation.DeadShare).
+	Bytes, ValueBytes, LiveBytes, DeadBytes uint64
+	// BytesWritten counts the bytes of blob files written, by flushes and
+	// by the compactions that relocate values; Reads and BytesRead the
+	// values read and the bytes of their records.
+	BytesWritten, Reads, BytesRead uint64
 }
 
 // CacheMetrics describe the block cache: what it holds against its
@@ -397,6 +414,10 @@ func (m Metrics) String() string {
 	fmt.Fprintf(tw, "range scans\t%d (%d unfiltered)\ttables skipped/checked\t%d/%d\n", m.RangeScans, m.RangeScansUnfiltered, total.RangeFilterNegatives, total.RangeFilterChecks)
 	fmt.Fprintf(tw, "writes\t%d\tbatches\t%d\n", m.Writes, m.Batches)
 	fmt.Fprintf(tw, "WAL\t%s\tsyncs\t%d\n", humanize.Bytes(m.WALBytes), m.WALSyncs)
+	if bm := m.Blobs; bm.Files > 0 || bm.BytesWritten > 0 {
+		fmt.Fprintf(tw, "blob files\t%d, %s (%s live, %s dead)\twritten/read\t%s/%s\n", bm.Files, humanize.Bytes(bm.Bytes),
+			humanize.Bytes(bm.LiveBytes), humanize.Bytes(bm.DeadBytes), humanize.Bytes(bm.BytesWritten), humanize.Bytes(bm.BytesRead))
+	}
 	fmt.Fprintf(tw, "memtable\t%s\timmutable\t%d\n", humanize.Bytes(uint64(m.MemtableBytes)), m.ImmutableMemtables)
 	fmt.Fprintf(tw, "flushes\t%d\twrite stalls\t%d (%v)\n", m.Flushes, m.WriteStalls, m.WriteStallDuration)
 	fmt.Fprintf(tw, "write delays\t%d (%v)\tbase level\tL%d\n", m.WriteDelays, m.WriteDelayDuration, m.BaseLevel)
@@ -439,6 +460,18 @@ func (d *DB) Metrics() Metrics {
 			l.FilterBitsPerKey = manifest.FilterBitsPerKey(metas)
 		}
 	}
+	if v := d.mu.current; v != nil {
+		for _, b := range v.Blobs {
+			m.Blobs.Files++
+			m.Blobs.Bytes += b.Size
+			m.Blobs.ValueBytes += b.ValueBytes
+			m.Blobs.LiveBytes += b.LiveBytes
+			m.Blobs.DeadBytes += b.DeadBytes()
+		}
+	}
+	m.Blobs.BytesWritten = d.blobs.bytesWritten.Load()
+	m.Blobs.Reads = d.blobs.reads.Load()
+	m.Blobs.BytesRead = d.blobs.bytesRead.Load()
 	if d.mu.mem != nil {
 		m.MemtableBytes = d.mu.mem.ApproximateSize()
 		m.Memory.Memtables = d.mu.mem.ArenaBytes()
@@ -455,7 +488,8 @@ func (d *DB) Metrics() Metrics {
 		for level := range m.Levels {
 			m.Levels[level].TargetSize, m.Levels[level].Score = targets.Size[level], scores[level]
 		}
-		m.CompactionPending = len(d.mu.compactions) > 0 || slices.ContainsFunc(scores[:], func(s float64) bool { return s >= 1 })
+		m.CompactionPending = len(d.mu.compactions) > 0 || slices.ContainsFunc(scores[:], func(s float64) bool { return s >= 1 }) ||
+			compaction.BlobRewriteDue(v.Version, &d.opts.compaction)
 	}
 	d.mu.Unlock()
 

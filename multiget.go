@@ -64,7 +64,10 @@ func (d *DB) multiGet(keys [][]byte, seq base.SeqNum, mt *MultiTrace) ([][]byte,
 	// Rounds: each key still unanswered goes to the next table that may
 	// hold it; the blocks so chosen are read, each once; a key its table
 	// answers is done, one a filter's false positive sent there goes on.
-	var reads []blockRead
+	var (
+		reads []blockRead
+		blobs []int // keys found as handles, whose values[i] is the handle
+	)
 	for round := 1; len(pending) > 0; round++ {
 		mt.round(round)
 		pending = d.routeBatch(rs, pending)
@@ -81,12 +84,76 @@ func (d *DB) multiGet(keys [][]byte, seq base.SeqNum, mt *MultiTrace) ([][]byte,
 				next = append(next, k)
 			} else if k.res.Kind != base.KindDelete {
 				values[k.i] = foundValue(k.res.Value)
+				if k.res.Kind == base.KindSetBlob {
+					blobs = append(blobs, k.i)
+				}
 			}
 		}
 		pending = next
 	}
+	if err := d.readBlobs(values, blobs, mt); err != nil {
+		mt.finish(values)
+		return nil, err
+	}
 	mt.finish(values)
 	return values, nil
+}
+
+// readBlobs replaces the handles values[i], i in blobs, by the values they
+// locate: every read asked of the system first (vfs.Prefetcher), as the
+// data blocks of a round are, then up to multiGetReads at once. mt, if
+// not nil, gets each read as a step of its key's trace.
+func (d *DB) readBlobs(values [][]byte, blobs []int, mt *MultiTrace) error {
+	if len(blobs) > 1 {
+		for _, i := range blobs {
+			d.prefetchBlob(values[i])
+		}
+	}
+	recs := make([]blobRead, len(blobs))
+	err := forEachConcurrently(len(blobs), multiGetReads, func(j int) error {
+		i := blobs[j]
+		v, err := d.readBlob(nil, values[i], &recs[j])
+		values[i] = foundValue(v)
+		return err
+	})
+	if mt != nil {
+		for j, i := range blobs {
+			mt.Keys[i].blob(recs[j])
+		}
+	}
+	return err
+}
+
+// forEachConcurrently calls f(0) … f(n−1) from up to limit goroutines,
+// each taking the next index until none is left, and returns the first
+// error (every call is made regardless).
+func forEachConcurrently(n, limit int, f func(i int) error) error {
+	if n == 1 {
+		return f(0)
+	}
+	var (
+		wg    sync.WaitGroup
+		next  atomic.Int64
+		mu    sync.Mutex
+		first error
+	)
+	for range min(n, limit) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+				if err := f(int(i)); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
 }
 
 // foundValue returns value as MultiGet returns a key found: never nil, so that
@@ -253,29 +320,11 @@ func (d *DB) readBatch(reads []blockRead) (int, error) {
 	for _, r := range misses {
 		r.t.reader.PrefetchBlock(r.keys[0].loc)
 	}
-	var (
-		wg    sync.WaitGroup
-		next  atomic.Int64
-		mu    sync.Mutex
-		first error
-	)
-	for range min(len(misses), multiGetReads) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := next.Add(1) - 1; i < int64(len(misses)); i = next.Add(1) - 1 {
-				if _, err := d.readBlock(misses[i], false); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return len(misses), first
+	err := forEachConcurrently(len(misses), multiGetReads, func(i int) error {
+		_, err := d.readBlock(misses[i], false)
+		return err
+	})
+	return len(misses), err
 }
 
 // readBlock answers r's keys from r's block (with cachedOnly, only if the

@@ -4,8 +4,8 @@ import (
 	"github.com/bloomkv/bloomkv/internal/manifest"
 )
 
-// Obsolete files. A table is obsolete once no version a reader holds lists
-// it (unrefVersionLocked), a WAL once a manifest edit retires it, a manifest
+// Obsolete files. A table or blob file is obsolete once no version a
+// reader holds lists it (unrefVersionLocked), a WAL once a manifest edit retires it, a manifest
 // once CURRENT names a newer one. Open deletes what a crash left obsolete
 // (removeObsoleteFiles), the running DB what its own flushes, compactions
 // and rotations make obsolete. Deletion is best-effort: a file that fails
@@ -23,14 +23,16 @@ func (d *DB) removeFile(job int, t manifest.FileType, num uint64) {
 	switch t {
 	case manifest.FileTypeTable:
 		d.events.tableDeleted(TableDeleteInfo{JobID: job, Path: path, FileNum: num, Err: err})
+	case manifest.FileTypeBlob:
+		d.events.blobDeleted(TableDeleteInfo{JobID: job, Path: path, FileNum: num, Err: err})
 	case manifest.FileTypeWAL:
 		d.events.walDeleted(WALDeleteInfo{Path: path, FileNum: num, Err: err})
 	}
 }
 
 // removeObsoleteFiles deletes, after a successful recovery, the files no
-// longer needed: older manifests, WALs before walNum, tables the version
-// does not list, and CURRENT's temporary files.
+// longer needed: older manifests, WALs before walNum, tables and blob
+// files the version does not list, and CURRENT's temporary files.
 func (d *DB) removeObsoleteFiles(names []string, walNum uint64) {
 	live := make(map[uint64]bool)
 	for num := range d.mu.current.FileNums() {
@@ -49,6 +51,9 @@ func (d *DB) removeObsoleteFiles(names []string, walNum uint64) {
 			obsolete = num < walNum
 		case manifest.FileTypeTable:
 			obsolete = !live[num]
+		case manifest.FileTypeBlob:
+			_, listed := d.mu.current.BlobFile(num)
+			obsolete = !listed
 		case manifest.FileTypeTemp:
 			// Only CURRENT's own: a temporary file holding what CURRENT
 			// was to say, or a crash's prefix of it.
@@ -74,8 +79,8 @@ func (d *DB) removeObsoleteWALsLocked(logNum uint64) {
 	}
 }
 
-// removeOrphansLocked deletes the tables of manifest edits whose append
-// failed, once a new manifest without those edits is CURRENT: no crash can
+// removeOrphansLocked deletes the tables and blob files of manifest edits
+// whose append failed (a blob file an edit adds is always new), once a new manifest without those edits is CURRENT: no crash can
 // find them recorded any more. A table some version lists (a trivial move's
 // input) is not an orphan. d.mu is held.
 func (d *DB) removeOrphansLocked() {
@@ -84,5 +89,8 @@ func (d *DB) removeOrphansLocked() {
 			d.removeFile(0, manifest.FileTypeTable, num)
 		}
 	}
-	d.mu.orphans = nil
+	for _, num := range d.mu.blobOrphans {
+		d.removeFile(0, manifest.FileTypeBlob, num)
+	}
+	d.mu.orphans, d.mu.blobOrphans = nil, nil
 }

@@ -158,6 +158,7 @@ func (d *DB) closeFiles() {
 		t.close()
 	}
 	d.tableMemory.Release()
+	d.closeBlobs()
 	if d.mu.walFile != nil {
 		d.mu.walFile.Close()
 	}
@@ -226,6 +227,16 @@ func (d *DB) recover() error {
 		return base.Corruptf(manifestPath, 0, "its last edit is unreadable, and the WAL %s of the edit before is gone",
 			manifest.MakeFilename(manifest.FileTypeWAL, state.LogNumber))
 	}
+	for _, b := range state.Version.Blobs {
+		// Opened now (up to blobFileHandles stay open), so that a missing
+		// or damaged blob file fails Open as a table does, not a read
+		// later.
+		bf, err := d.blobFile(b.FileNum)
+		if err != nil {
+			return fmt.Errorf("bloomkv: open: the version %s records: %w", manifestPath, err)
+		}
+		bf.release()
+	}
 	for _, files := range state.Version.Levels {
 		for _, f := range files {
 			if err := d.openTableLocked(f); err != nil {
@@ -258,12 +269,15 @@ func (d *DB) recover() error {
 		}
 		num := d.mu.nextFileNum
 		d.mu.nextFileNum++
-		meta, err := d.writeTable(0, "recovery", num, mem, compaction.FilterForLevel(state.Version, 0, &d.opts.compaction, num))
+		meta, blobMeta, err := d.writeTable(0, "recovery", num, mem, compaction.FilterForLevel(state.Version, 0, &d.opts.compaction, num))
 		if err != nil {
 			return err
 		}
 		if meta != nil {
 			edit.NewFiles = append(edit.NewFiles, manifest.NewFile{Level: 0, Meta: meta})
+		}
+		if blobMeta != nil {
+			edit.NewBlobFiles = append(edit.NewBlobFiles, blobMeta)
 		}
 		mem.Unref()
 		mem = memtable.New(d.opts.MemtableSize)

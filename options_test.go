@@ -39,6 +39,10 @@ func TestOptionsDefaults(t *testing.T) {
 			BitsPerKey: 10, FilterAllocation: UniformAllocation,
 			TableOptions:        sstable.WriterOptions{BlockSize: 4 << 10, Compression: SnappyCompression, BlockAlign: true},
 			TopLevelCompression: NoCompression,
+			BlobDeadShare:       0.2,
+		}
+		if got.ValueSeparation != (ValueSeparation{MinSize: ValueSeparationOff, DeadShare: 0.2}) {
+			t.Errorf("defaults: value separation %+v", got.ValueSeparation)
 		}
 		if got.compaction != want {
 			t.Errorf("compaction options %+v, want %+v", got.compaction, want)
@@ -88,6 +92,9 @@ func TestOptionsValidation(t *testing.T) {
 		{Options{L0CompactionConcurrency: -1}, "opts.L0CompactionConcurrency"},
 		{Options{LevelSizing: StaticLevelSizing + 1}, "opts.LevelSizing"},
 		{Options{MaxConcurrentCompactions: -1}, "opts.MaxConcurrentCompactions"},
+		{Options{ValueSeparation: ValueSeparation{DeadShare: -0.1}}, "opts.ValueSeparation.DeadShare"},
+		{Options{ValueSeparation: ValueSeparation{DeadShare: 1.5}}, "opts.ValueSeparation.DeadShare"},
+		{Options{ValueSeparation: ValueSeparation{DeadShare: math.NaN()}}, "opts.ValueSeparation.DeadShare"},
 	} {
 		_, err := tc.opts.withDefaults()
 		var ae *ArgumentError

@@ -91,6 +91,9 @@ func (d *DB) lookup(rs *readState, key []byte, seq base.SeqNum, tr lookupTracer)
 				}
 			default:
 				value, kind, found, err := d.getFromTable(&p, &lk, tr)
+				if err == nil && kind == base.KindSetBlob {
+					value, err = d.resolveBlob(value, tr)
+				}
 				if err != nil {
 					return nil, err
 				}
@@ -193,6 +196,18 @@ func (d *DB) getFromTable(p *place, lk *sstable.LookupKey, tr lookupTracer) ([]b
 	return value, kind, found, err
 }
 
+// resolveBlob returns the value the encoded handle enc of a version found
+// locates, read from its blob file; tr, if not nil, records the read.
+func (d *DB) resolveBlob(enc []byte, tr lookupTracer) ([]byte, error) {
+	if tr == nil {
+		return d.readBlob(nil, enc, nil)
+	}
+	var rec blobRead
+	value, err := d.readBlob(nil, enc, &rec)
+	tr.blob(rec)
+	return value, err
+}
+
 // lookupTracer records what lookup consulted, step by step. Explain's
 // Trace is the one implementation; read.go knows only these hooks, so the
 // read path does not depend on how an explanation is kept or printed.
@@ -207,6 +222,8 @@ type lookupTracer interface {
 	table(level int, t *table, stats sstable.LookupStats, found bool, kind base.Kind, hit rangeDelHit, err error)
 	// noTable: none of the level's tables holds the key's range.
 	noTable(level, tables int)
+	// blob: the version found was a handle, and its value was read.
+	blob(rec blobRead)
 }
 
 // answer turns the version found into Get's result: the value, which must

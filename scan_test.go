@@ -12,13 +12,23 @@ import (
 )
 
 // TestScanReportsErrors checks Scan against a map model, and that a read
-// failing in the middle of a scan stops it and is returned, not lost.
+// failing in the middle of a scan stops it and is returned, not lost: a
+// table's read, and with the values separated a blob file's.
 func TestScanReportsErrors(t *testing.T) {
+	for _, tc := range []struct {
+		suffix  string
+		minSize int
+	}{{".sst", ValueSeparationOff}, {".blob", 0}} {
+		t.Run(tc.suffix, func(t *testing.T) { testScanReportsErrors(t, tc.suffix, tc.minSize) })
+	}
+}
+
+func testScanReportsErrors(t *testing.T, suffix string, minSize int) {
 	var failReads atomic.Bool
 	inj := vfs.NewInjecting(vfs.NewMem(), func(op vfs.Op) bool {
-		return failReads.Load() && op.Kind == vfs.OpReadAt && strings.HasSuffix(op.Name, ".sst")
+		return failReads.Load() && op.Kind == vfs.OpReadAt && strings.HasSuffix(op.Name, suffix)
 	})
-	d, err := Open("db", &Options{FS: inj, BlockCacheSize: -1, BlockSize: 256})
+	d, err := Open("db", &Options{FS: inj, BlockCacheSize: -1, BlockSize: 256, ValueSeparation: ValueSeparation{MinSize: minSize}})
 	if err != nil {
 		t.Fatal(err)
 	}

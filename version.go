@@ -110,6 +110,7 @@ func (d *DB) refVersionLocked() *version {
 // deleted. (Once it is closed, the DB's reference to the current version
 // has been dropped too, and its tables are closed but stay on disk.) Once
 // the DB is closed and its last table too, the tables' memory is released.
+// Blob files no live version lists go the same way (obsoleteBlobsLocked).
 // It returns the first error closing a table's file.
 func (d *DB) unrefVersionLocked(v *version) error {
 	if v.refs--; v.refs > 0 {
@@ -136,6 +137,7 @@ func (d *DB) unrefVersionLocked(v *version) error {
 		}
 		d.removeFile(0, manifest.FileTypeTable, num)
 	}
+	d.obsoleteBlobsLocked(v)
 	if d.mu.closed && len(d.mu.tables) == 0 {
 		d.tableMemory.Release()
 	}
@@ -210,6 +212,9 @@ func (d *DB) applyEditLocked(edit *manifest.VersionEdit) error {
 			if slices.Contains(opened, nf.Meta.FileNum) {
 				d.mu.orphans = append(d.mu.orphans, nf.Meta.FileNum)
 			}
+		}
+		for _, b := range edit.NewBlobFiles {
+			d.mu.blobOrphans = append(d.mu.blobOrphans, b.FileNum)
 		}
 		return err
 	}

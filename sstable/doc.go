@@ -39,6 +39,15 @@
 // at most RestartInterval entries. Data and index keys are encoded internal
 // keys (see package base); property keys are names.
 //
+// A data entry's kind says what its value is: KindSet the value itself,
+// KindDelete nothing (a tombstone), KindSetBlob a handle to a value kept
+// in a blob file — three uvarints, the blob file's number, the value's
+// record offset and its length (the DB's blob files; their format is its
+// own). The table stores a handle as any value and resolves none: a Get
+// or iterator of this package returns it with its kind, for the DB to
+// read. A table written before KindSetBlob existed holds none, and reads
+// as before.
+//
 // # Footer
 //
 //	offset  size

@@ -28,8 +28,9 @@ type Trailer = base.Trailer
 // version of every key.
 const SeqNumMax = base.SeqNumMax
 
-// Kind says what a version is: a value (KindSet) or a tombstone
-// (KindDelete).
+// Kind says what a version is: a value (KindSet), a value's handle in a
+// blob file (KindSetBlob: the entry's value is the handle, which the DB
+// resolves) or a tombstone (KindDelete).
 type Kind = base.Kind
 
 // The kinds a table holds. KindRangeDelete marks a table bound that a
@@ -39,6 +40,7 @@ const (
 	KindDelete      = base.KindDelete
 	KindSet         = base.KindSet
 	KindRangeDelete = base.KindRangeDelete
+	KindSetBlob     = base.KindSetBlob
 )
 
 // RangeTombstones are range deletions fragmented: non-overlapping key

@@ -52,8 +52,18 @@ type treeLevel struct {
 	PredictedFPR float64 `json:"predictedFPR"`
 }
 
+// treeBlob is one blob file as the tree page draws it.
+type treeBlob struct {
+	FileNum   uint64  `json:"fileNum"`
+	Name      string  `json:"name"` // "000123.blob", as Explain's steps name it
+	Size      uint64  `json:"size"`
+	LiveBytes uint64  `json:"liveBytes"`
+	DeadShare float64 `json:"deadShare"`
+}
+
 type treeResponse struct {
 	Levels                []treeLevel `json:"levels"`
+	Blobs                 []treeBlob  `json:"blobs"`
 	BaseLevel             int         `json:"baseLevel"`
 	Gets                  uint64      `json:"gets"`
 	Writes                uint64      `json:"writes"`
@@ -83,11 +93,19 @@ func (s *server) tree(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	blobs, err := s.db.BlobFiles()
+	if err != nil {
+		return nil, err
+	}
 	m := s.db.Metrics()
 	resp := &treeResponse{BaseLevel: m.BaseLevel, Gets: m.Gets, Writes: m.Writes, Flushes: m.Flushes,
 		Compactions: m.Compactions, CompactionsInProgress: m.CompactionsInProgress, MemtableBytes: m.MemtableBytes,
 		ImmutableMemtables: m.ImmutableMemtables, FilterMemory: m.FilterMemory, WriteAmplification: m.WriteAmplification(),
-		Levels: make([]treeLevel, len(m.Levels))}
+		Levels: make([]treeLevel, len(m.Levels)), Blobs: []treeBlob{}}
+	for _, b := range blobs {
+		resp.Blobs = append(resp.Blobs, treeBlob{FileNum: b.FileNum, Name: fmt.Sprintf("%06d.blob", b.FileNum),
+			Size: b.Size, LiveBytes: b.LiveBytes, DeadShare: b.DeadShare()})
+	}
 	for i, l := range m.Levels {
 		resp.Levels[i] = treeLevel{Level: i, Bytes: l.Bytes, TargetSize: l.TargetSize, Score: l.Score,
 			BitsPerKey: l.FilterBitsPerKey, TableProbes: l.TableProbes, FilterChecks: l.FilterChecks,
@@ -155,7 +173,7 @@ func displayKey(k []byte) string {
 
 // traceStep is one step of an explained lookup (bloomkv.TraceStep).
 type traceStep struct {
-	Kind     string `json:"kind"` // "memtable", "table", "level"
+	Kind     string `json:"kind"` // "memtable", "table", "blob", "level"
 	Place    string `json:"place"`
 	Level    int    `json:"level"`
 	FileNum  uint64 `json:"fileNum,omitempty"`
@@ -223,6 +241,8 @@ func (s *server) explain(r *http.Request) (any, error) {
 		case bloomkv.TableStep:
 			out.Kind = "table"
 			out.Smallest, out.Largest = displayKey(st.Smallest), displayKey(st.Largest)
+		case bloomkv.BlobStep:
+			out.Kind = "blob"
 		default:
 			out.Kind = "level"
 		}

@@ -46,6 +46,10 @@ func treeDB(t *testing.T) (*bloomkv.DB, *EventLog) {
 	if err := db.Put([]byte("k00100"), []byte("again"), nil); err != nil {
 		t.Fatal(err)
 	}
+	// A value large enough for a blob file.
+	if err := db.Put([]byte("k00200y"), bytes.Repeat([]byte{'L'}, 2000), nil); err != nil {
+		t.Fatal(err)
+	}
 	if err := db.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -109,6 +113,14 @@ func TestTree(t *testing.T) {
 			}
 		}
 	}
+	blobs, err := db.BlobFiles()
+	if err != nil || len(blobs) != 1 || len(r.Blobs) != 1 {
+		t.Fatalf("blob files %+v (%v), drawn %+v; want one", blobs, err, r.Blobs)
+	}
+	if b := r.Blobs[0]; b.FileNum != blobs[0].FileNum || b.Name != fmt.Sprintf("%06d.blob", b.FileNum) || b.Size != blobs[0].Size ||
+		b.LiveBytes != 2000 || b.DeadShare != 0 {
+		t.Errorf("blob file drawn %+v, want %+v with 2000 live bytes", b, blobs[0])
+	}
 	if i != len(tables) || l0 != 1 || deep < 2 {
 		t.Errorf("%d tables drawn of %d; %d in L0 and %d deeper, want 1 and several", i, len(tables), l0, deep)
 	}
@@ -148,7 +160,8 @@ func TestTree(t *testing.T) {
 }
 
 // TestExplain checks /api/explain against DB.Explain of the same key, step
-// by step, for keys found, deleted, absent, written again and binary.
+// by step, for keys found (one of them in a blob file), deleted, absent,
+// written again and binary.
 func TestExplain(t *testing.T) {
 	db, _ := treeDB(t)
 	h := Handler(db, nil)
@@ -160,6 +173,7 @@ func TestExplain(t *testing.T) {
 		{"key=k01234", []byte("k01234"), true, false},
 		{"key=k00007", []byte("k00007"), true, true},
 		{"key=k00100", []byte("k00100"), true, false},
+		{"key=k00200y", []byte("k00200y"), true, false}, // its value in a blob file
 		{"key=k00050x", []byte("k00050x"), false, false},
 		{"key=zzz", []byte("zzz"), false, false},
 		{"key=", []byte{}, false, false},
@@ -175,7 +189,7 @@ func TestExplain(t *testing.T) {
 			}
 			if got.Found != c.found || got.Deleted != c.deleted || got.Found != want.Found || got.Source != want.Source ||
 				got.Key != displayKey(c.key) || got.Summary != want.Summary() || got.ValueBytes != len(want.Value) ||
-				got.Value != displayKey(want.Value) || got.Error != "" {
+				got.Value != displayKey(want.Value[:min(len(want.Value), MaxKeyBytes)]) || got.Error != "" {
 				t.Errorf("trace %+v, want found %v deleted %v, as Explain's %+v", got, c.found, c.deleted, want)
 			}
 			if len(got.Steps) != len(want.Steps) {
@@ -185,7 +199,8 @@ func TestExplain(t *testing.T) {
 				g := got.Steps[i]
 				if g.Place != s.Place() || g.InRange != s.InRange || g.Filter != s.Filter.String() || g.Found != s.Found ||
 					g.Deleted != s.Deleted || g.FalsePositive != s.FalsePositive() || g.BlocksFromCache != s.BlocksFromCache ||
-					g.BlocksFromFile != s.BlocksFromFile || g.BytesRead != s.BytesRead || g.FileNum != s.FileNum {
+					g.BlocksFromFile != s.BlocksFromFile || g.BytesRead != s.BytesRead || g.FileNum != s.FileNum ||
+					(g.Kind == "blob") != (s.Kind == bloomkv.BlobStep) {
 					t.Errorf("step %d: %+v, want %+v", i, g, s)
 				}
 			}

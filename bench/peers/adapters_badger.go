@@ -19,6 +19,10 @@ type badgerStore struct {
 }
 
 func openBadger(dir string, s Settings) (workload.Store, error) {
+	threshold := int64(4 << 10) // values (100 B) stay in the LSM tree, not the value log
+	if s.ValueThreshold > 0 {
+		threshold = int64(s.ValueThreshold)
+	}
 	opts := badger.DefaultOptions(dir).
 		WithLogger(nil).
 		WithSyncWrites(false).
@@ -31,7 +35,7 @@ func openBadger(dir string, s Settings) (workload.Store, error) {
 		WithLevelSizeMultiplier(10).
 		WithBaseTableSize(s.TargetFileSize).
 		WithNumVersionsToKeep(1).
-		WithValueThreshold(4 << 10) // values (100 B) stay in the LSM tree, not the value log
+		WithValueThreshold(threshold)
 	db, err := badger.Open(opts)
 	if err != nil {
 		return nil, err

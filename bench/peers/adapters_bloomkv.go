@@ -17,13 +17,14 @@ type bloomkvStore struct {
 
 func openBloomkv(dir string, s Settings) (workload.Store, error) {
 	opts := &bloomkv.Options{
-		MemtableSize:   s.MemtableSize,
-		BlockSize:      s.BlockSize,
-		Compression:    bloomkv.SnappyCompression,
-		BitsPerKey:     float64(s.BitsPerKey),
-		BlockCacheSize: s.CacheSize,
-		BaseLevelSize:  uint64(s.BaseLevelSize),
-		TargetFileSize: uint64(s.TargetFileSize),
+		MemtableSize:    s.MemtableSize,
+		BlockSize:       s.BlockSize,
+		Compression:     bloomkv.SnappyCompression,
+		BitsPerKey:      float64(s.BitsPerKey),
+		BlockCacheSize:  s.CacheSize,
+		BaseLevelSize:   uint64(s.BaseLevelSize),
+		TargetFileSize:  uint64(s.TargetFileSize),
+		ValueSeparation: bloomkv.ValueSeparation{MinSize: s.ValueThreshold},
 	}
 	b, err := workload.OpenBloomkv(dir, opts)
 	if err != nil {

@@ -166,6 +166,14 @@ type Settings struct {
 	BaseLevelSize  int64 // L1's target size, bytes; ×10 per level
 	TargetFileSize int64 // table size at which compactions cut, bytes
 	BlockSize      int   // data block size, bytes
+	// ValueThreshold is the size from which values are stored apart from
+	// the LSM tree: in bloomkv's blob files (Options.ValueSeparation.
+	// MinSize) and badger's value log (ValueThreshold). 0: bloomkv's
+	// default (1 KiB), and badger's log from 4 KiB, so that smaller values
+	// stay in its tree. pebble keeps every value in its tables: its value
+	// separation (experimental in v2) needs a format newer than the one
+	// it opens here.
+	ValueThreshold int
 }
 
 // DefaultSettings are bloomkv's defaults: 10 bits per key, an 8 MiB block

@@ -85,6 +85,7 @@ type benchFlags struct {
 	sweepBits, sweepPolicies, sweepFuse, sweepOffsets            string
 	sweepSizes                                                   string
 	sweepProbes, prefixKeys, maxCompactions, writesPerKey        int
+	valueSeparation                                              int
 	levelSizing                                                  string
 	cacheSize, memtableSize, baseLevelSize, targetFileSize       sizeFlag
 	sweep, cold                                                  bool
@@ -104,6 +105,7 @@ func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
 	fs.StringVar(&f.workloads, "workloads", "fillrandom,readrandom,readmissing,readmixed,scan", "comma-separated workloads, run in order")
 	fs.IntVar(&f.keySize, "key-size", workload.DefaultKeySize, "key size in bytes")
 	fs.IntVar(&f.valueSize, "value-size", workload.DefaultValueSize, "value size in bytes")
+	fs.IntVar(&f.valueSeparation, "value-separation", 0, "size from which values go to blob files (Options.ValueSeparation.MinSize; 0: the DB's default, -1: none)")
 	fs.Uint64Var(&f.seed, "seed", workload.DefaultSeed, "seed of the values and of every workload's random choices")
 	fs.Float64Var(&f.missRatio, "miss-ratio", 0.5, "readmixed: share of Gets of missing keys, in [0, 1]")
 	fs.IntVar(&f.scanLength, "scan-length", 100, "scan: entries read per scan")
@@ -276,6 +278,7 @@ func runBench(args []string, stdout io.Writer) (err error) {
 		TopLevelCompression:      topCompression,
 		BaseLevelSize:            uint64(f.baseLevelSize),
 		TargetFileSize:           uint64(f.targetFileSize),
+		ValueSeparation:          bloomkv.ValueSeparation{MinSize: f.valueSeparation},
 	}
 	if f.cacheSize == 0 {
 		base.BlockCacheSize = -1

@@ -22,6 +22,7 @@ import (
 	"github.com/bloomkv/bloomkv/fuse"
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/batchrepr"
+	"github.com/bloomkv/bloomkv/internal/blob"
 	"github.com/bloomkv/bloomkv/internal/humanize"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/rangefilter"
@@ -33,7 +34,7 @@ import (
 func runInspect(args []string, stdout io.Writer) error {
 	fs := newFlagSet("inspect", "[flags] FILE")
 	verbose := fs.Bool("v", false, "print every entry: a table's keys and values, a WAL's writes, a manifest's tables")
-	kind := fs.String("type", "", "the file's `type`: table, wal, manifest or current; default: from its contents (the table's footer, the log's first record, a manifest's name), or, for an empty file, its name")
+	kind := fs.String("type", "", "the file's `type`: table, blob, wal, manifest or current; default: from its contents (a table's or blob file's footer, the log's first record, a manifest's name), or, for an empty file, its name")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -43,9 +44,9 @@ func runInspect(args []string, stdout io.Writer) error {
 	path := fs.Arg(0)
 	name := filepath.Base(path)
 	switch *kind {
-	case "", "table", "wal", "manifest", "current":
+	case "", "table", "blob", "wal", "manifest", "current":
 	default:
-		return usageError{fmt.Errorf("unknown -type %q: want table, wal, manifest or current", *kind)}
+		return usageError{fmt.Errorf("unknown -type %q: want table, blob, wal, manifest or current", *kind)}
 	}
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -77,6 +78,8 @@ func runInspect(args []string, stdout io.Writer) error {
 	switch t {
 	case "table":
 		err = inspectTable(w, f, info.Size(), name, *verbose)
+	case "blob":
+		err = inspectBlob(w, f, info.Size(), name, *verbose)
 	case "wal":
 		err = inspectWAL(w, f, info.Size(), name, *verbose)
 	case "manifest":
@@ -91,7 +94,7 @@ func runInspect(args []string, stdout io.Writer) error {
 }
 
 // fileType tells what a file of a DB directory is from its bytes: "table"
-// (the footer's magic at its end), "current" (a manifest's name and a
+// or "blob" (the footer's magic at its end), "current" (a manifest's name and a
 // newline), "wal" or "manifest" (a log whose first record is a batch, or a
 // version edit), so that a renamed file is still what it is. A file whose
 // bytes say none of these — empty or zeros, as a new WAL or the LOCK file
@@ -103,6 +106,12 @@ func fileType(f io.ReaderAt, size int64, name string) string {
 		tail := make([]byte, len(sstable.Magic))
 		if _, err := f.ReadAt(tail, size-int64(len(tail))); err == nil && string(tail) == sstable.Magic {
 			return "table"
+		}
+	}
+	if size >= int64(len(blob.Magic)) {
+		tail := make([]byte, len(blob.Magic))
+		if _, err := f.ReadAt(tail, size-int64(len(tail))); err == nil && string(tail) == blob.Magic {
+			return "blob"
 		}
 	}
 	if size <= 64 {
@@ -130,6 +139,8 @@ func fileType(f io.ReaderAt, size int64, name string) string {
 		return ""
 	case ft == manifest.FileTypeTable:
 		return "table"
+	case ft == manifest.FileTypeBlob:
+		return "blob"
 	case ft == manifest.FileTypeWAL:
 		return "wal"
 	case ft == manifest.FileTypeManifest:
@@ -213,9 +224,17 @@ func inspectTable(w *bufio.Writer, f *os.File, size int64, name string, verbose 
 		it := r.NewIterator()
 		for ok := it.First(); ok; ok = it.Next() {
 			k := it.Key()
-			if k.Kind() == base.KindDelete {
+			switch k.Kind() {
+			case base.KindDelete:
 				fmt.Fprintf(w, "  %s\n", formatInternalKey(k))
-			} else {
+			case base.KindSetBlob:
+				h, ok := blob.DecodeHandle(it.Value())
+				if !ok {
+					fmt.Fprintf(w, "  %s -> malformed handle %x\n", formatInternalKey(k), it.Value())
+					break
+				}
+				fmt.Fprintf(w, "  %s -> %s\n", formatInternalKey(k), h)
+			default:
 				fmt.Fprintf(w, "  %s = %s\n", formatInternalKey(k), printable(string(it.Value())))
 			}
 		}
@@ -223,6 +242,34 @@ func inspectTable(w *bufio.Writer, f *os.File, size int64, name string, verbose 
 			return err
 		}
 	}
+	return nil
+}
+
+// inspectBlob prints a blob file: its footer, and, checking every record,
+// its values' count and bytes; with verbose every record's offset and
+// value.
+func inspectBlob(w *bufio.Writer, f *os.File, size int64, name string, verbose bool) error {
+	fmt.Fprintf(w, "blob file %s: %d bytes (%s)\n", name, size, humanize.Bytes(uint64(size)))
+	r, err := blob.Open(f, size, name)
+	if err != nil {
+		return err
+	}
+	p := r.Properties()
+	fmt.Fprintf(w, "footer at %d: format version %d, %d bytes: %s of %d bytes\n", size-blob.FooterLen, blob.FormatVersion, blob.FooterLen, count(int(p.Values), "value"), p.ValueBytes)
+	if verbose {
+		fmt.Fprintln(w, "\nrecords (CRC-32C, length, value):")
+	}
+	err = r.Scan(func(off uint64, v []byte) error {
+		if verbose {
+			fmt.Fprintf(w, "  %d: %d bytes = %s\n", off, len(v), printable(string(v)))
+		}
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintln(w, "damaged: see the error")
+		return err
+	}
+	fmt.Fprintf(w, "every record checked: %d bytes of records for %d bytes of values\n", size-blob.FooterLen, p.ValueBytes)
 	return nil
 }
 
@@ -432,11 +479,14 @@ func inspectManifest(out *bufio.Writer, f *os.File, size int64, name string, ver
 			for _, d := range e.DeletedFiles {
 				fmt.Fprintf(w, "  - L%d %s\n", d.Level, manifest.MakeFilename(manifest.FileTypeTable, d.FileNum))
 			}
+			for _, b := range e.NewBlobFiles {
+				fmt.Fprintf(w, "  + %s  %d bytes  %s of %d bytes\n", manifest.MakeFilename(manifest.FileTypeBlob, b.FileNum), b.Size, count(int(b.Values), "value"), b.ValueBytes)
+			}
 			for _, nf := range e.NewFiles {
 				m := nf.Meta
-				fmt.Fprintf(w, "  + L%d %s  %s .. %s  seqnums %d-%d  %d bytes  %s\n", nf.Level,
+				fmt.Fprintf(w, "  + L%d %s  %s .. %s  seqnums %d-%d  %d bytes  %s%s\n", nf.Level,
 					manifest.MakeFilename(manifest.FileTypeTable, m.FileNum), formatInternalKey(m.Smallest),
-					formatInternalKey(m.Largest), m.SmallestSeqNum, m.LargestSeqNum, m.Size, tableFilter(m)+tableCompression(m))
+					formatInternalKey(m.Largest), m.SmallestSeqNum, m.LargestSeqNum, m.Size, tableFilter(m)+tableCompression(m), blobRefs(m))
 			}
 		}
 		next, err := state.Apply(&e)
@@ -470,8 +520,26 @@ func inspectManifest(out *bufio.Writer, f *os.File, size int64, name string, ver
 				fmt.Fprintf(w, "  L%d: %s, %d bytes\n", level, count(len(files), "table"), v.LevelSize(level))
 			}
 		}
+		for _, b := range v.Blobs {
+			fmt.Fprintf(w, "  %s: %d bytes, %d of %d value bytes live (%.0f%% dead)\n", manifest.MakeFilename(manifest.FileTypeBlob, b.FileNum),
+				b.Size, b.LiveBytes, b.ValueBytes, 100*b.DeadShare())
+		}
 	}
 	return bad
+}
+
+// blobRefs renders a table's blob references, after two spaces; empty for
+// none.
+func blobRefs(m *manifest.FileMetadata) string {
+	var b strings.Builder
+	for i, r := range m.BlobRefs {
+		sep := ", "
+		if i == 0 {
+			sep = "  values in "
+		}
+		fmt.Fprintf(&b, "%s%s (%d bytes)", sep, manifest.MakeFilename(manifest.FileTypeBlob, r.FileNum), r.Bytes)
+	}
+	return b.String()
 }
 
 // notALog is the error for a file named as a WAL or manifest whose bytes
@@ -496,6 +564,9 @@ func editSummary(e *manifest.VersionEdit) string {
 		fmt.Fprintf(&b, " last seqnum %d,", e.LastSeqNum)
 	}
 	fmt.Fprintf(&b, " -%s, +%s", count(len(e.DeletedFiles), "table"), count(len(e.NewFiles), "table"))
+	if len(e.NewBlobFiles) > 0 {
+		fmt.Fprintf(&b, ", +%s", count(len(e.NewBlobFiles), "blob file"))
+	}
 	return b.String()
 }
 

@@ -91,8 +91,30 @@ func runTree(args []string, stdout io.Writer) error {
 		tables += len(files)
 		bytes += v.LevelSize(level)
 	}
-	fmt.Fprintf(w, "total: %s, %s\n", count(tables, "table"), humanize.Bytes(bytes))
+	if len(v.Blobs) > 0 {
+		var size, live, values uint64
+		var lines []string
+		for _, b := range v.Blobs {
+			size += b.Size
+			live += b.LiveBytes
+			values += b.ValueBytes
+			lines = append(lines, fmt.Sprintf("%s  %s  %.0f%% dead", manifest.MakeFilename(manifest.FileTypeBlob, b.FileNum), humanize.Bytes(b.Size), 100*b.DeadShare()))
+		}
+		fmt.Fprintf(w, "blob files  %s, %s, %.0f%% of their values dead  (values the tables hold handles to)\n",
+			count(len(v.Blobs), "file"), humanize.Bytes(size), 100*float64(values-live)/float64(max(values, 1)))
+		drawBranches(w, "  ", lines)
+		bytes += size
+	}
+	fmt.Fprintf(w, "total: %s, %s\n", count(tables, "table")+blobCount(len(v.Blobs)), humanize.Bytes(bytes))
 	return nil
+}
+
+// blobCount is ", N blob files" for n > 0, nothing for none.
+func blobCount(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return ", " + count(n, "blob file")
 }
 
 // tableFilter renders a table's filter from its manifest record: "bloom

@@ -27,15 +27,24 @@ const (
 	// KindRangeDelete is a range tombstone: in a batch, the entry's key is
 	// the range's start and its value the end; in a table's bounds, a key
 	// of the range-deletion block (see package rangedel). It is never an
-	// entry of a memtable's tree or a table's data blocks, so KindMax,
-	// which orders seek keys before every stored version, stays KindSet.
+	// entry of a memtable's tree or a table's data blocks.
 	KindRangeDelete Kind = 2
+	// KindSetBlob sets the key to a value kept in a blob file: the entry's
+	// value is the value's handle (package blob), not the value. Only
+	// tables hold it — a flush writes it for a value it separates, a
+	// compaction copies it or, relocating the value, writes a new one; a
+	// batch or memtable never does.
+	KindSetBlob Kind = 3
 
 	// KindMax is the largest kind of a stored version. A seek key for
 	// (user key, S) uses it so that it sorts before every version of the
 	// key at sequence number S.
-	KindMax = KindSet
+	KindMax = KindSetBlob
 )
+
+// IsSet reports whether k sets its key to a value, inline (KindSet) or
+// separated (KindSetBlob).
+func (k Kind) IsSet() bool { return k == KindSet || k == KindSetBlob }
 
 func (k Kind) String() string {
 	switch k {
@@ -45,6 +54,8 @@ func (k Kind) String() string {
 		return "SET"
 	case KindRangeDelete:
 		return "RANGEDEL"
+	case KindSetBlob:
+		return "SETBLOB"
 	}
 	return fmt.Sprintf("KIND(%d)", uint8(k))
 }

@@ -60,6 +60,15 @@ type Compaction struct {
 	Score float64
 	// Manual reports that PickManual chose it.
 	Manual bool
+	// BlobRewrite reports a rewrite of one table into its own level, to
+	// relocate the live values of blob files in RelocateBlobs
+	// (pickBlobRewrite); never a trivial move.
+	BlobRewrite bool
+	// RelocateBlobs are the blob files whose values the compaction
+	// copies into a blob file of its own instead of copying their
+	// handles: those whose dead share reached Options.BlobDeadShare when
+	// it was picked.
+	RelocateBlobs map[uint64]bool
 }
 
 // NumInputs returns the number of input tables.
@@ -139,7 +148,7 @@ const trivialMoveSlack = 0.1
 // default, and a sequential load, which moves every table, would
 // otherwise carry them uncompressed to the bottom of the tree.
 func (c *Compaction) IsTrivialMove() bool {
-	if len(c.Inputs[0]) != 1 || len(c.Inputs[1]) != 0 {
+	if c.BlobRewrite || len(c.Inputs[0]) != 1 || len(c.Inputs[1]) != 0 {
 		return false
 	}
 	return filterSuits(c.Inputs[0][0], c.Filter) && compressionSuits(c.Inputs[0][0], c.Compression)
@@ -207,9 +216,12 @@ func (c *Compaction) Edit(outputs []*manifest.FileMetadata) *manifest.VersionEdi
 func (c *Compaction) String() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "L%d→L%d", c.Level, c.OutputLevel)
-	if c.Manual {
+	switch {
+	case c.Manual:
 		sb.WriteString(" manual")
-	} else {
+	case c.BlobRewrite:
+		sb.WriteString(" blob rewrite")
+	default:
 		fmt.Fprintf(&sb, " score %.2f", c.Score)
 	}
 	fmt.Fprintf(&sb, " [%q, %q] inputs", c.Smallest, c.Largest)

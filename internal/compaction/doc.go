@@ -124,4 +124,33 @@
 // which no filters beat, and FamilyFalsePositiveFloor, the same for the
 // families above at the tree's table sizes, which no allocation of them
 // beats.
+//
+// # Separated values
+//
+// A table entry of kind base.KindSetBlob holds a handle to a value in a
+// blob file; Run copies it like any value, so a compaction rewrites keys
+// and handles, not values, and counts each output table's references per
+// blob file (manifest.BlobRef), from which the version knows each file's
+// dead share without reading it. Dead values are reclaimed as RocksDB's
+// integrated BlobDB reclaims them: a compaction that meets a handle into
+// a blob file whose dead share has reached Options.BlobDeadShare reads
+// the value and writes it to a blob file of its own, and the table it
+// writes references that one instead (Compaction.RelocateBlobs,
+// runner.blobHandle). Once no table
+// references the old file it leaves the version, and the DB deletes it
+// when no reader needs it. A file whose tables no compaction is due to
+// take — the deepest level's, in a DB that has stopped writing — gets
+// one of its own: when nothing else is due, the picker rewrites a table
+// that references it into its own level (pickBlobRewrite).
+//
+// Pebble instead rewrites the blob file itself, its live values into a
+// new file under the same blob file ID, and the manifest remaps the ID;
+// its handles name a block and an index within it, so that they survive
+// the rewrite. That spares rewriting the tables, but needs the
+// indirection, and the rewrite has to read every handle of the file's
+// tables to learn which values are live — it keeps per-table bitmaps for
+// that. Here the tables are small (keys and handles, the values elsewhere),
+// so rewriting the few that reference a file is cheap, the relocation is
+// the ordinary compaction path (its keep rule, crash safety and manifest
+// edit), and a handle names a file and an offset, nothing more.
 package compaction

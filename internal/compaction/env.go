@@ -3,6 +3,7 @@ package compaction
 import (
 	"io"
 
+	"github.com/bloomkv/bloomkv/internal/blob"
 	"github.com/bloomkv/bloomkv/internal/iterator"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/rangedel"
@@ -25,6 +26,12 @@ type Env struct {
 	// Create creates the file of a new output table, with a new file
 	// number.
 	Create func() (*Output, error)
+	// ReadBlob appends to dst the value h locates, checked; CreateBlob
+	// creates a new blob file, with a new file number, to which Run
+	// relocates the values of Compaction.RelocateBlobs (one per Run, when
+	// it has one to relocate). Nil when no compaction relocates.
+	ReadBlob   func(dst []byte, h blob.Handle) ([]byte, error)
+	CreateBlob func() (*Output, error)
 }
 
 // Output is a file the DB created for one output table.
@@ -69,4 +76,10 @@ type Stats struct {
 	// a tombstone cut at an output table's boundary counting once per
 	// table.
 	RangeDelsIn, RangeDelsDropped, RangeDelsOut uint64
+	// BlobFile is the blob file Run wrote the relocated values to, nil
+	// for none; the DB adds it with the output tables, which reference it.
+	// BlobValuesRelocated counts the values, BlobBytesWritten its size.
+	BlobFile            *manifest.BlobFileMetadata
+	BlobValuesRelocated uint64
+	BlobBytesWritten    uint64
 }

@@ -127,6 +127,10 @@ type Options struct {
 	// RangeFilterBits is each level's range-filter setting, bits per key
 	// (sstable.WriterOptions.RangeFilterBits; 0: none).
 	RangeFilterBits [manifest.NumLevels]float64
+	// BlobDeadShare is the dead share of a blob file at which compactions
+	// relocate its live values (Compaction.RelocateBlobs) and the picker
+	// rewrites tables that reference it (pickBlobRewrite); 0: never.
+	BlobDeadShare float64
 }
 
 // OutputCompression returns the compression of c's output tables:

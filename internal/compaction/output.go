@@ -2,10 +2,13 @@ package compaction
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/blob"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/rangedel"
 	"github.com/bloomkv/bloomkv/sstable"
@@ -33,7 +36,82 @@ func (r *runner) write(k base.InternalKey, value []byte) error {
 		r.cutter.begin(k.UserKey)
 	}
 	r.stats.EntriesOut++
+	if k.Kind() == base.KindSetBlob {
+		var err error
+		if value, err = r.blobHandle(k, value); err != nil {
+			return err
+		}
+	}
 	return r.w.Add(k, value)
+}
+
+// blobHandle returns the handle to write for entry k, whose value is enc,
+// a handle: enc itself, or, for a value of a blob file in
+// c.RelocateBlobs, the handle of its copy in the compaction's blob file.
+// It counts the reference in the output's.
+func (r *runner) blobHandle(k base.InternalKey, enc []byte) ([]byte, error) {
+	h, ok := blob.DecodeHandle(enc)
+	if !ok {
+		return nil, fmt.Errorf("%w: compaction L%d→L%d: entry %v holds a malformed blob handle", base.ErrCorruption, r.c.Level, r.c.OutputLevel, k)
+	}
+	if r.c.RelocateBlobs[h.FileNum] {
+		if r.bw == nil {
+			out, err := r.env.CreateBlob()
+			if err != nil {
+				return nil, err
+			}
+			r.created = append(r.created, out)
+			r.blobOut, r.bw = out, blob.NewWriter(out.W)
+		}
+		var err error
+		if r.blobBuf, err = r.env.ReadBlob(r.blobBuf[:0], h); err != nil {
+			return nil, err
+		}
+		off, err := r.bw.Add(r.blobBuf)
+		if err != nil {
+			return nil, err
+		}
+		h = blob.Handle{FileNum: r.blobOut.FileNum, Offset: off, Length: h.Length}
+		enc = blob.AppendHandle(r.blobBuf[:0], h)
+		r.stats.BlobValuesRelocated++
+	}
+	if r.refs == nil {
+		r.refs = map[uint64]uint64{}
+	}
+	r.refs[h.FileNum] += h.Length
+	return enc, nil
+}
+
+// blobRefs returns refs as a table's sorted references, and empties refs.
+func blobRefs(refs map[uint64]uint64) []manifest.BlobRef {
+	var out []manifest.BlobRef
+	for num, n := range refs {
+		if n > 0 {
+			out = append(out, manifest.BlobRef{FileNum: num, Bytes: n})
+		}
+		delete(refs, num)
+	}
+	slices.SortFunc(out, func(a, b manifest.BlobRef) int { return cmp.Compare(a.FileNum, b.FileNum) })
+	return out
+}
+
+// finishBlob completes the compaction's blob file, if it has one.
+func (r *runner) finishBlob() error {
+	if r.bw == nil {
+		return nil
+	}
+	props, err := r.bw.Finish()
+	if err != nil {
+		return err
+	}
+	if r.blobOut.Finish != nil {
+		if err := r.blobOut.Finish(); err != nil {
+			return err
+		}
+	}
+	r.stats.BlobFile = &manifest.BlobFileMetadata{FileNum: r.blobOut.FileNum, Size: props.Size, Values: props.Values, ValueBytes: props.ValueBytes}
+	r.stats.BlobBytesWritten = props.Size
+	return nil
 }
 
 // outputCutter decides where a compaction ends an output table: near the
@@ -149,6 +227,7 @@ func (r *runner) finishOutput(hi []byte) error {
 		}
 	}
 	meta := TableMetadata(r.out.FileNum, r.counter.n, &props)
+	meta.BlobRefs = blobRefs(r.refs)
 	if err := meta.Validate(); err != nil {
 		return fmt.Errorf("compaction: output table: %w", err)
 	}

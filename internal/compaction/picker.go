@@ -24,7 +24,7 @@ func Scores(v *manifest.Version, t Targets, opts *Options) [manifest.NumLevels]f
 	var s [manifest.NumLevels]float64
 	s[0] = float64(v.NumFiles(0)) / float64(opts.L0CompactionTrigger)
 	for level := t.Base; level < lastLevel; level++ {
-		s[level] = float64(v.LevelSize(level)) / float64(t.Size[level])
+		s[level] = float64(v.LevelDataSize(level)) / float64(t.Size[level])
 	}
 	return s
 }
@@ -134,7 +134,10 @@ func Pick(v *manifest.Version, opts *Options, running []*Compaction) *Compaction
 			}
 		}
 	}
-	return nil
+	if !deeperAllowed {
+		return nil
+	}
+	return pickBlobRewrite(v, opts, running, busy)
 }
 
 // Slots returns how many compactions may run at once in v: up to
@@ -334,6 +337,7 @@ func (c *Compaction) chosen(v *manifest.Version, score float64, o *Options) *Com
 func (c *Compaction) complete(v *manifest.Version, o *Options) {
 	c.setFilters(PlanForLevel(v, c.OutputLevel, o))
 	c.Compression = o.OutputCompression(c)
+	c.RelocateBlobs = relocatable(v, o)
 	if c.OutputLevel < lastLevel {
 		c.Grandparents = slices.Clone(v.Overlapping(c.OutputLevel+1, c.Smallest, c.Largest))
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/blob"
 	"github.com/bloomkv/bloomkv/internal/iterator"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/rangedel"
@@ -69,6 +70,9 @@ func Run(ctx context.Context, c *Compaction, env Env, snapshots []base.SeqNum, o
 	if err == nil {
 		err = r.finishOutput(nil)
 	}
+	if err == nil {
+		err = r.finishBlob()
+	}
 	if err != nil {
 		r.abort()
 		return nil, r.stats, err
@@ -116,6 +120,14 @@ type runner struct {
 	w       *sstable.Writer
 	created []*Output // every output created, for abort
 	outputs []*manifest.FileMetadata
+
+	// refs are the current output's blob references; blobOut and bw the
+	// blob file values are relocated to, once one is; blobBuf the value
+	// being relocated.
+	refs    map[uint64]uint64
+	blobOut *Output
+	bw      *blob.Writer
+	blobBuf []byte
 }
 
 // pendingTombstone is a kept tombstone of the current user key whose

@@ -74,7 +74,7 @@ func TargetsOf(v *manifest.Version, opts *Options) Targets {
 	}
 	first, largest := -1, uint64(0)
 	for level := 1; level < manifest.NumLevels; level++ {
-		size := v.LevelSize(level)
+		size := v.LevelDataSize(level)
 		if size > 0 && first < 0 {
 			first = level
 		}

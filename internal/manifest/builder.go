@@ -23,6 +23,10 @@ type Builder struct {
 	// base is kept unless deleted; added tables are appended.
 	added   [NumLevels]map[uint64]*FileMetadata
 	deleted [NumLevels]map[uint64]bool
+	// meta holds the metadata of every table of the version being built,
+	// for the blob references of those an edit deletes.
+	meta  map[uint64]*FileMetadata
+	blobs blobBuilder
 }
 
 // NewBuilder returns a Builder starting from base; nil means the empty
@@ -31,19 +35,27 @@ func NewBuilder(base *Version) *Builder {
 	if base == nil {
 		base = &Version{}
 	}
-	b := &Builder{base: base, level: make(map[uint64]int)}
+	b := &Builder{base: base, level: make(map[uint64]int), meta: make(map[uint64]*FileMetadata), blobs: newBlobBuilder(base)}
 	for level, f := range base.Files() {
 		b.level[f.FileNum] = level
+		b.meta[f.FileNum] = f
 	}
 	return b
 }
 
-// Apply applies the table changes of edit: its deleted files are removed,
-// then its new files added (each a deep copy, so the edit can be reused). A
+// Apply applies the table changes of edit: its blob files are added, its
+// deleted files removed, then its new files added (each a deep copy, so
+// the edit can be reused), and the live bytes of the blob files follow
+// the tables' references. A
 // deleted file must be in the version, at the level the edit says; a new file
 // must not be in it already, and must pass FileMetadata.Validate.
 // The counters of edit are not the Builder's business; see State.Apply.
 func (b *Builder) Apply(edit *VersionEdit) error {
+	for _, m := range edit.NewBlobFiles {
+		if err := b.blobs.add(m); err != nil {
+			return err
+		}
+	}
 	for _, d := range edit.DeletedFiles {
 		if d.Level < 0 || d.Level >= NumLevels {
 			return fmt.Errorf("manifest: edit deletes table %06d from L%d, which does not exist", d.FileNum, d.Level)
@@ -56,6 +68,10 @@ func (b *Builder) Apply(edit *VersionEdit) error {
 			return fmt.Errorf("manifest: edit deletes table %06d from L%d, but it is in L%d", d.FileNum, d.Level, level)
 		}
 		delete(b.level, d.FileNum)
+		if err := b.blobs.ref(b.meta[d.FileNum], -1); err != nil {
+			return err
+		}
+		delete(b.meta, d.FileNum)
 		if _, ok := b.added[level][d.FileNum]; ok {
 			delete(b.added[level], d.FileNum)
 		} else {
@@ -78,19 +94,25 @@ func (b *Builder) Apply(edit *VersionEdit) error {
 		if level, ok := b.level[n.Meta.FileNum]; ok {
 			return fmt.Errorf("manifest: edit adds table %06d to L%d, but it is already in L%d", n.Meta.FileNum, n.Level, level)
 		}
+		if err := b.blobs.ref(n.Meta, 1); err != nil {
+			return err
+		}
 		b.level[n.Meta.FileNum] = n.Level
 		if b.added[n.Level] == nil {
 			b.added[n.Level] = make(map[uint64]*FileMetadata)
 		}
-		b.added[n.Level][n.Meta.FileNum] = n.Meta.Clone()
+		c := n.Meta.Clone()
+		b.added[n.Level][n.Meta.FileNum] = c
+		b.meta[c.FileNum] = c
 	}
 	return nil
 }
 
 // Finish builds the version and checks the invariants of every level that
-// changed. Unchanged levels share their slices with the base version.
+// changed. Unchanged levels share their slices with the base version. Blob
+// files no table references are left out.
 func (b *Builder) Finish() (*Version, error) {
-	v := &Version{}
+	v := &Version{Blobs: b.blobs.finish()}
 	for level := range NumLevels {
 		old := b.base.Levels[level]
 		if len(b.added[level]) == 0 && len(b.deleted[level]) == 0 {

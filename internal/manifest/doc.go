@@ -60,7 +60,12 @@
 //	 7   NewFileBlocks    a NewFileFilter body | the data blocks'
 //	                      compression (1 byte, nonzero: 1 none, 2 snappy,
 //	                      3 zstd, as package sstable numbers them)
-//	 0, 8…  reserved or unknown: rejected as corruption
+//	 8   NewFileBlobs     a NewFileBlocks body | references (uvarint,
+//	                      nonzero) | per reference, in file-number order:
+//	                      blob file number uvarint | bytes uvarint
+//	 9   NewBlobFile      blob file number uvarint, nonzero | size |
+//	                      values | value bytes (uvarints)
+//	 0, 10…  reserved or unknown: rejected as corruption
 //
 // A NewFile body, with the keys as internal keys (user key ‖ 8-byte
 // trailer, see package base), each preceded by its length:
@@ -71,8 +76,19 @@
 //	  uvarint fields, except smallest and largest (slen and llen bytes,
 //	  each ≥ 8) and bits/key (a float64, IEEE 754 bits, 8 bytes little-endian)
 //
-// Encode writes the counters in tag order, then the deleted files, then the
-// new files. Decode accepts fields in any order but rejects, as corruption
+// A table's blob references (FileMetadata.BlobRefs) are the bytes of each
+// blob file its handles point into. A version holds the blob files its
+// tables reference, and no others: a blob file comes in with the edit
+// that adds it (NewBlobFile, before the tables of the same edit that
+// reference it) and leaves by itself once the last table referencing it
+// is deleted, so no tag deletes one. Its live bytes are the sum of its
+// tables' references, its dead bytes the rest of its value bytes.
+//
+// INVARIANT: every reference of a version's tables names a blob file of
+// the version, and a blob file's live bytes never exceed its value bytes.
+//
+// Encode writes the counters in tag order, then the deleted files, then
+// the new blob files, then the new files. Decode accepts fields in any order but rejects, as corruption
 // (base.ErrCorruption): a truncated field, a uvarint over 64 bits, tag 0 or
 // an unknown tag (it might change the edit's meaning), a repeated counter,
 // an explicit zero, a level ≥ NumLevels, and a new file that fails

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/bloomkv/bloomkv/internal/base"
 )
@@ -45,6 +46,12 @@ type FileMetadata struct {
 	// filter it is for the picker (does the table suit the level it
 	// would move to?) and for display: each block says how to decode it.
 	Compression uint8
+	// BlobRefs are the bytes of values in blob files the table's entries
+	// of kind KindSetBlob reference, per blob file, in file-number order;
+	// none for a table of inline values only. A table's references are
+	// fixed when it is written; a Version's blob files and their live
+	// bytes are the sums of its tables'.
+	BlobRefs []BlobRef
 }
 
 // FilterBitsPerKey returns the bits per key the filters of files spend
@@ -84,6 +91,7 @@ func (m *FileMetadata) Filter() (family uint8, param float64) {
 // memory with buffers the caller may reuse.
 func (m *FileMetadata) Clone() *FileMetadata {
 	c := *m
+	c.BlobRefs = slices.Clone(m.BlobRefs)
 	c.Smallest.UserKey = bytes.Clone(m.Smallest.UserKey)
 	c.Largest.UserKey = bytes.Clone(m.Largest.UserKey)
 	if c.Smallest.UserKey == nil {
@@ -142,7 +150,7 @@ func (m *FileMetadata) Validate() error {
 	case math.IsNaN(m.FilterParam) || math.IsInf(m.FilterParam, 0) || m.FilterParam < 0:
 		return fail("filter parameter %v", m.FilterParam)
 	}
-	return nil
+	return validateRefs(m)
 }
 
 func (m *FileMetadata) seqInRange(s base.SeqNum) bool {

@@ -28,6 +28,8 @@ const (
 	// through one numbered after the manifest it names; one left behind by
 	// a crash is garbage and may be removed.
 	FileTypeTemp
+	// FileTypeBlob is a blob file of separated values, "NNNNNN.blob".
+	FileTypeBlob
 )
 
 func (t FileType) String() string {
@@ -44,6 +46,8 @@ func (t FileType) String() string {
 		return "lock"
 	case FileTypeTemp:
 		return "temp"
+	case FileTypeBlob:
+		return "blob"
 	}
 	return fmt.Sprintf("FileType(%d)", int(t))
 }
@@ -71,6 +75,8 @@ func MakeFilename(t FileType, num uint64) string {
 		return lockName
 	case FileTypeTemp:
 		return fmt.Sprintf("%06d.tmp", num)
+	case FileTypeBlob:
+		return fmt.Sprintf("%06d.blob", num)
 	}
 	panic(fmt.Sprintf("manifest: MakeFilename of unknown %v", t))
 }
@@ -97,6 +103,8 @@ func ParseFilename(name string) (t FileType, num uint64, ok bool) {
 		t, name = FileTypeWAL, name[:len(name)-len(".log")]
 	case strings.HasSuffix(name, ".sst"):
 		t, name = FileTypeTable, name[:len(name)-len(".sst")]
+	case strings.HasSuffix(name, ".blob"):
+		t, name = FileTypeBlob, name[:len(name)-len(".blob")]
 	case strings.HasSuffix(name, ".tmp"):
 		t, name = FileTypeTemp, name[:len(name)-len(".tmp")]
 	default:

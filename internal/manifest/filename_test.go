@@ -18,6 +18,7 @@ func TestFilenames(t *testing.T) {
 		{FileTypeTable, 42, "000042.sst"},
 		{FileTypeManifest, 7, "MANIFEST-000007"},
 		{FileTypeTemp, 7, "000007.tmp"},
+		{FileTypeBlob, 12, "000012.blob"},
 		{FileTypeTable, 1234567, "1234567.sst"},
 		{FileTypeWAL, math.MaxUint64, "18446744073709551615.log"},
 		{FileTypeCurrent, 0, "CURRENT"},
@@ -47,7 +48,7 @@ func TestFilenames(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 13))
 	for range 1000 {
 		num := max(1, rng.Uint64()>>rng.UintN(64))
-		for _, ft := range []FileType{FileTypeWAL, FileTypeTable, FileTypeManifest, FileTypeTemp} {
+		for _, ft := range []FileType{FileTypeWAL, FileTypeTable, FileTypeManifest, FileTypeTemp, FileTypeBlob} {
 			name := MakeFilename(ft, num)
 			if gt, gn, ok := ParseFilename(name); !ok || gt != ft || gn != num {
 				t.Fatalf("ParseFilename(%q) = %v, %d, %v", name, gt, gn, ok)

@@ -52,6 +52,9 @@ func (s State) Apply(edits ...*VersionEdit) (State, error) {
 func (s State) SnapshotEdit() *VersionEdit {
 	e := &VersionEdit{LogNumber: s.LogNumber, NextFileNumber: s.NextFileNumber, LastSeqNum: s.LastSeqNum}
 	if s.Version != nil {
+		for _, b := range s.Version.Blobs {
+			e.NewBlobFiles = append(e.NewBlobFiles, b.BlobFileMetadata)
+		}
 		for level, f := range s.Version.Files() {
 			e.NewFiles = append(e.NewFiles, NewFile{Level: level, Meta: f})
 		}
@@ -96,6 +99,11 @@ func (r *replay) apply(e *VersionEdit) error {
 	}
 	if s.LogNumber != 0 && s.LogNumber >= s.NextFileNumber {
 		return fmt.Errorf("manifest: log number %d is not below the next file number %d", s.LogNumber, s.NextFileNumber)
+	}
+	for _, b := range e.NewBlobFiles {
+		if b.FileNum >= s.NextFileNumber {
+			return fmt.Errorf("manifest: edit adds blob file %06d, not below the next file number %d", b.FileNum, s.NextFileNumber)
+		}
 	}
 	for _, n := range e.NewFiles {
 		if n.Meta == nil {

@@ -27,6 +27,10 @@ type Version struct {
 	// Levels[i] are the tables of level i in the order above. Read only:
 	// the slices may be shared with other versions.
 	Levels [NumLevels][]*FileMetadata
+	// Blobs are the blob files the tables reference, in file-number
+	// order, each with the bytes they reference (see blobBuilder's
+	// invariant). Read only.
+	Blobs []BlobFile
 }
 
 // NumFiles returns the number of tables in level.
@@ -37,6 +41,23 @@ func (v *Version) LevelSize(level int) uint64 {
 	var n uint64
 	for _, f := range v.Levels[level] {
 		n += f.Size
+	}
+	return n
+}
+
+// LevelDataSize returns the bytes of the data of level's tables: their
+// files and the values in blob files their handles reference. The tree's
+// shape follows it, so that separated values count where they belong: a
+// level of small tables holding handles to much data is a large level,
+// whose stale versions compactions must drop for their values' space to
+// come back.
+func (v *Version) LevelDataSize(level int) uint64 {
+	var n uint64
+	for _, f := range v.Levels[level] {
+		n += f.Size
+		for _, r := range f.BlobRefs {
+			n += r.Bytes
+		}
 	}
 	return n
 }
@@ -55,7 +76,8 @@ func (v *Version) Files() iter.Seq2[int, *FileMetadata] {
 }
 
 // FileNums yields the file number of every table in the version. A table file
-// whose number no live version yields is obsolete.
+// whose number no live version yields is obsolete. (Blob files are in
+// Blobs.)
 func (v *Version) FileNums() iter.Seq[uint64] {
 	return func(yield func(uint64) bool) {
 		for _, f := range v.Files() {
@@ -140,7 +162,7 @@ func (v *Version) CheckInvariants() error {
 			return err
 		}
 	}
-	return nil
+	return v.checkBlobs()
 }
 
 // checkLevel verifies the invariants of one level.

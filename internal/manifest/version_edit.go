@@ -30,6 +30,10 @@ type VersionEdit struct {
 	// deleted files before it adds its new ones, so that one edit can move a
 	// table between levels.
 	NewFiles []NewFile
+	// NewBlobFiles are blob files an edit adds, before its tables, which
+	// reference them. A blob file leaves the version by itself once no
+	// table references it (see Builder), so no edit deletes one.
+	NewBlobFiles []*BlobFileMetadata
 }
 
 // DeletedFile names a table an edit removes, and the level it is in.
@@ -54,6 +58,8 @@ const (
 	tagNewFile        = 5
 	tagNewFileFilter  = 6 // a NewFile with its filter's family and parameter, and its entries
 	tagNewFileBlocks  = 7 // a NewFileFilter with its data blocks' compression
+	tagNewFileBlobs   = 8 // a NewFileBlocks with its blob references
+	tagNewBlobFile    = 9 // a blob file
 )
 
 // LastTag is the newest field tag of an encoded edit that this package
@@ -82,10 +88,19 @@ func (e *VersionEdit) Encode(dst []byte) []byte {
 		dst = binary.AppendUvarint(dst, uint64(d.Level))
 		dst = binary.AppendUvarint(dst, d.FileNum)
 	}
+	for _, b := range e.NewBlobFiles {
+		dst = binary.AppendUvarint(dst, tagNewBlobFile)
+		dst = binary.AppendUvarint(dst, b.FileNum)
+		dst = binary.AppendUvarint(dst, b.Size)
+		dst = binary.AppendUvarint(dst, b.Values)
+		dst = binary.AppendUvarint(dst, b.ValueBytes)
+	}
 	for _, n := range e.NewFiles {
 		m := n.Meta
 		tag := uint64(tagNewFile)
 		switch {
+		case len(m.BlobRefs) > 0:
+			tag = tagNewFileBlobs
 		case m.Compression != 0:
 			tag = tagNewFileBlocks
 		case m.FilterFamily != 0 || m.Entries != 0:
@@ -107,8 +122,15 @@ func (e *VersionEdit) Encode(dst []byte) []byte {
 			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(m.FilterParam))
 			dst = binary.AppendUvarint(dst, m.Entries)
 		}
-		if tag == tagNewFileBlocks {
+		if tag >= tagNewFileBlocks {
 			dst = append(dst, m.Compression)
+		}
+		if tag == tagNewFileBlobs {
+			dst = binary.AppendUvarint(dst, uint64(len(m.BlobRefs)))
+			for _, r := range m.BlobRefs {
+				dst = binary.AppendUvarint(dst, r.FileNum)
+				dst = binary.AppendUvarint(dst, r.Bytes)
+			}
 		}
 	}
 	return dst
@@ -170,9 +192,19 @@ func Decode(b []byte) (VersionEdit, error) {
 			if d.err == nil {
 				e.DeletedFiles = append(e.DeletedFiles, DeletedFile{Level: level, FileNum: num})
 			}
-		case tagNewFile, tagNewFileFilter, tagNewFileBlocks:
+		case tagNewFile, tagNewFileFilter, tagNewFileBlocks, tagNewFileBlobs:
 			if n, ok := d.newFile(tag); ok {
 				e.NewFiles = append(e.NewFiles, n)
+			}
+		case tagNewBlobFile:
+			b := &BlobFileMetadata{
+				FileNum:    d.nonzero("blob file number"),
+				Size:       d.uvarint("blob file size"),
+				Values:     d.uvarint("blob file values"),
+				ValueBytes: d.uvarint("blob file value bytes"),
+			}
+			if d.err == nil {
+				e.NewBlobFiles = append(e.NewBlobFiles, b)
 			}
 		case 0:
 			return VersionEdit{}, editErrorf("reserved tag 0 at byte %d", fieldOff)
@@ -270,8 +302,9 @@ func (d *decoder) internalKey(what string) base.InternalKey {
 }
 
 // newFile decodes the body of a NewFile field with tag (tagNewFile,
-// tagNewFileFilter or tagNewFileBlocks): the tags after tagNewFile add the
-// filter's family and parameter and the entries, then the compression.
+// tagNewFileFilter, tagNewFileBlocks or tagNewFileBlobs): the tags after
+// tagNewFile add the filter's family and parameter and the entries, then
+// the compression, then the blob references.
 func (d *decoder) newFile(tag uint64) (NewFile, bool) {
 	start := d.off()
 	level := d.level()
@@ -297,12 +330,21 @@ func (d *decoder) newFile(tag uint64) (NewFile, bool) {
 			d.fail("filter family 0 (none) with %v bits per key", m.FilterBitsPerKey)
 		}
 	}
-	if tag == tagNewFileBlocks {
+	if tag >= tagNewFileBlocks {
 		if c := d.bytes("compression", 1); c != nil {
 			m.Compression = c[0]
 		}
 		if d.err == nil && m.Compression == 0 {
 			d.fail("compression 0 (unknown) in a field that records it")
+		}
+	}
+	if tag == tagNewFileBlobs {
+		n := d.uvarint("blob references")
+		if d.err == nil && (n == 0 || n > uint64(len(d.b))/2) {
+			d.fail("%d blob references", n) // each takes two bytes at least
+		}
+		for i := uint64(0); i < n && d.err == nil; i++ {
+			m.BlobRefs = append(m.BlobRefs, BlobRef{FileNum: d.uvarint("blob file number"), Bytes: d.uvarint("blob bytes")})
 		}
 	}
 	if d.err != nil {

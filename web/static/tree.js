@@ -73,6 +73,16 @@ function drawLevels(t) {
           el("br"), el("span", {title: "how due for compaction: 1 or more is due (see below)"}, `score ${l.score.toFixed(2)}`), el("br"), l.bitsPerKey ? `${l.bitsPerKey.toFixed(1)} bits/key` : "")),
       el("div", {}, el("div", {class: "tables"}, boxes), counters(l))));
   }
+  if (t.blobs.length > 0) {
+    const size = t.blobs.reduce((a, b) => a + b.size, 0);
+    const boxes = t.blobs.map(b => el("div", {class: ["tbl", tree.trace.get(b.fileNum) || ""].join(" ").trim(), "data-file": b.fileNum, "data-name": b.name},
+      el("div", {class: "fn"}, b.name), el("div", {}, `${fmtBytes(b.size)} · ${(100 * b.deadShare).toFixed(0)}% dead`),
+      el("title", {}, `${b.name}: ${fmtBytes(b.liveBytes)} of its values live`)));
+    rows.push(el("div", {class: "level", "data-level": "blob"},
+      el("div", {}, el("div", {class: "name"}, "blobs"),
+        el("div", {class: "meta"}, `${t.blobs.length} file${t.blobs.length === 1 ? "" : "s"}, ${fmtBytes(size)}`, el("br"), "values the tables hold handles to")),
+      el("div", {}, el("div", {class: "tables"}, boxes))));
+  }
   $("levels").replaceChildren(...rows);
 }
 
@@ -119,6 +129,7 @@ function drawEvents(t) {
 function stepResult(s) {
   if (s.error) return ["error", "error: " + s.error];
   if (s.kind === "memtable") return s.found ? ["found", s.deleted ? "found a deletion" : "found"] : ["level", "not here"];
+  if (s.kind === "blob") return ["found", `value read from the blob file (${fmtBytes(s.bytesRead)})`];
   if (s.kind === "level") return ["level", `no table's key range holds the key (binary search of ${s.tables} table${s.tables === 1 ? "" : "s"}): nothing read`];
   if (!s.inRange) return ["out", `key outside ${s.smallest} … ${s.largest}: not consulted`];
   if (s.filter === "absent") return ["skipped", "filter: absent — skipped without reading the file"];

@@ -261,12 +261,21 @@ type engineRun struct {
 // options are the command's flags.
 type options struct {
 	n, reads, keySize, valueSize, scanLength, writesPerKey, threads int
+	valueThreshold                                                  int
 	engines, workloads, dir, engine, ycsb, sizes, out, chart        string
 	cpuProfile                                                      string
 	seed                                                            uint64
 	missRatio                                                       float64
 	inProcess, sharedBinary, spaceAmp, cold                         bool
 	sampleInterval                                                  time.Duration
+}
+
+// settings returns the engines' settings: the defaults, with o's value
+// threshold.
+func (o *options) settings() peers.Settings {
+	s := peers.DefaultSettings
+	s.ValueThreshold = o.valueThreshold
+	return s
 }
 
 // config returns the workloads' configuration of o's flags.
@@ -294,7 +303,7 @@ func (o *options) measure(engine string, cfg *workload.Config) *peers.Measure {
 func (o *options) childArgs(name string) []string {
 	return []string{"-engine", name, "-n", strconv.Itoa(o.n), "-reads", strconv.Itoa(o.reads),
 		"-workloads", o.workloads, "-seed", strconv.FormatUint(o.seed, 10),
-		"-key-size", strconv.Itoa(o.keySize), "-value-size", strconv.Itoa(o.valueSize),
+		"-key-size", strconv.Itoa(o.keySize), "-value-size", strconv.Itoa(o.valueSize), "-value-threshold", strconv.Itoa(o.valueThreshold),
 		"-miss-ratio", strconv.FormatFloat(o.missRatio, 'g', -1, 64),
 		"-scan-length", strconv.Itoa(o.scanLength), "-dir", o.dir,
 		"-writes-per-key", strconv.Itoa(o.writesPerKey), "-sample-interval", o.sampleInterval.String(),
@@ -338,6 +347,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Uint64Var(&o.seed, "seed", workload.DefaultSeed, "seed of values and workloads")
 	fs.IntVar(&o.keySize, "key-size", workload.DefaultKeySize, "key size in bytes")
 	fs.IntVar(&o.valueSize, "value-size", workload.DefaultValueSize, "value size in bytes")
+	fs.IntVar(&o.valueThreshold, "value-threshold", 0, "size from which values go to bloomkv's blob files and badger's value log (0: bloomkv's default, 1 KiB, and badger's log from 4 KiB; pebble keeps values in its tables)")
 	fs.Float64Var(&o.missRatio, "miss-ratio", 0.5, "readmixed's share of missing keys")
 	fs.IntVar(&o.scanLength, "scan-length", 100, "entries per scan")
 	fs.StringVar(&o.dir, "dir", "", "directory for the databases (default: a temporary one, removed after)")
@@ -438,7 +448,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return fail(2, fmt.Errorf("-cold: %w", err))
 		}
 	}
-	s := peers.DefaultSettings
+	s := o.settings()
 
 	if o.engine != "" { // a child: one engine, results as JSON on stdout
 		if o.dir == "" {
@@ -558,7 +568,7 @@ func runEngines(o *options, es []peers.Engine, bins map[string]*binary, cfg *wor
 		if bins == nil {
 			var rs []*peers.Outcome
 			err := o.profile(e.Name, func() (err error) {
-				rs, err = o.measure(e.Name, cfg).Run(e, o.dir, peers.DefaultSettings, cfg, ws)
+				rs, err = o.measure(e.Name, cfg).Run(e, o.dir, o.settings(), cfg, ws)
 				return err
 			})
 			if err != nil {

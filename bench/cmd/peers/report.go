@@ -45,7 +45,7 @@ type sizeRun struct {
 func newReport(o *options, args []string, ws []workload.Workload) *report {
 	return &report{Machine: procstat.ReadMachine(o.dir), Command: "peers " + strings.Join(args, " "),
 		Date: time.Now().UTC().Format(time.RFC3339), Threads: o.threads, Cold: o.cold, YCSB: o.ycsb,
-		Workloads: ws, Settings: peers.DefaultSettings}
+		Workloads: ws, Settings: o.settings()}
 }
 
 func (r *report) add(n int, cfg *workload.Config, runs []engineRun) {
