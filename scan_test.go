@@ -18,7 +18,7 @@ func TestScanReportsErrors(t *testing.T) {
 	for _, tc := range []struct {
 		suffix  string
 		minSize int
-	}{{".sst", ValueSeparationOff}, {".blob", 0}} {
+	}{{".sst", ValueSeparationOff}, {".blob", 1 << 10}} {
 		t.Run(tc.suffix, func(t *testing.T) { testScanReportsErrors(t, tc.suffix, tc.minSize) })
 	}
 }

@@ -22,7 +22,7 @@ func treeDB(t *testing.T) (*bloomkv.DB, *EventLog) {
 	t.Helper()
 	events := NewEventLog(0)
 	db, err := bloomkv.Open("db", &bloomkv.Options{FS: vfs.NewMem(), MemtableSize: 64 << 10, TargetFileSize: 16 << 10,
-		EventListener: events.Listener(nil)})
+		ValueSeparation: bloomkv.ValueSeparation{MinSize: 1 << 10}, EventListener: events.Listener(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,7 +68,7 @@ var benchFlagGroups = []flagGroup{
 	{"What to run", []string{"workloads", "n", "reads", "threads", "sizes", "seed", "dir"}},
 	{"The workloads' shape", []string{"key-size", "value-size", "miss-ratio", "scan-length", "writes-per-key", "prefix-keys", "ycsb"}},
 	{"Filters (-filter or -levels instead of -bits-per-key and -allocation)", []string{"bits-per-key", "allocation", "policy", "filter", "levels", "range-filter-bits"}},
-	{"The tree", []string{"memtable-size", "base-level-size", "target-file-size", "level-sizing", "cache-size", "compression", "top-compression", "max-compactions"}},
+	{"The tree", []string{"memtable-size", "base-level-size", "target-file-size", "level-sizing", "cache-size", "compression", "top-compression", "max-compactions", "value-separation"}},
 	{"Measuring", []string{"cold"}},
 	{"The filter sweep (-sweep: a database per filter setting, then each family by table size)", []string{"sweep", "sweep-n", "sweep-reads", "sweep-bits", "sweep-policies", "sweep-fuse", "sweep-offsets", "sweep-sizes", "sweep-probes"}},
 	{"Range filters side by side", []string{"range-compare"}},
@@ -105,7 +105,7 @@ func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
 	fs.StringVar(&f.workloads, "workloads", "fillrandom,readrandom,readmissing,readmixed,scan", "comma-separated workloads, run in order")
 	fs.IntVar(&f.keySize, "key-size", workload.DefaultKeySize, "key size in bytes")
 	fs.IntVar(&f.valueSize, "value-size", workload.DefaultValueSize, "value size in bytes")
-	fs.IntVar(&f.valueSeparation, "value-separation", 0, "size from which values go to blob files (Options.ValueSeparation.MinSize; 0: the DB's default, -1: none)")
+	fs.IntVar(&f.valueSeparation, "value-separation", 0, "size from which values go to blob files (Options.ValueSeparation.MinSize); 0 or -1: none, the default")
 	fs.Uint64Var(&f.seed, "seed", workload.DefaultSeed, "seed of the values and of every workload's random choices")
 	fs.Float64Var(&f.missRatio, "miss-ratio", 0.5, "readmixed: share of Gets of missing keys, in [0, 1]")
 	fs.IntVar(&f.scanLength, "scan-length", 100, "scan: entries read per scan")
