@@ -16,10 +16,9 @@ GOIMPORTS   ?= golang.org/x/tools/cmd/goimports@v0.52.0
 .PHONY: test test-race test-plain test-bench test-raft check-format vet staticcheck fuzz bench reliability raft-reliability
 
 # The whole suite, its steps run by scripts/test: the programs the tests
-# start installed in the background (scripts/ensure-packages), the checks,
-# then the tests below, bench's and raftstore's beside the core's. It
-# prints each step's output and time. About 4 minutes on a warm 2-core
-# machine, 8 on a fresh one (see README.md).
+# start installed (scripts/ensure-packages) and the checks, in the
+# background; then the tests below, all at once. It prints each step's
+# output and time. README.md says how long it takes.
 test:
 	MAKE="$(MAKE)" ./scripts/test
 
