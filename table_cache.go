@@ -249,16 +249,13 @@ func (f *tableFile) acquire() (*tableHandle, error) {
 		victim.file.Close()
 	}
 
-	file, err := c.fs.Open(f.path)
+	file, err := f.open()
 	if err != nil {
 		c.mu.Lock()
 		c.mu.n--
 		c.mu.Unlock()
 		return nil, f.openError(err)
 	}
-	// Lookups read single blocks: no read-ahead. The readers that go
-	// through a table in order read large chunks themselves.
-	_ = vfs.AdviseRandom(file)
 	h := &tableHandle{file: file}
 	h.refs.Store(1) // the caller's
 
@@ -284,6 +281,17 @@ func (f *tableFile) acquire() (*tableHandle, error) {
 	c.pushFrontLocked(f)
 	c.mu.Unlock()
 	return h, nil
+}
+
+// open opens the table's file for reading. Lookups read single blocks:
+// no read-ahead. The readers that go through a table in order read large
+// chunks themselves.
+func (f *tableFile) open() (vfs.File, error) {
+	file, err := f.cache.fs.Open(f.path)
+	if err == nil {
+		_ = vfs.AdviseRandom(file)
+	}
+	return file, err
 }
 
 // openError is the error of a failed open of the table's file. While a DB
@@ -321,10 +329,7 @@ func (f *tableFile) keepOpen() error {
 	}
 	c.mu.Unlock()
 
-	file, err := c.fs.Open(f.path)
-	if err == nil {
-		_ = vfs.AdviseRandom(file)
-	}
+	file, err := f.open()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {

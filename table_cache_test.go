@@ -397,21 +397,30 @@ func TestTableCacheConcurrent(t *testing.T) {
 	x.closeAll(t)
 }
 
+// failingOpenFS returns a MemFS holding n table files, /000001.sst on,
+// file i holding content(i); an fdFS over it counting their descriptors;
+// an Injecting over that which fails every Open while the returned flag
+// is set; and the flag.
+func failingOpenFS(n int, content func(i int) string) (*vfs.MemFS, *fdFS, *vfs.Injecting, *atomic.Bool) {
+	mem := vfs.NewMem()
+	fds := newFDFS(mem)
+	failOpens := new(atomic.Bool)
+	inj := vfs.NewInjecting(fds, func(op vfs.Op) bool { return op.Kind == vfs.OpOpen && failOpens.Load() })
+	for i := range n {
+		f, _ := mem.Create(fmt.Sprintf("/%06d.sst", i+1))
+		f.Write([]byte(content(i)))
+		f.Close()
+	}
+	return mem, fds, inj, failOpens
+}
+
 // TestTableCacheReopenErrors checks what a reopen reports: a table file
 // gone is corruption, naming it; another error is returned wrapped, and is
 // not corruption. After a failed reopen the cache counts the handles open
 // (the slot it had made room with is given back), and the next read
 // retries.
 func TestTableCacheReopenErrors(t *testing.T) {
-	mem := vfs.NewMem()
-	fds := newFDFS(mem)
-	var failOpens atomic.Bool
-	inj := vfs.NewInjecting(fds, func(op vfs.Op) bool { return op.Kind == vfs.OpOpen && failOpens.Load() })
-	for i := range 2 {
-		f, _ := mem.Create(fmt.Sprintf("/%06d.sst", i+1))
-		f.Write([]byte("table"))
-		f.Close()
-	}
+	mem, fds, inj, failOpens := failingOpenFS(2, func(int) string { return "table" })
 	c := newTableCache(inj, 1)
 	a, b := c.newFile("/000001.sst"), c.newFile("/000002.sst")
 	buf := make([]byte, 5)
@@ -469,15 +478,7 @@ func TestTableCacheReopenErrors(t *testing.T) {
 // close alone. A file that cannot be kept open makes its reads fail with an
 // error wrapping fs.ErrClosed, never ErrCorruption.
 func TestTableCacheKeepOpen(t *testing.T) {
-	mem := vfs.NewMem()
-	fds := newFDFS(mem)
-	var failOpens atomic.Bool
-	inj := vfs.NewInjecting(fds, func(op vfs.Op) bool { return op.Kind == vfs.OpOpen && failOpens.Load() })
-	for i := range 4 {
-		f, _ := mem.Create(fmt.Sprintf("/%06d.sst", i+1))
-		fmt.Fprintf(f, "table%d", i+1)
-		f.Close()
-	}
+	mem, fds, inj, failOpens := failingOpenFS(4, func(i int) string { return fmt.Sprintf("table%d", i+1) })
 	c := newTableCache(inj, 1)
 	files := make([]*tableFile, 4)
 	for i := range files {
