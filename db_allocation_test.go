@@ -27,7 +27,7 @@ func TestOptimalFilterAllocation(t *testing.T) {
 	// Optimal beats Uniform, and `make test` runs it again at full size.
 	keys, lookups, full := 250_000, 100_000, true
 	if raceEnabled || testing.Short() {
-		keys, full = 60_000, false
+		keys, lookups, full = 20_000, 40_000, false
 	}
 	type result struct {
 		wastedReads float64 // Σ over levels of the measured FPR
