@@ -383,12 +383,14 @@ func TestBlobFileMissing(t *testing.T) {
 	}
 }
 
-// TestBlobFileHandlesBounded reads values of ten blob files from four
-// goroutines at once with room for three open: every value is right, and
-// no more than three stay open.
+// TestBlobFileHandlesBounded reads values of ten blob files and ten
+// tables from four goroutines at once with room for six open files (the
+// table cache's, which blob files share, at MaxOpenFiles 16): every value
+// is right, handles were closed to make room, and no more than six stay
+// open.
 func TestBlobFileHandlesBounded(t *testing.T) {
 	d, err := Open("/db", &Options{FS: vfs.NewMem(), ValueSeparation: ValueSeparation{MinSize: 64}, L0CompactionTrigger: noCompaction,
-		L0SlowdownTrigger: noCompaction + 1, L0StopTrigger: noCompaction + 2})
+		L0SlowdownTrigger: noCompaction + 1, L0StopTrigger: noCompaction + 2, MaxOpenFiles: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,9 +407,6 @@ func TestBlobFileHandlesBounded(t *testing.T) {
 	if n := len(d.versionBlobs()); n != 10 {
 		t.Fatalf("%d blob files, want 10", n)
 	}
-	d.blobs.mu.Lock()
-	d.blobs.capacity = 3
-	d.blobs.mu.Unlock()
 	errs := make(chan error, 4)
 	for g := range 4 {
 		go func() {
@@ -426,11 +425,9 @@ func TestBlobFileHandlesBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d.blobs.mu.Lock()
-	open := len(d.blobs.open)
-	d.blobs.mu.Unlock()
-	if open > 3 {
-		t.Fatalf("%d blob files open, capacity 3", open)
+	capacity := tableCacheCapacity(16, 0)
+	if st := d.tableCache.stats(); st.open > capacity || st.evictions == 0 {
+		t.Fatalf("%d files open, %d evicted; want at most %d open, some evicted", st.open, st.evictions, capacity)
 	}
 }
 

@@ -1,6 +1,17 @@
 package bloomkv
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/bloomkv/bloomkv/internal/blob"
+)
+
+// blobReadaheads is the number of blob files an Iterator reads ahead in
+// at once: a forward scan meets the values of many flushes' blob files
+// interleaved, each file's in its order. A read-ahead's buffer, up to 64
+// KiB, is made only once the scan reads two values of its file near each
+// other.
+const blobReadaheads = 16
 
 // iterBlob is an Iterator's view of a value kept in a blob file.
 type iterBlob struct {
@@ -10,17 +21,31 @@ type iterBlob struct {
 	// handle and value are the last value read and its encoded handle:
 	// a second Value at the same key reads nothing.
 	handle, value []byte
+	// ra are the forward direction's read-aheads, one a blob file, the
+	// least recently used (used, by clock) given to a new file.
+	ra    [blobReadaheads]blob.Readahead
+	used  [blobReadaheads]uint64
+	clock uint64
 }
 
 // blobValue returns the value the encoded handle enc locates, read from
-// its blob file on the first ask at this key; on a failure it stops the
-// iterator with the error and returns nil.
-func (it *Iterator) blobValue(enc []byte) []byte {
+// its blob file on the first ask at this key — reading ahead in the file if
+// forward — and on a failure stops the iterator with the error and returns
+// nil.
+func (it *Iterator) blobValue(enc []byte, forward bool) []byte {
 	b := &it.blob
 	if b.handle != nil && bytes.Equal(b.handle, enc) {
 		return nonNil(b.value)
 	}
-	v, err := it.db.readBlob(b.value[:0], enc, nil)
+	var (
+		v   []byte
+		err error
+	)
+	if forward {
+		v, err = it.db.readBlobAhead(b.value[:0], enc, b.readahead)
+	} else {
+		v, err = it.db.readBlob(b.value[:0], enc, nil)
+	}
 	if err != nil {
 		it.err = err
 		b.handle = nil
@@ -29,4 +54,22 @@ func (it *Iterator) blobValue(enc []byte) []byte {
 	b.value = v
 	b.handle = append(b.handle[:0], enc...)
 	return nonNil(b.value)
+}
+
+// readahead returns the read-ahead of r's file: its own, or the least
+// recently used one, which starts afresh on r.
+func (b *iterBlob) readahead(r *blob.Reader) *blob.Readahead {
+	b.clock++
+	victim := 0
+	for i := range b.ra {
+		if b.ra[i].Reader() == r {
+			victim = i
+			break
+		}
+		if b.used[i] < b.used[victim] {
+			victim = i
+		}
+	}
+	b.used[victim] = b.clock
+	return &b.ra[victim]
 }

@@ -278,8 +278,8 @@ type Options struct {
 	// while their filters and indexes stay in memory. It is capped at half
 	// the process's RLIMIT_NOFILE as the DB finds it, so that a DB of
 	// thousands of tables opens under a low ulimit. Default 1000, as in
-	// LevelDB and Pebble; at least 16. Blob files (ValueSeparation) keep
-	// up to 64 descriptors more, the least recently read closed first.
+	// LevelDB and Pebble; at least 16. Blob files (ValueSeparation) share
+	// the table cache's descriptors with the tables.
 	MaxOpenFiles int
 
 	// ValueSeparation moves large values out of the tables into blob files

@@ -300,7 +300,7 @@ func (f *tableFile) open() (vfs.File, error) {
 // damage, not an I/O error to retry.
 func (f *tableFile) openError(err error) error {
 	if errors.Is(err, iofs.ErrNotExist) {
-		return base.Corruptf(f.path, 0, "the manifest lists the table, but it does not exist")
+		return base.Corruptf(f.path, 0, "the manifest lists the file, but it does not exist")
 	}
 	return fmt.Errorf("bloomkv: open table %s: %w", f.path, err)
 }
