@@ -8,10 +8,10 @@ import (
 
 // blobReadaheads is the number of blob files an Iterator reads ahead in
 // at once: a forward scan meets the values of many flushes' blob files
-// interleaved, each file's in its order. A read-ahead's buffer, up to 64
-// KiB, is made only once the scan reads two values of its file near each
-// other.
-const blobReadaheads = 16
+// interleaved, each file's in its order. A read-ahead's buffer is 4 KiB,
+// and grows, up to 64 KiB, only while the scan reads its file's values
+// near each other.
+const blobReadaheads = 64
 
 // iterBlob is an Iterator's view of a value kept in a blob file.
 type iterBlob struct {

@@ -1,37 +1,36 @@
 package blob
 
-// Read-ahead sizes of ReadValueAhead: the first read past a record read in
-// order reads minReadahead bytes, each next one twice the last, up to
-// maxReadahead.
+// Read-ahead sizes of ReadValueAhead: a read of a record not read ahead
+// already reads minReadahead bytes from it, or, if it is near after the
+// last record read, twice the last read's, up to maxReadahead.
 const (
-	minReadahead = 8 << 10
+	minReadahead = 4 << 10
 	maxReadahead = 64 << 10
 )
 
 // Readahead is the state of a reader going through one blob file's values
-// in file order, as a forward scan of a table written by one flush does:
-// the bytes read ahead of the last value, and where it ended. The zero
-// value is ready to use; it belongs to one goroutine.
+// in file order, as a forward scan of the keys of one flush does: the
+// bytes read ahead of the last value, and where it ended. The zero value
+// is ready to use; it belongs to one goroutine.
 type Readahead struct {
 	r *Reader
 	// buf holds the file's bytes [start, start+len(buf)).
 	buf   []byte
 	start uint64
-	// next is the offset just past the last record read, if read is set;
-	// size the length of the last read ahead, 0 until a record is read
-	// after the last one read, or near after.
+	// next is the offset just past the last record read; size the length
+	// of the last read from the file.
 	next uint64
-	read bool
 	size int
 }
 
 // ReadValueAhead is ReadValue for a reader that goes through the file in
-// order: a record in the bytes ra read ahead is taken from them, and a read
-// of a record at most the next read-ahead's length after the last one
-// read reads ahead, up to maxReadahead bytes, so that a run of values in
-// file order takes one system call for many (values skipped, overwritten
-// or deleted, between them). Each record is checked when it is taken, as
-// ReadValue checks it.
+// order: a record in the bytes ra read ahead is taken from them, and any
+// other is read with the bytes after it — minReadahead of them, or twice
+// the last read's, up to maxReadahead, when the record is at most the
+// last read's length after the last record read — so that a run of
+// values in file order, some skipped (overwritten or deleted) between
+// them, takes one system call for many. Each record is checked when it is
+// taken, as ReadValue checks it.
 func (r *Reader) ReadValueAhead(dst []byte, off, n uint64, ra *Readahead) ([]byte, error) {
 	if ra.r != r {
 		*ra = Readahead{r: r, buf: ra.buf[:0]}
@@ -41,16 +40,15 @@ func (r *Reader) ReadValueAhead(dst []byte, off, n uint64, ra *Readahead) ([]byt
 		return dst, badHandle(r, off, n)
 	}
 	recLen := hdr + n
-	size := min(max(2*ra.size, minReadahead), maxReadahead)
-	near := ra.read && off >= ra.next && off-ra.next < uint64(size)
-	ra.next, ra.read = off+recLen, true
+	near := ra.size > 0 && off >= ra.next && off-ra.next < uint64(ra.size)
+	ra.next = off + recLen
 	if off < ra.start || off+recLen > ra.start+uint64(len(ra.buf)) {
-		if !near {
-			ra.size = 0
-			return r.ReadValue(dst, off, n)
+		if near {
+			ra.size = min(2*ra.size, maxReadahead)
+		} else {
+			ra.size = minReadahead
 		}
-		ra.size = size
-		want := min(max(uint64(size), recLen), r.end-off)
+		want := min(max(uint64(ra.size), recLen), r.end-off)
 		if uint64(cap(ra.buf)) < want {
 			ra.buf = make([]byte, want)
 		}
@@ -59,11 +57,6 @@ func (r *Reader) ReadValueAhead(dst []byte, off, n uint64, ra *Readahead) ([]byt
 			ra.buf = ra.buf[:0]
 			return dst, readError(r.name, int64(off), err)
 		}
-		rec := ra.buf[:recLen]
-		if err := checkRecord(r.name, off, rec, n); err != nil {
-			return dst, err
-		}
-		return append(dst, rec[hdr:]...), nil
 	}
 	rec := ra.buf[off-ra.start : off-ra.start+recLen]
 	if err := checkRecord(r.name, off, rec, n); err != nil {

@@ -39,25 +39,25 @@ func TestReadValueAhead(t *testing.T) {
 	other, otherHandles := writeFile(t, values[:10])
 	const recLen = 4 + 2 + 1000 // checksum, 2-byte uvarint, value
 	// reads is the model of the reads of records asked for in order, all
-	// of recLen bytes: a record after the last one asked for, at most
-	// the next read-ahead's length after it, reads ahead the records that
-	// read-ahead holds whole — 8 KiB, then twice the last, up to 64 KiB —
-	// and any other record not held already is a read of its own.
+	// of recLen bytes: a record not held by the last read is read with
+	// those after it that the read holds whole, the read 4 KiB long, or,
+	// for a record after the last one asked for and at most the last
+	// read's length after it, twice that, up to 64 KiB.
 	reads := func(order []int) int {
 		n, size, last, start, end := 0, 0, -1, 0, 0
 		for _, i := range order {
-			next := min(max(2*size, minReadahead), maxReadahead)
-			near := last >= 0 && i > last && (i-last-1)*recLen < next
+			near := size > 0 && i > last && (i-last-1)*recLen < size
 			last = i
-			switch {
-			case i >= start && i < end:
-			case near:
-				n++
-				size, start, end = next, i, min(i+next/recLen, len(values))
-			default:
-				n++
-				size = 0
+			if i >= start && i < end {
+				continue
 			}
+			n++
+			if near {
+				size = min(2*size, maxReadahead)
+			} else {
+				size = minReadahead
+			}
+			start, end = i, min(i+size/recLen, len(values))
 		}
 		return n
 	}
@@ -98,6 +98,9 @@ func TestReadValueAhead(t *testing.T) {
 				if err != nil || !bytes.Equal(got, append([]byte("p"), values[i]...)) {
 					t.Fatalf("value %d: %v (differs: %v)", i, err, err == nil)
 				}
+			}
+			if tc.name == "every value" && tc.reads > len(values)/20 {
+				t.Fatalf("the model makes %d reads of %d values read in order", tc.reads, len(values))
 			}
 			if cr.reads != tc.reads {
 				t.Fatalf("%d reads of %d values, want %d", cr.reads, len(tc.order), tc.reads)
