@@ -296,22 +296,30 @@ func (s *blobSink) separate(k base.InternalKey, value []byte) (base.InternalKey,
 	return k, s.enc, nil
 }
 
-// finish completes the blob file, if any, syncs and closes it, and returns
-// its metadata, and the table's reference to it.
-func (s *blobSink) finish() (*manifest.BlobFileMetadata, []manifest.BlobRef, error) {
+// finish completes the blob file, if any, and returns its metadata and
+// the table's reference to it, and wait, which returns once the file is
+// synced and closed, with the error of the completion, the sync or the
+// close. The sync runs while the caller finishes and syncs the table: a
+// flush waits for one sync, not two in turn. The caller calls wait before
+// anything else of the sink, and before it uses the metadata.
+func (s *blobSink) finish() (meta *manifest.BlobFileMetadata, refs []manifest.BlobRef, wait func() error) {
 	if s.w == nil {
-		return nil, nil, nil
+		return nil, nil, func() error { return nil }
 	}
 	props, err := s.w.Finish()
-	if err == nil {
-		err = s.out.Finish()
-	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, func() error { return err }
 	}
-	s.d.blobs.bytesWritten.Add(props.Size)
-	meta := &manifest.BlobFileMetadata{FileNum: s.num, Size: props.Size, Values: props.Values, ValueBytes: props.ValueBytes}
-	return meta, []manifest.BlobRef{{FileNum: s.num, Bytes: s.refs}}, nil
+	done := make(chan error, 1)
+	go func() { done <- s.out.Finish() }()
+	meta = &manifest.BlobFileMetadata{FileNum: s.num, Size: props.Size, Values: props.Values, ValueBytes: props.ValueBytes}
+	return meta, []manifest.BlobRef{{FileNum: s.num, Bytes: s.refs}}, func() error {
+		if err := <-done; err != nil {
+			return err
+		}
+		s.d.blobs.bytesWritten.Add(props.Size)
+		return nil
+	}
 }
 
 // abort removes the blob file, if one was created.

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/blob"
@@ -209,12 +210,13 @@ func TestBlobReads(t *testing.T) {
 func TestBlobReclaim(t *testing.T) {
 	fs := vfs.NewMem()
 	o := blobTestOptions(fs)
-	var created, deleted int
+	// A flush and compactions report files at once: counted atomically.
+	var createdN, deletedN atomic.Int64
 	o.EventListener = &EventListener{
-		BlobFileCreated: func(TableCreateInfo) { created++ },
+		BlobFileCreated: func(TableCreateInfo) { createdN.Add(1) },
 		BlobFileDeleted: func(info TableDeleteInfo) {
 			if info.Err == nil {
-				deleted++
+				deletedN.Add(1)
 			}
 		},
 	}
@@ -271,6 +273,7 @@ func TestBlobReclaim(t *testing.T) {
 	if got, want := blobFilesOnDisk(t, fs, "/db"), d.versionBlobs(); !slices.Equal(got, want) {
 		t.Fatalf("blob files on disk %v, in the version %v", got, want)
 	}
+	created, deleted := int(createdN.Load()), int(deletedN.Load())
 	if deleted == 0 || created-deleted != len(v.Blobs) {
 		t.Fatalf("%d blob files created, %d deleted, %d in the version", created, deleted, len(v.Blobs))
 	}
