@@ -21,11 +21,10 @@ type iterBlob struct {
 	// handle and value are the last value read and its encoded handle:
 	// a second Value at the same key reads nothing.
 	handle, value []byte
-	// ra are the forward direction's read-aheads, one a blob file, the
-	// least recently used (used, by clock) given to a new file.
-	ra    [blobReadaheads]blob.Readahead
-	used  [blobReadaheads]uint64
-	clock uint64
+	// ra are the forward direction's read-aheads, made on its first read
+	// of a blob: an Iterator over values kept in the tables pays nothing
+	// for them.
+	ra *blobReadaheadSet
 }
 
 // blobValue returns the value the encoded handle enc locates, read from
@@ -56,9 +55,24 @@ func (it *Iterator) blobValue(enc []byte, forward bool) []byte {
 	return nonNil(b.value)
 }
 
+// blobReadaheadSet is an Iterator's read-aheads, one a blob file, the least
+// recently used (used, by clock) given to a new file.
+type blobReadaheadSet struct {
+	ra    [blobReadaheads]blob.Readahead
+	used  [blobReadaheads]uint64
+	clock uint64
+}
+
 // readahead returns the read-ahead of r's file: its own, or the least
 // recently used one, which starts afresh on r.
 func (b *iterBlob) readahead(r *blob.Reader) *blob.Readahead {
+	if b.ra == nil {
+		b.ra = new(blobReadaheadSet)
+	}
+	return b.ra.get(r)
+}
+
+func (b *blobReadaheadSet) get(r *blob.Reader) *blob.Readahead {
 	b.clock++
 	victim := 0
 	for i := range b.ra {
