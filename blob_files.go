@@ -2,7 +2,7 @@ package bloomkv
 
 import (
 	"fmt"
-	"math"
+	"maps"
 	"sync"
 	"sync/atomic"
 
@@ -10,7 +10,6 @@ import (
 	"github.com/bloomkv/bloomkv/internal/blob"
 	"github.com/bloomkv/bloomkv/internal/compaction"
 	"github.com/bloomkv/bloomkv/internal/manifest"
-	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // Blob files hold the values of at least Options.ValueSeparation.MinSize
@@ -27,151 +26,124 @@ import (
 // every handle a read can meet is in a table of a version it holds, whose
 // references name the file, so the version lists it.
 
-// blobFileHandles bounds the blob files the DB keeps open besides the
-// table cache's tables (see Options.MaxOpenFiles): a file beyond it is
-// closed, the least recently read first, and opened again when read.
-const blobFileHandles = 64
-
-// blobFiles are the DB's open blob files, opened on a read's first need,
-// closed when obsolete or when more than capacity are open.
+// blobFiles are the DB's blob files being read. Each one's Reader is made
+// on its first read (or by Open, which checks every file's footer) and
+// kept until the file is obsolete; its file handle is the table cache's
+// (tableFile), so that blob files and tables share Options.MaxOpenFiles,
+// the least recently read of either closed first and reopened when read.
 type blobFiles struct {
-	mu   sync.RWMutex
-	open map[uint64]*blobFile
-	// capacity is how many may be open; 0 means blobFileHandles (tests
-	// set less). clock orders their uses.
-	capacity int
-	clock    atomic.Uint64
-	// kept is set by DB.Close (keepBlobsOpenLocked): no file is evicted
-	// from then on, so an iterator left open reads the files it opened then.
-	kept bool
+	// open maps a file number to its blobFile. A read loads it with no
+	// lock; mu serializes the writers, which copy it.
+	open atomic.Pointer[map[uint64]*blobFile]
+	mu   sync.Mutex
 	// Counters for Metrics.
 	bytesRead, reads, bytesWritten atomic.Uint64
 }
 
-// blobFile is an open blob file.
+// blobFile is a blob file being read.
 type blobFile struct {
-	f vfs.File
+	f *tableFile
 	r *blob.Reader
-	// refs counts the cache's reference, while open holds the file, and
-	// each reader's; the last to drop one closes the file.
-	refs atomic.Int32
-	// lastUse is the clock at its latest use, for eviction.
-	lastUse atomic.Uint64
 }
 
-// release drops a reference; the last closes the file.
-func (f *blobFile) release() {
-	if f.refs.Add(-1) == 0 {
-		f.f.Close()
-	}
-}
-
-// blobFile returns blob file num, opening it if need be, with a reference
-// the caller releases. The caller holds a version listing it, so it is not
-// obsolete.
+// blobFile returns blob file num, making its Reader if it has none. The
+// caller holds a version listing it, so it is not obsolete.
 //
-// INVARIANT: a reference is taken only while open holds the file (under
-// mu), and open drops the cache's reference only after removing it
-// (under mu), so a file's references never come back from zero.
+// INVARIANT: a blobFile leaves open only when closed (closeBlob), once no
+// version lists it, so no read can be using it.
 func (d *DB) blobFile(num uint64) (*blobFile, error) {
 	b := &d.blobs
-	b.mu.RLock()
-	bf := b.open[num]
-	if bf != nil {
-		bf.refs.Add(1)
-		bf.lastUse.Store(b.clock.Add(1))
-	}
-	b.mu.RUnlock()
-	if bf != nil {
+	if bf := b.current()[num]; bf != nil {
 		return bf, nil
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if bf := b.open[num]; bf != nil { // opened meanwhile
-		bf.refs.Add(1)
-		bf.lastUse.Store(b.clock.Add(1))
+	if bf := b.current()[num]; bf != nil { // made meanwhile
 		return bf, nil
 	}
 	path := manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeBlob, num)
-	f, err := d.fs.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("bloomkv: blob file: %w", err)
-	}
-	info, err := f.Stat()
+	f := d.tableCache.newFile(path)
+	info, err := d.fs.Stat(path)
 	var r *blob.Reader
-	if err == nil {
+	if err != nil {
+		err = f.openError(err)
+	} else {
 		r, err = blob.Open(f, info.Size(), path)
 	}
 	if err != nil {
-		f.Close()
-		return nil, err
+		f.close()
+		return nil, fmt.Errorf("bloomkv: blob file: %w", err)
 	}
-	if b.open == nil {
-		b.open = map[uint64]*blobFile{}
-	}
-	capacity := b.capacity
-	if capacity == 0 {
-		capacity = blobFileHandles
-	}
-	for !b.kept && len(b.open) >= capacity {
-		var victim uint64
-		oldest := uint64(math.MaxUint64)
-		for n, o := range b.open {
-			if u := o.lastUse.Load(); u < oldest {
-				victim, oldest = n, u
-			}
-		}
-		o := b.open[victim]
-		delete(b.open, victim)
-		o.release()
-	}
-	bf = &blobFile{f: f, r: r}
-	bf.refs.Store(2) // the cache's and the caller's
-	bf.lastUse.Store(b.clock.Add(1))
-	b.open[num] = bf
+	bf := &blobFile{f: f, r: r}
+	b.store(num, bf)
 	return bf, nil
 }
 
+// current is the map of the open blob files, nil if none: not to be
+// modified.
+func (b *blobFiles) current() map[uint64]*blobFile {
+	if m := b.open.Load(); m != nil {
+		return *m
+	}
+	return nil
+}
+
+// store publishes a copy of the map with num mapped to bf, or removed if
+// bf is nil. b.mu is held.
+func (b *blobFiles) store(num uint64, bf *blobFile) {
+	m := maps.Clone(b.current())
+	if m == nil {
+		m = map[uint64]*blobFile{}
+	}
+	if bf != nil {
+		m[num] = bf
+	} else {
+		delete(m, num)
+	}
+	b.open.Store(&m)
+}
+
 // keepBlobsOpenLocked opens, at Close, every blob file the versions that
-// readers still hold list, and stops the evictions: an Iterator left open
-// reads them, as DB.Close promises, whatever the cache's capacity, and an
-// Open after Close may delete them under their open handles (the files a
-// Close leaves open are those its readers need). A file that does not
-// open now is opened again by the read that needs it, which reports what
-// stops it. d.mu is held.
+// readers still hold list, and keeps each open outside the table cache
+// (tableFile.keepOpen): an Iterator left open reads them, as DB.Close
+// promises, whatever the cache's capacity, and an Open after Close may
+// delete them under their open handles. A file that does not open now is
+// opened again by the read that needs it, which reports what stops it.
+// d.mu is held.
 func (d *DB) keepBlobsOpenLocked() {
-	d.blobs.mu.Lock()
-	d.blobs.kept = true
-	d.blobs.mu.Unlock()
 	for v := range d.mu.versions {
 		for _, b := range v.Blobs {
-			if f, err := d.blobFile(b.FileNum); err == nil {
-				f.release()
+			if bf, err := d.blobFile(b.FileNum); err == nil {
+				_ = bf.f.keepOpen()
 			}
 		}
 	}
 }
 
-// closeBlob closes blob file num if it is open, once its readers are
-// done. Its version is gone: no new reader can ask for it.
+// closeBlob closes blob file num if it is open. Its version is gone: no
+// reader can ask for it.
 func (d *DB) closeBlob(num uint64) {
 	b := &d.blobs
 	b.mu.Lock()
-	f := b.open[num]
-	delete(b.open, num)
+	bf := b.current()[num]
+	if bf != nil {
+		b.store(num, nil)
+	}
 	b.mu.Unlock()
-	if f != nil {
-		f.release()
+	if bf != nil {
+		bf.f.close()
 	}
 }
 
 // closeBlobs closes every open blob file: a failed Open's.
 func (d *DB) closeBlobs() {
-	d.blobs.mu.Lock()
-	defer d.blobs.mu.Unlock()
-	for num, f := range d.blobs.open {
-		delete(d.blobs.open, num)
-		f.release()
+	b := &d.blobs
+	b.mu.Lock()
+	m := b.current()
+	b.open.Store(nil)
+	b.mu.Unlock()
+	for _, bf := range m {
+		bf.f.close()
 	}
 }
 
@@ -179,11 +151,21 @@ func (d *DB) closeBlobs() {
 // from its blob file and checked, and counts the read. rec, if not nil,
 // gets the handle and the bytes read.
 func (d *DB) readBlob(dst, enc []byte, rec *blobRead) ([]byte, error) {
-	h, ok := blob.DecodeHandle(enc)
-	if !ok {
-		return dst, fmt.Errorf("%w: malformed blob handle %x", ErrCorruption, enc)
+	h, err := decodeBlobHandle(enc)
+	if err != nil {
+		return dst, err
 	}
 	return d.readBlobAt(dst, h, rec)
+}
+
+// decodeBlobHandle decodes the handle of a table's entry of kind
+// KindSetBlob.
+func decodeBlobHandle(enc []byte) (blob.Handle, error) {
+	h, ok := blob.DecodeHandle(enc)
+	if !ok {
+		return h, fmt.Errorf("%w: malformed blob handle %x", ErrCorruption, enc)
+	}
+	return h, nil
 }
 
 // readBlobAt is readBlob of a decoded handle.
@@ -193,13 +175,29 @@ func (d *DB) readBlobAt(dst []byte, h blob.Handle, rec *blobRead) ([]byte, error
 		return dst, err
 	}
 	dst, err = bf.r.ReadValue(dst, h.Offset, h.Length)
-	bf.release()
 	n := blob.RecordLen(h)
 	d.blobs.reads.Add(1)
 	d.blobs.bytesRead.Add(n)
 	if rec != nil {
 		*rec = blobRead{handle: h, bytes: n, err: err}
 	}
+	return dst, err
+}
+
+// readBlobAhead is readBlob for a forward scan: ra gives the read-ahead
+// of the value's blob file (blob.Reader.ReadValueAhead).
+func (d *DB) readBlobAhead(dst, enc []byte, ra func(*blob.Reader) *blob.Readahead) ([]byte, error) {
+	h, err := decodeBlobHandle(enc)
+	if err != nil {
+		return dst, err
+	}
+	bf, err := d.blobFile(h.FileNum)
+	if err != nil {
+		return dst, err
+	}
+	dst, err = bf.r.ReadValueAhead(dst, h.Offset, h.Length, ra(bf.r))
+	d.blobs.reads.Add(1)
+	d.blobs.bytesRead.Add(blob.RecordLen(h))
 	return dst, err
 }
 
@@ -212,8 +210,7 @@ func (d *DB) prefetchBlob(enc []byte) {
 		return
 	}
 	if bf, err := d.blobFile(h.FileNum); err == nil {
-		_ = vfs.Prefetch(bf.f, int64(h.Offset), int64(blob.RecordLen(h)))
-		bf.release()
+		_ = bf.f.Prefetch(int64(h.Offset), int64(blob.RecordLen(h)))
 	}
 }
 
@@ -299,22 +296,30 @@ func (s *blobSink) separate(k base.InternalKey, value []byte) (base.InternalKey,
 	return k, s.enc, nil
 }
 
-// finish completes the blob file, if any, syncs and closes it, and returns
-// its metadata, and the table's reference to it.
-func (s *blobSink) finish() (*manifest.BlobFileMetadata, []manifest.BlobRef, error) {
+// finish completes the blob file, if any, and returns its metadata and
+// the table's reference to it, and wait, which returns once the file is
+// synced and closed, with the error of the completion, the sync or the
+// close. The sync runs while the caller finishes and syncs the table: a
+// flush waits for one sync, not two in turn. The caller calls wait before
+// anything else of the sink, and before it uses the metadata.
+func (s *blobSink) finish() (meta *manifest.BlobFileMetadata, refs []manifest.BlobRef, wait func() error) {
 	if s.w == nil {
-		return nil, nil, nil
+		return nil, nil, func() error { return nil }
 	}
 	props, err := s.w.Finish()
-	if err == nil {
-		err = s.out.Finish()
-	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, func() error { return err }
 	}
-	s.d.blobs.bytesWritten.Add(props.Size)
-	meta := &manifest.BlobFileMetadata{FileNum: s.num, Size: props.Size, Values: props.Values, ValueBytes: props.ValueBytes}
-	return meta, []manifest.BlobRef{{FileNum: s.num, Bytes: s.refs}}, nil
+	done := make(chan error, 1)
+	go func() { done <- s.out.Finish() }()
+	meta = &manifest.BlobFileMetadata{FileNum: s.num, Size: props.Size, Values: props.Values, ValueBytes: props.ValueBytes}
+	return meta, []manifest.BlobRef{{FileNum: s.num, Bytes: s.refs}}, func() error {
+		if err := <-done; err != nil {
+			return err
+		}
+		s.d.blobs.bytesWritten.Add(props.Size)
+		return nil
+	}
 }
 
 // abort removes the blob file, if one was created.

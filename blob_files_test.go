@@ -210,13 +210,13 @@ func TestBlobReads(t *testing.T) {
 func TestBlobReclaim(t *testing.T) {
 	fs := vfs.NewMem()
 	o := blobTestOptions(fs)
-	// The callbacks run concurrently: a flush's and a compaction's.
-	var createdCount, deletedCount atomic.Int64
+	// A flush and compactions report files at once: counted atomically.
+	var createdN, deletedN atomic.Int64
 	o.EventListener = &EventListener{
-		BlobFileCreated: func(TableCreateInfo) { createdCount.Add(1) },
+		BlobFileCreated: func(TableCreateInfo) { createdN.Add(1) },
 		BlobFileDeleted: func(info TableDeleteInfo) {
 			if info.Err == nil {
-				deletedCount.Add(1)
+				deletedN.Add(1)
 			}
 		},
 	}
@@ -273,7 +273,7 @@ func TestBlobReclaim(t *testing.T) {
 	if got, want := blobFilesOnDisk(t, fs, "/db"), d.versionBlobs(); !slices.Equal(got, want) {
 		t.Fatalf("blob files on disk %v, in the version %v", got, want)
 	}
-	created, deleted := int(createdCount.Load()), int(deletedCount.Load())
+	created, deleted := int(createdN.Load()), int(deletedN.Load())
 	if deleted == 0 || created-deleted != len(v.Blobs) {
 		t.Fatalf("%d blob files created, %d deleted, %d in the version", created, deleted, len(v.Blobs))
 	}
@@ -386,12 +386,14 @@ func TestBlobFileMissing(t *testing.T) {
 	}
 }
 
-// TestBlobFileHandlesBounded reads values of ten blob files from four
-// goroutines at once with room for three open: every value is right, and
-// no more than three stay open.
+// TestBlobFileHandlesBounded reads values of ten blob files and ten
+// tables from four goroutines at once with room for six open files (the
+// table cache's, which blob files share, at MaxOpenFiles 16): every value
+// is right, handles were closed to make room, and no more than six stay
+// open.
 func TestBlobFileHandlesBounded(t *testing.T) {
 	d, err := Open("/db", &Options{FS: vfs.NewMem(), ValueSeparation: ValueSeparation{MinSize: 64}, L0CompactionTrigger: noCompaction,
-		L0SlowdownTrigger: noCompaction + 1, L0StopTrigger: noCompaction + 2})
+		L0SlowdownTrigger: noCompaction + 1, L0StopTrigger: noCompaction + 2, MaxOpenFiles: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,9 +410,6 @@ func TestBlobFileHandlesBounded(t *testing.T) {
 	if n := len(d.versionBlobs()); n != 10 {
 		t.Fatalf("%d blob files, want 10", n)
 	}
-	d.blobs.mu.Lock()
-	d.blobs.capacity = 3
-	d.blobs.mu.Unlock()
 	errs := make(chan error, 4)
 	for g := range 4 {
 		go func() {
@@ -429,11 +428,9 @@ func TestBlobFileHandlesBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d.blobs.mu.Lock()
-	open := len(d.blobs.open)
-	d.blobs.mu.Unlock()
-	if open > 3 {
-		t.Fatalf("%d blob files open, capacity 3", open)
+	capacity := tableCacheCapacity(16, 0)
+	if st := d.tableCache.stats(); st.open > capacity || st.evictions == 0 {
+		t.Fatalf("%d files open, %d evicted; want at most %d open, some evicted", st.open, st.evictions, capacity)
 	}
 }
 

@@ -51,7 +51,6 @@ func TestIteratorOutlivesReopen(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d.blobs.capacity = 4
 			const rounds, keys = 20, 50
 			key := func(i int) string { return fmt.Sprintf("k%03d", i) }
 			value := func(round, i int) string { return fmt.Sprintf("round %d key %d", round, i) }

@@ -136,18 +136,19 @@ func (d *DB) writeTable(job int, reason string, num uint64, mem *memtable.Memtab
 		}
 	}
 	it.Close()
-	blobMeta, refs, err := sink.finish()
+	blobMeta, refs, blobSynced := sink.finish()
+	err = w.SetRangeDels(mem.RangeDels())
+	var props sstable.Properties
+	if err == nil {
+		props, err = w.Finish()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if berr := blobSynced(); err == nil {
+		err = berr
+	}
 	if err != nil {
-		return fail(err)
-	}
-	if err := w.SetRangeDels(mem.RangeDels()); err != nil {
-		return fail(err)
-	}
-	props, err := w.Finish()
-	if err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
 		return fail(err)
 	}
 	info, err := f.Stat()

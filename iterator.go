@@ -499,11 +499,11 @@ func (it *Iterator) Value() []byte {
 		return nil
 	case it.dir == forward:
 		if it.inner.Key().Kind() == base.KindSetBlob {
-			return it.blobValue(it.inner.Value())
+			return it.blobValue(it.inner.Value(), true)
 		}
 		return nonNil(it.inner.Value())
 	case it.blob.backward:
-		return it.blobValue(it.value)
+		return it.blobValue(it.value, false)
 	}
 	return nonNil(it.value)
 }

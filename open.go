@@ -228,14 +228,12 @@ func (d *DB) recover() error {
 			manifest.MakeFilename(manifest.FileTypeWAL, state.LogNumber))
 	}
 	for _, b := range state.Version.Blobs {
-		// Opened now (up to blobFileHandles stay open), so that a missing
-		// or damaged blob file fails Open as a table does, not a read
-		// later.
-		bf, err := d.blobFile(b.FileNum)
-		if err != nil {
+		// Its footer read now (its handle left to the table cache), so
+		// that a missing or damaged blob file fails Open as a table does,
+		// not a read later.
+		if _, err := d.blobFile(b.FileNum); err != nil {
 			return fmt.Errorf("bloomkv: open: the version %s records: %w", manifestPath, err)
 		}
-		bf.release()
 	}
 	for _, files := range state.Version.Levels {
 		for _, f := range files {

@@ -278,8 +278,8 @@ type Options struct {
 	// while their filters and indexes stay in memory. It is capped at half
 	// the process's RLIMIT_NOFILE as the DB finds it, so that a DB of
 	// thousands of tables opens under a low ulimit. Default 1000, as in
-	// LevelDB and Pebble; at least 16. Blob files (ValueSeparation) keep
-	// up to 64 descriptors more, the least recently read closed first.
+	// LevelDB and Pebble; at least 16. Blob files (ValueSeparation) share
+	// the table cache's descriptors with the tables.
 	MaxOpenFiles int
 
 	// ValueSeparation moves large values out of the tables into blob files
@@ -304,18 +304,19 @@ type ValueSeparation struct {
 	// is. Blob files written before stay readable either way.
 	//
 	// Separation trades reads for writes, which is why it is off unless
-	// asked for: turn it on for write-heavy workloads of large values. In bloomkv bench fills of
-	// 300,000 keys with 1 KiB values (1 MiB block cache, alternating runs
-	// on a busy 2-core machine) it wrote 2.36 bytes per user byte where
-	// the values in the tables took 6.1, and filled 1.15–5× faster; but a
-	// Get of a present key reads its table's block and then its value,
-	// two reads where one did (readrandom 0.30–0.35× as many a second),
-	// a scan reads each value apart (0.10–0.16× the scans a second), and
-	// blob files are not compressed (the bench's half-compressible values
-	// took 1.01× their bytes on disk where snappy tables took 0.61×). A
-	// lookup for an absent key reads no blob: readmissing is unchanged.
-	// Values below MinSize take none of this: at 100-byte values every
-	// workload was within the runs' noise of separation off.
+	// asked for: turn it on for write-heavy workloads of large values
+	// read by key. In bloomkv bench fills of 1 KiB values it wrote
+	// 0.38–0.47× the bytes of values kept in the tables. A Get of a
+	// present key reads its table's block and then its value: where the
+	// tables, a few percent of the data, fit in the block cache, that is
+	// one read, as inline, and readrandom matched inline's median; where
+	// they do not, two (about half the Gets a second). A forward scan
+	// reads ahead in each blob file, but a DB filled in random order
+	// spreads adjacent keys' values over every flush's blob file, read
+	// about once each: 0.1–0.3× the scans a second. Blob files are not
+	// compressed. A lookup for an absent key reads no blob: readmissing
+	// is unchanged. Values below MinSize take none of this: at 100-byte
+	// values every workload was within the runs' noise of separation off.
 	MinSize int
 	// DeadShare is the share of a blob file's value bytes no table
 	// references any more (values overwritten or deleted, their handles

@@ -13,7 +13,8 @@ import (
 
 // The table cache: a DB's open tables keep their filters and indexes in
 // memory for their lives (sstable.Open reads them once), but not their
-// file handles. A table reads its data blocks through a tableFile, an
+// file handles. Blob files (blob_files.go) read through it too, each a
+// tableFile of its own. A table reads its data blocks through a tableFile, an
 // io.ReaderAt that borrows the table's handle from the DB's tableCache, an
 // LRU of at most a few hundred or thousand open files, and reopens the file
 // when the cache had closed it. Without it, a DB held one descriptor per
@@ -234,7 +235,7 @@ func (f *tableFile) acquire() (*tableHandle, error) {
 	}
 	if f.closed {
 		c.mu.Unlock()
-		return nil, fmt.Errorf("bloomkv: read of table %s after it was closed: %w", f.path, iofs.ErrClosed)
+		return nil, fmt.Errorf("bloomkv: read of %s after it was closed: %w", f.path, iofs.ErrClosed)
 	}
 	if f.kept {
 		err := f.keptErr
@@ -300,9 +301,9 @@ func (f *tableFile) open() (vfs.File, error) {
 // damage, not an I/O error to retry.
 func (f *tableFile) openError(err error) error {
 	if errors.Is(err, iofs.ErrNotExist) {
-		return base.Corruptf(f.path, 0, "the manifest lists the table, but it does not exist")
+		return base.Corruptf(f.path, 0, "the manifest lists the file, but it does not exist")
 	}
-	return fmt.Errorf("bloomkv: open table %s: %w", f.path, err)
+	return fmt.Errorf("bloomkv: open %s: %w", f.path, err)
 }
 
 // keepOpen takes the table's file out of the cache's keeping into f's own,
@@ -345,7 +346,7 @@ func (f *tableFile) keepOpen() error {
 		if errors.Is(err, iofs.ErrNotExist) {
 			f.keptErr = f.openError(err) // missing while its DB was open
 		} else {
-			f.keptErr = fmt.Errorf("bloomkv: read of table %s after its DB was closed, which could not keep the file open: %w (%w)",
+			f.keptErr = fmt.Errorf("bloomkv: read of %s after its DB was closed, which could not keep the file open: %w (%w)",
 				f.path, iofs.ErrClosed, err)
 		}
 		return f.keptErr

@@ -78,7 +78,7 @@ func RecordLen(h Handle) uint64 { return uint64(recordHeaderLen(h.Length)) + h.L
 func (r *Reader) ReadValue(dst []byte, off, n uint64) ([]byte, error) {
 	hdr := uint64(recordHeaderLen(n))
 	if off > r.end || n > r.end || hdr+n > r.end-off {
-		return dst, base.Corruptf(r.name, int64(off), "handle of %d bytes at %d is past the records' end %d", n, off, r.end)
+		return dst, badHandle(r, off, n)
 	}
 	start := len(dst)
 	dst = append(dst, make([]byte, hdr+n)...)
@@ -91,6 +91,12 @@ func (r *Reader) ReadValue(dst []byte, off, n uint64) ([]byte, error) {
 	}
 	copy(rec, rec[hdr:])
 	return dst[:start+int(n)], nil
+}
+
+// badHandle is the error of a handle of n bytes at off whose record is not
+// within the records.
+func badHandle(r *Reader, off, n uint64) error {
+	return base.Corruptf(r.name, int64(off), "handle of %d bytes at %d is past the records' end %d", n, off, r.end)
 }
 
 // checkRecord checks rec, the record at off said to hold n bytes of value:
