@@ -15,9 +15,15 @@ import (
 // The batch's bytes are exactly the WAL record that commits it, in the
 // layout of package internal/batchrepr; the commit pipeline writes the
 // first entry's sequence number into the header.
+//
+// A Batch made by DB.NewIndexedBatch or Snapshot.NewIndexedBatch can also
+// be read: see batch_index.go.
 type Batch struct {
 	data  []byte
 	count uint32
+	// index, for an indexed batch only, orders the batch's writes for its
+	// reads; nil for a plain batch, whose writes cost nothing more.
+	index *batchIndex
 }
 
 // NewBatch returns an empty batch.
@@ -84,7 +90,11 @@ func (b *Batch) add(kind base.Kind, key, value []byte) error {
 	if len(b.data) == 0 {
 		b.data = append(b.data[:0], make([]byte, batchrepr.HeaderLen)...)
 	}
+	off := len(b.data)
 	b.data = batchrepr.AppendEntry(b.data, kind, key, value)
+	if b.index != nil {
+		b.index.add(b.data[off:], b.count)
+	}
 	b.count++
 	batchrepr.SetCount(b.data, b.count)
 	return nil
@@ -101,8 +111,14 @@ func (b *Batch) Empty() bool { return b.count == 0 }
 func (b *Batch) Size() int { return max(len(b.data), batchrepr.HeaderLen) }
 
 // Reset empties the batch, keeping its memory for reuse. A batch must not
-// be reset while Apply runs on it.
-func (b *Batch) Reset() { b.data, b.count = b.data[:0], 0 }
+// be reset while Apply runs on it, nor while an Iterator of it is open.
+// An indexed batch stays indexed, reading where it read.
+func (b *Batch) Reset() {
+	b.data, b.count = b.data[:0], 0
+	if b.index != nil {
+		b.index.reset()
+	}
+}
 
 // setSeqNum stamps the sequence number of the batch's first write.
 func (b *Batch) setSeqNum(seq base.SeqNum) { batchrepr.SetSeqNum(b.data, seq) }

@@ -163,6 +163,9 @@ type iterState struct {
 	db      *DB
 	rs      *readState
 	explain bool
+	// batch is the indexed batch the Iterator reads over the DB, if any:
+	// the first child of the merge, whose writes every read sees.
+	batch *batchView
 	// alloc, for an Iterator of a DB, holds its stack — inner and what
 	// is below it, ps, the room of levels and rangeDels — and the room of
 	// its bounds and key buffers, in one pooled allocation that Close
@@ -351,7 +354,7 @@ func (it *Iterator) findNext(ok, skipping bool) bool {
 		if it.upper != nil && bytes.Compare(k.UserKey, it.upper) >= 0 || it.outsidePrefix(k.UserKey) {
 			break
 		}
-		if k.SeqNum() > it.seq {
+		if it.hidden(k.SeqNum()) {
 			ok = it.inner.Next()
 			continue
 		}
@@ -390,7 +393,7 @@ func (it *Iterator) findPrev(ok bool) bool {
 		if it.lower != nil && bytes.Compare(k.UserKey, it.lower) < 0 || it.outsidePrefix(k.UserKey) {
 			break
 		}
-		if k.SeqNum() > it.seq {
+		if it.hidden(k.SeqNum()) {
 			ok = it.inner.Prev()
 			continue
 		}
@@ -427,7 +430,8 @@ func (it *Iterator) findPrev(ok bool) bool {
 // (which do not overlap, so their lists, end to end, are one).
 type sourceRangeDels struct {
 	list  rangedel.List
-	child int // the source's index among the merge's children
+	child int         // the source's index among the merge's children
+	seq   base.SeqNum // the read's seqnum for them: base.SeqNumMax for an indexed batch's
 }
 
 // rangeDeletionHit is a range tombstone that deletes a version: its
@@ -444,12 +448,19 @@ type rangeDeletionHit struct {
 func (it *Iterator) rangeDeletion(k base.InternalKey) *rangeDeletionHit {
 	for i := range it.rangeDels {
 		s := &it.rangeDels[i]
-		if f := s.list.Find(k.UserKey); f != nil && f.Visible(it.seq) > k.SeqNum() {
+		if f := s.list.Find(k.UserKey); f != nil && f.Visible(s.seq) > k.SeqNum() {
 			it.rdHit = rangeDeletionHit{frag: f, child: s.child}
 			return &it.rdHit
 		}
 	}
 	return nil
+}
+
+// hidden reports whether a version of seqnum s is invisible to the
+// read: newer than its seqnum, and not a write of the indexed batch it
+// reads, if any (see batch_index.go).
+func (it *iterState) hidden(s base.SeqNum) bool {
+	return s > it.seq && (it.batch == nil || s < batchSeqBit)
 }
 
 // stop ends a move that found no key: at pos if inner just ran out or went
@@ -634,30 +645,37 @@ func (d *DB) newIter(seq base.SeqNum, opts *IterOptions) (*Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.iterOver(rs, seq, o, false), nil
+	return d.iterOver(rs, seq, o, false, nil), nil
 }
 
 // iterOver builds the iterator stack of newIter over rs, whose reference
 // the Iterator takes over, at seq, in the pooled iterAlloc the Iterator
 // keeps until Close: one child per memtable and L0 table, one LevelIter per
-// deeper level holding tables.
+// deeper level holding tables, and before them all, for an Iterator of an
+// indexed batch, one over batch, the newest source.
 //
 // It keeps a view of the stack that can leave tables out (tableSkip) under
 // Options.Prefix, for SeekPrefixGE, and when the version holds a table
 // with a range filter, or explain asks for one, for bounded moves.
-func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions, explain bool) *Iterator {
+func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions, explain bool, batch *batchView) *Iterator {
 	v := rs.version
 	a := iterAllocs.Get().(*iterAlloc)
 	it := &Iterator{&a.state}
-	it.seq, it.db, it.rs, it.explain, it.alloc = seq, d, rs, explain, a
+	it.seq, it.db, it.rs, it.explain, it.alloc, it.batch = seq, d, rs, explain, a, batch
 	it.userLower, it.userUpper = copyBound(a.lower, o.LowerBound), copyBound(a.upper, o.UpperBound)
 	it.lower, it.upper = it.userLower, it.userUpper
 	it.key, it.value, it.stopKey = a.key, a.value, a.stopKey
 	children, rangeDels := a.children, a.rangeDels
 	addRangeDels := func(l rangedel.List) {
 		if len(l) > 0 {
-			rangeDels = append(rangeDels, sourceRangeDels{list: l, child: len(children)})
+			rangeDels = append(rangeDels, sourceRangeDels{list: l, child: len(children), seq: seq})
 		}
+	}
+	if batch != nil {
+		if len(batch.rangeDels) > 0 {
+			rangeDels = append(rangeDels, sourceRangeDels{list: batch.rangeDels, seq: base.SeqNumMax})
+		}
+		children = append(children, &batchIter{items: batch.items})
 	}
 	// A mutable memtable empty now holds nothing the read sees: whatever
 	// is added later has a newer seqnum than the read's, since a write is
