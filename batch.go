@@ -82,8 +82,12 @@ func checkKeyValue(key, value []byte) error {
 	return nil
 }
 
+// maxEntryOverhead is the most an entry's encoding adds to its key and
+// value: its kind and two lengths.
+const maxEntryOverhead = 1 + 2*binary.MaxVarintLen32
+
 func (b *Batch) add(kind base.Kind, key, value []byte) error {
-	size := 1 + 2*binary.MaxVarintLen32 + len(key) + len(value)
+	size := maxEntryOverhead + len(key) + len(value)
 	if b.Size()+size > MaxBatchSize {
 		return argError("batch", "would grow past MaxBatchSize (%d bytes)", MaxBatchSize)
 	}

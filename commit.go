@@ -35,6 +35,10 @@ type commitPipeline struct {
 type commitRequest struct {
 	batch *Batch // nil for a flush request
 	sync  bool
+	// txn, for a transaction's commit, is what it read: the leader fails
+	// the request with ErrConflict, leaving it out of the group, if a
+	// commit before it wrote any of it (see oracle.go).
+	txn   *txnReads
 	flush bool // rotate the memtable after this group (DB.Flush)
 	err   error
 	// wake receives when done, or when this request must lead: exactly
@@ -117,6 +121,9 @@ func (p *commitPipeline) takeGroup() []*commitRequest {
 	return group
 }
 
+// writes reports whether r has a batch to write: one, and no conflict.
+func (r *commitRequest) writes() bool { return r.batch != nil && r.err == nil }
+
 func (r *commitRequest) size() int {
 	if r.batch == nil {
 		return 0
@@ -128,7 +135,7 @@ func (r *commitRequest) size() int {
 // starting after last, and returns the group's last sequence number.
 func groupSeqNums(group []*commitRequest, last base.SeqNum) base.SeqNum {
 	for _, r := range group {
-		if r.batch != nil {
+		if r.writes() {
 			r.batch.setSeqNum(last + 1)
 			last += base.SeqNum(r.batch.Len())
 		}

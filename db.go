@@ -109,6 +109,7 @@ type DB struct {
 	tableMemory offheap.Allocator
 	counters    dbCounters
 	commit      commitPipeline
+	oracle      oracle // conflict detection of transactions (oracle.go)
 	events      *events
 	lastJobID   atomic.Int64 // numbers flushes and compactions for events
 

@@ -166,6 +166,10 @@ type iterState struct {
 	// batch is the indexed batch the Iterator reads over the DB, if any:
 	// the first child of the merge, whose writes every read sees.
 	batch *batchView
+	// span, for an Iterator of an update transaction, is the key range
+	// its moves have passed over, which the transaction's Commit counts
+	// as read (see readForward).
+	span *readSpan
 	// alloc, for an Iterator of a DB, holds its stack — inner and what
 	// is below it, ps, the room of levels and rangeDels — and the room of
 	// its bounds and key buffers, in one pooled allocation that Close
@@ -199,7 +203,8 @@ func (it *Iterator) First() bool {
 	}
 	it.leavePrefix()
 	it.narrowRange(it.lower, it.upper)
-	return it.first()
+	it.readFrom(it.lower)
+	return it.readForward(it.first())
 }
 
 // first is First within the current bounds: in prefix mode, the prefix's
@@ -222,7 +227,8 @@ func (it *Iterator) Last() bool {
 	}
 	it.leavePrefix()
 	it.narrowRange(it.lower, it.upper)
-	return it.last()
+	it.readTo(it.upper)
+	return it.readBackward(it.last())
 }
 
 // last is Last within the current bounds: in prefix mode, the prefix's
@@ -248,7 +254,8 @@ func (it *Iterator) SeekGE(key []byte) bool {
 		key = it.lower
 	}
 	it.narrowRange(key, it.upper)
-	return it.findNext(it.inner.SeekGE(key), false)
+	it.readFrom(key)
+	return it.readForward(it.findNext(it.inner.SeekGE(key), false))
 }
 
 // SeekLT moves to the last key < key (and < the upper bound). It ends
@@ -262,7 +269,8 @@ func (it *Iterator) SeekLT(key []byte) bool {
 		key = it.upper
 	}
 	it.narrowRange(it.lower, key)
-	return it.findPrev(it.inner.SeekLT(key))
+	it.readTo(key)
+	return it.readBackward(it.findPrev(it.inner.SeekLT(key)))
 }
 
 // Next moves to the following key.
@@ -270,6 +278,10 @@ func (it *Iterator) Next() bool {
 	if it.iterState == nil || it.err != nil {
 		return false
 	}
+	return it.readForward(it.next())
+}
+
+func (it *Iterator) next() bool {
 	if (it.pos == posAt || it.pos == posBefore) && it.rangeTooNarrow(forward) {
 		return it.nextWidened()
 	}
@@ -307,6 +319,10 @@ func (it *Iterator) Prev() bool {
 	if it.iterState == nil || it.err != nil {
 		return false
 	}
+	return it.readBackward(it.prev())
+}
+
+func (it *Iterator) prev() bool {
 	if (it.pos == posAt || it.pos == posAfter) && it.rangeTooNarrow(backward) {
 		return it.prevWidened()
 	}

@@ -89,7 +89,11 @@ func (it *Iterator) Clone() (*Iterator, error) {
 	o := IterOptions{LowerBound: it.userLower, UpperBound: it.userUpper}
 	switch {
 	case it.rs != nil:
-		return it.db.cloneIter(it.rs, it.seq, o, it.explain, it.batch)
+		c, err := it.db.cloneIter(it.rs, it.seq, o, it.explain, it.batch)
+		if err == nil {
+			c.span = it.span // a transaction's: what the clone reads is read too
+		}
+		return c, err
 	case it.clone != nil:
 		return it.clone(o)
 	}
