@@ -93,7 +93,8 @@ func (d *DB) Apply(b *Batch, opts *WriteOptions) error {
 }
 
 // apply commits b with req, a request that is not in use (its channel, if
-// any, is empty, as commit leaves it).
+// any, is empty, as commit leaves it), and a transaction's reads, if req
+// carries them.
 func (d *DB) apply(b *Batch, req *commitRequest, opts *WriteOptions) error {
 	if b.Len() == 0 {
 		return d.checkOpen()
@@ -102,7 +103,7 @@ func (d *DB) apply(b *Batch, req *commitRequest, opts *WriteOptions) error {
 		return err
 	}
 	defer d.exitWriter()
-	*req = commitRequest{batch: b, sync: opts.sync(), wake: req.wake}
+	*req = commitRequest{batch: b, sync: opts.sync(), wake: req.wake, txn: req.txn}
 	return d.commit.commit(req, d.applyGroup)
 }
 
