@@ -9,10 +9,16 @@ import (
 	"github.com/bloomkv/bloomkv/vfs"
 )
 
-// batchReader reads an indexed batch as a dbReader: MultiGet is its Gets.
-type batchReader struct{ *Batch }
+// multiGets reads an indexed batch or a transaction as a dbReader:
+// MultiGet is its Gets.
+type multiGets struct{ pointReader }
 
-func (r batchReader) MultiGet(keys [][]byte) ([][]byte, error) {
+type pointReader interface {
+	Get(key []byte) ([]byte, error)
+	NewIter(opts *IterOptions) (*Iterator, error)
+}
+
+func (r multiGets) MultiGet(keys [][]byte) ([][]byte, error) {
 	out := make([][]byte, len(keys))
 	for i, k := range keys {
 		v, err := r.Get(k)
@@ -114,15 +120,15 @@ func TestIndexedBatchModel(t *testing.T) {
 				m.apply([]kvOp{op})
 				switch rng.IntN(10) {
 				case 0:
-					if _, err := checkState(batchReader{b}, ks, m); err != nil {
+					if _, err := checkState(multiGets{b}, ks, m); err != nil {
 						t.Fatalf("after %d writes: %v", step+1, err)
 					}
 				case 1, 2:
-					if err := checkIter(rng, batchReader{b}, m, ks, 40); err != nil {
+					if err := checkIter(rng, multiGets{b}, m, ks, 40); err != nil {
 						t.Fatalf("after %d writes: %v", step+1, err)
 					}
 				default:
-					if err := checkGet(batchReader{b}, ks.pick(rng), m); err != nil {
+					if err := checkGet(multiGets{b}, ks.pick(rng), m); err != nil {
 						t.Fatalf("after %d writes: %v", step+1, err)
 					}
 				}

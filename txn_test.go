@@ -442,3 +442,289 @@ func TestTransactionBank(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// modelTxn is an open transaction of TestTransactionModel and what the
+// model knows of it.
+type modelTxn struct {
+	txn   *Transaction
+	view  kvModel // the snapshot with the transaction's writes applied
+	ops   []kvOp
+	begun int // commits in the history when it began
+	reads map[string]bool
+	spans []modelSpan
+	own   []kvOp    // its writes, which answer its reads of what they cover
+}
+
+// modelSpan is the key range [lo, hi] a full scan read; with inf, [lo, ∞).
+type modelSpan struct {
+	lo, hi string
+	inf    bool
+}
+
+// covers reports whether op wrote key.
+func (op kvOp) covers(key string) bool {
+	if op.rangeDel {
+		return op.key <= key && key < op.end
+	}
+	return op.key == key
+}
+
+// touches reports whether op wrote something m read, by the rule of
+// docs/transactions.md.
+func (m *modelTxn) touches(op kvOp) bool {
+	for k := range m.reads {
+		if op.covers(k) {
+			return true
+		}
+	}
+	for _, s := range m.spans {
+		switch {
+		case op.rangeDel && s.lo < op.end && (s.inf || op.key <= s.hi):
+			return true
+		case !op.rangeDel && s.lo <= op.key && (s.inf || op.key <= s.hi):
+			return true
+		}
+	}
+	return false
+}
+
+// TestTransactionModel runs random interleavings of transactions and
+// plain writes against a model: every read of a transaction must show
+// its snapshot under its own writes, and its Commit must conflict
+// exactly when a commit after its snapshot wrote a key it read (not
+// answered by its own writes) or a key in the span of a scan it made,
+// [lower bound, upper bound] for a full scan. After each run the DB must
+// hold the model's committed state.
+func TestTransactionModel(t *testing.T) {
+	for _, seed := range testSeeds(16, 4, testing.Short()) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 3939))
+			d := openTxnTestDB(t, &Options{MemtableSize: 64 << 10})
+			ks := newKeySpace(rng, 24)
+			committed := kvModel{}
+			var history [][]kvOp
+			var open []*modelTxn
+			conflicts := 0
+			commit := func(ops []kvOp) {
+				history = append(history, ops)
+				committed.apply(ops)
+			}
+			for step := range 600 {
+				if len(open) == 0 || rng.IntN(8) == 0 && len(open) < 4 {
+					txn, err := d.NewTransaction(true)
+					if err != nil {
+						t.Fatal(err)
+					}
+					open = append(open, &modelTxn{txn: txn, view: committed.clone(), begun: len(history), reads: map[string]bool{}})
+					continue
+				}
+				i := rng.IntN(len(open))
+				m := open[i]
+				switch r := rng.IntN(20); {
+				case r < 6: // Get
+					k := ks.pick(rng)
+					if err := checkGet(multiGets{m.txn}, k, m.view); err != nil {
+						t.Fatalf("step %d: %v", step, err)
+					}
+					ownWrite := false
+					for _, op := range m.own {
+						ownWrite = ownWrite || op.covers(string(k))
+					}
+					if !ownWrite {
+						m.reads[string(k)] = true
+					}
+				case r < 8: // a full scan
+					opts := randBounds(rng, ks)
+					it, err := m.txn.NewIter(opts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var lo, hi []byte
+					if opts != nil {
+						lo, hi = opts.LowerBound, opts.UpperBound
+					}
+					wantKeys, _ := m.view.sorted(lo, hi)
+					got := scanAll(it)
+					if err := it.Close(); err != nil {
+						t.Fatal(err)
+					}
+					if len(got) != len(wantKeys) {
+						t.Fatalf("step %d: scan of [%q, %q) shows %d keys, want %d", step, lo, hi, len(got), len(wantKeys))
+					}
+					for j := range got {
+						if got[j] != string(wantKeys[j]) {
+							t.Fatalf("step %d: scan key %d is %q, want %q", step, j, got[j], wantKeys[j])
+						}
+					}
+					m.spans = append(m.spans, modelSpan{lo: string(lo), hi: string(hi), inf: hi == nil})
+				case r < 13: // a write
+					op := randKVOp(rng, ks, fmt.Sprint("t", step))
+					var err error
+					switch {
+					case op.rangeDel:
+						err = m.txn.DeleteRange([]byte(op.key), []byte(op.end))
+					case op.del:
+						err = m.txn.Delete([]byte(op.key))
+					default:
+						err = m.txn.Set([]byte(op.key), []byte(op.value))
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					m.ops, m.own = append(m.ops, op), append(m.own, op)
+					m.view.apply([]kvOp{op})
+				case r < 15: // a plain write by another
+					ops := []kvOp{randKVOp(rng, ks, fmt.Sprint("p", step))}
+					if err := applyOps(d, ops, NoSync); err != nil {
+						t.Fatal(err)
+					}
+					commit(ops)
+				case r < 19: // Commit
+					want := false
+					for _, ops := range history[m.begun:] {
+						for _, op := range ops {
+							want = want || m.touches(op)
+						}
+					}
+					want = want && len(m.ops) > 0
+					err := m.txn.Commit(NoSync)
+					switch {
+					case want && !errors.Is(err, ErrConflict):
+						t.Fatalf("step %d: Commit: %v, want ErrConflict", step, err)
+					case !want && err != nil:
+						t.Fatalf("step %d: Commit: %v, want nil", step, err)
+					case want:
+						conflicts++
+					case len(m.ops) > 0:
+						commit(m.ops)
+					}
+					open = append(open[:i], open[i+1:]...)
+				default:
+					m.txn.Discard()
+					open = append(open[:i], open[i+1:]...)
+				}
+			}
+			for _, m := range open {
+				m.txn.Discard()
+			}
+			if _, err := checkState(d, ks, committed); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d commits, %d conflicts", len(history), conflicts)
+		})
+	}
+}
+
+// TestTransactionLimits checks the bounds of a transaction's memory and
+// of the record of commits: a write or read past MaxTransactionSize fails
+// with ErrTxnTooBig, leaving the transaction as it was, able to commit;
+// and once the record outgrows TxnConflictMemory, a transaction that read
+// something and whose snapshot is older than what was dropped conflicts,
+// while one that only wrote commits.
+func TestTransactionLimits(t *testing.T) {
+	t.Run("MaxTransactionSize", func(t *testing.T) {
+		d := openTxnTestDB(t, &Options{MaxTransactionSize: 1000})
+		txn, err := d.NewTransaction(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := txn.Set([]byte("a"), make([]byte, 900)); err != nil {
+			t.Fatal(err)
+		}
+		if err := txn.Set([]byte("b"), make([]byte, 100)); !errors.Is(err, ErrTxnTooBig) {
+			t.Fatalf("Set past the limit: %v, want ErrTxnTooBig", err)
+		}
+		for i := 0; ; i++ { // reads fill the rest
+			_, err := txn.Get(fmt.Appendf(nil, "key%d", i))
+			if errors.Is(err, ErrTxnTooBig) {
+				break
+			}
+			if !errors.Is(err, ErrNotFound) || i > 100 {
+				t.Fatalf("Get %d: %v", i, err)
+			}
+		}
+		if err := txn.Commit(nil); err != nil {
+			t.Fatalf("Commit within the limit: %v", err)
+		}
+		if v, err := d.Get([]byte("a")); err != nil || len(v) != 900 {
+			t.Fatalf("Get(a) = %d bytes, %v; want 900", len(v), err)
+		}
+		if _, err := d.Get([]byte("b")); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("Get(b): %v; the write past the limit must not be there", err)
+		}
+		if _, err := Open("/x", &Options{FS: vfs.NewMem(), MaxTransactionSize: MaxBatchSize + 1}); err == nil {
+			t.Fatal("Open with MaxTransactionSize past MaxBatchSize: no error")
+		}
+	})
+	t.Run("TxnConflictMemory", func(t *testing.T) {
+		d := openTxnTestDB(t, &Options{TxnConflictMemory: 4 << 10})
+		reader, err := d.NewTransaction(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writer, err := d.NewTransaction(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := reader.Get([]byte("k")); !errors.Is(err, ErrNotFound) {
+			t.Fatal(err)
+		}
+		// Writes of other keys, past the record's memory.
+		for i := range 200 {
+			if err := d.Put(fmt.Appendf(nil, "other%04d", i), []byte("v"), NoSync); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if d.oracle.horizon == 0 {
+			t.Fatal("200 recorded writes of 41 bytes each did not pass 4 KiB of record")
+		}
+		reader.Set([]byte("r"), []byte("1"))
+		if err := reader.Commit(nil); !errors.Is(err, ErrConflict) {
+			t.Fatalf("Commit of a transaction older than the record: %v, want ErrConflict", err)
+		}
+		writer.Set([]byte("w"), []byte("1"))
+		if err := writer.Commit(nil); err != nil {
+			t.Fatalf("Commit of a write-only transaction: %v", err)
+		}
+	})
+}
+
+// TestTransactionAPI checks the rules of a transaction's life: a
+// read-only one refuses writes, a finished one refuses everything, and
+// Update and View pass fn's error through, committing nothing.
+func TestTransactionAPI(t *testing.T) {
+	d := openTxnTestDB(t, nil)
+	errFn := errors.New("fn failed")
+	if err := d.Update(func(txn *Transaction) error {
+		txn.Set([]byte("k"), []byte("v"))
+		return errFn
+	}); !errors.Is(err, errFn) {
+		t.Fatalf("Update: %v, want fn's error", err)
+	}
+	if _, err := d.Get([]byte("k")); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Get after a failed Update: %v, want ErrNotFound", err)
+	}
+	if err := d.View(func(txn *Transaction) error { return txn.Set([]byte("k"), nil) }); !errors.Is(err, ErrTxnReadOnly) {
+		t.Fatalf("Set in View: %v, want ErrTxnReadOnly", err)
+	}
+	txn, err := d.NewTransaction(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.Commit(nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := txn.Get([]byte("k")); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Get after Commit: %v, want ErrClosed", err)
+	}
+	if err := txn.Set([]byte("k"), nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Set after Commit: %v, want ErrClosed", err)
+	}
+	if err := txn.Commit(nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("second Commit: %v, want ErrClosed", err)
+	}
+	txn.Discard()
+	if n := d.oracle.live.Load(); n != 0 {
+		t.Fatalf("%d update transactions open after all ended", n)
+	}
+}
