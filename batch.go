@@ -22,7 +22,9 @@ type Batch struct {
 	data  []byte
 	count uint32
 	// index, for an indexed batch only, orders the batch's writes for its
-	// reads; nil for a plain batch, whose writes cost nothing more.
+	// reads; nil for a plain batch. A write is indexed by the first read
+	// after it (Batch.indexed), so writes cost an indexed batch no more
+	// than a plain one, and a batch never read is never indexed.
 	index *batchIndex
 }
 
@@ -94,11 +96,7 @@ func (b *Batch) add(kind base.Kind, key, value []byte) error {
 	if len(b.data) == 0 {
 		b.data = append(b.data[:0], make([]byte, batchrepr.HeaderLen)...)
 	}
-	off := len(b.data)
 	b.data = batchrepr.AppendEntry(b.data, kind, key, value)
-	if b.index != nil {
-		b.index.add(b.data[off:], b.count)
-	}
 	b.count++
 	batchrepr.SetCount(b.data, b.count)
 	return nil

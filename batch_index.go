@@ -54,7 +54,8 @@ func lessBatchItem(a, b batchItem) bool { return base.CompareInternal(a.key, b.k
 // written, each fragmented list and sorted copy built when first read
 // after a write and kept until the next.
 //
-// INVARIANT: sorted, when not nil, holds every item of tree in order;
+// INVARIANT: sorted, when not nil, holds every item of tree in order
+// (tree is made by the first read after a write);
 // rangeDels, when not nil, is the fragmentation of every tombstone. A
 // write sets both to nil. An Iterator keeps the ones it was made with:
 // they are never changed, only replaced.
@@ -63,6 +64,10 @@ type batchIndex struct {
 	tombs     []rangedel.Tombstone
 	sorted    []batchItem
 	rangeDels rangedel.List
+
+	// n writes of the batch, its bytes up to off, are indexed.
+	n   uint32
+	off int
 
 	// snap is the point in the DB's history the batch reads at; owned
 	// if the batch took it, to be closed by Batch.Close.
@@ -93,8 +98,20 @@ func (s *Snapshot) NewIndexedBatch() (*Batch, error) {
 }
 
 func newIndexedBatch(s *Snapshot, owned bool) *Batch {
-	return &Batch{index: &batchIndex{tree: btree.NewG(8, lessBatchItem), snap: s, owned: owned}}
+	b := new(Batch)
+	b.initIndexed(new(batchIndex), s, owned)
+	return b
 }
+
+// initIndexed makes b, empty, an indexed batch with index x reading at s.
+func (b *Batch) initIndexed(x *batchIndex, s *Snapshot, owned bool) {
+	*x = batchIndex{snap: s, owned: owned}
+	b.index = x
+}
+
+// batchFreeList is the node free list the indexes' B-trees share (it is
+// safe for concurrent use), so that a new index allocates none of its own.
+var batchFreeList = btree.NewFreeListG[batchItem](btree.DefaultFreeListSize)
 
 // Close releases the snapshot an indexed batch from DB.NewIndexedBatch
 // took; its reads return ErrClosed afterwards. The batch can still be
@@ -118,7 +135,7 @@ func (b *Batch) Get(key []byte) ([]byte, error) {
 	if err := b.index.snap.check(); err != nil {
 		return nil, err
 	}
-	if value, kind, found := b.index.get(key); found {
+	if value, kind, found := b.indexed().get(key); found {
 		return answer(bytes.Clone(value), kind)
 	}
 	s := b.index.snap
@@ -146,15 +163,34 @@ func (b *Batch) NewIter(opts *IterOptions) (*Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.db.iterOver(rs, seq, o, false, b.index.view()), nil
+	return s.db.iterOver(rs, seq, o, false, b.indexed().view()), nil
 }
 
-// add indexes the entry that starts entry, the batch's write number i.
-func (x *batchIndex) add(entry []byte, i uint32) {
-	kind, key, value, _, err := batchrepr.DecodeEntry(entry)
-	if err != nil {
-		panic("bloomkv: batch entry just encoded does not decode: " + err.Error())
+// indexed returns the batch's index with every write of the batch in
+// it: those since the last read are indexed now.
+func (b *Batch) indexed() *batchIndex {
+	x := b.index
+	if x.n == b.count {
+		return x
 	}
+	if x.tree == nil {
+		x.tree = btree.NewWithFreeListG(8, lessBatchItem, batchFreeList)
+	}
+	p := b.data[max(x.off, batchrepr.HeaderLen):]
+	for ; x.n < b.count; x.n++ {
+		kind, key, value, rest, err := batchrepr.DecodeEntry(p)
+		if err != nil {
+			panic("bloomkv: a batch's own entry does not decode: " + err.Error())
+		}
+		x.add(kind, key, value, x.n)
+		p = rest
+	}
+	x.off = len(b.data) - len(p)
+	return x
+}
+
+// add indexes write number i of the batch.
+func (x *batchIndex) add(kind base.Kind, key, value []byte, i uint32) {
 	seq := batchSeqBit | base.SeqNum(i)
 	if kind == base.KindRangeDelete {
 		x.tombs = append(x.tombs, rangedel.Tombstone{Start: key, End: value, Seq: seq})
@@ -166,8 +202,11 @@ func (x *batchIndex) add(entry []byte, i uint32) {
 }
 
 func (x *batchIndex) reset() {
-	x.tree.Clear(false)
+	if x.tree != nil {
+		x.tree.Clear(false)
+	}
 	x.tombs, x.sorted, x.rangeDels = nil, nil, nil
+	x.n, x.off = 0, 0
 }
 
 // fragmented returns the batch's range deletions, fragmented.
@@ -183,6 +222,9 @@ func (x *batchIndex) fragmented() rangedel.List {
 // a range deletion of the batch newer than that covers key; found is
 // false if the batch says nothing of key.
 func (x *batchIndex) get(key []byte) (value []byte, kind base.Kind, found bool) {
+	if x.tree == nil {
+		return nil, 0, false // nothing written yet
+	}
 	var vseq base.SeqNum
 	x.tree.AscendGreaterOrEqual(batchItem{key: base.MakeInternalKey(key, base.SeqNumMax, base.KindMax)}, func(it batchItem) bool {
 		if bytes.Equal(it.key.UserKey, key) {
@@ -206,7 +248,7 @@ type batchView struct {
 
 // view returns the batch as it is now, for an Iterator.
 func (x *batchIndex) view() *batchView {
-	if x.sorted == nil {
+	if x.sorted == nil && x.tree != nil {
 		x.sorted = make([]batchItem, 0, x.tree.Len())
 		x.tree.Ascend(func(it batchItem) bool {
 			x.sorted = append(x.sorted, it)

@@ -34,18 +34,20 @@ type commitPipeline struct {
 
 type commitRequest struct {
 	batch *Batch // nil for a flush request
-	sync  bool
 	// txn, for a transaction's commit, is what it read: the leader fails
 	// the request with ErrConflict, leaving it out of the group, if a
 	// commit before it wrote any of it (see oracle.go).
 	txn   *txnReads
+	sync  bool
 	flush bool // rotate the memtable after this group (DB.Flush)
-	err   error
+	// leader: see wake. The three flags share a word: with txn the
+	// request still fits the allocator's 64-byte class.
+	leader bool
+	err    error
 	// wake receives when done, or when this request must lead: exactly
 	// once for a request that waits, never for one that leads at once, so
 	// it is empty again when commit returns and may be reused (singleWrite).
-	wake   chan struct{}
-	leader bool
+	wake chan struct{}
 
 	// cut, if set, is run by the leader once the group holding the request
 	// is applied, before the next group begins: a point in the history

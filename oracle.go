@@ -68,6 +68,7 @@ type writeRecord struct {
 	hashes    []uint64
 	rangeDels []keySpan // [start, end) each
 	size      int64
+	buf       []byte // the room of keys
 }
 
 // keySpan is a key range [lo, hi) — or with inclusive, [lo, hi]; a nil
@@ -106,13 +107,20 @@ func (s keySpan) overlaps(start, end []byte) bool {
 const recordOverhead = 32
 
 func (r *writeRecord) add(b *Batch) {
+	r.keys, r.hashes = slices.Grow(r.keys, b.Len()), slices.Grow(r.hashes, b.Len())
 	batchrepr.Decode(b.data, func(e batchrepr.Entry) {
 		if e.Kind == base.KindRangeDelete {
 			r.rangeDels = append(r.rangeDels, keySpan{lo: bytes.Clone(e.Key), hi: bytes.Clone(e.Value)})
 			r.size += int64(len(e.Key)+len(e.Value)) + recordOverhead
 			return
 		}
-		r.keys = append(r.keys, bytes.Clone(e.Key))
+		// The keys share one buffer; a key appended never moves (a
+		// full buffer is replaced, not grown), so earlier keys stay put.
+		if cap(r.buf)-len(r.buf) < len(e.Key) {
+			r.buf = make([]byte, 0, max(len(e.Key), 2*cap(r.buf), b.Size()))
+		}
+		r.buf = append(r.buf, e.Key...)
+		r.keys = append(r.keys, r.buf[len(r.buf)-len(e.Key):len(r.buf):len(r.buf)])
 		r.hashes = append(r.hashes, xxhash.Sum64(e.Key))
 		r.size += int64(len(e.Key)) + recordOverhead
 	})
@@ -190,11 +198,17 @@ func (o *oracle) end(seq base.SeqNum) {
 // it wrote gets ErrConflict. It returns the group's pending record, the
 // writes of the requests that remain, or nil when no update transaction
 // is open (and so none is in the group).
+//
+// A group of one request needs no pending record: nothing in it comes
+// after the request.
 func (o *oracle) check(group []*commitRequest) *writeRecord {
 	if o.live.Load() == 0 {
 		return nil
 	}
-	rec := &writeRecord{}
+	var rec *writeRecord
+	if len(group) > 1 {
+		rec = &writeRecord{}
+	}
 	for _, r := range group {
 		if r.batch == nil {
 			continue
@@ -203,7 +217,9 @@ func (o *oracle) check(group []*commitRequest) *writeRecord {
 			r.err = ErrConflict
 			continue
 		}
-		rec.add(r.batch)
+		if rec != nil {
+			rec.add(r.batch)
+		}
 	}
 	return rec
 }
@@ -220,14 +236,24 @@ func (o *oracle) conflicts(t *txnReads, pending *writeRecord) bool {
 			return true
 		}
 	}
-	return pending.conflicts(t)
+	return pending != nil && pending.conflicts(t)
 }
 
 // committed records what group wrote, published up to last: rec, the
 // record check made, or, if an update transaction began since, one made
 // now. Then it drops the records no open transaction needs.
+//
+// The group's own transactions are open until their commits return, but
+// need no record of it: only a transaction open besides them does
+// (live counts more than they are).
 func (o *oracle) committed(group []*commitRequest, last base.SeqNum, rec *writeRecord) {
-	if o.live.Load() == 0 {
+	own := 0
+	for _, r := range group {
+		if r.txn != nil {
+			own++
+		}
+	}
+	if o.live.Load() <= int64(own) {
 		o.dropAll()
 		return
 	}

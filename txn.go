@@ -52,6 +52,13 @@ type Transaction struct {
 	snap   *Snapshot
 	done   bool
 
+	// The room of batch, its index, and the commit's request and reads:
+	// a transaction is one allocation, not five.
+	batchRoom Batch
+	indexRoom batchIndex
+	req       commitRequest
+	reads     txnReads
+
 	// What the transaction read, for its Commit's check.
 	hashes map[uint64]struct{}
 	keys   [][]byte
@@ -83,7 +90,10 @@ func (d *DB) NewTransaction(update bool) (*Transaction, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Transaction{db: d, update: update, batch: newIndexedBatch(s, false), snap: s}, nil
+	t := &Transaction{db: d, update: update, snap: s}
+	t.batchRoom.initIndexed(&t.indexRoom, s, false)
+	t.batch = &t.batchRoom
+	return t, nil
 }
 
 // Update runs fn in a new update transaction and commits it, durably
@@ -127,7 +137,7 @@ func (t *Transaction) Get(key []byte) ([]byte, error) {
 	if err := t.check(); err != nil {
 		return nil, err
 	}
-	if value, kind, found := t.batch.index.get(key); found {
+	if value, kind, found := t.batch.indexed().get(key); found {
 		return answer(bytes.Clone(value), kind)
 	}
 	if t.update {
@@ -233,7 +243,8 @@ func (t *Transaction) Commit(opts *WriteOptions) error {
 	if t.batch.Empty() {
 		return nil
 	}
-	reads := &txnReads{seq: t.snap.seq, hashes: t.hashes, keys: t.keys}
+	reads := &t.reads
+	*reads = txnReads{seq: t.snap.seq, hashes: t.hashes, keys: t.keys}
 	var spanBytes int64
 	for _, s := range t.spans {
 		if s.set {
@@ -244,8 +255,8 @@ func (t *Transaction) Commit(opts *WriteOptions) error {
 	if err := t.grow(spanBytes); err != nil {
 		return err
 	}
-	req := &commitRequest{txn: reads}
-	return t.db.apply(t.batch, req, opts)
+	t.req = commitRequest{txn: reads}
+	return t.db.apply(t.batch, &t.req, opts)
 }
 
 // Discard ends the transaction without committing it, releasing its

@@ -136,7 +136,7 @@ func TestTransactionConflicts(t *testing.T) {
 				t.Fatalf("Commit: %v, want nil", err)
 			}
 			// A conflict wrote nothing; a commit wrote x if it set it.
-			_, _, setX := txn.batch.index.get([]byte("x"))
+			_, _, setX := txn.batch.indexed().get([]byte("x"))
 			v, err := d.Get([]byte("x"))
 			switch {
 			case setX && !tc.conflict && (err != nil || string(v) != "t"):
