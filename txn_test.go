@@ -452,7 +452,7 @@ type modelTxn struct {
 	begun int // commits in the history when it began
 	reads map[string]bool
 	spans []modelSpan
-	own   []kvOp    // its writes, which answer its reads of what they cover
+	own   []kvOp // its writes, which answer its reads of what they cover
 }
 
 // modelSpan is the key range [lo, hi] a full scan read; with inf, [lo, ∞).
