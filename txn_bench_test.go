@@ -31,23 +31,7 @@ func benchTxnDB(b *testing.B) (*bloomkv.DB, [][]byte) {
 // BenchmarkApplyBatch times the plain write path: a batch of four
 // 100-byte Sets built and applied, NoSync. It exists beside the
 // transactions to show they cost plain batches nothing.
-func BenchmarkApplyBatch(b *testing.B) {
-	db, keys := benchTxnDB(b)
-	value := make([]byte, 100)
-	batch := bloomkv.NewBatch()
-	i := 0
-	b.ReportAllocs()
-	for b.Loop() {
-		batch.Reset()
-		for range 4 {
-			batch.Set(keys[i%benchTxnKeys], value)
-			i += 7
-		}
-		if err := db.Apply(batch, bloomkv.NoSync); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkApplyBatch(b *testing.B) { benchWrites(b, 0, 4, false) }
 
 // BenchmarkTxnUpdate compares, uncontended (one goroutine), a
 // read-modify-write of two keys as a transaction — two Gets and two Sets,
@@ -56,81 +40,51 @@ func BenchmarkApplyBatch(b *testing.B) {
 // writes by Apply. The difference is the transaction's overhead: its
 // snapshot, indexed batch, read set and conflict check.
 func BenchmarkTxnUpdate(b *testing.B) {
+	b.Run("rmw/Apply", func(b *testing.B) { benchWrites(b, 2, 2, false) })
+	b.Run("rmw/Txn", func(b *testing.B) { benchWrites(b, 2, 2, true) })
+	b.Run("write/Apply", func(b *testing.B) { benchWrites(b, 0, 4, false) })
+	b.Run("write/Txn", func(b *testing.B) { benchWrites(b, 0, 4, true) })
+}
+
+// benchWrites times writes of 100-byte values to keys of a fresh DB, the
+// first reads of them read first, committed NoSync, as a transaction
+// (txn) or as DB.Gets and a batch for Apply.
+func benchWrites(b *testing.B, reads, writes int, txn bool) {
+	db, keys := benchTxnDB(b)
 	value := make([]byte, 100)
-	b.Run("rmw/Apply", func(b *testing.B) {
-		db, keys := benchTxnDB(b)
-		batch := bloomkv.NewBatch()
-		i := 0
-		b.ReportAllocs()
-		for b.Loop() {
+	batch := bloomkv.NewBatch()
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		var t *bloomkv.Transaction
+		get, set := db.Get, batch.Set
+		if txn {
+			var err error
+			if t, err = db.NewTransaction(true); err != nil {
+				b.Fatal(err)
+			}
+			get, set = t.Get, t.Set
+		} else {
 			batch.Reset()
-			for range 2 {
-				k := keys[i%benchTxnKeys]
-				i += 7
-				if _, err := db.Get(k); err != nil {
+		}
+		for j := range writes {
+			k := keys[i%benchTxnKeys]
+			i += 7
+			if j < reads {
+				if _, err := get(k); err != nil {
 					b.Fatal(err)
 				}
-				batch.Set(k, value)
 			}
-			if err := db.Apply(batch, bloomkv.NoSync); err != nil {
-				b.Fatal(err)
-			}
+			set(k, value)
 		}
-	})
-	b.Run("rmw/Txn", func(b *testing.B) {
-		db, keys := benchTxnDB(b)
-		i := 0
-		b.ReportAllocs()
-		for b.Loop() {
-			txn, err := db.NewTransaction(true)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for range 2 {
-				k := keys[i%benchTxnKeys]
-				i += 7
-				if _, err := txn.Get(k); err != nil {
-					b.Fatal(err)
-				}
-				txn.Set(k, value)
-			}
-			if err := txn.Commit(bloomkv.NoSync); err != nil {
-				b.Fatal(err)
-			}
+		var err error
+		if txn {
+			err = t.Commit(bloomkv.NoSync)
+		} else {
+			err = db.Apply(batch, bloomkv.NoSync)
 		}
-	})
-	b.Run("write/Apply", func(b *testing.B) {
-		db, keys := benchTxnDB(b)
-		batch := bloomkv.NewBatch()
-		i := 0
-		b.ReportAllocs()
-		for b.Loop() {
-			batch.Reset()
-			for range 4 {
-				batch.Set(keys[i%benchTxnKeys], value)
-				i += 7
-			}
-			if err := db.Apply(batch, bloomkv.NoSync); err != nil {
-				b.Fatal(err)
-			}
+		if err != nil {
+			b.Fatal(err)
 		}
-	})
-	b.Run("write/Txn", func(b *testing.B) {
-		db, keys := benchTxnDB(b)
-		i := 0
-		b.ReportAllocs()
-		for b.Loop() {
-			txn, err := db.NewTransaction(true)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for range 4 {
-				txn.Set(keys[i%benchTxnKeys], value)
-				i += 7
-			}
-			if err := txn.Commit(bloomkv.NoSync); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	}
 }
