@@ -247,9 +247,9 @@ func (t *Transaction) Commit(opts *WriteOptions) error {
 	*reads = txnReads{seq: t.snap.seq, hashes: t.hashes, keys: t.keys}
 	var spanBytes int64
 	for _, s := range t.spans {
-		if s.set {
-			reads.spans = append(reads.spans, keySpan{lo: s.lo, hi: s.hi, inclusive: true})
-			spanBytes += int64(len(s.lo) + len(s.hi))
+		if ks, ok := s.keySpan(); ok {
+			reads.spans = append(reads.spans, ks)
+			spanBytes += int64(len(ks.lo) + len(ks.hi))
 		}
 	}
 	if err := t.grow(spanBytes); err != nil {
@@ -272,38 +272,61 @@ func (t *Transaction) Discard() {
 	}
 }
 
-// readSpan is the key range [lo, hi] an update transaction's Iterator
-// has passed over, both ends included — a nil hi is no end — once set:
-// the span of every key and bound its moves started at or reached. A
-// span is one range, so that it costs two keys whatever the moves; a
-// transaction whose iterator jumps around reads, by this count, what lies
-// between too.
+// readSpan is the key range an update transaction's Iterator has passed
+// over: the smallest range holding every key and bound its moves started
+// at or reached — [lo, hi], or [lo, ∞) with hiInf — once set. A span is
+// one range, so that it costs two keys whatever the moves; an iterator
+// that jumps around reads, by this count, what lies between too. The
+// smallest key, the empty one, stands for "no lower bound"; loInf marks
+// a span whose only point so far is "no upper bound".
 type readSpan struct {
-	set    bool
-	lo, hi []byte
+	set, loInf, hiInf bool
+	lo, hi            []byte
 }
 
-// low widens s down to k, a nil k meaning the smallest key.
-func (s *readSpan) low(k []byte) {
+// include widens s to hold key k.
+func (s *readSpan) include(k []byte) {
 	switch {
 	case !s.set:
 		s.set, s.lo, s.hi = true, append([]byte{}, k...), append([]byte{}, k...)
+		return
+	case s.loInf:
+		s.loInf, s.lo, s.hi = false, append(s.lo[:0], k...), append(s.hi[:0], k...)
+		return
 	case bytes.Compare(k, s.lo) < 0:
 		s.lo = append(s.lo[:0], k...)
 	}
-}
-
-// high widens s up to k, a nil k meaning no end.
-func (s *readSpan) high(k []byte) {
-	switch {
-	case !s.set:
-		s.set, s.lo, s.hi = true, append([]byte{}, k...), bytes.Clone(k)
-	case s.hi == nil:
-	case k == nil:
-		s.hi = nil
-	case bytes.Compare(k, s.hi) > 0:
+	if !s.hiInf && bytes.Compare(k, s.hi) > 0 {
 		s.hi = append(s.hi[:0], k...)
 	}
+}
+
+// low widens s to hold k, a key or lower bound; nil: the smallest key.
+func (s *readSpan) low(k []byte) { s.include(k) }
+
+// high widens s to hold k, a key or upper bound; nil: no end.
+func (s *readSpan) high(k []byte) {
+	if k != nil {
+		s.include(k)
+		return
+	}
+	if !s.set {
+		s.set, s.loInf = true, true
+	}
+	s.hiInf = true
+}
+
+// keySpan returns s as the oracle compares it, and false if s holds no
+// key (it is unset, or holds only "no end").
+func (s *readSpan) keySpan() (keySpan, bool) {
+	if !s.set || s.loInf {
+		return keySpan{}, false
+	}
+	ks := keySpan{lo: s.lo, hi: s.hi, inclusive: true}
+	if s.hiInf {
+		ks.hi = nil
+	}
+	return ks, true
 }
 
 // readFrom records, for an Iterator of an update transaction, the key or

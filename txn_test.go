@@ -75,6 +75,14 @@ func TestTransactionConflicts(t *testing.T) {
 			return it.Close()
 		}
 	}
+	lastOne := func(_ *DB, txn *Transaction) error { // Last, unbounded, and nothing after
+		it, err := txn.NewIter(nil)
+		if err != nil {
+			return err
+		}
+		it.Last()
+		return it.Close()
+	}
 	put := func(k string) step { // another commit, a plain Put
 		return func(d *DB, _ *Transaction) error { return d.Put([]byte(k), []byte("other"), nil) }
 	}
@@ -105,6 +113,10 @@ func TestTransactionConflicts(t *testing.T) {
 		{"seek stops at d, other writes e", []step{seekOne("c"), put("e"), set("x")}, false},
 		{"seek stops at d, other writes c", []step{seekOne("c"), put("c"), set("x")}, true},
 		{"seek stops at d, other writes d", []step{seekOne("c"), put("d"), set("x")}, true},
+		{"scan with crossed bounds [d, b), other writes c", []step{scan("d", "b"), put("c"), set("x")}, true},
+		{"scan with crossed bounds [d, b), other writes e", []step{scan("d", "b"), put("e"), set("x")}, false},
+		{"Last stops at f, other writes g", []step{lastOne, put("g"), set("x")}, true},
+		{"Last stops at f, other writes e", []step{lastOne, put("e"), set("x")}, false},
 		{"read, other deletes a range over it", []step{get("d"), delRange("c", "e"), set("x")}, true},
 		{"read, other deletes a range beside it", []step{get("d"), delRange("e", "g"), set("x")}, false},
 		{"scan, other deletes an overlapping range", []step{scan("a", "c"), delRange("b", "z"), set("x")}, true},
@@ -556,7 +568,14 @@ func TestTransactionModel(t *testing.T) {
 							t.Fatalf("step %d: scan key %d is %q, want %q", step, j, got[j], wantKeys[j])
 						}
 					}
-					m.spans = append(m.spans, modelSpan{lo: string(lo), hi: string(hi), inf: hi == nil})
+					// The span of the bounds, in whichever order: a scan with
+					// crossed bounds starts at the lower and runs off at the
+					// upper.
+					sp := modelSpan{lo: string(lo), hi: string(hi), inf: hi == nil}
+					if !sp.inf && sp.hi < sp.lo {
+						sp.lo, sp.hi = sp.hi, sp.lo
+					}
+					m.spans = append(m.spans, sp)
 				case r < 13: // a write
 					op := randKVOp(rng, ks, fmt.Sprint("t", step))
 					var err error
