@@ -69,8 +69,9 @@ type IterOptions struct {
 // is to be kept before Close.
 //
 // Below it is an iterator.MergingIter of every memtable, L0 table and level
-// (DB.newIter), which yields every version of every key, tombstones
-// included: nothing below hides a version. The hiding is done here:
+// (DB.newIter) — and first, for an Iterator of an indexed batch, the
+// batch (batch_index.go) — which yields every version of every key,
+// tombstones included: nothing below hides a version. The hiding is done here:
 // versions newer than the read sequence number are skipped, and of each
 // user key only the newest visible version is shown, if it is a Set that
 // no visible range tombstone with a newer seqnum covers; a tombstone, or a
