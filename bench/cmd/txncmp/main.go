@@ -35,6 +35,7 @@ var (
 	workers = flag.Int("goroutines", 2, "goroutines running transactions")
 	dir     = flag.String("dir", "", "directory for the stores (default: a temporary one, removed)")
 	only    = flag.String("engine", "", "run only this engine (bloomkv or badger)")
+	verbose = flag.Bool("v", false, "print bloomkv's block cache counters at the end")
 	profile = flag.String("cpuprofile", "", "write a CPU profile of the transactions (not the loads) to this file")
 )
 
@@ -110,7 +111,13 @@ func bloomkvEngine(path string) (*engine, error) {
 			})
 			return sum, err
 		},
-		close: db.Close,
+		close: func() error {
+			if *verbose {
+				m := db.Metrics()
+				fmt.Printf("bloomkv: block cache %d hits, %d misses\n", m.BlockCache.Hits, m.BlockCache.Misses)
+			}
+			return db.Close()
+		},
 	}, nil
 }
 
