@@ -9,11 +9,13 @@ import (
 // The commit pipeline turns concurrent writes into one ordered history.
 //
 // Writers queue their batches. The first writer to find no leader becomes
-// the leader: it takes every queued batch as one group, assigns the group
-// consecutive sequence numbers, appends the batches to the WAL's buffer
-// (written, then fsynced once, if any of them asked for Sync), inserts them
-// into the memtable, publishes the group's last sequence number, and wakes
-// the group.
+// the leader: it takes every queued batch as one group, fails the
+// transactions' batches that conflict with a commit before them (the
+// oracle, oracle.go), assigns the rest consecutive sequence numbers,
+// appends them to the WAL's buffer (written, then fsynced once, if any of
+// them asked for Sync), inserts them into the memtable, publishes the
+// group's last sequence number, records what the group wrote if an open
+// transaction needs it, and wakes the group.
 // If more batches queued meanwhile, it hands leadership to the first of
 // them and returns; that writer leads the next group. So under load, many
 // writers share each WAL write and fsync (group commit), and no writer
@@ -40,8 +42,9 @@ type commitRequest struct {
 	txn   *txnReads
 	sync  bool
 	flush bool // rotate the memtable after this group (DB.Flush)
-	// leader: see wake. The three flags share a word: with txn the
-	// request still fits the allocator's 64-byte class.
+	// leader is set when the request must lead (see wake). The three
+	// flags share a word, so that with txn a request still fits in 64
+	// bytes, the allocator's class it had without.
 	leader bool
 	err    error
 	// wake receives when done, or when this request must lead: exactly
