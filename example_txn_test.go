@@ -9,17 +9,26 @@ import (
 	"github.com/bloomkv/bloomkv"
 )
 
-// A transfer between two accounts in DB.Update, run again on
-// ErrConflict, and a read of both balances at one point in time in
-// DB.View.
-func ExampleDB_Update() {
+// openExampleDB opens a DB in a new temporary directory; done closes it
+// and removes the directory.
+func openExampleDB() (db *bloomkv.DB, done func()) {
 	dir := tempDir()
-	defer os.RemoveAll(dir)
 	db, err := bloomkv.Open(dir, nil)
 	if err != nil {
 		panic(err)
 	}
-	defer db.Close()
+	return db, func() {
+		db.Close()
+		os.RemoveAll(dir)
+	}
+}
+
+// A transfer between two accounts in DB.Update, run again on
+// ErrConflict, and a read of both balances at one point in time in
+// DB.View.
+func ExampleDB_Update() {
+	db, done := openExampleDB()
+	defer done()
 	db.Put([]byte("acct/alice"), []byte("100"), nil)
 	db.Put([]byte("acct/bob"), []byte("50"), nil)
 
@@ -62,13 +71,8 @@ func ExampleDB_Update() {
 
 // An indexed batch reads its own writes over the DB before Apply.
 func ExampleDB_NewIndexedBatch() {
-	dir := tempDir()
-	defer os.RemoveAll(dir)
-	db, err := bloomkv.Open(dir, nil)
-	if err != nil {
-		panic(err)
-	}
-	defer db.Close()
+	db, done := openExampleDB()
+	defer done()
 	db.Put([]byte("a"), []byte("1"), nil)
 	db.Put([]byte("b"), []byte("2"), nil)
 
