@@ -15,9 +15,17 @@ import (
 // The batch's bytes are exactly the WAL record that commits it, in the
 // layout of package internal/batchrepr; the commit pipeline writes the
 // first entry's sequence number into the header.
+//
+// A Batch made by DB.NewIndexedBatch or Snapshot.NewIndexedBatch can also
+// be read: see batch_index.go.
 type Batch struct {
 	data  []byte
 	count uint32
+	// index, for an indexed batch only, orders the batch's writes for its
+	// reads; nil for a plain batch. A write is indexed by the first read
+	// after it (Batch.indexed), so writes cost an indexed batch no more
+	// than a plain one, and a batch never read is never indexed.
+	index *batchIndex
 }
 
 // NewBatch returns an empty batch.
@@ -76,8 +84,12 @@ func checkKeyValue(key, value []byte) error {
 	return nil
 }
 
+// maxEntryOverhead is the most an entry's encoding adds to its key and
+// value: its kind and two lengths.
+const maxEntryOverhead = 1 + 2*binary.MaxVarintLen32
+
 func (b *Batch) add(kind base.Kind, key, value []byte) error {
-	size := 1 + 2*binary.MaxVarintLen32 + len(key) + len(value)
+	size := maxEntryOverhead + len(key) + len(value)
 	if b.Size()+size > MaxBatchSize {
 		return argError("batch", "would grow past MaxBatchSize (%d bytes)", MaxBatchSize)
 	}
@@ -101,8 +113,14 @@ func (b *Batch) Empty() bool { return b.count == 0 }
 func (b *Batch) Size() int { return max(len(b.data), batchrepr.HeaderLen) }
 
 // Reset empties the batch, keeping its memory for reuse. A batch must not
-// be reset while Apply runs on it.
-func (b *Batch) Reset() { b.data, b.count = b.data[:0], 0 }
+// be reset while Apply runs on it, nor while an Iterator of it is open.
+// An indexed batch stays indexed, reading where it read.
+func (b *Batch) Reset() {
+	b.data, b.count = b.data[:0], 0
+	if b.index != nil {
+		b.index.reset()
+	}
+}
 
 // setSeqNum stamps the sequence number of the batch's first write.
 func (b *Batch) setSeqNum(seq base.SeqNum) { batchrepr.SetSeqNum(b.data, seq) }

@@ -9,11 +9,13 @@ import (
 // The commit pipeline turns concurrent writes into one ordered history.
 //
 // Writers queue their batches. The first writer to find no leader becomes
-// the leader: it takes every queued batch as one group, assigns the group
-// consecutive sequence numbers, appends the batches to the WAL's buffer
-// (written, then fsynced once, if any of them asked for Sync), inserts them
-// into the memtable, publishes the group's last sequence number, and wakes
-// the group.
+// the leader: it takes every queued batch as one group, fails the
+// transactions' batches that conflict with a commit before them (the
+// oracle, oracle.go), assigns the rest consecutive sequence numbers,
+// appends them to the WAL's buffer (written, then fsynced once, if any of
+// them asked for Sync), inserts them into the memtable, publishes the
+// group's last sequence number, records what the group wrote if an open
+// transaction needs it, and wakes the group.
 // If more batches queued meanwhile, it hands leadership to the first of
 // them and returns; that writer leads the next group. So under load, many
 // writers share each WAL write and fsync (group commit), and no writer
@@ -34,14 +36,21 @@ type commitPipeline struct {
 
 type commitRequest struct {
 	batch *Batch // nil for a flush request
+	// txn, for a transaction's commit, is what it read: the leader fails
+	// the request with ErrConflict, leaving it out of the group, if a
+	// commit before it wrote any of it (see oracle.go).
+	txn   *txnReads
 	sync  bool
 	flush bool // rotate the memtable after this group (DB.Flush)
-	err   error
+	// leader is set when the request must lead (see wake). The three
+	// flags share a word, so that with txn a request still fits in 64
+	// bytes, the allocator's class it had without.
+	leader bool
+	err    error
 	// wake receives when done, or when this request must lead: exactly
 	// once for a request that waits, never for one that leads at once, so
 	// it is empty again when commit returns and may be reused (singleWrite).
-	wake   chan struct{}
-	leader bool
+	wake chan struct{}
 
 	// cut, if set, is run by the leader once the group holding the request
 	// is applied, before the next group begins: a point in the history
@@ -117,6 +126,9 @@ func (p *commitPipeline) takeGroup() []*commitRequest {
 	return group
 }
 
+// writes reports whether r has a batch to write: one, and no conflict.
+func (r *commitRequest) writes() bool { return r.batch != nil && r.err == nil }
+
 func (r *commitRequest) size() int {
 	if r.batch == nil {
 		return 0
@@ -128,7 +140,7 @@ func (r *commitRequest) size() int {
 // starting after last, and returns the group's last sequence number.
 func groupSeqNums(group []*commitRequest, last base.SeqNum) base.SeqNum {
 	for _, r := range group {
-		if r.batch != nil {
+		if r.writes() {
 			r.batch.setSeqNum(last + 1)
 			last += base.SeqNum(r.batch.Len())
 		}

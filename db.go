@@ -54,7 +54,9 @@
 //	db.DeleteRange(s, e, o)      db.DropPrefix(p)              (none)                        DB.DeleteRange(s, e, nil)
 //	db.NewBatch(), b.Commit      db.NewWriteBatch(), wb.Flush  new(leveldb.Batch), db.Write  NewBatch(), DB.Apply(b, nil)
 //	db.NewIter(&IterOptions{…})  txn.NewIterator(opts)         db.NewIterator(rng, nil)      DB.NewIter(&IterOptions{LowerBound, UpperBound})
-//	db.NewSnapshot()             db.View (a read transaction)  db.GetSnapshot()              DB.NewSnapshot()
+//	db.NewSnapshot()             db.View (a read transaction)  db.GetSnapshot()              DB.NewSnapshot(), DB.View
+//	db.NewIndexedBatch()         (none)                        (none)                        DB.NewIndexedBatch()
+//	(none)                       db.Update(fn), txn.Commit()   (none)                        DB.Update(fn), Transaction.Commit(nil)
 //	db.Checkpoint(dir)           db.Backup(w, since)           (none)                        DB.Checkpoint(dir, nil)
 //	db.Compact(s, e, parallel)   db.Flatten(workers)           db.CompactRange(r)            DB.Compact(lo, hi)
 //	db.Flush()                   (none)                        (none)                        DB.Flush()
@@ -67,8 +69,9 @@
 // the memory (10 bits per key by default) and Options.FilterAllocation or
 // Options.LevelFilters the family (Bloom, binary fuse, Ribbon) per level;
 // Badger's BloomFalsePositive is a rate, where bloomkv takes bits per key.
-// There are no transactions beyond a Batch's atomicity and a Snapshot's
-// point in time, no TTL and no merge operator.
+// Transactions are Badger's (snapshot isolation, ErrConflict at Commit),
+// serializable for scanned ranges too (docs/transactions.md). There is no
+// TTL and no merge operator.
 //
 // INVARIANT: a write acknowledged with Sync survives a crash; once a WAL
 // write fails, the DB refuses every later write with that error until the
@@ -109,6 +112,7 @@ type DB struct {
 	tableMemory offheap.Allocator
 	counters    dbCounters
 	commit      commitPipeline
+	oracle      oracle // conflict detection of transactions (oracle.go)
 	events      *events
 	lastJobID   atomic.Int64 // numbers flushes and compactions for events
 

@@ -202,6 +202,8 @@ func (r *modelRun) step() error {
 			return fmt.Errorf("Compact: %w", err)
 		}
 		return nil
+	case x < 935:
+		return r.txn()
 	default:
 		r.note("Metrics")
 		return r.checkMetrics()

@@ -31,7 +31,7 @@ func (d *DB) ExplainRange(lo, hi []byte) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	it := d.iterOver(rs, seq, IterOptions{LowerBound: lo, UpperBound: hi}, true)
+	it := d.iterOver(rs, seq, IterOptions{LowerBound: lo, UpperBound: hi}, true, nil)
 	t := &Trace{Key: bytes.Clone(lo), RangeEnd: bytes.Clone(hi), SeqNum: uint64(it.seq)}
 	it.ps.tr = t
 	ok := it.First()

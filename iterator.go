@@ -69,8 +69,9 @@ type IterOptions struct {
 // is to be kept before Close.
 //
 // Below it is an iterator.MergingIter of every memtable, L0 table and level
-// (DB.newIter), which yields every version of every key, tombstones
-// included: nothing below hides a version. The hiding is done here:
+// (DB.newIter) — and first, for an Iterator of an indexed batch, the
+// batch (batch_index.go) — which yields every version of every key,
+// tombstones included: nothing below hides a version. The hiding is done here:
 // versions newer than the read sequence number are skipped, and of each
 // user key only the newest visible version is shown, if it is a Set that
 // no visible range tombstone with a newer seqnum covers; a tombstone, or a
@@ -163,6 +164,13 @@ type iterState struct {
 	db      *DB
 	rs      *readState
 	explain bool
+	// batch is the indexed batch the Iterator reads over the DB, if any:
+	// the first child of the merge, whose writes every read sees.
+	batch *batchView
+	// span, for an Iterator of an update transaction, is the key range
+	// its moves have passed over, which the transaction's Commit counts
+	// as read (see readForward).
+	span *readSpan
 	// alloc, for an Iterator of a DB, holds its stack — inner and what
 	// is below it, ps, the room of levels and rangeDels — and the room of
 	// its bounds and key buffers, in one pooled allocation that Close
@@ -196,7 +204,8 @@ func (it *Iterator) First() bool {
 	}
 	it.leavePrefix()
 	it.narrowRange(it.lower, it.upper)
-	return it.first()
+	it.readFrom(it.lower)
+	return it.readForward(it.first())
 }
 
 // first is First within the current bounds: in prefix mode, the prefix's
@@ -219,7 +228,8 @@ func (it *Iterator) Last() bool {
 	}
 	it.leavePrefix()
 	it.narrowRange(it.lower, it.upper)
-	return it.last()
+	it.readTo(it.upper)
+	return it.readBackward(it.last())
 }
 
 // last is Last within the current bounds: in prefix mode, the prefix's
@@ -245,7 +255,8 @@ func (it *Iterator) SeekGE(key []byte) bool {
 		key = it.lower
 	}
 	it.narrowRange(key, it.upper)
-	return it.findNext(it.inner.SeekGE(key), false)
+	it.readFrom(key)
+	return it.readForward(it.findNext(it.inner.SeekGE(key), false))
 }
 
 // SeekLT moves to the last key < key (and < the upper bound). It ends
@@ -259,7 +270,8 @@ func (it *Iterator) SeekLT(key []byte) bool {
 		key = it.upper
 	}
 	it.narrowRange(it.lower, key)
-	return it.findPrev(it.inner.SeekLT(key))
+	it.readTo(key)
+	return it.readBackward(it.findPrev(it.inner.SeekLT(key)))
 }
 
 // Next moves to the following key.
@@ -267,6 +279,10 @@ func (it *Iterator) Next() bool {
 	if it.iterState == nil || it.err != nil {
 		return false
 	}
+	return it.readForward(it.next())
+}
+
+func (it *Iterator) next() bool {
 	if (it.pos == posAt || it.pos == posBefore) && it.rangeTooNarrow(forward) {
 		return it.nextWidened()
 	}
@@ -304,6 +320,10 @@ func (it *Iterator) Prev() bool {
 	if it.iterState == nil || it.err != nil {
 		return false
 	}
+	return it.readBackward(it.prev())
+}
+
+func (it *Iterator) prev() bool {
 	if (it.pos == posAt || it.pos == posAfter) && it.rangeTooNarrow(backward) {
 		return it.prevWidened()
 	}
@@ -351,7 +371,7 @@ func (it *Iterator) findNext(ok, skipping bool) bool {
 		if it.upper != nil && bytes.Compare(k.UserKey, it.upper) >= 0 || it.outsidePrefix(k.UserKey) {
 			break
 		}
-		if k.SeqNum() > it.seq {
+		if it.hidden(k.SeqNum()) {
 			ok = it.inner.Next()
 			continue
 		}
@@ -390,7 +410,7 @@ func (it *Iterator) findPrev(ok bool) bool {
 		if it.lower != nil && bytes.Compare(k.UserKey, it.lower) < 0 || it.outsidePrefix(k.UserKey) {
 			break
 		}
-		if k.SeqNum() > it.seq {
+		if it.hidden(k.SeqNum()) {
 			ok = it.inner.Prev()
 			continue
 		}
@@ -427,7 +447,8 @@ func (it *Iterator) findPrev(ok bool) bool {
 // (which do not overlap, so their lists, end to end, are one).
 type sourceRangeDels struct {
 	list  rangedel.List
-	child int // the source's index among the merge's children
+	child int         // the source's index among the merge's children
+	seq   base.SeqNum // the read's seqnum for them: base.SeqNumMax for an indexed batch's
 }
 
 // rangeDeletionHit is a range tombstone that deletes a version: its
@@ -444,12 +465,19 @@ type rangeDeletionHit struct {
 func (it *Iterator) rangeDeletion(k base.InternalKey) *rangeDeletionHit {
 	for i := range it.rangeDels {
 		s := &it.rangeDels[i]
-		if f := s.list.Find(k.UserKey); f != nil && f.Visible(it.seq) > k.SeqNum() {
+		if f := s.list.Find(k.UserKey); f != nil && f.Visible(s.seq) > k.SeqNum() {
 			it.rdHit = rangeDeletionHit{frag: f, child: s.child}
 			return &it.rdHit
 		}
 	}
 	return nil
+}
+
+// hidden reports whether a version of seqnum s is invisible to the
+// read: newer than its seqnum, and not a write of the indexed batch it
+// reads, if any (see batch_index.go).
+func (it *iterState) hidden(s base.SeqNum) bool {
+	return s > it.seq && (it.batch == nil || s < batchSeqBit)
 }
 
 // stop ends a move that found no key: at pos if inner just ran out or went
@@ -634,30 +662,37 @@ func (d *DB) newIter(seq base.SeqNum, opts *IterOptions) (*Iterator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.iterOver(rs, seq, o, false), nil
+	return d.iterOver(rs, seq, o, false, nil), nil
 }
 
 // iterOver builds the iterator stack of newIter over rs, whose reference
 // the Iterator takes over, at seq, in the pooled iterAlloc the Iterator
 // keeps until Close: one child per memtable and L0 table, one LevelIter per
-// deeper level holding tables.
+// deeper level holding tables, and before them all, for an Iterator of an
+// indexed batch, one over batch, the newest source.
 //
 // It keeps a view of the stack that can leave tables out (tableSkip) under
 // Options.Prefix, for SeekPrefixGE, and when the version holds a table
 // with a range filter, or explain asks for one, for bounded moves.
-func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions, explain bool) *Iterator {
+func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions, explain bool, batch *batchView) *Iterator {
 	v := rs.version
 	a := iterAllocs.Get().(*iterAlloc)
 	it := &Iterator{&a.state}
-	it.seq, it.db, it.rs, it.explain, it.alloc = seq, d, rs, explain, a
+	it.seq, it.db, it.rs, it.explain, it.alloc, it.batch = seq, d, rs, explain, a, batch
 	it.userLower, it.userUpper = copyBound(a.lower, o.LowerBound), copyBound(a.upper, o.UpperBound)
 	it.lower, it.upper = it.userLower, it.userUpper
 	it.key, it.value, it.stopKey = a.key, a.value, a.stopKey
 	children, rangeDels := a.children, a.rangeDels
 	addRangeDels := func(l rangedel.List) {
 		if len(l) > 0 {
-			rangeDels = append(rangeDels, sourceRangeDels{list: l, child: len(children)})
+			rangeDels = append(rangeDels, sourceRangeDels{list: l, child: len(children), seq: seq})
 		}
+	}
+	if batch != nil {
+		if len(batch.rangeDels) > 0 {
+			rangeDels = append(rangeDels, sourceRangeDels{list: batch.rangeDels, seq: base.SeqNumMax})
+		}
+		children = append(children, &batchIter{items: batch.items})
 	}
 	// A mutable memtable empty now holds nothing the read sees: whatever
 	// is added later has a newer seqnum than the read's, since a write is

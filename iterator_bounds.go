@@ -89,7 +89,11 @@ func (it *Iterator) Clone() (*Iterator, error) {
 	o := IterOptions{LowerBound: it.userLower, UpperBound: it.userUpper}
 	switch {
 	case it.rs != nil:
-		return it.db.cloneIter(it.rs, it.seq, o, it.explain)
+		c, err := it.db.cloneIter(it.rs, it.seq, o, it.explain, it.batch)
+		if err == nil {
+			c.span = it.span // a transaction's: what the clone reads is read too
+		}
+		return c, err
 	case it.clone != nil:
 		return it.clone(o)
 	}
@@ -98,11 +102,11 @@ func (it *Iterator) Clone() (*Iterator, error) {
 
 // cloneIter is Clone for an Iterator of DB d over rs at seq: rs gains a
 // reference, which the clone's Close drops.
-func (d *DB) cloneIter(rs *readState, seq base.SeqNum, o IterOptions, explain bool) (*Iterator, error) {
+func (d *DB) cloneIter(rs *readState, seq base.SeqNum, o IterOptions, explain bool, batch *batchView) (*Iterator, error) {
 	if err := d.checkOpen(); err != nil {
 		return nil, err
 	}
 	// The Iterator being cloned holds a reference, so rs is alive.
 	rs.refs.Add(1)
-	return d.iterOver(rs, seq, o, explain), nil
+	return d.iterOver(rs, seq, o, explain, batch), nil
 }

@@ -48,6 +48,7 @@ func Open(dirname string, opts *Options) (*DB, error) {
 	// table, seldom, and may wait long for the next table of their size:
 	// their pages go back to the system, from a page up.
 	d.tableMemory.ReleaseFrom = tableMemoryReleaseFrom
+	d.oracle.limit = o.TxnConflictMemory
 	if err := d.checkDir(); err != nil {
 		return nil, fmt.Errorf("bloomkv: open %s: %w", dirname, err)
 	}

@@ -81,6 +81,19 @@ type Options struct {
 	// flush thread, for a third memtable's memory.
 	MaxImmutableMemtables int
 
+	// MaxTransactionSize bounds what one transaction holds: its writes'
+	// encoded bytes plus the keys it read (each Get's key, and an
+	// iterator's span, both ends), each read counted with 32 bytes more.
+	// A Set, Delete or read that would pass it, and a Commit, fail with
+	// an error wrapping ErrTxnTooBig. Default and most MaxBatchSize.
+	MaxTransactionSize int64
+	// TxnConflictMemory bounds the memory of the record of what commits
+	// wrote that open transactions' commits are checked against (see
+	// docs/transactions.md). Past it the oldest records are dropped, and
+	// a transaction that read something and whose snapshot is older than
+	// a dropped record fails its Commit with ErrConflict. Default 64 MiB.
+	TxnConflictMemory int64
+
 	// BlockSize is the target size of a table's data block. Default 4 KiB.
 	BlockSize int
 
@@ -438,6 +451,7 @@ const (
 	defaultLevelMultiplier       = 10
 	defaultTargetFileSize        = 2 << 20
 	defaultBlobDeadShare         = 0.2
+	defaultTxnConflictMemory     = 64 << 20
 
 	// maxDefaultConcurrentCompactions caps the default of
 	// MaxConcurrentCompactions: past four, more compactions at once mostly
@@ -537,6 +551,18 @@ func (o *Options) withDefaults() (Options, error) {
 	case opts.L0StopTrigger < opts.L0SlowdownTrigger:
 		return opts, argError("opts.L0StopTrigger", "%d: must be at least L0SlowdownTrigger (%d)",
 			opts.L0StopTrigger, opts.L0SlowdownTrigger)
+	}
+	switch {
+	case opts.MaxTransactionSize == 0:
+		opts.MaxTransactionSize = MaxBatchSize
+	case opts.MaxTransactionSize < 0 || opts.MaxTransactionSize > MaxBatchSize:
+		return opts, argError("opts.MaxTransactionSize", "%d is outside [1, MaxBatchSize (%d)]", opts.MaxTransactionSize, MaxBatchSize)
+	}
+	switch {
+	case opts.TxnConflictMemory == 0:
+		opts.TxnConflictMemory = defaultTxnConflictMemory
+	case opts.TxnConflictMemory < 0:
+		return opts, argError("opts.TxnConflictMemory", "%d is negative", opts.TxnConflictMemory)
 	}
 	switch {
 	case opts.BaseLevelSize == 0:

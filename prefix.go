@@ -61,7 +61,8 @@ func (it *Iterator) SeekPrefixGE(key []byte) bool {
 	}
 	ok := it.inner.SeekGE(key)
 	ps.traceUnreached()
-	return it.findNext(ok, false)
+	it.readFrom(key)
+	return it.readForward(it.findNext(ok, false))
 }
 
 // leavePrefix ends prefix mode, if the iterator is in it: the iterator's

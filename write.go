@@ -93,7 +93,8 @@ func (d *DB) Apply(b *Batch, opts *WriteOptions) error {
 }
 
 // apply commits b with req, a request that is not in use (its channel, if
-// any, is empty, as commit leaves it).
+// any, is empty, as commit leaves it), and a transaction's reads, if req
+// carries them.
 func (d *DB) apply(b *Batch, req *commitRequest, opts *WriteOptions) error {
 	if b.Len() == 0 {
 		return d.checkOpen()
@@ -102,7 +103,7 @@ func (d *DB) apply(b *Batch, req *commitRequest, opts *WriteOptions) error {
 		return err
 	}
 	defer d.exitWriter()
-	*req = commitRequest{batch: b, sync: opts.sync(), wake: req.wake}
+	*req = commitRequest{batch: b, sync: opts.sync(), wake: req.wake, txn: req.txn}
 	return d.commit.commit(req, d.applyGroup)
 }
 
@@ -133,8 +134,14 @@ func (d *DB) applyGroup(group []*commitRequest) {
 			r.err = err
 		}
 	}
+	// Transactions first: a request that conflicts gets ErrConflict, and
+	// no sequence number, and writes nothing (r.writes is false).
+	rec := d.oracle.check(group)
 	size, sync, flush := 0, false, false
 	for _, r := range group {
+		if r.err != nil {
+			continue
+		}
 		size += r.size()
 		sync = sync || r.sync
 		flush = flush || r.flush
@@ -159,7 +166,7 @@ func (d *DB) applyGroup(group []*commitRequest) {
 	// Put for a single writer, cost more than the memtable insert.
 	var err error
 	for _, r := range group {
-		if r.batch == nil {
+		if !r.writes() {
 			continue
 		}
 		if _, err = w.WriteRecord(r.batch.data); err != nil {
@@ -180,7 +187,7 @@ func (d *DB) applyGroup(group []*commitRequest) {
 	d.counters.walBytes.Add(uint64(size))
 
 	for _, r := range group {
-		if r.batch != nil {
+		if r.writes() {
 			batchrepr.Decode(r.batch.data, func(e batchrepr.Entry) { applyEntry(mem, e) })
 			d.counters.writes.Add(uint64(r.batch.Len()))
 			d.counters.batches.Add(1)
@@ -188,6 +195,7 @@ func (d *DB) applyGroup(group []*commitRequest) {
 	}
 	// INVARIANT: published only after every write up to last is in mem.
 	d.visibleSeq.Store(uint64(last))
+	d.oracle.committed(group, last, rec)
 
 	if flush {
 		d.mu.Lock()

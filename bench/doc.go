@@ -99,4 +99,18 @@
 // other work holds the cores, a benchmark's wall-clock time grows with the
 // time it waits for one, which has nothing to do with the filter; its CPU
 // time does not. filtercmp judges the targets by CPU time for that reason.
+//
+// # Transactions
+//
+// cmd/txncmp runs read-modify-write transactions — read a random key's
+// counter, write it back incremented, retry on a conflict — on goroutines
+// sharing a store of n keys, through bloomkv's transactions (Commit
+// NoSync) and Badger's db.Update (SyncWrites false), both in one process,
+// one after the other, bloomkv at Badger's default memtable (64 MiB) and
+// block cache (256 MiB) sizes; it checks that the counters sum to the
+// transactions run, and prints each engine's transactions a second and
+// their ratio:
+//
+//	go run ./cmd/txncmp                        # 1,000,000 keys, 2 goroutines, 200,000 transactions
+//	go run ./cmd/txncmp -n 100000 -txns 50000 -engine bloomkv -cpuprofile txn.prof
 package bench

@@ -82,21 +82,9 @@ func Decode(data []byte, fn func(Entry)) error {
 		if len(p) == 0 {
 			return fmt.Errorf("batch ends after %d of %d entries", i, count)
 		}
-		e := Entry{Seq: seq + base.SeqNum(i), Kind: base.Kind(p[0])}
-		if e.Kind != base.KindSet && e.Kind != base.KindDelete && e.Kind != base.KindRangeDelete {
-			return fmt.Errorf("batch entry %d has unknown kind %d", i, p[0])
-		}
-		var ok bool
-		if e.Key, p, ok = lengthPrefixed(p[1:]); !ok {
-			return fmt.Errorf("batch entry %d: bad key length", i)
-		}
-		if hasValue(e.Kind) {
-			if e.Value, p, ok = lengthPrefixed(p); !ok {
-				return fmt.Errorf("batch entry %d: bad value length", i)
-			}
-		}
-		if e.Kind == base.KindRangeDelete && bytes.Compare(e.Key, e.Value) >= 0 {
-			return fmt.Errorf("batch entry %d: empty range deletion [%q, %q)", i, e.Key, e.Value)
+		e := Entry{Seq: seq + base.SeqNum(i)}
+		if e.Kind, e.Key, e.Value, p, err = DecodeEntry(p); err != nil {
+			return fmt.Errorf("batch entry %d: %w", i, err)
 		}
 		fn(e)
 	}
@@ -104,6 +92,33 @@ func Decode(data []byte, fn func(Entry)) error {
 		return fmt.Errorf("batch has %d bytes after its %d entries", len(p), count)
 	}
 	return nil
+}
+
+// DecodeEntry decodes the entry that starts p, as AppendEntry wrote it,
+// and returns the bytes after it; key and value alias p. It returns an
+// error for an entry that is not well formed (see the package's
+// INVARIANT).
+func DecodeEntry(p []byte) (kind base.Kind, key, value, rest []byte, err error) {
+	if len(p) == 0 {
+		return 0, nil, nil, nil, fmt.Errorf("no entry")
+	}
+	kind = base.Kind(p[0])
+	if kind != base.KindSet && kind != base.KindDelete && kind != base.KindRangeDelete {
+		return 0, nil, nil, nil, fmt.Errorf("unknown kind %d", p[0])
+	}
+	var ok bool
+	if key, p, ok = lengthPrefixed(p[1:]); !ok {
+		return 0, nil, nil, nil, fmt.Errorf("bad key length")
+	}
+	if hasValue(kind) {
+		if value, p, ok = lengthPrefixed(p); !ok {
+			return 0, nil, nil, nil, fmt.Errorf("bad value length")
+		}
+	}
+	if kind == base.KindRangeDelete && bytes.Compare(key, value) >= 0 {
+		return 0, nil, nil, nil, fmt.Errorf("empty range deletion [%q, %q)", key, value)
+	}
+	return kind, key, value, p, nil
 }
 
 // hasValue reports whether entries of kind carry a second byte string: a
