@@ -33,13 +33,15 @@ test-race:
 # swamp; what a new Iterator allocates, which -race's sync.Pool, dropping a
 # quarter of what it is given, does not let be counted; how often one
 # Ribbon build attempt fails (400 builds; skipped under -race); the range
-# filter's whole false-positive grid (-race runs one setting).
+# filter's whole false-positive grid (-race runs one setting); bench
+# under -memlimit, whose cap the race detector's shadow memory would fill.
 test-plain:
 	$(GO) test -count=1 -run='^TestRoundTrip$$' ./sstable
 	$(GO) test -count=1 -run='^(TestOptimalFilterAllocation|TestMemoryAccounted|TestNewIterAllocs)$$' .
 	$(GO) test -count=1 -run='^TestTableCacheUnderFileLimit$$' -tablecache.tables=2000 .
 	$(GO) test -count=1 -run='^TestAttemptFailureRate$$' ./ribbon
 	$(GO) test -count=1 -run='^(TestFalsePositiveRate|TestShortScanTarget|TestMappingAgainstBytes8)$$' ./rangefilter
+	$(GO) test -count=1 -run='^TestBenchMemLimit$$' ./cmd/bloomkv
 
 # The bench module (the peers and the filter-library comparisons).
 test-bench:
