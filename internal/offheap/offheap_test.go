@@ -77,6 +77,9 @@ func TestClassOf(t *testing.T) {
 		if size < n || size-n >= max(n/16, 256) && n > 256 || index < 0 || index >= numClasses {
 			t.Fatalf("classOf(%d) = %d, %d", n, index, size)
 		}
+		if classSize(index) != size {
+			t.Fatalf("classOf(%d) = %d, %d but classSize(%d) = %d", n, index, size, index, classSize(index))
+		}
 		if got, gotSize := classOf(size); got != index || gotSize != size {
 			t.Fatalf("classOf(%d) = %d, %d but classOf(%d) = %d, %d", n, index, size, size, got, gotSize)
 		}
