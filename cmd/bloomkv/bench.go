@@ -73,7 +73,7 @@ var benchFlagGroups = []flagGroup{
 	{"What to run", []string{"workloads", "n", "reads", "threads", "sizes", "seed", "dir"}},
 	{"The workloads' shape", []string{"key-size", "value-size", "miss-ratio", "scan-length", "writes-per-key", "prefix-keys", "ycsb"}},
 	{"Filters (-filter or -levels instead of -bits-per-key and -allocation)", []string{"bits-per-key", "allocation", "policy", "filter", "levels", "range-filter-bits"}},
-	{"The tree", []string{"memtable-size", "base-level-size", "target-file-size", "level-sizing", "cache-size", "compression", "top-compression", "max-compactions", "value-separation"}},
+	{"The tree", []string{"memtable-size", "base-level-size", "target-file-size", "level-sizing", "cache-size", "memory-limit", "compression", "top-compression", "max-compactions", "value-separation"}},
 	{"Measuring", []string{"cold", "memlimit"}},
 	{"The filter sweep (-sweep: a database per filter setting, then each family by table size)", []string{"sweep", "sweep-n", "sweep-reads", "sweep-bits", "sweep-policies", "sweep-fuse", "sweep-offsets", "sweep-sizes", "sweep-probes"}},
 	{"Range filters side by side", []string{"range-compare"}},
@@ -93,7 +93,7 @@ type benchFlags struct {
 	valueSeparation                                              int
 	levelSizing                                                  string
 	cacheSize, memtableSize, baseLevelSize, targetFileSize       sizeFlag
-	memLimit                                                     sizeFlag
+	memLimit, memoryLimit                                        sizeFlag
 	sweep, cold                                                  bool
 	threads                                                      int
 	ycsb, sizes, chart                                           string
@@ -129,6 +129,7 @@ func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
 	fs.StringVar(&f.topCompression, "top-compression", "none", "block compression of L0 and the base level (Options.TopLevelCompression): none, snappy or zstd")
 	fs.Var(&f.cacheSize, "cache-size", "block cache capacity (e.g. 1MiB; 0: none)")
 	fs.Var(&f.memtableSize, "memtable-size", "memtable size")
+	fs.Var(&f.memoryLimit, "memory-limit", "the DB's memory limit (Options.MemoryLimit), which it divides among memtables, tables' filters and indexes and the block cache, and plans the filters within (0: none; then -cache-size and -memtable-size, which it sizes itself unless given)")
 	fs.Var(&f.baseLevelSize, "base-level-size", "target size of the base level, where L0 compacts to (each deeper level ×10)")
 	fs.StringVar(&f.levelSizing, "level-sizing", "dynamic", "level targets: dynamic (from the largest level's size) or static (from the base level's size, L1)")
 	fs.IntVar(&f.maxCompactions, "max-compactions", 0, "compactions run at once (0: the DB's default, GOMAXPROCS up to 4)")
@@ -298,6 +299,15 @@ func runBench(args []string, stdout io.Writer) (err error) {
 	}
 	if f.cacheSize == 0 {
 		base.BlockCacheSize = -1
+	}
+	if f.memoryLimit > 0 {
+		base.MemoryLimit = int64(f.memoryLimit)
+		if !set["cache-size"] {
+			base.BlockCacheSize = 0
+		}
+		if !set["memtable-size"] {
+			base.MemtableSize = 0
+		}
 	}
 	cfg := &workload.Config{Keys: keys, Reads: f.reads, MissRatio: f.missRatio, ScanLength: f.scanLength, PrefixKeys: f.prefixKeys, WritesPerKey: f.writesPerKey,
 		Threads: f.threads, YCSB: f.ycsb}
@@ -875,6 +885,7 @@ func (f *benchFlags) optionError(err error) error {
 		"opts.BaseLevelSize":  {"base-level-size", &f.baseLevelSize},
 		"opts.TargetFileSize": {"target-file-size", &f.targetFileSize},
 		"opts.BlockCacheSize": {"cache-size", &f.cacheSize},
+		"opts.MemoryLimit":    {"memory-limit", &f.memoryLimit},
 	}
 	fl, ok := flags[ae.Arg]
 	if !ok {

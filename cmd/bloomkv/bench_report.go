@@ -196,6 +196,10 @@ type benchReport struct {
 	Workloads    []workloadRow `json:"workloads"`
 	Levels       []levelRow    `json:"levels"`
 	FilterMemory uint64        `json:"filter_memory_bytes"`
+	// ExpectedFalsePositiveReads is Metrics' after the last workload;
+	// MemoryBudget how the DB divided its MemoryLimit (nil without one).
+	ExpectedFalsePositiveReads float64                      `json:"expected_false_positive_reads"`
+	MemoryBudget               *bloomkv.MemoryBudgetMetrics `json:"memory_budget,omitempty"`
 	// PeakRSS is the process's peak resident set so far (with -sizes,
 	// over this size and those before it), 0 if unknown.
 	PeakRSS int64    `json:"peak_rss_bytes,omitempty"`
@@ -203,7 +207,11 @@ type benchReport struct {
 }
 
 func newBenchReport(opts *bloomkv.Options, cfg *workload.Config, phases []*phase, m bloomkv.Metrics, info [manifest.NumLevels]levelInfo) *benchReport {
-	r := &benchReport{Settings: newSettings(opts, cfg), FilterMemory: m.FilterMemory}
+	r := &benchReport{Settings: newSettings(opts, cfg), FilterMemory: m.FilterMemory, ExpectedFalsePositiveReads: m.ExpectedFalsePositiveReads}
+	if m.MemoryBudget.Limit > 0 {
+		b := m.MemoryBudget
+		r.MemoryBudget = &b
+	}
 	for _, p := range phases {
 		res := p.res
 		row := workloadRow{
@@ -328,8 +336,14 @@ func (r *benchReport) print(w io.Writer) {
 		fmt.Fprintln(t)
 	}
 	t.Flush()
-	fmt.Fprintf(w, "\nfilter memory: %s (%.2f bits per key over %s keys)\n", humanize.Bytes(r.FilterMemory),
-		float64(8*r.FilterMemory)/float64(r.Settings.Keys), fmtCount(int64(r.Settings.Keys)))
+	fmt.Fprintf(w, "\nfilter memory: %s (%.2f bits per key over %s keys); expected false-positive reads per absent-key Get: %.4f\n", humanize.Bytes(r.FilterMemory),
+		float64(8*r.FilterMemory)/float64(r.Settings.Keys), fmtCount(int64(r.Settings.Keys)), r.ExpectedFalsePositiveReads)
+	if b := r.MemoryBudget; b != nil {
+		by := func(n int64) string { return humanize.Bytes(uint64(max(n, 0))) }
+		fmt.Fprintf(w, "memory limit %s: memtables %s of %s, tables pinned %s of %s (filters %s of %s), block cache %s of %s, compactions reserved %s; total %s\n",
+			by(b.Limit), by(b.Memtables), by(b.MemtablesShare), by(b.Pinned), by(b.PinnedShare), by(b.Filters), by(b.FilterBudget),
+			by(b.BlockCache), by(b.BlockCacheCapacity), by(b.Compactions), by(b.Total()))
+	}
 	fmt.Fprintln(w, "per Get: tables whose key range held the key; filter negatives (each a block read avoided);")
 	fmt.Fprintln(w, "false positives; data blocks read from the file and from the block cache; bytes read from files.")
 	fmt.Fprintln(w, "FPR: false positives / filter checks of keys the table lacked (checks in parentheses);")

@@ -225,6 +225,10 @@ func (a *Allocator) Trim() int64 {
 	return released
 }
 
+// InUse returns the bytes of the buffers handed out and not freed, at
+// their class sizes: Resident less what the free lists keep.
+func (a *Allocator) InUse() int64 { return a.inUse.Load() }
+
 // Release unmaps every slab and large buffer. Every buffer the allocator
 // handed out must have been freed or abandoned: none may be used again. The
 // allocator is then empty and may be used afresh.

@@ -5,10 +5,6 @@ import (
 	"testing"
 )
 
-// InUse returns the bytes of the buffers a handed out and not yet freed,
-// each at its class's size (tests only: the DB reads Resident).
-func (a *Allocator) InUse() int64 { return a.inUse.Load() }
-
 func TestAllocFree(t *testing.T) {
 	for _, n := range []int{1, 4095, 4096, 128 << 10, 1<<20 + 3} {
 		b := Alloc(n)

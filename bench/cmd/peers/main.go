@@ -281,6 +281,7 @@ type options struct {
 	missRatio                                                       float64
 	inProcess, sharedBinary, spaceAmp, cold                         bool
 	memLimit                                                        int64 // -memlimit, bytes; 0: none
+	bloomkvMemoryLimit                                              int64 // -bloomkv-memory-limit, bytes; 0: none
 	sampleInterval                                                  time.Duration
 }
 
@@ -289,6 +290,7 @@ type options struct {
 func (o *options) settings() peers.Settings {
 	s := peers.DefaultSettings
 	s.ValueThreshold = o.valueThreshold
+	s.BloomkvMemoryLimit = o.bloomkvMemoryLimit
 	return s
 }
 
@@ -322,7 +324,8 @@ func (o *options) childArgs(name string) []string {
 		"-scan-length", strconv.Itoa(o.scanLength), "-dir", o.dir,
 		"-writes-per-key", strconv.Itoa(o.writesPerKey), "-sample-interval", o.sampleInterval.String(),
 		"-space-amp=" + strconv.FormatBool(o.spaceAmp), "-cold=" + strconv.FormatBool(o.cold),
-		"-threads", strconv.Itoa(max(o.threads, 1)), "-ycsb", o.ycsb, "-cpuprofile", o.cpuProfile}
+		"-threads", strconv.Itoa(max(o.threads, 1)), "-ycsb", o.ycsb, "-cpuprofile", o.cpuProfile,
+		"-bloomkv-memory-limit", strconv.FormatInt(o.bloomkvMemoryLimit, 10)}
 }
 
 // profile runs engine's workloads through f, under a CPU profile written
@@ -373,6 +376,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.cold, "cold", false, "drop the page cache before each read workload (Linux, root), so that its reads come from the device")
 	fs.Func("memlimit", "run each engine's child in a memory cgroup of this `SIZE` (e.g. 512MiB; Linux, root, cgroup v2 or v1), which counts its page cache against it, and report each workload's device bytes and reads per operation", func(v string) (err error) {
 		o.memLimit, err = humanize.ParseBytes(v)
+		return err
+	})
+	fs.Func("bloomkv-memory-limit", "bloomkv's Options.MemoryLimit, `SIZE` (e.g. 128MiB): it divides it among its memtables, tables' filters and indexes and block cache, and plans its filters within it (0: none, the 8 MiB cache and 4 MiB memtables every engine gets)", func(v string) (err error) {
+		o.bloomkvMemoryLimit, err = humanize.ParseBytes(v)
 		return err
 	})
 	fs.IntVar(&o.threads, "threads", 1, "goroutines running each workload's operations at once (filloverwrite: 1)")
@@ -557,6 +564,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		if o.memLimit > 0 {
 			fmt.Fprintf(stdout, "; each engine in a memory cgroup of %s that counts its page cache", size(o.memLimit))
+		}
+		if o.bloomkvMemoryLimit > 0 {
+			fmt.Fprintf(stdout, "; bloomkv with Options.MemoryLimit %s, its cache and memtables sized from it", size(o.bloomkvMemoryLimit))
 		}
 		fmt.Fprint(stdout, "\n\n")
 		// With -out, the report is written after each engine, so that a
