@@ -70,7 +70,9 @@
 // own memory, as on a machine of that much memory; it prints, for every
 // workload (the fills too), the device bytes and reads per operation as
 // -cold does, and each child's cgroup peak. A child the cgroup's OOM
-// killer ends fails the run, saying so. -threads N runs each
+// killer ends fails the run, saying so. -bloomkv-memory-limit SIZE gives
+// bloomkv Options.MemoryLimit SIZE, from which it sizes its block cache
+// and memtables instead of the settings every engine gets. -threads N runs each
 // workload on N goroutines. The YCSB workloads (ycsb-load, ycsb-a …
 // ycsb-f; -ycsb overrides their properties) run like the others. -sizes
 // runs everything at each number of keys in turn and ends with a table of
@@ -86,6 +88,7 @@
 //	go run ./cmd/peers [-n 1000000] [-reads 200000] [-engines bloomkv,pebble,goleveldb,badger]
 //	                   [-workloads fillrandom,readrandom,readmissing,readmixed,scan] [-in-process | -shared-binary]
 //	                   [-writes-per-key 3] [-sample-interval 100ms] [-space-amp] [-cold] [-memlimit SIZE]
+//	                   [-bloomkv-memory-limit SIZE]
 //	                   [-threads 1] [-ycsb props] [-sizes 1M,10M,30M] [-out DIR] [-chart DIR]
 //	                   [-cpuprofile FILE]
 //
