@@ -110,11 +110,13 @@ type DB struct {
 	// Go heap; released once the DB is closed and its last table too. Its
 	// ReleaseFrom is tableMemoryReleaseFrom.
 	tableMemory offheap.Allocator
-	counters    dbCounters
-	commit      commitPipeline
-	oracle      oracle // conflict detection of transactions (oracle.go)
-	events      *events
-	lastJobID   atomic.Int64 // numbers flushes and compactions for events
+	// budget is what the DB tracks to keep Options.MemoryLimit.
+	budget    memoryBudget
+	counters  dbCounters
+	commit    commitPipeline
+	oracle    oracle // conflict detection of transactions (oracle.go)
+	events    *events
+	lastJobID atomic.Int64 // numbers flushes and compactions for events
 
 	// tableCache keeps the open tables' file handles, at most
 	// Options.MaxOpenFiles less ten (table_cache.go).

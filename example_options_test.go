@@ -154,3 +154,21 @@ func ExampleOptions_levelSizing() {
 	// dynamic: base level L6, the data in L6
 	// static: base level L1, the data in L1
 }
+
+// MemoryLimit is one number for what the DB holds in memory, which it
+// divides: the memtables a quarter, the compactions a reserve, the
+// tables' filters and indexes half of the rest (the filters planned
+// within it as the tree grows), the block cache what the tables leave.
+func ExampleOptions_memoryLimit() {
+	dir := tempDir()
+	defer os.RemoveAll(dir)
+	db, err := bloomkv.Open(dir, &bloomkv.Options{MemoryLimit: 64 << 20, MaxConcurrentCompactions: 2})
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	b := db.Metrics().MemoryBudget
+	fmt.Printf("limit %d MiB: memtables %.2f MiB, compactions %.1f MiB, tables %.2f MiB, block cache %.2f MiB\n",
+		b.Limit>>20, float64(b.MemtablesShare)/(1<<20), float64(b.Compactions)/(1<<20), float64(b.PinnedShare)/(1<<20), float64(b.BlockCacheCapacity)/(1<<20))
+	// Output: limit 64 MiB: memtables 15.50 MiB, compactions 2.5 MiB, tables 23.00 MiB, block cache 46.00 MiB
+}

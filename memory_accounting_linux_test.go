@@ -94,3 +94,113 @@ func TestMemoryAccounted(t *testing.T) {
 	}
 	check("after a scan that fills the block cache")
 }
+
+// memoryLimitChildEnv, set, makes TestMemoryLimitHolds run its body: it
+// is then the child process TestMemoryLimitHolds starts.
+const memoryLimitChildEnv = "BLOOMKV_MEMORY_LIMIT_CHILD"
+
+// TestMemoryLimitHolds fills a DB under an 8 MiB MemoryLimit with a tree
+// whose filters at the requested 32 bits per key and its indexes would
+// take more than the tables' share, compacts it, scans it (which fills
+// the block cache), and checks that the
+// limit holds: the parts Metrics.MemoryBudget accounts add up to at most
+// the limit, the filters — compacted, every table's planned for the tree
+// as it is — within their budget and what the tables pin within its
+// share, with fewer bits per key than requested and the fewest in the
+// deepest level; and against the kernel's count, as
+// TestMemoryAccounted does, in a child process of its own:
+// Metrics.Memory adds up to RssAnon within 10%, and what RssAnon holds
+// beyond the Go runtime's parts is within the limit. Not under the race
+// detector (make test-plain runs it).
+func TestMemoryLimitHolds(t *testing.T) {
+	if os.Getenv(memoryLimitChildEnv) == "" {
+		out := runTestChild(t, "TestMemoryLimitHolds", memoryLimitChildEnv+"=1")
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, "RssAnon") || strings.Contains(line, "bits per key") {
+				t.Log(strings.TrimSpace(line))
+			}
+		}
+		return
+	}
+	// Small values, so that the filters outweigh the indexes; small
+	// memtables and tables and one compaction at a time, so that the
+	// tables and the cache get most of the limit.
+	const limit, bitsPerKey, keys = 8 << 20, 32, 1_000_000
+	d, err := Open(t.TempDir(), &Options{MemoryLimit: limit, BitsPerKey: bitsPerKey, MemtableSize: 256 << 10,
+		TargetFileSize: 256 << 10, BaseLevelSize: 1 << 20, MaxConcurrentCompactions: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	rng := rand.New(rand.NewPCG(9, 9))
+	value := make([]byte, 20)
+	for range keys {
+		for i := range value {
+			value[i] = byte(rng.Uint32())
+		}
+		if err := d.Put(fmt.Appendf(nil, "%016d", rng.IntN(1<<40)), value, NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Compact(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	it, err := d.NewIter(nil) // fills the block cache to its capacity
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m := d.Metrics()
+	b := m.MemoryBudget
+	if b.BlockCache == 0 {
+		t.Errorf("the block cache holds nothing after a scan: %+v", b)
+	}
+	var entries uint64
+	for _, l := range m.Levels {
+		entries += l.Entries
+	}
+	requested := int64(entries*bitsPerKey/8) + b.Pinned - b.Filters
+	t.Logf("%+v; %.2f bits per key over %d keys; at %d bits per key the tables would pin %d bytes",
+		b, 8*float64(b.Filters)/float64(entries), entries, bitsPerKey, requested)
+	if requested <= b.PinnedShare {
+		t.Fatalf("at %d bits per key the tables would pin %d bytes, within their share %d: the test tests nothing", bitsPerKey, requested, b.PinnedShare)
+	}
+	if b.Limit != limit || b.Total() > limit {
+		t.Errorf("MemoryBudget %+v: its parts add up to %d bytes, above the limit %d", b, b.Total(), limit)
+	}
+	if b.Filters > b.FilterBudget || b.Pinned > b.PinnedShare {
+		t.Errorf("filters %d bytes of a budget of %d, tables pin %d of a share of %d: over", b.Filters, b.FilterBudget, b.Pinned, b.PinnedShare)
+	}
+	if perKey := 8 * float64(b.Filters) / float64(entries); perKey >= bitsPerKey {
+		t.Errorf("the filters take %.2f bits per key, not fewer than the %d requested", perKey, bitsPerKey)
+	}
+	deepest := -1
+	for level, l := range m.Levels {
+		if l.Tables > 0 {
+			deepest = level
+		}
+	}
+	for level, l := range m.Levels {
+		if l.Tables > 0 && (l.FilterBitsPerKey >= bitsPerKey || l.FilterBitsPerKey < m.Levels[deepest].FilterBitsPerKey) {
+			t.Errorf("L%d: %.2f bits per key; want below the %d requested and no fewer than the deepest level's %.2f",
+				level, l.FilterBitsPerKey, bitsPerKey, m.Levels[deepest].FilterBitsPerKey)
+		}
+	}
+	rss := rssAnon(t)
+	mm := m.Memory
+	goParts := mm.GoHeapObjects + mm.GoHeapFree + mm.GoStacks + mm.GoRuntime
+	t.Logf("RssAnon %d, accounted %d (the DB's %d, the Go runtime's %d), limit %d", rss, mm.Total(), mm.Total()-goParts, goParts, limit)
+	if diff := mm.Total() - rss; diff < -rss/10 || diff > rss/10 {
+		t.Errorf("Metrics.Memory adds up to %d bytes, RssAnon is %d: off by %.1f%%", mm.Total(), rss, 100*float64(diff)/float64(rss))
+	}
+	if rss-goParts > limit {
+		t.Errorf("RssAnon %d less the Go runtime's %d is %d: above the limit %d", rss, goParts, rss-goParts, limit)
+	}
+}

@@ -2,6 +2,7 @@ package bloomkv
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/bloomkv/bloomkv/vfs"
@@ -67,4 +68,45 @@ func TestIteratorOutlivesClose(t *testing.T) {
 	if open != 0 {
 		t.Fatalf("%d tables still open after the last iterator closed", open)
 	}
+}
+
+// TestExpectedFalsePositiveReads checks Metrics.ExpectedFalsePositiveReads
+// against the formula: with one fuse filter of 8-bit fingerprints in
+// every table (LevelFilters), it is the runs an absent key probes — each
+// L0 table, one table of each deeper level with data — times that
+// filter's expected rate: four L0 tables, then one level.
+func TestExpectedFalsePositiveReads(t *testing.T) {
+	d, err := Open(t.TempDir(), &Options{FS: vfs.NewMem(), MemtableSize: 1 << 20, L0CompactionTrigger: 100, LevelFilters: []FilterSpec{Fuse(8)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for i := range 4 {
+		for j := range 2000 {
+			if err := d.Put(fmt.Appendf(nil, "%08d", j*4+i), make([]byte, 20), NoSync); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := d.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(when string, wantRuns int) {
+		t.Helper()
+		m := d.Metrics()
+		runs := m.Levels[0].Tables
+		for _, l := range m.Levels[1:] {
+			if l.Tables > 0 {
+				runs++
+			}
+		}
+		if want := float64(runs) * Fuse(8).ExpectedFalsePositiveRate(); runs != wantRuns || math.Abs(m.ExpectedFalsePositiveReads-want) > 1e-12 {
+			t.Errorf("%s: ExpectedFalsePositiveReads %v over %d runs, want %v over %d", when, m.ExpectedFalsePositiveReads, runs, want, wantRuns)
+		}
+	}
+	check("four L0 tables", 4)
+	if err := d.Compact(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	check("compacted into one level", 1)
 }

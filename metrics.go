@@ -189,6 +189,16 @@ type Metrics struct {
 	// Memory accounts for the process's memory: the DB's own off the Go
 	// heap, and the Go runtime's.
 	Memory MemoryMetrics
+	// MemoryBudget is how the DB divides Options.MemoryLimit, each part
+	// against its share; zero without a limit.
+	MemoryBudget MemoryBudgetMetrics
+	// ExpectedFalsePositiveReads is the expected data blocks a Get of an
+	// absent key inside every level's key range reads in vain, from the
+	// filters the tables have: the sum over the runs it probes of their
+	// expected false-positive rates (each L0 table's, each deeper level's
+	// mean over its tables by entries). Under MemoryLimit, what the
+	// filters' share buys.
+	ExpectedFalsePositiveReads float64
 	// Blobs describe the blob files of separated values
 	// (Options.ValueSeparation).
 	Blobs BlobMetrics
@@ -425,6 +435,13 @@ func (m Metrics) String() string {
 	fmt.Fprintf(tw, "block cache\t%s of %s\thits/misses\t%d/%d\n", humanize.Bytes(uint64(m.BlockCache.Bytes)),
 		humanize.Bytes(uint64(m.BlockCache.Capacity)), m.BlockCache.Hits, m.BlockCache.Misses)
 	fmt.Fprintf(tw, "filter memory\t%s\tobsolete files purged\t%d\n", humanize.Bytes(m.FilterMemory), m.ObsoleteFilesPurged)
+	fmt.Fprintf(tw, "expected false-positive reads\t%.4f per absent-key Get\t\t\n", m.ExpectedFalsePositiveReads)
+	if mb := m.MemoryBudget; mb.Limit > 0 {
+		by := func(n int64) string { return humanize.Bytes(uint64(max(n, 0))) }
+		fmt.Fprintf(tw, "memory limit\t%s\tmemtables %s of %s, tables %s (+%s kept) of %s (filters %s of %s), block cache %s of %s, compactions %s reserved\n",
+			by(mb.Limit), by(mb.Memtables), by(mb.MemtablesShare), by(mb.Pinned), by(mb.PinnedKept), by(mb.PinnedShare), by(mb.Filters), by(mb.FilterBudget),
+			by(mb.BlockCache), by(mb.BlockCacheCapacity), by(mb.Compactions))
+	}
 	mm := &m.Memory
 	fmt.Fprintf(tw, "memory\t%s\tmemtables %s, tables %s, block cache %s; Go heap %s + %s free, stacks %s, runtime %s\n",
 		humanize.Bytes(uint64(mm.Total())), humanize.Bytes(uint64(mm.Memtables)), humanize.Bytes(uint64(mm.Tables)),
@@ -459,6 +476,7 @@ func (d *DB) Metrics() Metrics {
 			}
 			l.FilterBitsPerKey = manifest.FilterBitsPerKey(metas)
 		}
+		m.ExpectedFalsePositiveReads = expectedFalsePositiveReads(v)
 	}
 	if v := d.mu.current; v != nil {
 		for _, b := range v.Blobs {
@@ -522,5 +540,6 @@ func (d *DB) Metrics() Metrics {
 	m.Memory.BlockCache = d.cache.Resident()
 	m.Memory.Tables = d.tableMemory.Resident()
 	readGoMemory(&m.Memory)
+	d.memoryBudgetMetrics(&m)
 	return m
 }

@@ -55,6 +55,9 @@ func Open(dirname string, opts *Options) (*DB, error) {
 	if o.BlockCacheSize > 0 {
 		d.cache = cache.New(o.BlockCacheSize)
 	}
+	if o.memory.limit > 0 {
+		d.opts.compaction.FilterBudget = filterBudget{d}
+	}
 	d.tableCache = newTableCache(d.fs, tableCacheCapacity(o.MaxOpenFiles, processFileLimit()))
 	d.mu.cond.L = &d.mu.Mutex
 	d.mu.versions = make(map[*version]struct{})

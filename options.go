@@ -145,6 +145,35 @@ type Options struct {
 	// length).
 	BlockCacheSize int64
 
+	// MemoryLimit, if above 0, is the memory in bytes the DB may hold,
+	// which it divides (see memoryShares; Metrics.MemoryBudget shows each
+	// part against its share):
+	//
+	//   - the memtables a fixed quarter: MemtableSize, unless set, is a
+	//     quarter over the MaxImmutableMemtables+1 memtables held at once
+	//     (less the arena's last partial chunk), in [64 KiB, 1 GiB]; one
+	//     set must leave at least half the limit;
+	//   - the compactions' buffers a reserve of MaxConcurrentCompactions
+	//     times compactionMemory;
+	//   - what tables pin — filters, indexes, range filters — half of the
+	//     rest, a planned share: the filters are planned within what the
+	//     indexes and range filters leave of it (compaction.
+	//     FiltersWithinBudget), and once the tree has more keys than that
+	//     holds at BitsPerKey, the allocation lowers the bits per key
+	//     where a bit is worth least — the deepest level first, as
+	//     Monkey's solution does under a memory constraint — instead of
+	//     growing past the share;
+	//   - the block cache what the pinned parts leave: the limit less the
+	//     memtables', the compactions' and what the tables pin now,
+	//     shrinking as the tree grows (its freed pages given back).
+	//
+	// Left out: the Go heap (the tables' metadata and range tombstones,
+	// the table cache's handles, iterators) and the runtime, which
+	// Metrics.Memory shows beside. 0 keeps the separate settings;
+	// MemoryLimit sets BlockCacheSize itself, so the two are not given
+	// together, and it plans the filters, so not with LevelFilters.
+	MemoryLimit int64
+
 	// FilterAllocation chooses each level's filter within the memory of
 	// BitsPerKey: UniformAllocation, the same Bloom filter in every table;
 	// OptimalAllocation (Monkey), Bloom filters with a false-positive rate
@@ -302,6 +331,8 @@ type Options struct {
 	// compaction is the options above, resolved, as the compaction package
 	// takes them; withDefaults sets it.
 	compaction compaction.Options
+	// memory is MemoryLimit divided; withDefaults sets it.
+	memory memoryShares
 }
 
 // ValueSeparation configures blob files (Options.ValueSeparation). A value
@@ -475,6 +506,7 @@ func (o *Options) withDefaults() (Options, error) {
 	if o != nil {
 		opts = *o
 	}
+	memtableSet, cacheSet := opts.MemtableSize != 0, opts.BlockCacheSize != 0
 	if opts.FS == nil {
 		opts.FS = vfs.Default
 	}
@@ -646,6 +678,9 @@ func (o *Options) withDefaults() (Options, error) {
 		vs.DeadShare = defaultBlobDeadShare
 	case !(vs.DeadShare > 0 && vs.DeadShare <= 1):
 		return opts, argError("opts.ValueSeparation.DeadShare", "%v is outside (0, 1]", vs.DeadShare)
+	}
+	if err := opts.divideMemory(memtableSet, cacheSet); err != nil {
+		return opts, err
 	}
 	opts.compaction = opts.compactionOptions()
 	return opts, nil

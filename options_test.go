@@ -95,6 +95,11 @@ func TestOptionsValidation(t *testing.T) {
 		{Options{ValueSeparation: ValueSeparation{DeadShare: -0.1}}, "opts.ValueSeparation.DeadShare"},
 		{Options{ValueSeparation: ValueSeparation{DeadShare: 1.5}}, "opts.ValueSeparation.DeadShare"},
 		{Options{ValueSeparation: ValueSeparation{DeadShare: math.NaN()}}, "opts.ValueSeparation.DeadShare"},
+		{Options{MemoryLimit: 1 << 20}, "opts.MemoryLimit"},
+		{Options{MemoryLimit: 64 << 20, BlockCacheSize: 8 << 20}, "opts.BlockCacheSize"},
+		{Options{MemoryLimit: 64 << 20, LevelFilters: []FilterSpec{Bloom(10)}}, "opts.LevelFilters"},
+		{Options{MemoryLimit: 64 << 20, MemtableSize: 20 << 20}, "opts.MemtableSize"},
+		{Options{MemoryLimit: 8 << 20, MaxConcurrentCompactions: 4, TargetFileSize: 16 << 20}, "opts.MemoryLimit"},
 	} {
 		_, err := tc.opts.withDefaults()
 		var ae *ArgumentError
@@ -113,6 +118,38 @@ func TestOptionsValidation(t *testing.T) {
 		if _, err := o.withDefaults(); err != nil {
 			t.Errorf("%+v: %v", o, err)
 		}
+	}
+}
+
+// TestMemoryLimitShares checks how withDefaults divides MemoryLimit: the
+// memtables a quarter (MemtableSize from it when unset, two memtables
+// held at the default MaxImmutableMemtables, less 1/32 for the arena's
+// last chunk; a set MemtableSize kept), the compactions' reserve per
+// compaction, the tables half of the rest and the block cache all of the
+// rest until tables pin anything; and that no limit changes nothing.
+func TestMemoryLimitShares(t *testing.T) {
+	const limit = 256 << 20
+	for _, tc := range []struct {
+		opts              Options
+		memtable, reserve int64
+	}{
+		{Options{MemoryLimit: limit, MaxConcurrentCompactions: 2}, limit / 4 / 2 * 31 / 32, 2 * (1<<20 + (2<<20)/8)},
+		{Options{MemoryLimit: limit, MaxConcurrentCompactions: 1, MemtableSize: 1 << 20, TargetFileSize: 8 << 20}, 1 << 20, 1<<20 + 1<<20},
+	} {
+		got, err := tc.opts.withDefaults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := got.memory
+		rest := limit - 2*tc.memtable - tc.reserve
+		if got.MemtableSize != tc.memtable || m.memtables != 2*tc.memtable || m.compactions != tc.reserve ||
+			m.pinned != rest/2 || got.BlockCacheSize != rest || m.limit != limit {
+			t.Errorf("%+v: memtable %d, shares %+v, cache %d; want memtable %d, compactions %d, pinned %d, cache %d",
+				tc.opts, got.MemtableSize, m, got.BlockCacheSize, tc.memtable, tc.reserve, rest/2, rest)
+		}
+	}
+	if got, err := (&Options{}).withDefaults(); err != nil || got.memory != (memoryShares{}) {
+		t.Errorf("no limit: shares %+v, %v", got.memory, err)
 	}
 }
 

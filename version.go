@@ -91,6 +91,7 @@ func (d *DB) installVersionLocked(s manifest.State) {
 	}
 	nv.levelRangeDels = sync.OnceValue(func() [manifest.NumLevels]rangedel.List { return concatRangeDels(&nv.tables) })
 	d.mu.current = nv
+	d.budgetLocked(nv)
 	d.updateReadStateLocked()
 	d.mu.pickGen++
 	d.l0DueLocked(v, time.Now())
@@ -138,6 +139,9 @@ func (d *DB) unrefVersionLocked(v *version) error {
 		d.removeFile(0, manifest.FileTypeTable, num)
 	}
 	d.obsoleteBlobsLocked(v)
+	if !d.mu.closed {
+		d.resizeCache() // the closed tables' memory is the cache's now
+	}
 	if d.mu.closed && len(d.mu.tables) == 0 {
 		d.tableMemory.Release()
 	}

@@ -26,6 +26,9 @@ func openBloomkv(dir string, s Settings) (workload.Store, error) {
 		TargetFileSize:  uint64(s.TargetFileSize),
 		ValueSeparation: bloomkv.ValueSeparation{MinSize: s.ValueThreshold},
 	}
+	if s.BloomkvMemoryLimit > 0 {
+		opts.MemoryLimit, opts.BlockCacheSize, opts.MemtableSize = s.BloomkvMemoryLimit, 0, 0
+	}
 	b, err := workload.OpenBloomkv(dir, opts)
 	if err != nil {
 		return nil, err

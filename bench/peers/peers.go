@@ -174,6 +174,10 @@ type Settings struct {
 	// separation (experimental in v2) needs a format newer than the one
 	// it opens here.
 	ValueThreshold int
+	// BloomkvMemoryLimit is bloomkv's Options.MemoryLimit, 0 for none;
+	// bloomkv then sizes its block cache and memtables from it, and not
+	// from CacheSize and MemtableSize, which the other engines keep.
+	BloomkvMemoryLimit int64
 }
 
 // DefaultSettings are bloomkv's defaults: 10 bits per key, an 8 MiB block

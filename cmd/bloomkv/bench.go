@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	iofs "io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,7 +34,13 @@ import (
 //	bloomkv bench [-n keys] [-reads n] [-workloads list] [-bits-per-key c]
 //	              [-allocation uniform|optimal|best|progressive]
 //	              [-filter family:param | -levels list] [-sweep] [-out DIR]
-//	              [-cold] [-threads N] [-ycsb props] [-sizes list] [-chart DIR] …
+//	              [-cold] [-memlimit SIZE] [-threads N] [-ycsb props] [-sizes list] [-chart DIR] …
+//
+// -memlimit SIZE runs the workloads in a child process (this executable,
+// given the same arguments and memcgEnv) inside a memory cgroup of SIZE
+// (package memcg), which the parent makes before and removes after, so
+// that the page cache counts against the cap; the report then has every
+// workload's device columns, and ends with the cgroup's peak.
 //
 // The defaults are sized so that the run takes well under a minute on two
 // cores and the tree has several levels, with a block cache much smaller
@@ -68,8 +73,8 @@ var benchFlagGroups = []flagGroup{
 	{"What to run", []string{"workloads", "n", "reads", "threads", "sizes", "seed", "dir"}},
 	{"The workloads' shape", []string{"key-size", "value-size", "miss-ratio", "scan-length", "writes-per-key", "prefix-keys", "ycsb"}},
 	{"Filters (-filter or -levels instead of -bits-per-key and -allocation)", []string{"bits-per-key", "allocation", "policy", "filter", "levels", "range-filter-bits"}},
-	{"The tree", []string{"memtable-size", "base-level-size", "target-file-size", "level-sizing", "cache-size", "compression", "top-compression", "max-compactions", "value-separation"}},
-	{"Measuring", []string{"cold"}},
+	{"The tree", []string{"memtable-size", "base-level-size", "target-file-size", "level-sizing", "cache-size", "memory-limit", "compression", "top-compression", "max-compactions", "value-separation"}},
+	{"Measuring", []string{"cold", "memlimit"}},
 	{"The filter sweep (-sweep: a database per filter setting, then each family by table size)", []string{"sweep", "sweep-n", "sweep-reads", "sweep-bits", "sweep-policies", "sweep-fuse", "sweep-offsets", "sweep-sizes", "sweep-probes"}},
 	{"Range filters side by side", []string{"range-compare"}},
 	{"Output", []string{"out", "chart"}},
@@ -88,6 +93,7 @@ type benchFlags struct {
 	valueSeparation                                              int
 	levelSizing                                                  string
 	cacheSize, memtableSize, baseLevelSize, targetFileSize       sizeFlag
+	memLimit, memoryLimit                                        sizeFlag
 	sweep, cold                                                  bool
 	threads                                                      int
 	ycsb, sizes, chart                                           string
@@ -123,6 +129,7 @@ func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
 	fs.StringVar(&f.topCompression, "top-compression", "none", "block compression of L0 and the base level (Options.TopLevelCompression): none, snappy or zstd")
 	fs.Var(&f.cacheSize, "cache-size", "block cache capacity (e.g. 1MiB; 0: none)")
 	fs.Var(&f.memtableSize, "memtable-size", "memtable size")
+	fs.Var(&f.memoryLimit, "memory-limit", "the DB's memory limit (Options.MemoryLimit), which it divides among memtables, tables' filters and indexes and the block cache, and plans the filters within (0: none; then -cache-size and -memtable-size, which it sizes itself unless given)")
 	fs.Var(&f.baseLevelSize, "base-level-size", "target size of the base level, where L0 compacts to (each deeper level ×10)")
 	fs.StringVar(&f.levelSizing, "level-sizing", "dynamic", "level targets: dynamic (from the largest level's size) or static (from the base level's size, L1)")
 	fs.IntVar(&f.maxCompactions, "max-compactions", 0, "compactions run at once (0: the DB's default, GOMAXPROCS up to 4)")
@@ -141,6 +148,7 @@ func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
 	fs.StringVar(&f.out, "out", "", "directory to write CSV, JSON and charts (PNG and SVG: with -sweep, or -sizes) into")
 	fs.StringVar(&f.chart, "chart", "", "draw the charts again from the sweep.json and scale.json that -out wrote into `DIR`, and run nothing")
 	fs.BoolVar(&f.cold, "cold", false, "drop the page cache before each read workload (Linux, root: sync and /proc/sys/vm/drop_caches), so that its reads come from the device, and report its device reads per operation")
+	fs.Var(&f.memLimit, "memlimit", "run in a memory cgroup of this size (e.g. 512MiB; Linux, root, cgroup v2 or v1), which counts the process's page cache against it, and report every workload's device reads and bytes per operation (0: no cgroup)")
 	fs.IntVar(&f.threads, "threads", 1, "goroutines running each workload's operations at once (filloverwrite: 1)")
 	fs.StringVar(&f.ycsb, "ycsb", "", "YCSB properties overriding every ycsb-* workload's, name=value,… (e.g. requestdistribution=uniform,fieldcount=1); recordcount defaults to -n, operationcount to -reads")
 	fs.StringVar(&f.sizes, "sizes", "", "run the workloads at each of these key counts (e.g. 1M,10M,30M; instead of -n), each on a fresh database, and tabulate (with -out, chart) ops/s, p99 and blocks read per Get against n")
@@ -238,6 +246,15 @@ func runBench(args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return usageError{err}
 	}
+	if f.memLimit > 0 && os.Getenv(memcgEnv) == "" {
+		// The flags are checked: the run itself is the child's.
+		if f.dir != "" {
+			if _, _, err := benchDir(f.dir); err != nil {
+				return err
+			}
+		}
+		return runCapped(args, stdout, int64(f.memLimit))
+	}
 	// Before anything is written: a -dir that holds anything is refused.
 	dir, cleanup, err := benchDir(f.dir)
 	if err != nil {
@@ -282,6 +299,15 @@ func runBench(args []string, stdout io.Writer) (err error) {
 	}
 	if f.cacheSize == 0 {
 		base.BlockCacheSize = -1
+	}
+	if f.memoryLimit > 0 {
+		base.MemoryLimit = int64(f.memoryLimit)
+		if !set["cache-size"] {
+			base.BlockCacheSize = 0
+		}
+		if !set["memtable-size"] {
+			base.MemtableSize = 0
+		}
 	}
 	cfg := &workload.Config{Keys: keys, Reads: f.reads, MissRatio: f.missRatio, ScanLength: f.scanLength, PrefixKeys: f.prefixKeys, WritesPerKey: f.writesPerKey,
 		Threads: f.threads, YCSB: f.ycsb}
@@ -472,7 +498,7 @@ type phase struct {
 	// was dropped before it; after a fill, the database's bytes on disk
 	// and the fill's live and written user bytes.
 	measured                           bool
-	cold                               bool
+	cold, capped                       bool
 	io                                 procstat.Counters
 	cpu, stall                         time.Duration
 	diskBytes, liveBytes, writtenBytes int64
@@ -569,8 +595,12 @@ func runPhase(s *workload.Bloomkv, cfg *workload.Config, w workload.Workload, la
 // with cold the page cache dropped before each read workload.
 type osMeasure struct {
 	cold bool
-	dir  string           // the database's
-	dev  *procstat.Device // dir's block device; nil if none (device reads not counted)
+	// memLimit is the size of the memory cgroup the process runs in
+	// (-memlimit), 0 if none: then every workload's device reads are
+	// reported, as cold ones are.
+	memLimit int64
+	dir      string           // the database's
+	dev      *procstat.Device // dir's block device; nil if none (device reads not counted)
 }
 
 // runPhaseOS is runPhase that, with m, also measures what m says: the
@@ -636,7 +666,7 @@ func runPhaseOS(s *workload.Bloomkv, cfg *workload.Config, w workload.Workload, 
 	if err != nil {
 		return nil, err
 	}
-	p.measured, p.cold = true, cold
+	p.measured, p.cold, p.capped = true, cold, m.memLimit > 0
 	p.io, p.cpu = osAfter.Minus(osBefore), u.CPU()-cpuBefore
 	p.stall = s.DB.Metrics().WriteStallDuration - before.WriteStallDuration
 	if w.IsFill() {
@@ -652,10 +682,13 @@ func runPhaseOS(s *workload.Bloomkv, cfg *workload.Config, w workload.Workload, 
 // report and, with -out, writes it; with -sizes, at each size in a
 // subdirectory of dir, then the scale table and charts.
 func runWorkloads(stdout io.Writer, f *benchFlags, dir string, opts *bloomkv.Options, cfg *workload.Config, ws []workload.Workload) error {
-	m := &osMeasure{cold: f.cold, dir: dir}
+	m := &osMeasure{cold: f.cold, dir: dir, memLimit: int64(f.memLimit)}
 	if _, err := procstat.ReadProcIO(); err != nil {
-		if f.cold {
+		switch {
+		case f.cold:
 			return fmt.Errorf("-cold: %w", err)
+		case f.memLimit > 0:
+			return fmt.Errorf("-memlimit: %w", err)
 		}
 		m = nil // no I/O counters on this system: the OS columns are left out
 	}
@@ -745,6 +778,9 @@ func runSize(dir string, opts *bloomkv.Options, cfg *workload.Config, ws []workl
 		return nil, err
 	}
 	rep := newBenchReport(opts, cfg, phases, metrics, info)
+	if m != nil {
+		rep.Settings.MemLimit = m.memLimit
+	}
 	if u, err := procstat.ReadUsage(); err == nil {
 		rep.PeakRSS = u.MaxRSS
 	}
@@ -849,6 +885,7 @@ func (f *benchFlags) optionError(err error) error {
 		"opts.BaseLevelSize":  {"base-level-size", &f.baseLevelSize},
 		"opts.TargetFileSize": {"target-file-size", &f.targetFileSize},
 		"opts.BlockCacheSize": {"cache-size", &f.cacheSize},
+		"opts.MemoryLimit":    {"memory-limit", &f.memoryLimit},
 	}
 	fl, ok := flags[ae.Arg]
 	if !ok {
@@ -866,22 +903,11 @@ type sizeFlag int64
 func (s *sizeFlag) String() string { return humanize.Bytes(uint64(*s)) }
 
 func (s *sizeFlag) Set(v string) error {
-	v = strings.TrimSpace(v)
-	i := strings.IndexFunc(v, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-	num, unit := v, ""
-	if i >= 0 {
-		num, unit = v[:i], strings.ToLower(strings.TrimSpace(v[i:]))
+	n, err := humanize.ParseBytes(v)
+	if err != nil {
+		return err
 	}
-	x, err := strconv.ParseFloat(num, 64)
-	if err != nil || x < 0 {
-		return fmt.Errorf("bad size %q", v)
-	}
-	mult := map[string]float64{"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10,
-		"m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30}[unit]
-	if mult == 0 {
-		return fmt.Errorf("bad size unit in %q (want B, KiB, MiB or GiB)", v)
-	}
-	*s = sizeFlag(math.Round(x * mult))
+	*s = sizeFlag(n)
 	return nil
 }
 

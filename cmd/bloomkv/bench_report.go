@@ -37,6 +37,9 @@ type benchSettings struct {
 	LevelSizing    string  `json:"level_sizing"`
 	MaxCompactions int     `json:"max_concurrent_compactions"` // 0: the DB's default
 	TargetFileSize uint64  `json:"target_file_size"`
+	// MemLimit is the size of the memory cgroup the run was in
+	// (-memlimit), 0 if none.
+	MemLimit int64 `json:"memlimit,omitempty"`
 }
 
 func (s *benchSettings) String() string {
@@ -59,9 +62,13 @@ func (s *benchSettings) String() string {
 	if s.TopCompression != "" && s.TopCompression != s.Compression {
 		compression = fmt.Sprintf("%s (L0 and the base level %s)", s.Compression, s.TopCompression)
 	}
-	return fmt.Sprintf("%s keys of %d B, values of %d B, seed %d; %s, %s, block cache %s, memtable %s, base level %s (×10 per level, %s), tables %s, %s",
+	capped := ""
+	if s.MemLimit > 0 {
+		capped = fmt.Sprintf("; in a memory cgroup of %s, the page cache counted", humanize.Bytes(uint64(s.MemLimit)))
+	}
+	return fmt.Sprintf("%s keys of %d B, values of %d B, seed %d; %s, %s, block cache %s, memtable %s, base level %s (×10 per level, %s), tables %s, %s%s",
 		fmtCount(int64(s.Keys)), s.KeySize, s.ValueSize, s.Seed, filters, compression, cache,
-		humanize.Bytes(uint64(s.MemtableSize)), humanize.Bytes(s.BaseLevelSize), s.LevelSizing, humanize.Bytes(s.TargetFileSize), compactions)
+		humanize.Bytes(uint64(s.MemtableSize)), humanize.Bytes(s.BaseLevelSize), s.LevelSizing, humanize.Bytes(s.TargetFileSize), compactions, capped)
 }
 
 func newSettings(opts *bloomkv.Options, cfg *workload.Config) benchSettings {
@@ -126,7 +133,9 @@ type workloadRow struct {
 
 // osRow is a workload's costs as the operating system counted them.
 type osRow struct {
-	Cold             bool    `json:"cold"` // the page cache was dropped before the workload
+	Cold bool `json:"cold"` // the page cache was dropped before the workload
+	// Capped: the process ran in a memory cgroup (-memlimit).
+	Capped           bool    `json:"capped,omitempty"`
 	CPUSeconds       float64 `json:"cpu_seconds"`
 	StallPercent     float64 `json:"stall_percent"`       // write stalls over the workload's time
 	FileReadsPerOp   float64 `json:"file_reads_per_op"`   // read system calls (syscr)
@@ -149,7 +158,7 @@ func newOSRow(p *phase) *osRow {
 		return nil
 	}
 	ops := float64(max(p.res.Ops, 1))
-	r := &osRow{Cold: p.cold, CPUSeconds: p.cpu.Seconds(), FileReadsPerOp: float64(p.io.FileReads) / ops,
+	r := &osRow{Cold: p.cold, Capped: p.capped, CPUSeconds: p.cpu.Seconds(), FileReadsPerOp: float64(p.io.FileReads) / ops,
 		FileBytesPerOp: float64(p.io.FileBytes) / ops, DeviceBytesPerOp: float64(p.io.DeviceBytes) / ops, DeviceReadsPerOp: -1}
 	if p.io.DeviceReads >= 0 {
 		r.DeviceReadsPerOp = float64(p.io.DeviceReads) / ops
@@ -187,6 +196,10 @@ type benchReport struct {
 	Workloads    []workloadRow `json:"workloads"`
 	Levels       []levelRow    `json:"levels"`
 	FilterMemory uint64        `json:"filter_memory_bytes"`
+	// ExpectedFalsePositiveReads is Metrics' after the last workload;
+	// MemoryBudget how the DB divided its MemoryLimit (nil without one).
+	ExpectedFalsePositiveReads float64                      `json:"expected_false_positive_reads"`
+	MemoryBudget               *bloomkv.MemoryBudgetMetrics `json:"memory_budget,omitempty"`
 	// PeakRSS is the process's peak resident set so far (with -sizes,
 	// over this size and those before it), 0 if unknown.
 	PeakRSS int64    `json:"peak_rss_bytes,omitempty"`
@@ -194,7 +207,11 @@ type benchReport struct {
 }
 
 func newBenchReport(opts *bloomkv.Options, cfg *workload.Config, phases []*phase, m bloomkv.Metrics, info [manifest.NumLevels]levelInfo) *benchReport {
-	r := &benchReport{Settings: newSettings(opts, cfg), FilterMemory: m.FilterMemory}
+	r := &benchReport{Settings: newSettings(opts, cfg), FilterMemory: m.FilterMemory, ExpectedFalsePositiveReads: m.ExpectedFalsePositiveReads}
+	if m.MemoryBudget.Limit > 0 {
+		b := m.MemoryBudget
+		r.MemoryBudget = &b
+	}
 	for _, p := range phases {
 		res := p.res
 		row := workloadRow{
@@ -319,8 +336,14 @@ func (r *benchReport) print(w io.Writer) {
 		fmt.Fprintln(t)
 	}
 	t.Flush()
-	fmt.Fprintf(w, "\nfilter memory: %s (%.2f bits per key over %s keys)\n", humanize.Bytes(r.FilterMemory),
-		float64(8*r.FilterMemory)/float64(r.Settings.Keys), fmtCount(int64(r.Settings.Keys)))
+	fmt.Fprintf(w, "\nfilter memory: %s (%.2f bits per key over %s keys); expected false-positive reads per absent-key Get: %.4f\n", humanize.Bytes(r.FilterMemory),
+		float64(8*r.FilterMemory)/float64(r.Settings.Keys), fmtCount(int64(r.Settings.Keys)), r.ExpectedFalsePositiveReads)
+	if b := r.MemoryBudget; b != nil {
+		by := func(n int64) string { return humanize.Bytes(uint64(max(n, 0))) }
+		fmt.Fprintf(w, "memory limit %s: memtables %s of %s, tables pinned %s of %s (filters %s of %s), block cache %s of %s, compactions reserved %s; total %s\n",
+			by(b.Limit), by(b.Memtables), by(b.MemtablesShare), by(b.Pinned), by(b.PinnedShare), by(b.Filters), by(b.FilterBudget),
+			by(b.BlockCache), by(b.BlockCacheCapacity), by(b.Compactions), by(b.Total()))
+	}
 	fmt.Fprintln(w, "per Get: tables whose key range held the key; filter negatives (each a block read avoided);")
 	fmt.Fprintln(w, "false positives; data blocks read from the file and from the block cache; bytes read from files.")
 	fmt.Fprintln(w, "FPR: false positives / filter checks of keys the table lacked (checks in parentheses);")
@@ -340,14 +363,17 @@ func (r *benchReport) printOS(w io.Writer) {
 	if len(r.Workloads) == 0 || r.Workloads[0].OS == nil {
 		return
 	}
-	cold := false
+	// device: the device columns, for the workloads measured cold or in
+	// a memory cgroup.
+	cold, device := false, r.Settings.MemLimit > 0
 	for _, row := range r.Workloads {
 		cold = cold || row.OS.Cold
 	}
+	device = device || cold
 	fmt.Fprintln(w)
 	t := newTable(w)
 	fmt.Fprint(t, "workload\tCPU s\tstall\twrite amp\tspace amp\treads/op\tread KiB/op\t")
-	if cold {
+	if device {
 		fmt.Fprint(t, "device KiB/op\tdevice reads/op\t")
 	}
 	fmt.Fprintln(t)
@@ -364,9 +390,9 @@ func (r *benchReport) printOS(w io.Writer) {
 		o := row.OS
 		fmt.Fprintf(t, "%s\t%.1f\t%.1f%%\t%s\t%s\t%.2f\t%.2f\t", row.Workload, o.CPUSeconds, o.StallPercent, amp(o.WriteAmp), amp(o.SpaceAmp),
 			o.FileReadsPerOp, o.FileBytesPerOp/1024)
-		if cold {
+		if device {
 			switch {
-			case !o.Cold:
+			case !o.Cold && !o.Capped:
 				fmt.Fprint(t, "-\t-\t")
 			case o.DeviceReadsPerOp < 0:
 				fmt.Fprintf(t, "%.2f\tnot counted\t", o.DeviceBytesPerOp/1024)
@@ -386,6 +412,12 @@ func (r *benchReport) printOS(w io.Writer) {
 	fmt.Fprintln(w, "reads/op, read KiB/op: read system calls and the bytes they returned (syscr, rchar), page-cache hits included.")
 	if cold {
 		fmt.Fprintln(w, "device KiB/op: read from the device for this process (read_bytes), the page cache dropped before the workload;")
+	}
+	if r.Settings.MemLimit > 0 {
+		fmt.Fprintf(w, "device KiB/op: read from the device for this process (read_bytes), in its memory cgroup of %s (-memlimit), which counts its page cache;\n",
+			humanize.Bytes(uint64(r.Settings.MemLimit)))
+	}
+	if device {
 		fmt.Fprintln(w, "device reads/op: reads the database's block device completed (its stat), every process's: an upper bound.")
 	}
 }

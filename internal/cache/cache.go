@@ -56,6 +56,9 @@ type Cache struct {
 
 	alloc  offheap.Allocator
 	closed atomic.Bool
+	// shardCapacity is every shard's capacity, for Insert's check of a
+	// block's size without a shard's lock.
+	shardCapacity atomic.Int64
 	// live counts the entries not yet freed, plus one until Close; the
 	// allocator is released when it drops to zero.
 	live atomic.Int64
@@ -66,9 +69,11 @@ type Cache struct {
 // but still counts misses. Close it to return its memory.
 func New(capacity int64) *Cache {
 	c := &Cache{}
+	capacity = max(capacity, 0) / numShards
 	for i := range c.shards {
-		c.shards[i].init(max(capacity, 0) / numShards)
+		c.shards[i].init(capacity)
 	}
+	c.shardCapacity.Store(capacity)
 	c.live.Store(1)
 	return c
 }
@@ -124,7 +129,7 @@ func (c *Cache) Get(k Key) (Handle, bool) {
 // is nil or closed — is copied to the heap and returned Uncached. The
 // caller may reuse block as soon as Insert returns.
 func (c *Cache) Insert(k Key, block []byte) Handle {
-	if c == nil || len(block) == 0 || int64(offheap.SizeOf(len(block))) > c.shards[0].capacity {
+	if c == nil || len(block) == 0 || int64(offheap.SizeOf(len(block))) > c.shardCapacity.Load() {
 		return Uncached(bytes.Clone(block))
 	}
 	// Counted live before closed is checked, so that a Close that has not
@@ -140,12 +145,40 @@ func (c *Cache) Insert(k Key, block []byte) Handle {
 	e.refs.Store(2) // the cache's and the Handle's
 	if resident := c.shard(k).add(e); resident != e {
 		c.free(buf)
-		if resident == nil { // closed meanwhile
+		if resident == nil { // closed meanwhile, or shrunk below the block
 			return Uncached(bytes.Clone(block))
 		}
 		return Handle{block: resident.block, e: resident}
 	}
 	return Handle{block: buf, e: e}
+}
+
+// SetCapacity makes the cache hold at most capacity bytes of blocks from
+// now on (capacity/16 per shard; ≤ 0: none), evicting the least recently
+// used blocks of each shard until it fits. When the capacity shrinks, the
+// buffers freed by the evictions, and any others the allocator keeps for
+// reuse, give their pages back to the system (offheap.Allocator.Trim), so
+// that the memory the cache holds shrinks with it — but for evicted
+// blocks that readers still hold, whose buffers are freed by their last
+// Release and reused by the next blocks.
+func (c *Cache) SetCapacity(capacity int64) {
+	if c == nil {
+		return
+	}
+	capacity = max(capacity, 0) / numShards
+	shrunk := capacity < c.shardCapacity.Swap(capacity)
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		s.capacity = capacity
+		for s.size > s.capacity && s.head.prev != &s.head {
+			s.evict(s.head.prev)
+		}
+		s.mu.Unlock()
+	}
+	if shrunk {
+		c.alloc.Trim()
+	}
 }
 
 // Close drops every cached block and makes the cache cache nothing more.
@@ -266,12 +299,14 @@ func (s *shard) get(k Key) *entry {
 // add makes e, holding the cache's reference and the caller's, resident,
 // evicting from the LRU end until it fits, and returns it. If another entry
 // is resident under e.key already, it returns that one, with a reference
-// for the caller, and leaves e alone; after clear it returns nil.
+// for the caller, and leaves e alone; after clear, or if e is larger than
+// the shard's capacity (which SetCapacity lowered since Insert's check), it
+// returns nil.
 func (s *shard) add(e *entry) *entry {
 	n := int64(cap(e.block))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	if s.closed || n > s.capacity {
 		return nil
 	}
 	if old, ok := s.items[e.key]; ok {

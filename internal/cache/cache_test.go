@@ -226,3 +226,60 @@ func BenchmarkGetHit(b *testing.B) {
 		}
 	})
 }
+
+// TestSetCapacity fills a cache with blocks of the 4 KiB class, shrinks
+// it to a quarter and checks that it holds at most the new capacity, the
+// most recently used blocks among what it kept (LRU per shard: each
+// shard keeps a suffix of its insertion order), and that the memory it
+// holds (Resident) is what its blocks take — the evicted buffers' pages
+// given back; then grows it again and checks that it fills to the new
+// capacity, and that a block larger than a shard of a shrunk cache is
+// handed back uncached.
+func TestSetCapacity(t *testing.T) {
+	const blockSize, capacity = 4000, 1 << 20
+	c := New(capacity)
+	defer c.Close()
+	block := bytes.Repeat([]byte{7}, blockSize)
+	insert := func(from, to int) {
+		for i := from; i < to; i++ {
+			c.Insert(Key{FileNum: 1, Offset: uint64(i)}, block).Release()
+		}
+	}
+	insert(0, 512)
+	c.SetCapacity(capacity / 4)
+	m := c.Metrics()
+	if m.Capacity != capacity/4 || m.Bytes > capacity/4 || m.Blocks == 0 {
+		t.Fatalf("after SetCapacity(%d): %+v", capacity/4, m)
+	}
+	if got := c.Resident(); got != m.Bytes {
+		t.Errorf("Resident %d after the shrink, want the blocks' %d bytes (the freed buffers' pages given back)", got, m.Bytes)
+	}
+	// Per shard, the blocks kept are the last inserted of that shard.
+	lastKept := map[*shard]bool{}
+	for i := 511; i >= 0; i-- {
+		k := Key{FileNum: 1, Offset: uint64(i)}
+		s := c.shard(k)
+		h, ok := c.Get(k)
+		h.Release()
+		if ok && lastKept[s] {
+			t.Fatalf("block %d kept though a later block of its shard was evicted", i)
+		}
+		if !ok {
+			lastKept[s] = true
+		}
+	}
+	c.SetCapacity(capacity)
+	insert(1000, 1512)
+	if m := c.Metrics(); m.Capacity != capacity || m.Bytes > capacity || m.Bytes < capacity/2 {
+		t.Errorf("after growing back to %d and inserting 2 MB: %+v", capacity, m)
+	}
+	c.SetCapacity(1 << 14) // 1 KiB per shard: no block fits
+	h := c.Insert(Key{FileNum: 2}, block)
+	if h.e != nil || !bytes.Equal(h.Bytes(), block) {
+		t.Errorf("a block larger than a shard of the shrunk cache: cached %v", h.e != nil)
+	}
+	h.Release()
+	if m := c.Metrics(); m.Blocks != 0 || m.Bytes != 0 {
+		t.Errorf("after SetCapacity(16 KiB): %+v, want nothing held", m)
+	}
+}

@@ -141,7 +141,8 @@ func FilterForLevel(v *manifest.Version, level int, opts *Options, salt uint64) 
 // FiltersForLevels for ProjectedShape under FilterAllocation — a Bloom
 // filter of BitsPerKey under UniformAllocation, Monkey's under
 // OptimalAllocation, the family and parameter of BestAllocation, or the
-// mix of two, Pebble's widths under ProgressiveAllocation.
+// mix of two, Pebble's widths under ProgressiveAllocation; with a
+// FilterBudget, FiltersWithinBudget's plan within it.
 //
 // The allocations that weigh the levels (OptimalAllocation,
 // BestAllocation) plan a table of L1 or deeper for the settled shape,
@@ -162,15 +163,19 @@ func PlanForLevel(v *manifest.Version, level int, opts *Options) LevelFilter {
 		return LevelFilter{}
 	case opts.LevelFilters != nil:
 		return Single(opts.LevelFilters[level])
-	case opts.FilterAllocation == UniformAllocation:
+	case opts.FilterAllocation == UniformAllocation && opts.FilterBudget == nil:
 		// The shape decides nothing here: no projection per table built.
 		return Single(sstable.Bloom(clampBits(opts.BitsPerKey)))
-	case opts.FilterAllocation == ProgressiveAllocation:
+	case opts.FilterAllocation == ProgressiveAllocation && opts.FilterBudget == nil:
 		return Single(ProgressiveFilters(0)[level])
 	}
 	s := ProjectedShape(v, level, opts)
 	if level > 0 {
 		s = s.Settled()
 	}
-	return FiltersForLevels(s, opts.BitsPerKey, opts.FilterAllocation, opts)[level]
+	budget := -1.0
+	if opts.FilterBudget != nil {
+		budget = opts.FilterBudget.FilterBits(s.totalKeys())
+	}
+	return FiltersWithinBudget(s, opts, budget)[level]
 }

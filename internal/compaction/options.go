@@ -113,6 +113,12 @@ type Options struct {
 	// FilterAllocation: LevelFilters[i] for level i, whatever the shape.
 	// BitsPerKey 0 still builds no filter anywhere.
 	LevelFilters *[manifest.NumLevels]sstable.FilterSpec
+	// FilterBudget, if not nil, gives the bits the point filters of a
+	// tree of so many keys may take in all, the DB's share of its
+	// MemoryLimit for them: the filters are planned within it for the
+	// projected shape's keys (FiltersWithinBudget). It is asked for every
+	// plan, so that the budget follows what the tables pin.
+	FilterBudget FilterBudget
 
 	// TableOptions configure the output tables (block size, restart
 	// interval, compression, prefix extractor). Their Filter and
@@ -131,6 +137,12 @@ type Options struct {
 	// relocate its live values (Compaction.RelocateBlobs) and the picker
 	// rewrites tables that reference it (pickBlobRewrite); 0: never.
 	BlobDeadShare float64
+}
+
+// FilterBudget gives the bits the point filters of a tree of keys
+// entries may take in all.
+type FilterBudget interface {
+	FilterBits(keys float64) float64
 }
 
 // OutputCompression returns the compression of c's output tables:

@@ -83,6 +83,16 @@ func classOf(n int) (index, size int) {
 	return (p-minClassShift)*classesPerPow + i, 1<<p + i*step
 }
 
+// classSize returns the size of class index, classOf's inverse.
+func classSize(index int) int {
+	if index == 0 {
+		return 1 << minClassShift
+	}
+	p := (index-1)/classesPerPow + minClassShift
+	i := (index-1)%classesPerPow + 1
+	return 1<<p + i<<(p-4)
+}
+
 // SizeOf returns the capacity of the buffer Alloc(n) returns: what it
 // costs in memory. n must be positive.
 func SizeOf(n int) int {
@@ -185,6 +195,39 @@ func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceDat
 // whole pages, which went back to the system). The rest of its slabs is
 // mapped but was never written, and costs nothing.
 func (a *Allocator) Resident() int64 { return a.inUse.Load() + a.kept.Load() }
+
+// Trim gives back to the system the whole pages inside every freed buffer
+// kept for reuse that still holds them (those below ReleaseFrom), as Free
+// does from ReleaseFrom up, and returns the bytes released: for a user
+// that holds fewer buffers from now on — a cache whose capacity shrank —
+// so that what it no longer holds stops counting in Resident and in the
+// process's resident memory. A buffer of a page-multiple class, such as
+// the 4 KiB one the cache's page-sized blocks take, gives back all of
+// itself (slabs are page-aligned); the next Alloc of a trimmed buffer
+// faults its pages back in.
+func (a *Allocator) Trim() int64 {
+	var released int64
+	for i := range a.classes {
+		c := &a.classes[i]
+		size := classSize(i)
+		c.mu.Lock()
+		for k := range c.free {
+			f := &c.free[k]
+			if f.resident == size {
+				n := releasePages(unsafe.Slice(f.p, size))
+				f.resident -= n
+				released += int64(n)
+			}
+		}
+		c.mu.Unlock()
+	}
+	a.kept.Add(-released)
+	return released
+}
+
+// InUse returns the bytes of the buffers handed out and not freed, at
+// their class sizes: Resident less what the free lists keep.
+func (a *Allocator) InUse() int64 { return a.inUse.Load() }
 
 // Release unmaps every slab and large buffer. Every buffer the allocator
 // handed out must have been freed or abandoned: none may be used again. The

@@ -5,10 +5,6 @@ import (
 	"testing"
 )
 
-// InUse returns the bytes of the buffers a handed out and not yet freed,
-// each at its class's size (tests only: the DB reads Resident).
-func (a *Allocator) InUse() int64 { return a.inUse.Load() }
-
 func TestAllocFree(t *testing.T) {
 	for _, n := range []int{1, 4095, 4096, 128 << 10, 1<<20 + 3} {
 		b := Alloc(n)
@@ -76,6 +72,9 @@ func TestClassOf(t *testing.T) {
 		index, size := classOf(n)
 		if size < n || size-n >= max(n/16, 256) && n > 256 || index < 0 || index >= numClasses {
 			t.Fatalf("classOf(%d) = %d, %d", n, index, size)
+		}
+		if classSize(index) != size {
+			t.Fatalf("classOf(%d) = %d, %d but classSize(%d) = %d", n, index, size, index, classSize(index))
 		}
 		if got, gotSize := classOf(size); got != index || gotSize != size {
 			t.Fatalf("classOf(%d) = %d, %d but classOf(%d) = %d, %d", n, index, size, size, got, gotSize)

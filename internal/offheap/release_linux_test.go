@@ -100,3 +100,46 @@ func keptOf(released bool, b []byte) int {
 	}
 	return len(b)
 }
+
+// TestTrim frees buffers that Free keeps whole (below ReleaseFrom) and
+// checks that Trim gives back their whole pages: its count and Resident
+// against the pages computed from the buffers' addresses — all of each
+// buffer of the 4 KiB class, page-aligned in its slab — and the kernel's
+// count of resident memory; a second Trim finds nothing more.
+func TestTrim(t *testing.T) {
+	for _, n := range []int{4096, 6000} {
+		a := Allocator{}
+		const count = 2000
+		bufs := make([][]byte, count)
+		for i := range bufs {
+			bufs[i] = a.Alloc(n)
+			b := bufs[i][:cap(bufs[i])]
+			for j := 0; j < len(b); j += 512 {
+				b[j] = 1
+			}
+			b[len(b)-1] = 1
+		}
+		var pages int64
+		for _, b := range bufs {
+			pages += int64(wholePages(b[:cap(b)]))
+			a.Free(b)
+		}
+		if n == 4096 && pages != count*4096 {
+			t.Errorf("%d buffers of 4 KiB hold %d bytes of whole pages, want all of them", count, pages)
+		}
+		kept, before := a.Resident(), rssAnon(t)
+		if got := a.Trim(); got != pages {
+			t.Errorf("n %d: Trim released %d bytes, want %d (the freed buffers' whole pages)", n, got, pages)
+		}
+		if got := a.Resident(); got != kept-pages {
+			t.Errorf("n %d: Resident %d after Trim, want %d", n, got, kept-pages)
+		}
+		if drop := before - rssAnon(t); drop-pages > 1<<20 || drop-pages < -(1<<20) {
+			t.Errorf("n %d: RssAnon dropped by %d bytes, want about %d", n, drop, pages)
+		}
+		if got := a.Trim(); got != 0 {
+			t.Errorf("n %d: a second Trim released %d bytes, want 0", n, got)
+		}
+		a.Release()
+	}
+}

@@ -62,7 +62,17 @@
 // prints the bytes each operation read from the device (read_bytes, the
 // child's own) and the reads the device completed per operation (its
 // stat: every process's) beside the read calls; an engine that maps its
-// tables (badger) is closed before each drop and opened again after it. -threads N runs each
+// tables (badger) is closed before each drop and opened again after it.
+// -memlimit SIZE (Linux, root; cgroup v2, or v1 where that is what the
+// machine has: package memcg) runs each engine's child in a memory cgroup
+// of SIZE of its own, made before the child starts and removed after it
+// exits, so that the engine's page cache counts against the cap with its
+// own memory, as on a machine of that much memory; it prints, for every
+// workload (the fills too), the device bytes and reads per operation as
+// -cold does, and each child's cgroup peak. A child the cgroup's OOM
+// killer ends fails the run, saying so. -bloomkv-memory-limit SIZE gives
+// bloomkv Options.MemoryLimit SIZE, from which it sizes its block cache
+// and memtables instead of the settings every engine gets. -threads N runs each
 // workload on N goroutines. The YCSB workloads (ycsb-load, ycsb-a …
 // ycsb-f; -ycsb overrides their properties) run like the others. -sizes
 // runs everything at each number of keys in turn and ends with a table of
@@ -77,7 +87,8 @@
 //
 //	go run ./cmd/peers [-n 1000000] [-reads 200000] [-engines bloomkv,pebble,goleveldb,badger]
 //	                   [-workloads fillrandom,readrandom,readmissing,readmixed,scan] [-in-process | -shared-binary]
-//	                   [-writes-per-key 3] [-sample-interval 100ms] [-space-amp] [-cold]
+//	                   [-writes-per-key 3] [-sample-interval 100ms] [-space-amp] [-cold] [-memlimit SIZE]
+//	                   [-bloomkv-memory-limit SIZE]
 //	                   [-threads 1] [-ycsb props] [-sizes 1M,10M,30M] [-out DIR] [-chart DIR]
 //	                   [-cpuprofile FILE]
 //
@@ -115,6 +126,8 @@ import (
 	"time"
 
 	"github.com/bloomkv/bloomkv/bench/peers"
+	"github.com/bloomkv/bloomkv/internal/humanize"
+	"github.com/bloomkv/bloomkv/internal/memcg"
 	"github.com/bloomkv/bloomkv/internal/procstat"
 	"github.com/bloomkv/bloomkv/internal/progress"
 	"github.com/bloomkv/bloomkv/internal/workload"
@@ -256,6 +269,9 @@ type engineRun struct {
 	Results []result
 	MaxRSS  int64
 	Binary  *binary `json:",omitempty"`
+	// Memcg is what the child's memory cgroup counted (-memlimit); nil
+	// without one.
+	Memcg *cgroupRun `json:",omitempty"`
 }
 
 // options are the command's flags.
@@ -267,6 +283,8 @@ type options struct {
 	seed                                                            uint64
 	missRatio                                                       float64
 	inProcess, sharedBinary, spaceAmp, cold                         bool
+	memLimit                                                        int64 // -memlimit, bytes; 0: none
+	bloomkvMemoryLimit                                              int64 // -bloomkv-memory-limit, bytes; 0: none
 	sampleInterval                                                  time.Duration
 }
 
@@ -275,6 +293,7 @@ type options struct {
 func (o *options) settings() peers.Settings {
 	s := peers.DefaultSettings
 	s.ValueThreshold = o.valueThreshold
+	s.BloomkvMemoryLimit = o.bloomkvMemoryLimit
 	return s
 }
 
@@ -308,7 +327,8 @@ func (o *options) childArgs(name string) []string {
 		"-scan-length", strconv.Itoa(o.scanLength), "-dir", o.dir,
 		"-writes-per-key", strconv.Itoa(o.writesPerKey), "-sample-interval", o.sampleInterval.String(),
 		"-space-amp=" + strconv.FormatBool(o.spaceAmp), "-cold=" + strconv.FormatBool(o.cold),
-		"-threads", strconv.Itoa(max(o.threads, 1)), "-ycsb", o.ycsb, "-cpuprofile", o.cpuProfile}
+		"-threads", strconv.Itoa(max(o.threads, 1)), "-ycsb", o.ycsb, "-cpuprofile", o.cpuProfile,
+		"-bloomkv-memory-limit", strconv.FormatInt(o.bloomkvMemoryLimit, 10)}
 }
 
 // profile runs engine's workloads through f, under a CPU profile written
@@ -357,6 +377,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.sampleInterval, "sample-interval", peers.DefaultSampleInterval, "how often L0 is sampled during a fill (0: once, at its end)")
 	fs.BoolVar(&o.spaceAmp, "space-amp", false, "after the last workload, compact the whole key range to measure the last fill's space amplification (slow)")
 	fs.BoolVar(&o.cold, "cold", false, "drop the page cache before each read workload (Linux, root), so that its reads come from the device")
+	fs.Func("memlimit", "run each engine's child in a memory cgroup of this `SIZE` (e.g. 512MiB; Linux, root, cgroup v2 or v1), which counts its page cache against it, and report each workload's device bytes and reads per operation", func(v string) (err error) {
+		o.memLimit, err = humanize.ParseBytes(v)
+		return err
+	})
+	fs.Func("bloomkv-memory-limit", "bloomkv's Options.MemoryLimit, `SIZE` (e.g. 128MiB): it divides it among its memtables, tables' filters and indexes and block cache, and plans its filters within it (0: none, the 8 MiB cache and 4 MiB memtables every engine gets)", func(v string) (err error) {
+		o.bloomkvMemoryLimit, err = humanize.ParseBytes(v)
+		return err
+	})
 	fs.IntVar(&o.threads, "threads", 1, "goroutines running each workload's operations at once (filloverwrite: 1)")
 	fs.StringVar(&o.ycsb, "ycsb", "", "YCSB properties overriding every ycsb-* workload's, name=value,… (e.g. requestdistribution=uniform,fieldcount=1); recordcount defaults to -n, operationcount to -reads")
 	fs.StringVar(&o.sizes, "sizes", "", "run the workloads at each of these key counts (e.g. 1M,10M,30M; instead of -n) and chart ops/s, p99 and reads per op against n")
@@ -448,6 +476,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return fail(2, fmt.Errorf("-cold: %w", err))
 		}
 	}
+	if o.memLimit > 0 && o.engine == "" {
+		if o.inProcess {
+			return fail(2, fmt.Errorf("-memlimit runs each engine's child in a memory cgroup: not with -in-process"))
+		}
+		// Fail now, not after the first engine.
+		g, err := memcg.New(o.memLimit)
+		if err == nil {
+			err = g.Remove()
+		}
+		if err != nil {
+			return fail(2, fmt.Errorf("-memlimit: %w", err))
+		}
+	}
 	s := o.settings()
 
 	if o.engine != "" { // a child: one engine, results as JSON on stdout
@@ -524,6 +565,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if o.cold {
 			fmt.Fprint(stdout, "; page cache dropped before each read workload")
 		}
+		if o.memLimit > 0 {
+			fmt.Fprintf(stdout, "; each engine in a memory cgroup of %s that counts its page cache", size(o.memLimit))
+		}
+		if o.bloomkvMemoryLimit > 0 {
+			fmt.Fprintf(stdout, "; bloomkv with Options.MemoryLimit %s, its cache and memtables sized from it", size(o.bloomkvMemoryLimit))
+		}
 		fmt.Fprint(stdout, "\n\n")
 		// With -out, the report is written after each engine, so that a
 		// long run stopped early keeps what it finished.
@@ -577,7 +624,7 @@ func runEngines(o *options, es []peers.Engine, bins map[string]*binary, cfg *wor
 			r.Results = fromOutcomes(rs)
 		} else {
 			var err error
-			if r.Results, r.MaxRSS, err = runChild(o, e.Name, r.Binary, stderr); err != nil {
+			if r.Results, r.MaxRSS, r.Memcg, err = runChild(o, e.Name, r.Binary, stderr); err != nil {
 				return nil, err
 			}
 		}
@@ -596,20 +643,52 @@ func runEngines(o *options, es []peers.Engine, bins map[string]*binary, cfg *wor
 }
 
 // runChild runs engine name in a child process running bin with -engine,
-// and returns its results and its peak RSS in bytes.
-func runChild(o *options, name string, bin *binary, stderr io.Writer) ([]result, int64, error) {
+// with -memlimit in a memory cgroup of its own, and returns its results,
+// its peak RSS in bytes and what its cgroup counted (nil without one).
+func runChild(o *options, name string, bin *binary, stderr io.Writer) ([]result, int64, *cgroupRun, error) {
 	cmd := exec.Command(bin.Path, o.childArgs(name)...)
+	var g *memcg.Group
+	if o.memLimit > 0 {
+		var err error
+		if g, err = memcg.New(o.memLimit); err != nil {
+			return nil, 0, nil, fmt.Errorf("%s: -memlimit: %w", name, err)
+		}
+		cmd = g.Command(bin.Path, o.childArgs(name)...)
+	}
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, stderr
-	if err := cmd.Run(); err != nil {
-		return nil, 0, fmt.Errorf("%s: child: %w", name, err)
+	err := cmd.Run()
+	var cg *cgroupRun
+	if g != nil {
+		s, serr := g.Stats()
+		if rerr := g.Remove(); rerr != nil {
+			return nil, 0, nil, fmt.Errorf("%s: -memlimit: %w", name, rerr)
+		}
+		if err != nil {
+			_, err = g.Killed(err)
+		} else if serr != nil {
+			err = serr
+		}
+		cg = &cgroupRun{Limit: o.memLimit, Peak: s.Peak}
+	}
+	if err != nil {
+		return nil, 0, nil, fmt.Errorf("%s: child: %w", name, err)
 	}
 	var rs []result
 	if err := json.Unmarshal(out.Bytes(), &rs); err != nil {
-		return nil, 0, fmt.Errorf("%s: child's results: %w", name, err)
+		return nil, 0, nil, fmt.Errorf("%s: child's results: %w", name, err)
 	}
-	return rs, procstat.ExitedMaxRSS(cmd.ProcessState), nil
+	return rs, procstat.ExitedMaxRSS(cmd.ProcessState), cg, nil
+}
+
+// cgroupRun is what the memory cgroup of an engine's child counted
+// (-memlimit).
+type cgroupRun struct {
+	Limit int64 `json:"limit"` // bytes
+	// Peak is the most the child held at once, its page cache included
+	// (memcg.Stats.Peak; -1: not counted).
+	Peak int64 `json:"peak"`
 }
 
 // printTables prints the runs' tables: ops/s and peak RSS, latencies, L0
@@ -700,24 +779,42 @@ func printKinds(stdout io.Writer, runs []engineRun, ws []workload.Workload) {
 	}
 }
 
-// printDevice prints, for each read workload measured cold, the bytes each
-// operation read from the device, if any was.
+// printDevice prints the bytes and reads each operation took from the
+// device: of each read workload measured cold, and with -memlimit of
+// every workload, and each engine's cgroup peak; nothing if no workload
+// was measured either way.
 func printDevice(stdout io.Writer, runs []engineRun, ws []workload.Workload) {
-	measured := false
+	cold, capped := false, runs[0].Memcg
 	for _, r := range runs {
 		for _, res := range r.Results {
-			measured = measured || res.Cold
+			cold = cold || res.Cold
 		}
 	}
-	if !measured {
+	var how []string
+	if cold {
+		how = append(how, "the page cache dropped before each read workload")
+	}
+	if capped != nil {
+		how = append(how, fmt.Sprintf("each engine in a memory cgroup of %s that counts its page cache", size(capped.Limit)))
+	}
+	if len(how) == 0 {
 		return
 	}
-	printColdTable(stdout, "device bytes read per operation, the page cache dropped before each read workload (/proc/self/io read_bytes)",
-		runs, ws, func(res *result) string { return fmt.Sprintf("%.0f B", res.perOp(res.IO.DeviceBytes)) })
-	printColdTable(stdout, "reads per operation, page cache dropped: device (reads the device completed, every process's) / file system (read calls)",
-		runs, ws, func(res *result) string {
+	printColdTable(stdout, "device bytes read per operation, "+strings.Join(how, ", ")+" (/proc/self/io read_bytes)",
+		runs, ws, capped != nil, func(res *result) string { return fmt.Sprintf("%.0f B", res.perOp(res.IO.DeviceBytes)) })
+	printColdTable(stdout, "reads per operation: device (reads the device completed, every process's) / file system (read calls)",
+		runs, ws, capped != nil, func(res *result) string {
 			return fmt.Sprintf("%s / %s", num(res.perOp(res.IO.DeviceReads), 3), num(res.perOp(res.IO.FileReads), 3))
 		})
+	if capped != nil {
+		var peaks []string
+		for _, r := range runs {
+			if r.Memcg != nil && r.Memcg.Peak >= 0 {
+				peaks = append(peaks, fmt.Sprintf("%s %s", r.Name, size(r.Memcg.Peak)))
+			}
+		}
+		fmt.Fprintf(stdout, "(memory cgroup peaks, the process and its page cache: %s)\n", strings.Join(peaks, ", "))
+	}
 	for _, r := range runs {
 		reopened, opens := false, ""
 		for j, res := range r.Results {

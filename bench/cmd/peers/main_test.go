@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bloomkv/bloomkv/bench/peers"
+	"github.com/bloomkv/bloomkv/internal/humanize"
 	"github.com/bloomkv/bloomkv/internal/workload"
 )
 
@@ -267,6 +268,24 @@ func TestFlags(t *testing.T) {
 	}
 }
 
+// deviceTable runs the command with args and returns its report and the
+// body of its table of device bytes, which follows title: its title and
+// header lines, then a row per workload.
+func deviceTable(t *testing.T, title string, args ...string) (report, body string) {
+	t.Helper()
+	var out, errs bytes.Buffer
+	if code := run(args, &out, &errs); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	report = out.String()
+	_, rest, ok := strings.Cut(report, title)
+	if !ok {
+		t.Fatalf("no device table %q in the report:\n%s", title, report)
+	}
+	body, _, _ = strings.Cut(rest, "\n\n")
+	return report, body
+}
+
 // TestCold runs the command with -cold, engines in child processes (of
 // this test binary: -shared-binary), on a database in the package's
 // directory (on the checkout's disk: a tmpfs keeps its pages whatever is
@@ -280,17 +299,8 @@ func TestCold(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	var out, errs bytes.Buffer
-	args := []string{"-n", "20000", "-reads", "5000", "-engines", "bloomkv,pebble,badger", "-workloads", "fillrandom,readrandom,readmissing", "-cold", "-shared-binary", "-dir", dir}
-	if code := run(args, &out, &errs); code != 0 {
-		t.Fatalf("exit %d: %s", code, errs.String())
-	}
-	report := out.String()
-	_, rest, ok := strings.Cut(report, "\ndevice bytes read per operation")
-	if !ok {
-		t.Fatalf("no device table in the report:\n%s", report)
-	}
-	body, _, _ := strings.Cut(rest, "\n\n")
+	report, body := deviceTable(t, "\ndevice bytes read per operation",
+		"-n", "20000", "-reads", "5000", "-engines", "bloomkv,pebble,badger", "-workloads", "fillrandom,readrandom,readmissing", "-cold", "-shared-binary", "-dir", dir)
 	cells := map[string][]float64{}
 	for _, line := range strings.Split(body, "\n")[2:] { // past the title and the header
 		f := strings.Fields(line)
@@ -313,6 +323,42 @@ func TestCold(t *testing.T) {
 	}
 	if !strings.Contains(report, "(badger: tables memory-mapped, so closed before each drop and opened again after it") {
 		t.Errorf("no note of badger's reopen in the report:\n%s", report)
+	}
+}
+
+// TestMemLimit runs the command with -memlimit, bloomkv's and pebble's
+// children (of this test binary: -shared-binary) each in a memory cgroup,
+// and checks the device table — a cell per engine for every workload, the
+// fill's too — and each engine's cgroup peak, above 0 and within the cap;
+// and that -memlimit with -in-process, which runs no child, is refused.
+// It needs Linux, root and a memory cgroup (CI runs as root) and fails
+// without them. The cap is generous: the race detector's shadow memory
+// counts against it.
+func TestMemLimit(t *testing.T) {
+	const limit = 512 << 20
+	report, body := deviceTable(t, "\ndevice bytes read per operation, each engine in a memory cgroup of 512.0 MiB that counts its page cache",
+		"-n", "20000", "-reads", "5000", "-engines", "bloomkv,pebble", "-workloads", "fillrandom,readrandom", "-memlimit", "512MiB", "-shared-binary", "-dir", t.TempDir())
+	rows := map[string]int{}
+	for _, line := range strings.Split(body, "\n")[2:] { // past the title and the header
+		f := strings.Fields(line)
+		rows[f[0]] = strings.Count(line, " B")
+	}
+	if rows["fillrandom"] != 2 || rows["readrandom"] != 2 {
+		t.Errorf("device table %q: want a cell per engine for fillrandom and readrandom", body)
+	}
+	m := regexp.MustCompile(`memory cgroup peaks, the process and its page cache: bloomkv (\S+ \S+), pebble (\S+ \S+)\)`).FindStringSubmatch(report)
+	if m == nil {
+		t.Fatalf("no line of the cgroups' peaks in:\n%s", report)
+	}
+	for i, name := range []string{"bloomkv", "pebble"} {
+		peak, err := humanize.ParseBytes(m[i+1])
+		if err != nil || peak <= 0 || peak > limit {
+			t.Errorf("%s's cgroup peak %q (%d, %v): want within (0, %d]", name, m[i+1], peak, err, limit)
+		}
+	}
+	var errs bytes.Buffer
+	if code := run([]string{"-memlimit", "64MiB", "-in-process"}, io.Discard, &errs); code != 2 || !strings.Contains(errs.String(), "not with -in-process") {
+		t.Errorf("-memlimit -in-process: exit %d, %q; want 2 and the reason", code, errs.String())
 	}
 }
 

@@ -214,20 +214,21 @@ func printAmp(stdout io.Writer, runs []engineRun, ws []workload.Workload, writte
  live user byte)`)
 }
 
-// printColdTable prints a table of the read workloads under title: cell's
-// text for each engine's workload measured cold with operations, – for the
+// printColdTable prints a table of the read workloads — every workload
+// if capped (-memlimit) — under title: cell's text for each engine's
+// workload measured cold or in a memory cgroup, with operations; – for the
 // others.
-func printColdTable(stdout io.Writer, title string, runs []engineRun, ws []workload.Workload, cell func(*result) string) {
+func printColdTable(stdout io.Writer, title string, runs []engineRun, ws []workload.Workload, capped bool, cell func(*result) string) {
 	fmt.Fprintf(stdout, "\n%s\n", title)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	writeHeader(tw, runs, "")
 	for j, w := range ws {
-		if w.IsFill() {
+		if w.IsFill() && !capped {
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t", w)
 		for _, r := range runs {
-			if res := &r.Results[j]; res.Cold && res.Ops > 0 {
+			if res := &r.Results[j]; (res.Cold || r.Memcg != nil) && res.Ops > 0 {
 				fmt.Fprintf(tw, "%s\t", cell(res))
 			} else {
 				fmt.Fprint(tw, "–\t")
