@@ -38,16 +38,15 @@ test-race:
 	$(GO) test -race -vet=all -count=1 -timeout=30m ./...
 
 # The full-size runs of tests too slow for -race (which runs them smaller;
-# the -race run vets these packages):
-# the 1,000,000-entry table round trip, the Optimal-vs-Uniform tree, 2,000
-# tables under a 256-file limit; the memory accounting and the memory
-# limit, whose oracle, the process's resident memory, the race detector's
-# shadow memory would swamp; what a new Iterator allocates, which -race's
-# sync.Pool, dropping a quarter of what it is given, does not let be
-# counted; how often one
-# Ribbon build attempt fails (400 builds; skipped under -race); the range
-# filter's whole false-positive grid (-race runs one setting); bench
-# under -memlimit, whose cap the race detector's shadow memory would fill.
+# the -race run vets these packages): the 1,000,000-entry table round
+# trip, the Optimal-vs-Uniform tree, 2,000 tables under a 256-file limit;
+# the memory accounting and the memory limit, whose oracle, the process's
+# resident memory, the race detector's shadow memory would swamp; what a
+# new Iterator allocates, which -race's sync.Pool, dropping a quarter of
+# what it is given, does not let be counted; how often one Ribbon build
+# attempt fails (400 builds; skipped under -race); the range filter's
+# whole false-positive grid (-race runs one setting); bench under
+# -memlimit, whose cap the race detector's shadow memory would fill.
 test-plain:
 	$(GO) test -vet=off -count=1 -run='^TestRoundTrip$$' ./sstable
 	$(GO) test -vet=off -count=1 -run='^(TestOptimalFilterAllocation|TestMemoryAccounted|TestMemoryLimitHolds|TestNewIterAllocs)$$' .
