@@ -49,8 +49,7 @@ test-race:
 # -memlimit, whose cap the race detector's shadow memory would fill.
 test-plain:
 	$(GO) test -vet=off -count=1 -run='^TestRoundTrip$$' ./sstable
-	$(GO) test -vet=off -count=1 -run='^(TestOptimalFilterAllocation|TestMemoryAccounted|TestMemoryLimitHolds|TestNewIterAllocs)$$' .
-	$(GO) test -vet=off -count=1 -run='^TestTableCacheUnderFileLimit$$' -tablecache.tables=2000 .
+	$(GO) test -vet=off -count=1 -run='^(TestOptimalFilterAllocation|TestMemoryAccounted|TestMemoryLimitHolds|TestNewIterAllocs|TestTableCacheUnderFileLimit)$$' .
 	$(GO) test -vet=off -count=1 -run='^TestAttemptFailureRate$$' ./ribbon
 	$(GO) test -vet=off -count=1 -run='^(TestFalsePositiveRate|TestShortScanTarget|TestMappingAgainstBytes8)$$' ./rangefilter
 	$(GO) test -vet=off -count=1 -run='^TestBenchMemLimit$$' ./cmd/bloomkv
