@@ -60,6 +60,10 @@ func TestMain(m *testing.M) {
 //	status                            →  status STATE APPLIED
 //	barrier                           →  barrier APPLIED | err barrier MESSAGE
 //	dump                              →  kv KEY VALUE ... end
+//
+// APPLIED is the FSM's AppliedIndex: the last entry its state holds. raft's
+// own AppliedIndex is the last entry sent to the FSM's apply channel, which
+// a follower's FSM may still be applying when a dump reads its state.
 func runNode(cfg string) int {
 	fail := func(err error) int { fmt.Printf("fatal %v\n", err); return 2 }
 	parts := strings.Split(cfg, ",")
@@ -139,12 +143,16 @@ func runNode(cfg string) int {
 				reply("err %s %v", f[1], err)
 			}
 		case len(f) == 1 && f[0] == "status":
-			reply("status %s %d", r.State(), r.AppliedIndex())
+			reply("status %s %d", r.State(), fsm.AppliedIndex())
 		case len(f) == 1 && f[0] == "barrier":
 			if err := r.Barrier(5 * time.Second).Error(); err != nil {
 				reply("err barrier %v", err)
 			} else {
-				reply("barrier %d", r.AppliedIndex())
+				// The barrier has gone through the leader's FSM, so its
+				// state holds every command before it, up to the FSM's
+				// AppliedIndex (a barrier or a no-op entry is not sent to
+				// the FSM, so it may be below raft's).
+				reply("barrier %d", fsm.AppliedIndex())
 			}
 		case len(f) == 1 && f[0] == "dump":
 			_ = fsm.Scan(nil, nil, func(k, v []byte) error {
