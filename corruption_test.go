@@ -19,13 +19,14 @@ import (
 	"time"
 
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/race"
 	"github.com/bloomkv/bloomkv/sstable"
 	"github.com/bloomkv/bloomkv/vfs"
 	"github.com/bloomkv/bloomkv/wal"
 )
 
 var (
-	corruptFlips = flag.Int("corrupt.flips", 300, "bit flips TestCorruptionBitFlips tries")
+	corruptFlips = flag.Int("corrupt.flips", 300, "bit flips TestCorruptionBitFlips tries (-race, left at its default: 100)")
 	corruptSeed  = flag.Int64("corrupt.seed", -1, "seed of TestCorruptionBitFlips (default: time-based, printed)")
 )
 
@@ -220,7 +221,7 @@ func TestCorruptionBitFlips(t *testing.T) {
 	if *corruptSeed >= 0 {
 		seed = uint64(*corruptSeed)
 	}
-	flips := *corruptFlips
+	flips := race.Size("corrupt.flips", *corruptFlips, 100)
 	t.Logf("seed %d (-corrupt.seed=%d reproduces), %d flips", seed, seed, flips)
 	c := buildCorruptDB(t)
 	rng := rand.New(rand.NewPCG(seed, 0xf11b))

@@ -23,10 +23,11 @@ import (
 	"time"
 
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/race"
 )
 
 var (
-	crashCycles = flag.Int("crash.cycles", 20, "SIGKILL crash cycles TestCrashSIGKILL runs")
+	crashCycles = flag.Int("crash.cycles", 20, "SIGKILL crash cycles TestCrashSIGKILL runs (-race, left at its default: 8)")
 	crashSeed   = flag.Int64("crash.seed", -1, "seed of TestCrashSIGKILL (default: time-based, printed)")
 )
 
@@ -143,7 +144,7 @@ func TestCrashSIGKILL(t *testing.T) {
 	if *crashSeed >= 0 {
 		seed = uint64(*crashSeed)
 	}
-	cycles := *crashCycles
+	cycles := race.Size("crash.cycles", *crashCycles, 8)
 	t.Logf("seed %d (-crash.seed=%d reproduces), %d cycles", seed, seed, cycles)
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	dir := t.TempDir()

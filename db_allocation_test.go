@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/bloomkv/bloomkv/internal/race"
 	"github.com/bloomkv/bloomkv/vfs"
 )
 
@@ -26,7 +27,7 @@ func TestOptimalFilterAllocation(t *testing.T) {
 	// -race; there the test runs a shallower tree and only checks that
 	// Optimal beats Uniform, and `make test` runs it again at full size.
 	keys, lookups, full := 250_000, 100_000, true
-	if raceEnabled || testing.Short() {
+	if race.Enabled || testing.Short() {
 		keys, lookups, full = 20_000, 40_000, false
 	}
 	type result struct {

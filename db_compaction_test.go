@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bloomkv/bloomkv/internal/compaction"
+	"github.com/bloomkv/bloomkv/internal/race"
 	"github.com/bloomkv/bloomkv/vfs"
 )
 
@@ -170,7 +171,7 @@ var sustainedBytes = flag.Int64("db.sustained", 32<<20, "bytes TestSustainedWrit
 // writes 32 MiB; -db.sustained=2147483648 is the long form.
 func TestSustainedWrites(t *testing.T) {
 	total := *sustainedBytes
-	if raceEnabled && total > 8<<20 {
+	if race.Enabled && total > 8<<20 {
 		total = 8 << 20
 	}
 	db, err := Open(t.TempDir(), &Options{MemtableSize: 1 << 20, BaseLevelSize: 4 << 20, TargetFileSize: 1 << 20})

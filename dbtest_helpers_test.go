@@ -17,6 +17,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/bloomkv/bloomkv/internal/race"
 )
 
 var (
@@ -647,10 +649,10 @@ func randOptions(rng *rand.Rand) Options {
 	return o
 }
 
-// sizeFor returns normal, or underRace under -race (raceEnabled), which
+// sizeFor returns normal, or underRace under -race (race.Enabled), which
 // slows the biggest tests tenfold.
 func sizeFor(normal, underRace int) int {
-	if raceEnabled {
+	if race.Enabled {
 		return underRace
 	}
 	return normal

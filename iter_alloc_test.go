@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/procstat"
+	"github.com/bloomkv/bloomkv/internal/race"
 	"github.com/bloomkv/bloomkv/vfs"
 )
 
@@ -120,7 +121,7 @@ func TestNewIterAllocs(t *testing.T) {
 				}},
 			} {
 				n := testing.AllocsPerRun(200, func() { form.run(t) })
-				if !raceEnabled && n > float64(want) {
+				if !race.Enabled && n > float64(want) {
 					t.Errorf("%s allocates %v times; want at most %d (%d memtables, %d L0 tables, %d levels)",
 						form.name, n, want, memtables, l0, levels)
 				}

@@ -11,6 +11,7 @@ import (
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/iterator"
 	"github.com/bloomkv/bloomkv/internal/iterator/itertest"
+	"github.com/bloomkv/bloomkv/internal/race"
 )
 
 // modelIter is the oracle of an Iterator: a position in the sorted list of
@@ -82,10 +83,11 @@ func randReadSeq(rng *rand.Rand, w *itertest.World) base.SeqNum {
 }
 
 // TestIterModel checks the Iterator against the oracle over random worlds,
-// read sequence numbers, bounds and sequences of moves, at every step.
+// read sequence numbers, bounds and sequences of moves, at every step
+// (under -race, with -iter.seeds left at its default, 100 worlds).
 func TestIterModel(t *testing.T) {
 	t.Parallel() // one of the package's longest: it runs beside the others
-	for seed := range itertest.Seeds() {
+	for seed := range uint64(race.Size("iter.seeds", int(itertest.Seeds()), 100)) {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		w := itertest.NewWorld(t, rng, 300)
 		for range 4 {

@@ -21,11 +21,12 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/race"
 	"github.com/bloomkv/bloomkv/vfs"
 )
 
 var (
-	dbRotationSeeds = flag.Int("db.rotationseeds", 2, "workloads TestManifestRotationCrash crashes at every step of every rotation of (-short: 1)")
+	dbRotationSeeds = flag.Int("db.rotationseeds", 2, "workloads TestManifestRotationCrash crashes at every step of every rotation of (-short, or -race left at its default: 1)")
 	dbRotationAll   = flag.Bool("db.rotationall", false, "TestManifestRotationErrorInjection fails every step of every rotation, not just of the first in a Flush and the first in a Compact")
 )
 
@@ -526,7 +527,7 @@ func TestManifestRotationCrash(t *testing.T) {
 	t.Parallel() // one of the package's longest: it runs beside the others
 
 	const rounds = 25 // three or four rotations
-	for _, seed := range testSeeds(*dbRotationSeeds, 1, testing.Short()) {
+	for _, seed := range testSeeds(race.Size("db.rotationseeds", *dbRotationSeeds, 1), 1, testing.Short()) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 0x707a7e))
 			w := &rotationCrash{

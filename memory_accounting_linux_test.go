@@ -1,5 +1,3 @@
-//go:build !race
-
 package bloomkv
 
 import (
@@ -10,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/procstat"
+	"github.com/bloomkv/bloomkv/internal/race"
 )
 
 // rssAnon returns the process's anonymous resident memory (RssAnon in
@@ -38,6 +37,9 @@ const memoryChildEnv = "BLOOMKV_MEMORY_CHILD"
 // made RssAnon 12–18% larger. Not under the race detector, whose shadow
 // memory is resident too (make test runs it without).
 func TestMemoryAccounted(t *testing.T) {
+	if race.Enabled {
+		t.Skip("the race detector's shadow memory is resident too: make test-plain runs this test")
+	}
 	if os.Getenv(memoryChildEnv) == "" {
 		out := runTestChild(t, "TestMemoryAccounted", memoryChildEnv+"=1")
 		for _, line := range strings.Split(out, "\n") {
@@ -113,6 +115,9 @@ const memoryLimitChildEnv = "BLOOMKV_MEMORY_LIMIT_CHILD"
 // beyond the Go runtime's parts is within the limit. Not under the race
 // detector (make test-plain runs it).
 func TestMemoryLimitHolds(t *testing.T) {
+	if race.Enabled {
+		t.Skip("the race detector's shadow memory is resident too: make test-plain runs this test")
+	}
 	if os.Getenv(memoryLimitChildEnv) == "" {
 		out := runTestChild(t, "TestMemoryLimitHolds", memoryLimitChildEnv+"=1")
 		for _, line := range strings.Split(out, "\n") {

@@ -19,12 +19,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bloomkv/bloomkv/internal/race"
 	"github.com/bloomkv/bloomkv/vfs"
 )
 
 var (
-	metaSeeds   = flag.Int("meta.seeds", 2, "histories TestMetamorphic generates")
-	metaConfigs = flag.Int("meta.configs", 4, "randomized option sets TestMetamorphic runs each history under, besides the defaults")
+	metaSeeds   = flag.Int("meta.seeds", 2, "histories TestMetamorphic generates (-race, left at its default: 1)")
+	metaConfigs = flag.Int("meta.configs", 4, "randomized option sets TestMetamorphic runs each history under, besides the defaults (-race, left at its default: 2)")
 	metaSeed    = flag.Int64("meta.seed", -1, "run only this history seed of TestMetamorphic")
 	metaOps     = flag.Int("meta.ops", 1500, "operations per TestMetamorphic history")
 )
@@ -505,7 +506,7 @@ func (r *metaRunner) walkDB(rd dbReader, main *Iterator, bounds *IterOptions, mo
 
 func TestMetamorphic(t *testing.T) {
 	t.Parallel() // one of the package's longest: it runs beside the others
-	seeds := make([]uint64, *metaSeeds)
+	seeds := make([]uint64, race.Size("meta.seeds", *metaSeeds, 1))
 	base := uint64(time.Now().UnixNano())
 	for i := range seeds {
 		seeds[i] = base + uint64(i)
@@ -526,7 +527,7 @@ func TestMetamorphic(t *testing.T) {
 		if err := model.run(h); err != nil {
 			t.Fatalf("seed %d: the model: %v", seed, err)
 		}
-		for c := 0; c <= *metaConfigs; c++ {
+		for c := 0; c <= race.Size("meta.configs", *metaConfigs, 2); c++ {
 			o := metaConfig(seed, c)
 			o.FS = vfs.NewMem()
 			r := &metaRunner{dir: "/meta", opts: o, model: kvModel{}, ext: metaPrefix(seed)}

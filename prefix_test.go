@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/bloom"
+	"github.com/bloomkv/bloomkv/internal/race"
 	"github.com/bloomkv/bloomkv/vfs"
 )
 
@@ -227,7 +228,7 @@ func checkPrefixMoves(rng *rand.Rand, r dbReader, ext *PrefixExtractor, m kvMode
 // tables or filters: the keys with a prefix are the model's.
 func TestPrefixSeekModel(t *testing.T) {
 	seeds := 3
-	if testing.Short() || raceEnabled {
+	if testing.Short() || race.Enabled {
 		seeds = 2
 	}
 	for seed := range uint64(seeds) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bloomkv/bloomkv/internal/race"
 	"github.com/bloomkv/bloomkv/vfs"
 )
 
@@ -174,7 +175,7 @@ func tableIndexOf(t *testing.T, d *DB, fileNum uint64) int {
 func TestRangeFilterIteratorMoves(t *testing.T) {
 	// Three seeds under -race (6 without), which the model and metamorphic
 	// suites' randomized range filters add to.
-	for _, seed := range testSeeds(6, sizeFor(2, 3), testing.Short() || raceEnabled) {
+	for _, seed := range testSeeds(6, sizeFor(2, 3), testing.Short() || race.Enabled) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 32))
 			fs := vfs.NewMem()

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bloomkv/bloomkv/internal/race"
 	"github.com/bloomkv/bloomkv/vfs"
 )
 
@@ -81,7 +82,7 @@ func TestTableCacheUnderFileLimit(t *testing.T) {
 	n := *fileLimitTables
 	if n == 0 {
 		n = 2000
-		if raceEnabled {
+		if race.Enabled {
 			n = 1000
 		}
 	}

@@ -10,12 +10,13 @@ import (
 	"unsafe"
 
 	"github.com/FastFilter/xorfilter"
+	"github.com/bloomkv/bloomkv/internal/race"
 )
 
 // bigWidths returns the widths tested at a million keys: a build then takes
 // about 0.15 s, and ten times that under the race detector.
 func bigWidths() []int {
-	if raceEnabled || testing.Short() {
+	if race.Enabled || testing.Short() {
 		return []int{8}
 	}
 	return []int{1, 7, 8, 12, 16}
@@ -181,7 +182,7 @@ func TestFastPathsMatchPackedPath(t *testing.T) {
 func TestFalsePositiveRate(t *testing.T) {
 	const n = 10_000 // the rate does not depend on n; a small filter is fast to probe
 	scale := 1
-	if raceEnabled {
+	if race.Enabled {
 		scale = 16
 	}
 	for _, tc := range []struct{ w, probes int }{

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/bloomkv/bloomkv/internal/race"
 )
 
 // boundsPerSet is the number of pairs of bounds drawn per key set: fewer
@@ -299,10 +301,10 @@ func TestEmptyRanges(t *testing.T) {
 	}
 }
 
-// sizeFor returns normal, or underRace under -race (raceEnabled), which
+// sizeFor returns normal, or underRace under -race (race.Enabled), which
 // slows the biggest tests tenfold.
 func sizeFor(normal, underRace int) int {
-	if raceEnabled {
+	if race.Enabled {
 		return underRace
 	}
 	return normal

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/bloomkv/bloomkv/internal/race"
 )
 
 // The sizes of the false-positive tests: under -race, which runs them ten
@@ -18,7 +20,7 @@ var (
 
 // raceOr returns normal, or underRace under -race.
 func raceOr(normal, underRace int) int {
-	if raceEnabled {
+	if race.Enabled {
 		return underRace
 	}
 	return normal
@@ -48,7 +50,7 @@ func TestFalsePositiveRate(t *testing.T) {
 	bitsPerKey := []float64{8, 12, 16, 20}
 	widths := []uint64{1, 2, 8, 32, 128}
 	testShapes := shapes
-	if raceEnabled {
+	if race.Enabled {
 		bitsPerKey, widths, testShapes = []float64{16}, []uint64{32}, []shape{decimal}
 	}
 	for _, sh := range testShapes {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/bytealg"
+	"github.com/bloomkv/bloomkv/internal/race"
 )
 
 // bytes8 is the simpler mapping the package's was measured against: the 8
@@ -94,7 +95,7 @@ func adjacentRanges(r *rand.Rand, xs []uint64, width uint64, count int) []uint64
 func TestMappingAgainstBytes8(t *testing.T) {
 	n, queries := 20_000, 10_000
 	bitsPerKey, widths := []float64{8, 16}, []uint64{1, 8, 32}
-	if raceEnabled {
+	if race.Enabled {
 		n, queries, bitsPerKey, widths = 5_000, 2_000, []float64{16}, []uint64{32}
 	}
 	for _, tc := range []struct {

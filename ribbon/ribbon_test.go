@@ -9,12 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bloomkv/bloomkv/internal/race"
 	"github.com/bloomkv/bloomkv/internal/radix"
 )
 
 // bigWidths returns the widths tested at a million keys.
 func bigWidths() []int {
-	if raceEnabled || testing.Short() {
+	if race.Enabled || testing.Short() {
 		return []int{8}
 	}
 	return []int{1, 7, 8, 12, 16, 32}
@@ -151,7 +152,7 @@ func TestSolutionSatisfiesEveryRow(t *testing.T) {
 func TestFalsePositiveRate(t *testing.T) {
 	const n = 10_000 // the rate does not depend on n; a small filter is fast to probe
 	scale := 1
-	if raceEnabled {
+	if race.Enabled {
 		scale = 16
 	}
 	for _, tc := range []struct{ r, probes int }{
@@ -388,7 +389,7 @@ func TestRowCoefficients(t *testing.T) {
 // doc gives (none of 400 at these sizes): more than 5% means ε is too
 // small for retries to be rare.
 func TestAttemptFailureRate(t *testing.T) {
-	if testing.Short() || raceEnabled {
+	if testing.Short() || race.Enabled {
 		t.Skip("builds 400 filters")
 	}
 	for _, n := range []int{1000, 10_000} {

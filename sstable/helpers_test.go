@@ -9,6 +9,7 @@ import (
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/cache"
 	"github.com/bloomkv/bloomkv/internal/offheap"
+	"github.com/bloomkv/bloomkv/internal/race"
 )
 
 // entry is one key/value of the test model.
@@ -115,10 +116,10 @@ func modelGet(entries []entry, userKey []byte, seq base.SeqNum) (entry, bool) {
 	return entry{}, false
 }
 
-// sizeFor returns normal, or underRace under -race (raceEnabled), which
+// sizeFor returns normal, or underRace under -race (race.Enabled), which
 // slows the biggest tests tenfold.
 func sizeFor(normal, underRace int) int {
-	if raceEnabled {
+	if race.Enabled {
 		return underRace
 	}
 	return normal

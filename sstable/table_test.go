@@ -9,6 +9,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/cache"
+	"github.com/bloomkv/bloomkv/internal/race"
 )
 
 var compressions = []Compression{NoCompression, SnappyCompression, ZstdCompression}
@@ -18,7 +19,7 @@ var compressions = []Compression{NoCompression, SnappyCompression, ZstdCompressi
 // reads every one back by Get and by iteration in both directions.
 func TestRoundTrip(t *testing.T) {
 	n := 1_000_000
-	if testing.Short() || raceEnabled {
+	if testing.Short() || race.Enabled {
 		n = 100_000
 	}
 	entries := randomEntries(rand.New(rand.NewPCG(1, 2)), n, 64<<10, 16<<10)

@@ -1,5 +1,0 @@
-//go:build !race
-
-package bloomkv
-
-const raceEnabled = false

@@ -1,5 +1,0 @@
-//go:build !race
-
-package rangefilter
-
-const raceEnabled = false

@@ -1,5 +1,0 @@
-//go:build !race
-
-package ribbon
-
-const raceEnabled = false

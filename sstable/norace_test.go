@@ -1,5 +1,0 @@
-//go:build !race
-
-package sstable
-
-const raceEnabled = false
