@@ -41,14 +41,3 @@ func (e *ArgumentError) Error() string {
 func argError(arg string, value any, format string, args ...any) error {
 	return &ArgumentError{Arg: arg, Value: value, Reason: fmt.Sprintf(format, args...)}
 }
-
-// corruptAt is the error for a damaged encoding whose fault lies at byte
-// offset off of the serialized filter.
-func corruptAt(off uint64, format string, args ...any) error {
-	return fmt.Errorf("%w: at byte %d: %s", ErrCorruption, off, fmt.Sprintf(format, args...))
-}
-
-// corruptf is the error for a damaged encoding whose fault has no one place.
-func corruptf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrCorruption, fmt.Sprintf(format, args...))
-}

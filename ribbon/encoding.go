@@ -3,37 +3,42 @@ package ribbon
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"slices"
+
+	"github.com/bloomkv/bloomkv/internal/filterframe"
 )
 
 // FormatVersion is the version of the serialized Ribbon filter format this package
 // writes, and the one it reads.
 const FormatVersion = formatVersion
 
-// The serialized format; the package doc draws it.
+// The serialized format; the package doc draws it. The frame's fields
+// are package filterframe's; the layout word holds the slots.
 const (
 	magic         = "RIBF"
 	formatVersion = 1
 	// kindStandard128 is the only kind: a Standard Ribbon filter of
 	// 128-bit coefficient rows.
 	kindStandard128 = 1
-	headerLen       = 48
-	checksumLen     = 4
+	headerLen       = filterframe.HeaderLen
+	checksumLen     = filterframe.ChecksumLen
 	// Offsets of the header's fields.
-	offVersion       = 4
-	offKind          = 5
-	offBits          = 6
-	offReserved1     = 7
-	offSeed          = 8
-	offSlots         = 16
-	offKeys          = 24
-	offPayloadLength = 32
-	offReserved2     = 40
-	offHeaderCRC     = 44
+	offHeaderCRC     = filterframe.OffHeaderCRC
+	offSlots         = filterframe.OffLayout
+	offKeys          = filterframe.OffKeys
+	offPayloadLength = filterframe.OffPayloadLength
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+var frame = &filterframe.Format{
+	Magic:         magic,
+	Version:       formatVersion,
+	Kind:          kindStandard128,
+	KindName:      "Standard Ribbon, 128-bit rows",
+	BitsName:      "result width",
+	MinBits:       MinBits,
+	MaxBits:       MaxBits,
+	ErrCorruption: ErrCorruption,
+}
 
 // header is the fixed-size start of a serialized filter.
 type header struct {
@@ -50,58 +55,27 @@ func (f *Filter) header() header {
 }
 
 func (h header) appendTo(dst []byte) []byte {
-	start := len(dst)
-	dst = append(dst, magic...)
-	dst = append(dst, formatVersion, kindStandard128, byte(h.r), 0)
-	dst = binary.LittleEndian.AppendUint64(dst, h.seed)
-	dst = binary.LittleEndian.AppendUint64(dst, h.slots)
-	dst = binary.LittleEndian.AppendUint64(dst, h.keys)
-	dst = binary.LittleEndian.AppendUint64(dst, 8*h.payloadWords())
-	dst = binary.LittleEndian.AppendUint32(dst, 0)
-	return binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli))
+	return frame.AppendHeader(dst, filterframe.Header{
+		Bits: h.r, Seed: h.seed, Layout: h.slots, Keys: h.keys, PayloadLength: 8 * h.payloadWords(),
+	})
 }
 
 // parseHeader decodes and validates a header: every field, and every value
 // derived from them, before anything is read past the header or allocated.
 func parseHeader(b []byte) (header, error) {
-	if len(b) < headerLen {
-		return header{}, corruptf("%d bytes, shorter than the %d-byte header", len(b), headerLen)
+	fh, err := frame.ParseHeader(b)
+	if err != nil {
+		return header{}, err
 	}
-	if string(b[:4]) != magic {
-		return header{}, corruptAt(0, "magic %q, want %q", b[:4], magic)
-	}
-	if got, want := binary.LittleEndian.Uint32(b[offHeaderCRC:]), crc32.Checksum(b[:offHeaderCRC], castagnoli); got != want {
-		return header{}, corruptAt(offHeaderCRC, "header checksum %#08x, but bytes 0–%d sum to %#08x", got, offHeaderCRC-1, want)
-	}
-	if b[offVersion] != formatVersion {
-		return header{}, corruptAt(offVersion, "format version %d, this package reads %d", b[offVersion], formatVersion)
-	}
-	if b[offKind] != kindStandard128 {
-		return header{}, corruptAt(offKind, "kind %d, want %d (Standard Ribbon, 128-bit rows)", b[offKind], kindStandard128)
-	}
-	if r := int(b[offBits]); !validBits(r) {
-		return header{}, corruptAt(offBits, "result width %d bits, outside [%d, %d]", r, MinBits, MaxBits)
-	}
-	if b[offReserved1] != 0 {
-		return header{}, corruptAt(offReserved1, "reserved byte is %#x, not 0", b[offReserved1])
-	}
-	h := header{
-		r:     uint64(b[offBits]),
-		seed:  binary.LittleEndian.Uint64(b[offSeed:]),
-		slots: binary.LittleEndian.Uint64(b[offSlots:]),
-		keys:  binary.LittleEndian.Uint64(b[offKeys:]),
-	}
+	h := header{r: fh.Bits, seed: fh.Seed, slots: fh.Layout, keys: fh.Keys}
 	if h.slots < minSlots || h.slots > maxSlots || h.slots%64 != 0 {
-		return header{}, corruptAt(offSlots, "%d slots, not a multiple of 64 in [%d, %d]", h.slots, minSlots, uint64(maxSlots))
+		return header{}, frame.CorruptAt(offSlots, "%d slots, not a multiple of 64 in [%d, %d]", h.slots, minSlots, uint64(maxSlots))
 	}
 	if h.keys == 0 || h.keys > h.slots {
-		return header{}, corruptAt(offKeys, "%d keys in %d slots, want 1 to %d", h.keys, h.slots, h.slots)
+		return header{}, frame.CorruptAt(offKeys, "%d keys in %d slots, want 1 to %d", h.keys, h.slots, h.slots)
 	}
-	if got, want := binary.LittleEndian.Uint64(b[offPayloadLength:]), 8*h.payloadWords(); got != want {
-		return header{}, corruptAt(offPayloadLength, "payload length %d, want %d for %d slots of %d bits", got, want, h.slots, h.r)
-	}
-	if r := binary.LittleEndian.Uint32(b[offReserved2:]); r != 0 {
-		return header{}, corruptAt(offReserved2, "reserved bytes are %#08x, not 0", r)
+	if got, want := fh.PayloadLength, 8*h.payloadWords(); got != want {
+		return header{}, frame.CorruptAt(offPayloadLength, "payload length %d, want %d for %d slots of %d bits", got, want, h.slots, h.r)
 	}
 	return h, nil
 }
@@ -114,14 +88,9 @@ func decode(data []byte) (header, []byte, error) {
 		return header{}, nil, err
 	}
 	// At most 2^37 bytes for 2^32 slots of 32 bits: no overflow.
-	size := encodedSize(h.slots, h.r)
-	if uint64(len(data)) != size {
-		return header{}, nil, corruptf("%d bytes, want %d for %d slots of %d bits", len(data), size, h.slots, h.r)
-	}
-	end := uint64(len(data)) - checksumLen
-	payload := data[headerLen:end]
-	if got, want := binary.LittleEndian.Uint32(data[end:]), crc32.Checksum(payload, castagnoli); got != want {
-		return header{}, nil, corruptAt(end, "payload checksum %#08x, but the payload sums to %#08x", got, want)
+	payload, err := frame.Payload(data, encodedSize(h.slots, h.r), h.slots, h.r)
+	if err != nil {
+		return header{}, nil, err
 	}
 	return h, payload, nil
 }
@@ -143,7 +112,7 @@ func (f *Filter) AppendBinary(dst []byte) ([]byte, error) {
 	for _, w := range f.words {
 		dst = binary.LittleEndian.AppendUint64(dst, w)
 	}
-	return binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli)), nil
+	return binary.LittleEndian.AppendUint32(dst, filterframe.Checksum(dst[start:])), nil
 }
 
 // UnmarshalBinary replaces f with the filter encoded in data, keeping its

@@ -5,11 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"math"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/bloomkv/bloomkv/internal/filterframe"
 )
 
 // smallFilters returns filters small enough that every bit of their
@@ -106,10 +107,10 @@ func TestEveryTruncationDetected(t *testing.T) {
 // resign recomputes the checksums of an encoding whose fields a test
 // changed, so that decoding gets past them to the fields' checks.
 func resign(b []byte) []byte {
-	binary.LittleEndian.PutUint32(b[offHeaderCRC:], crc32.Checksum(b[:offHeaderCRC], castagnoli))
+	binary.LittleEndian.PutUint32(b[offHeaderCRC:], filterframe.Checksum(b[:offHeaderCRC]))
 	if len(b) >= headerLen+checksumLen {
 		end := len(b) - checksumLen
-		binary.LittleEndian.PutUint32(b[end:], crc32.Checksum(b[headerLen:end], castagnoli))
+		binary.LittleEndian.PutUint32(b[end:], filterframe.Checksum(b[headerLen:end]))
 	}
 	return b
 }
@@ -131,11 +132,11 @@ func TestDamagedEncodings(t *testing.T) {
 		{"short", func(b []byte) []byte { return b[:headerLen-1] }, "47 bytes, shorter than the 48-byte header"},
 		{"magic", func(b []byte) []byte { b[0] = 'B'; return b }, `at byte 0: magic "BIBF"`},
 		{"header checksum", func(b []byte) []byte { b[offHeaderCRC] ^= 1; return b }, "at byte 44: header checksum"},
-		{"version", func(b []byte) []byte { b[offVersion] = 2; return resign(b) }, "at byte 4: format version 2"},
-		{"kind", func(b []byte) []byte { b[offKind] = 2; return resign(b) }, "at byte 5: kind 2"},
-		{"bits 0", func(b []byte) []byte { b[offBits] = 0; return resign(b) }, "at byte 6: result width 0"},
-		{"bits 33", func(b []byte) []byte { b[offBits] = 33; return resign(b) }, "at byte 6: result width 33"},
-		{"reserved byte", func(b []byte) []byte { b[offReserved1] = 1; return resign(b) }, "at byte 7: reserved byte is 0x1"},
+		{"version", func(b []byte) []byte { b[filterframe.OffVersion] = 2; return resign(b) }, "at byte 4: format version 2"},
+		{"kind", func(b []byte) []byte { b[filterframe.OffKind] = 2; return resign(b) }, "at byte 5: kind 2"},
+		{"bits 0", func(b []byte) []byte { b[filterframe.OffBits] = 0; return resign(b) }, "at byte 6: result width 0"},
+		{"bits 33", func(b []byte) []byte { b[filterframe.OffBits] = 33; return resign(b) }, "at byte 6: result width 33"},
+		{"reserved byte", func(b []byte) []byte { b[filterframe.OffReserved1] = 1; return resign(b) }, "at byte 7: reserved byte is 0x1"},
 		{"slots 0", func(b []byte) []byte { le.PutUint64(b[offSlots:], 0); return resign(b) }, "at byte 16: 0 slots"},
 		{"slots 64", func(b []byte) []byte { le.PutUint64(b[offSlots:], 64); return resign(b) }, "at byte 16: 64 slots"},
 		{"slots 200", func(b []byte) []byte { le.PutUint64(b[offSlots:], 200); return resign(b) }, "at byte 16: 200 slots, not a multiple of 64"},
@@ -144,7 +145,7 @@ func TestDamagedEncodings(t *testing.T) {
 		{"keys 0", func(b []byte) []byte { le.PutUint64(b[offKeys:], 0); return resign(b) }, "at byte 24: 0 keys"},
 		{"keys above slots", func(b []byte) []byte { le.PutUint64(b[offKeys:], f.Slots()+1); return resign(b) }, fmt.Sprintf("at byte 24: %d keys in %d slots", f.Slots()+1, f.Slots())},
 		{"payload length", func(b []byte) []byte { le.PutUint64(b[offPayloadLength:], uint64(f.SizeBytes()+8)); return resign(b) }, fmt.Sprintf("at byte 32: payload length %d, want %d", f.SizeBytes()+8, f.SizeBytes())},
-		{"reserved word", func(b []byte) []byte { b[offReserved2+3] = 0x80; return resign(b) }, "at byte 40: reserved bytes are 0x80000000"},
+		{"reserved word", func(b []byte) []byte { b[filterframe.OffReserved2+3] = 0x80; return resign(b) }, "at byte 40: reserved bytes are 0x80000000"},
 		{"slots without payload", func(b []byte) []byte {
 			le.PutUint64(b[offSlots:], f.Slots()+64)
 			le.PutUint64(b[offPayloadLength:], 8*payloadWords(f.Slots()+64, f.r))
@@ -152,7 +153,7 @@ func TestDamagedEncodings(t *testing.T) {
 		}, "bytes, want"},
 		{"huge", func(b []byte) []byte {
 			b = b[:headerLen+checksumLen]
-			b[offBits] = 32
+			b[filterframe.OffBits] = 32
 			le.PutUint64(b[offSlots:], maxSlots)
 			le.PutUint64(b[offPayloadLength:], 8*payloadWords(maxSlots, 32))
 			return resign(b)
