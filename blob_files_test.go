@@ -202,6 +202,65 @@ func TestBlobReads(t *testing.T) {
 	}
 }
 
+// TestBlobFullScanReadsAhead scans, reading every value, a DB filled at
+// random into 150 blob files, more than an Iterator's read-aheads would
+// cover at one a file of a fixed few: every value is the one written, and
+// the scan reads each file ahead in passes. A read ahead reads at least 4
+// KiB, four whole records of these values, so a file of v values, which
+// the scan asks for in file order, takes at most ⌈v/4⌉ reads, and its
+// footer one: the scan makes at most values/4 + 2·files reads, where one
+// read per value (3,000) is what read-aheads lost to other files cost.
+func TestBlobFullScanReadsAhead(t *testing.T) {
+	fs := vfs.NewCounting(vfs.NewMem(), func(name string) string {
+		if strings.HasSuffix(name, ".blob") {
+			return "blob"
+		}
+		return vfs.DefaultClassify(name)
+	})
+	d, err := Open("/db", &Options{FS: fs, MemtableSize: 1 << 20, ValueSeparation: ValueSeparation{MinSize: 64}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	const files, perFile = 150, 20
+	value := func(i int) []byte { return append(fmt.Appendf(nil, "%06d", i), bytes.Repeat([]byte{byte(i)}, 994)...) }
+	rng := rand.New(rand.NewPCG(37, 4))
+	for j, i := range rng.Perm(files * perFile) {
+		if err := d.Put(fmt.Appendf(nil, "key%06d", i), value(i), NoSync); err != nil {
+			t.Fatal(err)
+		}
+		if j%perFile == perFile-1 {
+			if err := d.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	d.waitForCompactions(t)
+	if blobs, err := d.BlobFiles(); err != nil || len(blobs) != files {
+		t.Fatalf("%d blob files (%v), want %d", len(blobs), err, files)
+	}
+	before := fs.Kind("blob").ReadAts
+	it, err := d.NewIter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		if want := fmt.Sprintf("key%06d", n); string(it.Key()) != want || !bytes.Equal(it.Value(), value(n)) {
+			t.Fatalf("entry %d: %q = %d bytes, want %s's value", n, it.Key(), len(it.Value()), want)
+		}
+		n++
+	}
+	if err := it.Close(); err != nil || n != files*perFile {
+		t.Fatalf("scanned %d entries (%v), want %d", n, err, files*perFile)
+	}
+	reads := fs.Kind("blob").ReadAts - before
+	if limit := int64(n/4 + 2*files); reads > limit {
+		t.Fatalf("a scan of %d values in %d blob files read them %d times, want at most %d", n, files, reads, limit)
+	}
+	t.Logf("a scan of %d values in %d blob files: %d reads", n, files, reads)
+}
+
 // TestBlobReclaim overwrites every key twice and deletes some, without
 // asking the DB for anything: once the compactions are done, no blob file
 // referenced from below L0 has a dead share at DeadShare, the files on
