@@ -13,9 +13,9 @@ import (
 // file's read-ahead 4 KiB, growing, while the scan reads the file's values
 // near each other, to blobReadaheadBudget over the files in use, at most
 // 64 KiB. A full scan of a DB filled at random (its values in every
-// flush's file, in key order within each) so reads each file in one pass of
-// a few dozen reads, where a read-ahead per file for only some of them
-// read a record at a time once the files outnumbered them.
+// flush's file, in key order within each) so reads each file in one pass.
+// Fewer read-aheads than files would each be lost to other files before
+// their file's next value, and read a record a call.
 const (
 	blobReadaheadFiles  = 1024
 	blobReadaheadBudget = 4 << 20
