@@ -95,17 +95,22 @@ func untilNoError(f func() error) error {
 }
 
 // TestBackgroundFailureAtEveryOperation fails, in turn, each file-system
-// operation of a flush, of a compaction and of a blob rewrite (a
-// compaction that leaves blob files half dead, and the background
-// compactions that relocate their live values), once, and checks that the
-// DB
-// gets over it — by itself for a flush or compaction, after Resume for a
+// operation of a flush and of a compaction, with values inline and with
+// them in blob files, and of a blob rewrite (a compaction that leaves blob
+// files half dead, and the background compactions that relocate their live
+// values), once, and checks that the DB gets over it — by itself for a flush or compaction, after Resume for a
 // WAL — with no acknowledged write lost and none applied twice: the DB
 // equals the model of acknowledged writes after the failure, after more
 // writes, after a reopen, and after a crash (at least every durable write).
 func TestBackgroundFailureAtEveryOperation(t *testing.T) {
-	for _, job := range []string{"flush", "compaction", "blob rewrite"} {
-		t.Run(job, func(t *testing.T) {
+	for _, tc := range []struct {
+		job      string
+		separate bool
+	}{
+		{"flush", false}, {"flush", true}, {"compaction", false}, {"compaction", true}, {"blob rewrite", true},
+	} {
+		job := tc.job
+		t.Run(fmt.Sprintf("%s/separated=%v", job, tc.separate), func(t *testing.T) {
 			// run does the workload, failing operation fail (-1: none), and
 			// returns the operation range of the job.
 			run := func(fail int64) (lo, hi int64, failedOp string) {
@@ -128,11 +133,14 @@ func TestBackgroundFailureAtEveryOperation(t *testing.T) {
 					return false
 				})
 				var log bgErrorLog
-				// Values in blob files; reclaimed only in the blob rewrite
-				// job, one compaction at a time, so that the operations
-				// come in the same order every run.
+				// Values in blob files or inline; reclaimed only in the
+				// blob rewrite job, one compaction at a time, so that the
+				// operations come in the same order every run.
 				opts := &Options{FS: inj, MemtableSize: 1 << 20, L0CompactionTrigger: noCompaction, EventListener: log.listener(),
-					ValueSeparation: ValueSeparation{MinSize: 64, DeadShare: 1}}
+					ValueSeparation: ValueSeparation{MinSize: ValueSeparationOff}}
+				if tc.separate {
+					opts.ValueSeparation = ValueSeparation{MinSize: 64, DeadShare: 1}
+				}
 				relocated := 0
 				if job == "blob rewrite" {
 					opts.ValueSeparation.DeadShare, opts.MaxConcurrentCompactions = 0.3, 1

@@ -46,7 +46,8 @@ func openBlobBenchDB(b *testing.B, minSize int) (*DB, [][]byte) {
 // (inline) and in blob files (separated), on the same keys and values, the
 // files in the OS's page cache: Get of a random present key, MultiGet of
 // 64 of them (ns/op per key), a scan of 100 entries reading their values
-// and one reading only their keys (ns/op per entry).
+// and one reading only their keys, and full scans of the DB from First,
+// each with an Iterator of its own (ns/op per entry).
 func BenchmarkBlobReads(b *testing.B) {
 	for _, mode := range []struct {
 		name    string
@@ -74,6 +75,30 @@ func BenchmarkBlobReads(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
+			}
+		})
+		b.Run(mode.name+"/FullScan", func(b *testing.B) {
+			var it *Iterator
+			for b.Loop() {
+				if it != nil && it.Next() {
+					if it.Value() == nil {
+						b.Fatal(it.Error())
+					}
+					continue
+				}
+				if it != nil {
+					if err := it.Close(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				var err error
+				if it, err = d.NewIter(nil); err != nil {
+					b.Fatal(err)
+				}
+				it.First()
+			}
+			if err := it.Close(); err != nil {
+				b.Fatal(err)
 			}
 		})
 		for _, values := range []bool{true, false} {

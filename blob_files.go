@@ -185,20 +185,21 @@ func (d *DB) readBlobAt(dst []byte, h blob.Handle, rec *blobRead) ([]byte, error
 }
 
 // readBlobAhead is readBlob for a forward scan: ra gives the read-ahead
-// of the value's blob file (blob.Reader.ReadValueAhead).
-func (d *DB) readBlobAhead(dst, enc []byte, ra func(*blob.Reader) *blob.Readahead) ([]byte, error) {
+// of the value's blob file, whose buffer the value is returned in, valid
+// until that read-ahead's next read (blob.Reader.ReadValueAhead).
+func (d *DB) readBlobAhead(enc []byte, ra func(*blob.Reader) *blob.Readahead) ([]byte, error) {
 	h, err := decodeBlobHandle(enc)
 	if err != nil {
-		return dst, err
+		return nil, err
 	}
 	bf, err := d.blobFile(h.FileNum)
 	if err != nil {
-		return dst, err
+		return nil, err
 	}
-	dst, err = bf.r.ReadValueAhead(dst, h.Offset, h.Length, ra(bf.r))
+	v, err := bf.r.ReadValueAhead(h.Offset, h.Length, ra(bf.r))
 	d.blobs.reads.Add(1)
 	d.blobs.bytesRead.Add(blob.RecordLen(h))
-	return dst, err
+	return v, err
 }
 
 // prefetchBlob asks the system to start reading the record the encoded

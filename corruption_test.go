@@ -31,12 +31,15 @@ var (
 )
 
 // corruptDB is a closed DB on a MemFS with tables in several levels, a
-// manifest of many edits and a WAL of unflushed writes.
+// manifest of many edits and a WAL of unflushed writes; with its values
+// separated, blob files too.
 type corruptDB struct {
 	fs   *vfs.MemFS
 	dir  string
 	opts Options
-	keys [][]byte // every key ever written, and some never written
+	// kinds are the kinds of file the trials flip bits of, in turn.
+	kinds []manifest.FileType
+	keys  [][]byte // every key ever written, and some never written
 	// model is the DB's state; beforeLast its state without the last write,
 	// which is the newest WAL's last record.
 	model, beforeLast kvModel
@@ -46,8 +49,11 @@ type corruptDB struct {
 	lastRecord int64
 }
 
-func buildCorruptDB(t *testing.T) *corruptDB {
-	c := &corruptDB{dir: "/db", model: kvModel{}}
+// buildCorruptDB builds the DB to damage, its values of 100 bytes and
+// more (about two thirds of them) in blob files if separate.
+func buildCorruptDB(t *testing.T, separate bool) *corruptDB {
+	c := &corruptDB{dir: "/db", model: kvModel{},
+		kinds: []manifest.FileType{manifest.FileTypeTable, manifest.FileTypeManifest, manifest.FileTypeWAL, manifest.FileTypeTable, manifest.FileTypeWAL, manifest.FileTypeCurrent}}
 	mem := vfs.NewMem()
 	// Bloom filters in L0 and L1, fuse filters below, all holding key
 	// prefixes too, and range filters: the damage reaches every kind of
@@ -59,7 +65,15 @@ func buildCorruptDB(t *testing.T) *corruptDB {
 	c.opts = Options{FS: mem, MemtableSize: 64 << 10, BaseLevelSize: 64 << 10, TargetFileSize: 48 << 10, BlockSize: 512, BlockCacheSize: -1,
 		LevelFilters:    []FilterSpec{Bloom(10), Bloom(10), Fuse(16)},
 		RangeFilterBits: []float64{16, 8},
-		Prefix:          &PrefixExtractor{Name: "key000", Split: func(k []byte) int { return min(len(k), 6) }}}
+		Prefix:          &PrefixExtractor{Name: "key000", Split: func(k []byte) int { return min(len(k), 6) }},
+		ValueSeparation: ValueSeparation{MinSize: ValueSeparationOff}}
+	if separate {
+		// Tables of keys and handles are a fraction of the size: smaller
+		// targets keep the tree as deep.
+		c.opts.ValueSeparation.MinSize = 100
+		c.opts.BaseLevelSize, c.opts.TargetFileSize = 16<<10, 8<<10
+		c.kinds = append(c.kinds, manifest.FileTypeBlob, manifest.FileTypeTable, manifest.FileTypeBlob)
+	}
 	d, err := Open(c.dir, &c.opts)
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +139,7 @@ func buildCorruptDB(t *testing.T) *corruptDB {
 		}
 	}
 	wals := c.files[manifest.FileTypeWAL]
-	if len(wals) == 0 || len(c.files[manifest.FileTypeTable]) < 4 || len(c.files[manifest.FileTypeManifest]) != 1 {
+	if len(wals) == 0 || len(c.files[manifest.FileTypeTable]) < 4 || len(c.files[manifest.FileTypeManifest]) != 1 || separate != (len(c.files[manifest.FileTypeBlob]) > 0) {
 		t.Fatalf("unexpected files: %v", names)
 	}
 	slices.Sort(wals)
@@ -150,7 +164,7 @@ func buildCorruptDB(t *testing.T) *corruptDB {
 		t.Fatalf("the newest WAL %s holds %d records, want 40", c.lastWAL, records)
 	}
 	m := mustOpenMetrics(t, c)
-	t.Logf("DB to damage: %d tables (per level %v), WALs %v, manifest %v", len(c.files[manifest.FileTypeTable]), m, wals, c.files[manifest.FileTypeManifest])
+	t.Logf("DB to damage: %d tables (per level %v), blob files %v, WALs %v, manifest %v", len(c.files[manifest.FileTypeTable]), m, c.files[manifest.FileTypeBlob], wals, c.files[manifest.FileTypeManifest])
 	return c
 }
 
@@ -223,13 +237,14 @@ func TestCorruptionBitFlips(t *testing.T) {
 	}
 	flips := race.Size("corrupt.flips", *corruptFlips, 100)
 	t.Logf("seed %d (-corrupt.seed=%d reproduces), %d flips", seed, seed, flips)
-	c := buildCorruptDB(t)
+	// Every other trial damages the DB whose values are in blob files.
+	dbs := []*corruptDB{buildCorruptDB(t, false), buildCorruptDB(t, true)}
 	rng := rand.New(rand.NewPCG(seed, 0xf11b))
-	kinds := []manifest.FileType{manifest.FileTypeTable, manifest.FileTypeManifest, manifest.FileTypeWAL, manifest.FileTypeTable, manifest.FileTypeWAL, manifest.FileTypeCurrent}
 	st := corruptStats{flips: map[string]int{}}
 	start := time.Now()
 	for trial := range flips {
-		kind := kinds[trial%len(kinds)]
+		c := dbs[trial%2]
+		kind := c.kinds[trial/2%len(c.kinds)]
 		names := c.files[kind]
 		name := names[rng.IntN(len(names))]
 		fs := c.fs.CrashClone(vfs.CrashOptions{})
@@ -242,7 +257,11 @@ func TestCorruptionBitFlips(t *testing.T) {
 		if err := flipBit(fs, path, bit); err != nil {
 			t.Fatal(err)
 		}
-		st.flips[kind.String()]++
+		label := kind.String()
+		if trial%2 == 1 {
+			label = "separated " + label
+		}
+		st.flips[label]++
 		if err := c.check(fs, name, bit, &st); err != nil {
 			t.Fatalf("trial %d (seed %d): bit %d (byte %d) of %s (%d bytes): %v", trial, seed, bit, bit/8, name, size, err)
 		}

@@ -45,7 +45,10 @@ func crashKey(i int) string { return fmt.Sprintf("ck%05d", i) }
 // compactions at once and the L0 thresholds (low, so that writes are paced
 // often), how the compaction slots open, L0's and the base level's
 // compression, and value separation chosen by the seed, so that one directory is opened under
-// all of them in turn.
+// all of them in turn. Separation alternates from one cycle to the next (the
+// cycles' seeds are consecutive), so that every run, short or long, opens
+// blob files written under separation with it off and inline values with
+// it on.
 func crashOptions(seed uint64) *Options {
 	return &Options{
 		TopLevelCompression:      []Compression{DefaultCompression, SnappyCompression}[seed/18%2],
@@ -59,12 +62,20 @@ func crashOptions(seed uint64) *Options {
 		LevelSizing:              []LevelSizing{DynamicLevelSizing, StaticLevelSizing}[seed/3%2],
 		MaxConcurrentCompactions: 1 + int(seed/6%3),
 		L0CompactionConcurrency:  []int{0, 1}[seed/36%2],
-		// Values from 100–500 bytes in blob files (about half of them)
-		// or none, reclaimed at a tenth dead or at half.
-		ValueSeparation: ValueSeparation{
-			MinSize:   []int{ValueSeparationOff, 100 + int(seed%400)}[seed/72%2],
-			DeadShare: []float64{0.1, 0.5}[seed/144%2],
-		},
+		ValueSeparation:          crashSeparation(seed),
+	}
+}
+
+// crashSeparation is cycle seed's value separation: on in every other
+// cycle, at a size drawn from 100–499 bytes (about half of the values in
+// blob files), reclaimed at a tenth dead or at half.
+func crashSeparation(seed uint64) ValueSeparation {
+	if seed%2 == 0 {
+		return ValueSeparation{MinSize: ValueSeparationOff}
+	}
+	return ValueSeparation{
+		MinSize:   100 + int(seed/2%400),
+		DeadShare: []float64{0.1, 0.5}[seed/4%2],
 	}
 }
 
@@ -130,6 +141,8 @@ func TestCrashChild(t *testing.T) {
 // crashStats are the counts a TestCrashSIGKILL run reports.
 type crashStats struct {
 	cycles, acked, inflightApplied, killsBeforeOpen, keysVerified int
+	// separated counts the cycles whose child separated values.
+	separated int
 	// orphanCycles counts crashes that left a table or blob file no
 	// version lists.
 	orphanCycles int
@@ -157,9 +170,12 @@ func TestCrashSIGKILL(t *testing.T) {
 			t.Fatalf("cycle %d (seed %d, cycle seed %d): %v", c, seed, cycleSeed, err)
 		}
 		st.cycles++
+		if crashSeparation(cycleSeed).MinSize > 0 {
+			st.separated++
+		}
 	}
-	t.Logf("%d crash cycles in %v: %d acknowledged writes verified (%d in-flight writes found applied), %d kills mid-flush or mid-compaction (a table or blob file left that no version lists), %d kills before the child had opened the DB, %d key checks",
-		st.cycles, time.Since(start).Round(time.Millisecond), st.acked, st.inflightApplied, st.orphanCycles, st.killsBeforeOpen, st.keysVerified)
+	t.Logf("%d crash cycles (%d with values separated) in %v: %d acknowledged writes verified (%d in-flight writes found applied), %d kills mid-flush or mid-compaction (a table or blob file left that no version lists), %d kills before the child had opened the DB, %d key checks",
+		st.cycles, st.separated, time.Since(start).Round(time.Millisecond), st.acked, st.inflightApplied, st.orphanCycles, st.killsBeforeOpen, st.keysVerified)
 }
 
 // crashCycle runs one child on dir, kills it, and verifies the directory

@@ -77,6 +77,7 @@ type keptIter struct {
 func newModelRun(seed uint64) *modelRun {
 	rng := rand.New(rand.NewPCG(seed, 0xdb))
 	r := &modelRun{rng: rng, opts: randOptions(rng), m: kvModel{}}
+	separateByParity(&r.opts, seed, rng)
 	r.opts.FS = vfs.NewMem()
 	r.firstOpts = r.opts
 	r.ks = newKeySpace(rng, 30+rng.IntN(300))

@@ -282,6 +282,7 @@ func newCrashWorkload(seed uint64) *crashWorkload {
 		crashRng: rand.New(rand.NewPCG(seed, 0x5a3)),
 		budget:   crashPointsPerCycle,
 	}
+	separateByParity(&w.opts, seed, rng)
 	w.opts.MemtableSize = int64(64<<10 + rng.IntN(64<<10))
 	w.ks = newKeySpace(rng, 200)
 	return w

@@ -649,6 +649,19 @@ func randOptions(rng *rand.Rand) Options {
 	return o
 }
 
+// separateByParity sets o's value separation by n's parity: off for an
+// even n; for an odd one, at the size randOptions drew or, if it drew off
+// or the default, at one of 1–1,100 bytes. A randomized test that runs
+// consecutive seeds (or configurations) so runs any two of them with
+// values inline and in blob files.
+func separateByParity(o *Options, n uint64, rng *rand.Rand) {
+	if n%2 == 0 {
+		o.ValueSeparation.MinSize = ValueSeparationOff
+	} else if o.ValueSeparation.MinSize < 1 {
+		o.ValueSeparation.MinSize = 1 + rng.IntN(1100)
+	}
+}
+
 // sizeFor returns normal, or underRace under -race (race.Enabled), which
 // slows the biggest tests tenfold.
 func sizeFor(normal, underRace int) int {

@@ -127,6 +127,7 @@ func (a *iterAlloc) release(it *iterState) {
 	if it.ps != nil {
 		a.skip.reset()
 	}
+	it.blob.release()
 	a.state = iterState{}
 	iterAllocs.Put(a)
 }

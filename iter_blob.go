@@ -2,16 +2,24 @@ package bloomkv
 
 import (
 	"bytes"
+	"sync"
 
 	"github.com/bloomkv/bloomkv/internal/blob"
 )
 
-// blobReadaheads is the number of blob files an Iterator reads ahead in
-// at once: a forward scan meets the values of many flushes' blob files
-// interleaved, each file's in its order. A read-ahead's buffer is 4 KiB,
-// and grows, up to 64 KiB, only while the scan reads its file's values
-// near each other.
-const blobReadaheads = 64
+// The read-aheads of an Iterator: a forward scan meets the values of many
+// flushes' blob files interleaved, each file's in its order, so it reads
+// ahead in each file it meets — in up to blobReadaheadFiles at once, a
+// file's read-ahead 4 KiB, growing, while the scan reads the file's values
+// near each other, to blobReadaheadBudget over the files in use, at most
+// 64 KiB. A full scan of a DB filled at random (its values in every
+// flush's file, in key order within each) so reads each file in one pass.
+// Fewer read-aheads than files would each be lost to other files before
+// their file's next value, and read a record a call.
+const (
+	blobReadaheadFiles  = 1024
+	blobReadaheadBudget = 4 << 20
+)
 
 // iterBlob is an Iterator's view of a value kept in a blob file.
 type iterBlob struct {
@@ -19,10 +27,13 @@ type iterBlob struct {
 	// (Iterator.value) is a handle.
 	backward bool
 	// handle and value are the last value read and its encoded handle:
-	// a second Value at the same key reads nothing.
-	handle, value []byte
-	// ra are the forward direction's read-aheads, made on its first read
-	// of a blob: an Iterator over values kept in the tables pays nothing
+	// a second Value at the same key reads nothing. value is in a
+	// read-ahead's buffer (forward) or in own (backward), and valid until
+	// the next read.
+	handle, value, own []byte
+	// ra are the forward direction's read-aheads, taken from
+	// blobReadaheadSets on its first read of a blob and put back by
+	// release: an Iterator over values kept in the tables pays nothing
 	// for them.
 	ra *blobReadaheadSet
 }
@@ -41,9 +52,13 @@ func (it *Iterator) blobValue(enc []byte, forward bool) []byte {
 		err error
 	)
 	if forward {
-		v, err = it.db.readBlobAhead(b.value[:0], enc, b.readahead)
+		if b.ra == nil {
+			b.ra = blobReadaheadSets.Get().(*blobReadaheadSet)
+		}
+		v, err = it.db.readBlobAhead(enc, b.ra.get)
 	} else {
-		v, err = it.db.readBlob(b.value[:0], enc, nil)
+		v, err = it.db.readBlob(b.own[:0], enc, nil)
+		b.own = v
 	}
 	if err != nil {
 		it.err = err
@@ -55,35 +70,86 @@ func (it *Iterator) blobValue(enc []byte, forward bool) []byte {
 	return nonNil(b.value)
 }
 
+// release puts b's read-aheads back in their pool.
+func (b *iterBlob) release() {
+	if b.ra != nil {
+		b.ra.reset()
+		blobReadaheadSets.Put(b.ra)
+		b.ra = nil
+	}
+}
+
+// blobReadaheadSets are read-ahead sets with their buffers, kept from one
+// Iterator to the next: a scan of 100 entries over as many blob files
+// allocates no 4 KiB buffer for each.
+var blobReadaheadSets = sync.Pool{New: func() any {
+	return &blobReadaheadSet{files: map[*blob.Reader]int{}}
+}}
+
 // blobReadaheadSet is an Iterator's read-aheads, one a blob file, the least
-// recently used (used, by clock) given to a new file.
+// recently used (used, by clock) given to a new file once there are
+// blobReadaheadFiles.
+//
+// INVARIANT: files maps the Reader of each of ra[:n] that has read to its
+// index; ra[n:] have read for no file (their buffers are kept for reuse).
 type blobReadaheadSet struct {
-	ra    [blobReadaheads]blob.Readahead
-	used  [blobReadaheads]uint64
+	ra    []*blob.Readahead
+	used  []uint64
+	n     int
+	files map[*blob.Reader]int
 	clock uint64
+	// last is the index of the read-ahead last returned, asked first.
+	last int
 }
 
-// readahead returns the read-ahead of r's file: its own, or the least
-// recently used one, which starts afresh on r.
-func (b *iterBlob) readahead(r *blob.Reader) *blob.Readahead {
-	if b.ra == nil {
-		b.ra = new(blobReadaheadSet)
+// get returns the read-ahead of r's file: its own, or one that starts
+// afresh on r, bounded to its share of blobReadaheadBudget.
+func (s *blobReadaheadSet) get(r *blob.Reader) *blob.Readahead {
+	s.clock++
+	i := s.last
+	if s.n == 0 || s.ra[i].Reader() != r {
+		var ok bool
+		if i, ok = s.files[r]; !ok {
+			i = s.slot()
+			s.files[r] = i
+		}
+		s.last = i
 	}
-	return b.ra.get(r)
+	s.used[i] = s.clock
+	ra := s.ra[i]
+	ra.SetMax(blobReadaheadBudget / s.n)
+	return ra
 }
 
-func (b *blobReadaheadSet) get(r *blob.Reader) *blob.Readahead {
-	b.clock++
-	victim := 0
-	for i := range b.ra {
-		if b.ra[i].Reader() == r {
-			victim = i
-			break
+// slot returns the index of a read-ahead for a file not in s: a kept one,
+// a new one, or the least recently used, which forgets its file.
+func (s *blobReadaheadSet) slot() int {
+	switch {
+	case s.n < len(s.ra):
+	case s.n < blobReadaheadFiles:
+		s.ra = append(s.ra, new(blob.Readahead))
+		s.used = append(s.used, 0)
+	default:
+		victim := 0
+		for i, u := range s.used {
+			if u < s.used[victim] {
+				victim = i
+			}
 		}
-		if b.used[i] < b.used[victim] {
-			victim = i
-		}
+		delete(s.files, s.ra[victim].Reader())
+		s.ra[victim].Reset()
+		return victim
 	}
-	b.used[victim] = b.clock
-	return &b.ra[victim]
+	s.n++
+	return s.n - 1
+}
+
+// reset forgets every file, keeping the buffers.
+func (s *blobReadaheadSet) reset() {
+	for _, ra := range s.ra[:s.n] {
+		ra.Reset()
+	}
+	clear(s.files)
+	clear(s.used)
+	s.n, s.clock, s.last = 0, 0, 0
 }

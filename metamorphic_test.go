@@ -175,6 +175,8 @@ func metaConfig(seed uint64, c int) Options {
 	if o.DisableFilters {
 		o.Prefix, o.LevelFilters = nil, nil // no filter to hold them
 	}
+	// Every history runs with values in blob files and with values inline.
+	separateByParity(&o, uint64(c), rng)
 	return o
 }
 
@@ -519,7 +521,7 @@ func TestMetamorphic(t *testing.T) {
 		ops = min(ops, 500)
 	}
 	start := time.Now()
-	runs, lines := 0, 0
+	runs, separated, lines := 0, 0, 0
 	var flushes, compactions uint64 // since each run's last reopen
 	for _, seed := range seeds {
 		h := genHistory(seed, ops)
@@ -554,11 +556,14 @@ func TestMetamorphic(t *testing.T) {
 					seed, c, describeMetaConfig(o), i, transcriptContext(r.out, model.out, i), repro)
 			}
 			runs++
+			if o.ValueSeparation.MinSize > 0 {
+				separated++
+			}
 			lines += len(r.out)
 		}
 	}
-	t.Logf("%d histories of %d ops × %d configurations (+ the model): %d runs, %d transcript lines compared, ≥ %d flushes and %d compactions, in %v",
-		len(seeds), ops, *metaConfigs+1, runs, lines, flushes, compactions, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d histories of %d ops × %d configurations (+ the model): %d runs (%d with values separated), %d transcript lines compared, ≥ %d flushes and %d compactions, in %v",
+		len(seeds), ops, *metaConfigs+1, runs, separated, lines, flushes, compactions, time.Since(start).Round(time.Millisecond))
 }
 
 // metaPrefixIter is prefix mode made of plain moves, for a DB without

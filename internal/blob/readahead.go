@@ -2,7 +2,8 @@ package blob
 
 // Read-ahead sizes of ReadValueAhead: a read of a record not read ahead
 // already reads minReadahead bytes from it, or, if it is near after the
-// last record read, twice the last read's, up to maxReadahead.
+// last record read, twice the last read's, up to maxReadahead (or the
+// Readahead's own bound, SetMax).
 const (
 	minReadahead = 4 << 10
 	maxReadahead = 64 << 10
@@ -21,48 +22,73 @@ type Readahead struct {
 	// of the last read from the file.
 	next uint64
 	size int
+	// max bounds a read ahead: maxReadahead if 0.
+	max int
 }
 
+// SetMax bounds the bytes a read ahead reads at n, no fewer than 4 KiB (a
+// record longer than that is read whole): the owner of many Readaheads
+// keeps their buffers within a budget of its own. 0 sets the default, 64
+// KiB.
+func (ra *Readahead) SetMax(n int) {
+	if n != 0 {
+		n = min(max(n, minReadahead), maxReadahead)
+	}
+	ra.max = n
+}
+
+// Reset forgets the file ra read ahead in, keeping its buffer for the
+// next file's reads.
+func (ra *Readahead) Reset() { *ra = Readahead{buf: ra.buf[:0], max: ra.max} }
+
 // ReadValueAhead is ReadValue for a reader that goes through the file in
-// order: a record in the bytes ra read ahead is taken from them, and any
+// order, and returns the value within ra's buffer, valid until ra's next
+// read: a record in the bytes ra read ahead is taken from them, and any
 // other is read with the bytes after it — minReadahead of them, or twice
-// the last read's, up to maxReadahead, when the record is at most the
-// last read's length after the last record read — so that a run of
-// values in file order, some skipped (overwritten or deleted) between
-// them, takes one system call for many. Each record is checked when it is
-// taken, as ReadValue checks it.
-func (r *Reader) ReadValueAhead(dst []byte, off, n uint64, ra *Readahead) ([]byte, error) {
+// the last read's, up to ra's bound, when the record is at most the last
+// read's length after the last record read — so that a run of values in
+// file order, some skipped (overwritten or deleted) between them, takes
+// one system call for many. Each record is checked when it is taken, as
+// ReadValue checks it.
+func (r *Reader) ReadValueAhead(off, n uint64, ra *Readahead) ([]byte, error) {
 	if ra.r != r {
-		*ra = Readahead{r: r, buf: ra.buf[:0]}
+		ra.Reset()
+		ra.r = r
 	}
 	hdr := uint64(recordHeaderLen(n))
 	if off > r.end || n > r.end || hdr+n > r.end-off {
-		return dst, badHandle(r, off, n)
+		return nil, badHandle(r, off, n)
 	}
 	recLen := hdr + n
 	near := ra.size > 0 && off >= ra.next && off-ra.next < uint64(ra.size)
 	ra.next = off + recLen
 	if off < ra.start || off+recLen > ra.start+uint64(len(ra.buf)) {
+		limit := ra.max
+		if limit == 0 {
+			limit = maxReadahead
+		}
 		if near {
-			ra.size = min(2*ra.size, maxReadahead)
+			ra.size = min(2*ra.size, limit)
 		} else {
 			ra.size = minReadahead
 		}
 		want := min(max(uint64(ra.size), recLen), r.end-off)
-		if uint64(cap(ra.buf)) < want {
+		// A buffer grown under a looser bound is let go, so that the
+		// bound holds the owner's memory too.
+		if c := uint64(cap(ra.buf)); c < want || c > 2*max(want, uint64(limit)) {
 			ra.buf = make([]byte, want)
 		}
 		ra.buf, ra.start = ra.buf[:want], off
 		if _, err := r.r.ReadAt(ra.buf, int64(off)); err != nil {
 			ra.buf = ra.buf[:0]
-			return dst, readError(r.name, int64(off), err)
+			return nil, readError(r.name, int64(off), err)
 		}
 	}
 	rec := ra.buf[off-ra.start : off-ra.start+recLen]
 	if err := checkRecord(r.name, off, rec, n); err != nil {
-		return dst, err
+		return nil, err
 	}
-	return append(dst, rec[hdr:]...), nil
+	return rec[hdr:], nil
 }
 
 // Reader is the Reader ra last read for, nil if none.

@@ -42,8 +42,8 @@ func TestReadValueAhead(t *testing.T) {
 	// of recLen bytes: a record not held by the last read is read with
 	// those after it that the read holds whole, the read 4 KiB long, or,
 	// for a record after the last one asked for and at most the last
-	// read's length after it, twice that, up to 64 KiB.
-	reads := func(order []int) int {
+	// read's length after it, twice that, up to limit.
+	reads := func(order []int, limit int) int {
 		n, size, last, start, end := 0, 0, -1, 0, 0
 		for _, i := range order {
 			near := size > 0 && i > last && (i-last-1)*recLen < size
@@ -53,7 +53,7 @@ func TestReadValueAhead(t *testing.T) {
 			}
 			n++
 			if near {
-				size = min(2*size, maxReadahead)
+				size = min(2*size, limit)
 			} else {
 				size = minReadahead
 			}
@@ -66,13 +66,16 @@ func TestReadValueAhead(t *testing.T) {
 		name      string
 		order     []int
 		interpose bool // a read of the other file before each
+		max       int  // Readahead.SetMax's bound
 		reads     int
 	}{
-		{"every value", seq(0, len(values), 1), false, reads(seq(0, len(values), 1))},
-		{"every third", seq(0, len(values), 3), false, reads(seq(0, len(values), 3))},
-		{"every tenth", seq(0, len(values), 10), false, reads(seq(0, len(values), 10))},
-		{"random order", perm, false, reads(perm)},
-		{"interleaved", seq(0, len(values), 1), true, reads(seq(0, len(values), 1))},
+		{"every value", seq(0, len(values), 1), false, 0, reads(seq(0, len(values), 1), maxReadahead)},
+		{"every value, bound 12 KiB", seq(0, len(values), 1), false, 12 << 10, reads(seq(0, len(values), 1), 12<<10)},
+		{"every value, bound below 4 KiB", seq(0, len(values), 1), false, 1 << 10, reads(seq(0, len(values), 1), minReadahead)},
+		{"every third", seq(0, len(values), 3), false, 0, reads(seq(0, len(values), 3), maxReadahead)},
+		{"every tenth", seq(0, len(values), 10), false, 0, reads(seq(0, len(values), 10), maxReadahead)},
+		{"random order", perm, false, 0, reads(perm, maxReadahead)},
+		{"interleaved", seq(0, len(values), 1), true, 0, reads(seq(0, len(values), 1), maxReadahead)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cr := &countingReaderAt{r: bytes.NewReader(file)}
@@ -86,16 +89,17 @@ func TestReadValueAhead(t *testing.T) {
 			}
 			cr.reads = 0
 			var ra, ora Readahead
+			ra.SetMax(tc.max)
 			for j, i := range tc.order {
 				if tc.interpose {
 					h := otherHandles[j%len(otherHandles)]
-					if got, err := o.ReadValueAhead(nil, h.Offset, h.Length, &ora); err != nil || !bytes.Equal(got, values[j%len(otherHandles)]) {
+					if got, err := o.ReadValueAhead(h.Offset, h.Length, &ora); err != nil || !bytes.Equal(got, values[j%len(otherHandles)]) {
 						t.Fatalf("other file's value %d: %v", j%len(otherHandles), err)
 					}
 				}
 				h := handles[i]
-				got, err := r.ReadValueAhead([]byte("p"), h.Offset, h.Length, &ra)
-				if err != nil || !bytes.Equal(got, append([]byte("p"), values[i]...)) {
+				got, err := r.ReadValueAhead(h.Offset, h.Length, &ra)
+				if err != nil || !bytes.Equal(got, values[i]) {
 					t.Fatalf("value %d: %v (differs: %v)", i, err, err == nil)
 				}
 			}
@@ -134,7 +138,7 @@ func TestReadValueAheadCorruption(t *testing.T) {
 	}
 	var ra Readahead
 	for i, h := range handles[:bad+1] {
-		got, err := r.ReadValueAhead(nil, h.Offset, h.Length, &ra)
+		got, err := r.ReadValueAhead(h.Offset, h.Length, &ra)
 		if i < bad {
 			if err != nil || !bytes.Equal(got, values[i]) {
 				t.Fatalf("value %d: %v", i, err)
