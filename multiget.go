@@ -50,10 +50,16 @@ func (d *DB) multiGet(keys [][]byte, seq base.SeqNum, mt *MultiTrace) ([][]byte,
 	values := make([][]byte, len(keys))
 	slab := make([]batchKey, 0, len(keys))
 	pending := make([]*batchKey, 0, len(keys))
+	var merged []int // keys whose first version found is a merge operand
 	for i, key := range keys {
-		if value, kind, found := memtablesGet(rs, key, seq, mt.keyTracer(i)); found {
-			d.counters.memtableHits.Add(1)
-			if kind != base.KindDelete {
+		if value, kind, _, _, found := memtablesGet(rs, key, seq, 0, mt.keyTracer(i)); found {
+			switch kind {
+			case base.KindMerge:
+				merged = append(merged, i)
+			case base.KindDelete:
+				d.counters.memtableHits.Add(1)
+			default:
+				d.counters.memtableHits.Add(1)
 				values[i] = foundValue(bytes.Clone(value))
 			}
 			continue
@@ -82,6 +88,8 @@ func (d *DB) multiGet(keys [][]byte, seq base.SeqNum, mt *MultiTrace) ([][]byte,
 		for _, k := range pending {
 			if !k.res.Found {
 				next = append(next, k)
+			} else if k.res.Kind == base.KindMerge {
+				merged = append(merged, k.i)
 			} else if k.res.Kind != base.KindDelete {
 				values[k.i] = foundValue(k.res.Value)
 				if k.res.Kind == base.KindSetBlob {
@@ -94,6 +102,18 @@ func (d *DB) multiGet(keys [][]byte, seq base.SeqNum, mt *MultiTrace) ([][]byte,
 	if err := d.readBlobs(values, blobs, mt); err != nil {
 		mt.finish(values)
 		return nil, err
+	}
+	// A key whose first version is a merge operand is read again, as a
+	// Get reads it, to fold its operands over what is below them.
+	for _, i := range merged {
+		v, err := d.lookupBelow(rs, keys[i], seq, mt.keyTracer(i), nil)
+		switch {
+		case err == nil:
+			values[i] = foundValue(v)
+		case err != ErrNotFound:
+			mt.finish(values)
+			return nil, err
+		}
 	}
 	mt.finish(values)
 	return values, nil
