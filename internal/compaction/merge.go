@@ -75,21 +75,24 @@ func (r *runner) mergeNext(k base.InternalKey, value []byte) error {
 		}
 		return r.endMergeRun(r.mg.baseVal, true, &k, value)
 	}
-	// A tombstone: no base. It is shadowed by the fold, a Set.
-	r.stats.ShadowedDropped++
-	return r.endMergeRun(nil, false, nil, nil)
+	// A tombstone: no base.
+	return r.endMergeRun(nil, false, &k, nil)
 }
 
 // finishMergeRun ends the run, if one is open, where the stripe or the
-// key ends with no base in the stripe. At the bottom of the tree with no
-// version of the key left below (keyEnd), there is no base anywhere: the
-// fold is the key's value, a Set. Otherwise an older stripe, or a deeper
+// key ends with no base in the stripe: next is the key's next version, in
+// an older stripe, nil at the key's end. There is no base for any read
+// of the run when next is a tombstone, or a version a range tombstone of
+// its stripe deletes (that tombstone is older than the run, so its reads
+// see it too), and at the bottom of the tree with no version left below:
+// the fold is then the key's value, a Set. Otherwise next, or a deeper
 // level, may hold the base: the run folds into one operand.
-func (r *runner) finishMergeRun(keyEnd bool) error {
+func (r *runner) finishMergeRun(next *base.InternalKey) error {
 	if !r.mg.active {
 		return nil
 	}
-	if keyEnd && r.c.Bottommost {
+	if next == nil && r.c.Bottommost ||
+		next != nil && (next.Kind() == base.KindDelete || r.rangeDeleted(*next, r.stripes.of(next.SeqNum()))) {
 		return r.endMergeRun(nil, false, nil, nil)
 	}
 	m := &r.mg
@@ -107,9 +110,10 @@ func (r *runner) finishMergeRun(keyEnd bool) error {
 
 // endMergeRun ends the run at its base: value when hasBase, none
 // otherwise; the fold, a Set at the newest operand's seqnum, replaces the
-// operands and the base version (baseKey, stored as raw, when there is
-// one). With no merger, or if the merger fails, everything is kept as it
-// was (keepMergeRun).
+// operands and the version that ended the run (baseKey, stored as raw,
+// when there is one: a Set, or a tombstone), which it shadows in their
+// stripe. With no merger, or if the merger fails, everything is kept as
+// it was (keepMergeRun).
 func (r *runner) endMergeRun(value []byte, hasBase bool, baseKey *base.InternalKey, raw []byte) error {
 	m := &r.mg
 	if r.mergeFn == nil {
@@ -121,6 +125,9 @@ func (r *runner) endMergeRun(value []byte, hasBase bool, baseKey *base.InternalK
 	}
 	m.active = false
 	r.stats.MergesFolded += uint64(len(m.ends))
+	if baseKey != nil {
+		r.stats.ShadowedDropped++
+	}
 	return r.write(base.InternalKey{UserKey: r.userKey, Trailer: base.MakeTrailer(m.trailers[0].SeqNum(), base.KindSet)}, v)
 }
 

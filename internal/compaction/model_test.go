@@ -64,6 +64,11 @@ func sortedRun(rng *rand.Rand, s *tableStore, es []entry, num *uint64) []*manife
 }
 
 func randomScenario(rng *rand.Rand, s *tableStore) *scenario {
+	return randomScenarioOf(rng, s, writes)
+}
+
+// randomScenarioOf is randomScenario with the writes gen makes.
+func randomScenarioOf(rng *rand.Rand, s *tableStore, gen func(rng *rand.Rand, keys []string, n int, seq *base.SeqNum) []entry) *scenario {
 	var keys []string
 	for i := range 3 + rng.IntN(40) {
 		keys = append(keys, fmt.Sprintf("k%03d", i*7%101))
@@ -81,12 +86,12 @@ func randomScenario(rng *rand.Rand, s *tableStore) *scenario {
 	var num uint64
 	var lv levels
 	if !c.Bottommost {
-		sc.below = writes(rng, keys, rng.IntN(40), &seq)
+		sc.below = gen(rng, keys, rng.IntN(40), &seq)
 		if len(sc.below) > 0 {
 			lv[c.OutputLevel+1] = sortedRun(rng, s, sc.below, &num)
 		}
 	}
-	next := writes(rng, keys, rng.IntN(150), &seq)
+	next := gen(rng, keys, rng.IntN(150), &seq)
 	sc.inputs = append(sc.inputs, next...)
 	if len(next) > 0 {
 		c.Inputs[1] = sortedRun(rng, s, next, &num)
@@ -94,13 +99,13 @@ func randomScenario(rng *rand.Rand, s *tableStore) *scenario {
 	if c.Level == 0 {
 		// Flushes: each a contiguous range of seqnums, newest first.
 		for range 1 + rng.IntN(5) {
-			es := writes(rng, keys, 1+rng.IntN(60), &seq)
+			es := gen(rng, keys, 1+rng.IntN(60), &seq)
 			sc.inputs = append(sc.inputs, es...)
 			num++
 			c.Inputs[0] = append([]*manifest.FileMetadata{s.build(num, es, 10)}, c.Inputs[0]...)
 		}
 	} else {
-		es := writes(rng, keys, 1+rng.IntN(150), &seq)
+		es := gen(rng, keys, 1+rng.IntN(150), &seq)
 		sc.inputs = append(sc.inputs, es...)
 		c.Inputs[0] = sortedRun(rng, s, es, &num)
 	}

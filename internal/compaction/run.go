@@ -170,7 +170,7 @@ func (r *runner) merge(ctx context.Context) (err error) {
 	if err := it.Error(); err != nil {
 		return err
 	}
-	if err := r.finishMergeRun(true); err != nil {
+	if err := r.finishMergeRun(nil); err != nil {
 		return err
 	}
 	r.endKey()
@@ -216,7 +216,7 @@ func (r *runner) add(k base.InternalKey, value []byte) error {
 		if r.haveKey && bytes.Compare(k.UserKey, r.userKey) < 0 {
 			return r.outOfOrder(k)
 		}
-		if err := r.finishMergeRun(true); err != nil {
+		if err := r.finishMergeRun(nil); err != nil {
 			return err
 		}
 		r.endKey()
@@ -232,7 +232,7 @@ func (r *runner) add(k base.InternalKey, value []byte) error {
 		if stripe == r.mg.stripe {
 			return r.mergeNext(k, value)
 		}
-		if err := r.finishMergeRun(false); err != nil {
+		if err := r.finishMergeRun(&k); err != nil {
 			return err
 		}
 	}
