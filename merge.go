@@ -100,6 +100,16 @@ func AppendMerger() *Merger {
 	}
 }
 
+// Merger returns the DB's merger (a copy of Options.Merger), nil if it
+// has none.
+func (d *DB) Merger() *Merger {
+	if d.opts.Merger == nil {
+		return nil
+	}
+	m := *d.opts.Merger
+	return &m
+}
+
 // ErrNoMerger is returned by a Merge, or an Apply of a batch holding
 // one, on a DB opened without Options.Merger.
 var ErrNoMerger = errors.New("bloomkv: merge needs Options.Merger")
@@ -119,6 +129,22 @@ func checkMerger(o *Options) error {
 	return nil
 }
 
+// MergerMismatchError is Open's error for a DB whose manifest records a
+// merger other than Options.Merger, or one where Options.Merger is nil:
+// a tool that knows the recorded merger by its name (Recorded) can open
+// the DB with it.
+type MergerMismatchError struct {
+	Recorded string // the merger the DB was written with
+	Given    string // Options.Merger's name; empty for none
+}
+
+func (e *MergerMismatchError) Error() string {
+	if e.Given == "" {
+		return fmt.Sprintf("bloomkv: open: the DB was written with merger %q: set Options.Merger to it", e.Recorded)
+	}
+	return fmt.Sprintf("bloomkv: open: Options.Merger is %q, but the DB was written with merger %q", e.Given, e.Recorded)
+}
+
 // checkMergerName compares the merger recorded in the manifest with
 // Options.Merger's, at Open.
 func checkMergerName(recorded string, m *Merger) error {
@@ -126,9 +152,9 @@ func checkMergerName(recorded string, m *Merger) error {
 	case recorded == "":
 		return nil
 	case m == nil:
-		return fmt.Errorf("bloomkv: open: the DB was written with merger %q: set Options.Merger to it", recorded)
+		return &MergerMismatchError{Recorded: recorded}
 	case m.Name != recorded:
-		return fmt.Errorf("bloomkv: open: Options.Merger is %q, but the DB was written with merger %q", m.Name, recorded)
+		return &MergerMismatchError{Recorded: recorded, Given: m.Name}
 	}
 	return nil
 }
