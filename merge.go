@@ -216,7 +216,7 @@ func (d *DB) checkMerges(b *Batch) error {
 		}
 		if kind == base.KindMerge {
 			if err := m.CheckOperand(value); err != nil {
-				return argError("operand", "of key %q: %v (merger %q)", key, err, m.Name)
+				return argError("operand", "%v, for key %q (merger %q)", err, key, m.Name)
 			}
 		}
 		p = rest
