@@ -73,7 +73,7 @@ const maxMergerName = 1 << 10
 // LastTag is the newest field tag of an encoded edit that this package
 // reads and writes; it reads every tag from 1 up to it and refuses a
 // manifest with a tag above it.
-const LastTag = tagNewFileBlocks
+const LastTag = tagMergerName
 
 // Encode appends the encoding of e to dst and returns the extended slice.
 // Counters that are zero are left out; deleted files come before new files,
