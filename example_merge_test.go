@@ -2,7 +2,6 @@ package bloomkv_test
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/bloomkv/bloomkv"
 )
@@ -10,13 +9,8 @@ import (
 // A counter kept by merges: each increment is one blind write, and a read
 // sums the increments over the value below them (a Put, here).
 func ExampleInt64AddMerger() {
-	dir := tempDir()
-	defer os.RemoveAll(dir)
-	db, err := bloomkv.Open(dir, &bloomkv.Options{Merger: bloomkv.Int64AddMerger()})
-	if err != nil {
-		panic(err)
-	}
-	defer db.Close()
+	db, done := openExampleDBWith(&bloomkv.Options{Merger: bloomkv.Int64AddMerger()})
+	defer done()
 
 	key := []byte("page/home/visits")
 	for _, n := range []int64{1, 1, 5} {
@@ -36,7 +30,7 @@ func ExampleInt64AddMerger() {
 	fmt.Println("after a reset to 100 and -1:", sum)
 
 	// An operand that is not an integer is refused at the write.
-	err = db.Merge(key, []byte("one"), nil)
+	err := db.Merge(key, []byte("one"), nil)
 	fmt.Println(err)
 	// Output:
 	// visits: 7
@@ -47,13 +41,8 @@ func ExampleInt64AddMerger() {
 // A log kept by merges: each entry is appended, in the batch that writes
 // it, and a flush and a compaction fold them into one value.
 func ExampleAppendMerger() {
-	dir := tempDir()
-	defer os.RemoveAll(dir)
-	db, err := bloomkv.Open(dir, &bloomkv.Options{Merger: bloomkv.AppendMerger()})
-	if err != nil {
-		panic(err)
-	}
-	defer db.Close()
+	db, done := openExampleDBWith(&bloomkv.Options{Merger: bloomkv.AppendMerger()})
+	defer done()
 
 	b := bloomkv.NewBatch()
 	b.Merge([]byte("log"), []byte("started;"))

@@ -63,36 +63,9 @@ func TestRunMergeModel(t *testing.T) {
 	for iter := range 300 {
 		s := newTableStore(t)
 		sc := randomScenarioOf(rng, s, mergeWrites)
-		opts := with(defaultOptions(), func(o *Options) {
-			o.TargetFileSize = uint64(256 + rng.IntN(2048))
-			o.TableOptions = sstableOpts(rng)
-			o.Merger = appendMerger
-		})
-		outputs, stats, err := Run(context.Background(), sc.c, s.env(), sc.snapshots, opts)
-		if err != nil {
-			t.Fatalf("iteration %d: %v: %v", iter, sc.c, err)
-		}
-		fail := func(format string, args ...any) {
-			t.Helper()
-			t.Fatalf("iteration %d: %v, snapshots %v, bottommost %v: %s", iter, sc.c, sc.snapshots, sc.c.Bottommost, fmt.Sprintf(format, args...))
-		}
-		var got []entry
-		for _, f := range outputs {
-			got = append(got, s.entries(f.FileNum)...)
-		}
-		before := append(slices.Clone(sc.inputs), sc.below...)
-		after := append(slices.Clone(got), sc.below...)
-		sortEntries(before)
-		sortEntries(after)
-		for _, e := range before {
-			for _, p := range readPoints(sc.snapshots) {
-				v1, ok1 := mergeGet(before, e.key.UserKey, p)
-				v2, ok2 := mergeGet(after, e.key.UserKey, p)
-				if ok1 != ok2 || !bytes.Equal(v1, v2) {
-					fail("read of %q at %d: before %q %v, after %q %v\ninputs %v\noutput %v", e.key.UserKey, p, v1, ok1, v2, ok2, sc.inputs, got)
-				}
-			}
-		}
+		r := runScenario(t, rng, iter, s, sc, appendMerger)
+		got, fail := r.got, r.fail
+		r.checkReads(mergeGet)
 		st := newStripes(sc.snapshots)
 		for i := 1; i < len(got); i++ {
 			a, b := got[i-1].key, got[i].key
@@ -106,8 +79,8 @@ func TestRunMergeModel(t *testing.T) {
 				fail("operand %v left at the bottom with no version below it", e.key)
 			}
 		}
-		checkOutputs(t, s, sc.c, outputs, opts, fail)
-		folded += stats.MergesFolded
+		checkOutputs(t, s, sc.c, r.outputs, r.opts, fail)
+		folded += r.stats.MergesFolded
 	}
 	if folded == 0 {
 		t.Fatal("no compaction folded an operand")
