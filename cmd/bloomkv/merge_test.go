@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -40,5 +42,28 @@ func TestMergeCommand(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			runScript(t, filepath.Join(t.TempDir(), "db"), tc.steps)
 		})
+	}
+}
+
+// TestInspectMerges checks that inspect counts and shows a WAL's merge
+// operands.
+func TestInspectMerges(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	runScript(t, dir, []step{
+		{args: []string{"merge", "-db", "DB", "-merger", "append", "k", "a"}, stdout: "a\n"},
+	})
+	logs, err := filepath.Glob(filepath.Join(dir, "*.log"))
+	if err != nil || len(logs) == 0 {
+		t.Fatalf("no WAL: %v", err)
+	}
+	var stdout, stderr bytes.Buffer
+	for _, l := range logs {
+		if code := run([]string{"inspect", "-v", l}, &stdout, &stderr); code != 0 {
+			t.Fatalf("inspect %s: exit %d, %s", l, code, stderr.String())
+		}
+	}
+	out := stdout.String()
+	if !strings.Contains(out, "MERGE k = a") || !strings.Contains(out, "1 merge)") {
+		t.Errorf("inspect of the WALs:\n%s", out)
 	}
 }
