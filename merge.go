@@ -321,5 +321,5 @@ func (x *batchIndex) getOver(s *Snapshot, key []byte, readDB func() error) ([]by
 	}
 	defer s.db.releaseReadState(rs)
 	s.db.counters.gets.Add(1)
-	return s.db.lookupBelow(rs, key, seq, nil, ops)
+	return s.db.lookupBelow(rs, key, seq, nil, ops, nil)
 }

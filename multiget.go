@@ -50,12 +50,12 @@ func (d *DB) multiGet(keys [][]byte, seq base.SeqNum, mt *MultiTrace) ([][]byte,
 	values := make([][]byte, len(keys))
 	slab := make([]batchKey, 0, len(keys))
 	pending := make([]*batchKey, 0, len(keys))
-	var merged []int // keys whose first version found is a merge operand
+	var merged []mergedKey // keys whose first version found is a merge operand
 	for i, key := range keys {
 		if value, kind, _, _, found := memtablesGet(rs, key, seq, 0, mt.keyTracer(i)); found {
 			switch kind {
 			case base.KindMerge:
-				merged = append(merged, i)
+				merged = append(merged, mergedKey{i: i, seq: seq})
 			case base.KindDelete:
 				d.counters.memtableHits.Add(1)
 			default:
@@ -89,7 +89,7 @@ func (d *DB) multiGet(keys [][]byte, seq base.SeqNum, mt *MultiTrace) ([][]byte,
 			if !k.res.Found {
 				next = append(next, k)
 			} else if k.res.Kind == base.KindMerge {
-				merged = append(merged, k.i)
+				merged = append(merged, k.merged())
 			} else if k.res.Kind != base.KindDelete {
 				values[k.i] = foundValue(k.res.Value)
 				if k.res.Kind == base.KindSetBlob {
@@ -103,13 +103,13 @@ func (d *DB) multiGet(keys [][]byte, seq base.SeqNum, mt *MultiTrace) ([][]byte,
 		mt.finish(values)
 		return nil, err
 	}
-	// A key whose first version is a merge operand is read again, as a
-	// Get reads it, to fold its operands over what is below them.
-	for _, i := range merged {
-		v, err := d.lookupBelow(rs, keys[i], seq, mt.keyTracer(i), nil)
+	// A key whose first version is a merge operand goes on as a Get
+	// does, from there, to fold its operands over what is below them.
+	for _, k := range merged {
+		v, err := d.lookupBelow(rs, keys[k.i], k.seq, mt.keyTracer(k.i), k.ops, k.from)
 		switch {
 		case err == nil:
-			values[i] = foundValue(v)
+			values[k.i] = foundValue(v)
 		case err != ErrNotFound:
 			mt.finish(values)
 			return nil, err
@@ -201,6 +201,28 @@ type batchKey struct {
 	stats  sstable.LookupStats
 	res    sstable.GetResult
 	tr     *keyTrace // ExplainMultiGet's record of the key's path; nil otherwise
+}
+
+// mergedKey is a key of a MultiGet whose first version found is a merge
+// operand: the key i, and where its lookup goes on — in the memtables
+// at seq (from nil), or past the operand found, ops, at seq in the
+// table from.
+type mergedKey struct {
+	i    int
+	seq  base.SeqNum
+	ops  *mergeOperands
+	from *placeCursor
+}
+
+// merged returns k, whose table answered with a merge operand, as a
+// mergedKey.
+func (k *batchKey) merged() mergedKey {
+	m := mergedKey{i: k.i, seq: k.res.Seq - 1, ops: new(mergeOperands), from: &placeCursor{level: k.tlevel}}
+	m.ops.add(k.res.Value)
+	if k.tlevel == 0 {
+		m.from.i = k.l0 - 1 // nextTable moved past the table
+	}
+	return m
 }
 
 // blockRead is one data block a round of MultiGet reads, and the keys

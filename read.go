@@ -73,14 +73,17 @@ func (d *DB) get(key []byte, seq base.SeqNum) ([]byte, error) {
 // in and the base's, and none further.
 func (d *DB) lookup(rs *readState, key []byte, seq base.SeqNum, tr lookupTracer) ([]byte, error) {
 	d.counters.gets.Add(1)
-	return d.lookupBelow(rs, key, seq, tr, nil)
+	return d.lookupBelow(rs, key, seq, tr, nil, nil)
 }
 
 // lookupBelow is lookup, without counting a Get, for a read that has met
 // the merge operands ops (nil: none) above seq already: an indexed
-// batch's, or MultiGet's.
-func (d *DB) lookupBelow(rs *readState, key []byte, seq base.SeqNum, tr lookupTracer, ops *mergeOperands) ([]byte, error) {
-	for m := 0; ; {
+// batch's, or MultiGet's. from, if not nil, is where a MultiGet's walk
+// met its operand, a table (L0's table from.i, or level from.level's):
+// the lookup starts there, past the memtables, the table counted as
+// probed already.
+func (d *DB) lookupBelow(rs *readState, key []byte, seq base.SeqNum, tr lookupTracer, ops *mergeOperands, from *placeCursor) ([]byte, error) {
+	for m := 0; from == nil; {
 		value, kind, vseq, at, found := memtablesGet(rs, key, seq, m, tr)
 		if !found {
 			break
@@ -102,11 +105,16 @@ func (d *DB) lookupBelow(rs *readState, key []byte, seq base.SeqNum, tr lookupTr
 	lk := sstable.MakeLookupKey(key, seq) // hashed once for every filter
 	v := rs.version
 	var (
-		batch [placeBatch]place
-		next  placeCursor
+		batch   [placeBatch]place
+		next    placeCursor
+		resumed bool
 	)
+	if from != nil {
+		next, resumed = *from, true
+	}
 	for !next.done() {
 		for _, p := range batch[:v.plan(key, lk.Hash, &next, &batch)] {
+			p.probed, resumed = resumed, false
 			switch {
 			case p.t == nil:
 				if tr != nil {
