@@ -141,6 +141,10 @@ func TestMergeCounter(t *testing.T) {
 	if m.MergesFoldedByReads == 0 || m.MergesFoldedByCompactions == 0 {
 		t.Errorf("merges folded: by reads %d, by compactions %d; want both > 0", m.MergesFoldedByReads, m.MergesFoldedByCompactions)
 	}
+	line := fmt.Sprintf("merges folded by reads %d by compactions %d", m.MergesFoldedByReads, m.MergesFoldedByCompactions)
+	if !strings.Contains(strings.Join(strings.Fields(m.String()), " "), line) {
+		t.Errorf("Metrics.String has no %q:\n%s", line, m.String())
+	}
 }
 
 func maps2(m map[string]int64) map[string]int64 {

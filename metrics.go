@@ -446,6 +446,9 @@ func (m Metrics) String() string {
 	fmt.Fprintf(tw, "flushes\t%d\twrite stalls\t%d (%v)\n", m.Flushes, m.WriteStalls, m.WriteStallDuration)
 	fmt.Fprintf(tw, "write delays\t%d (%v)\tbase level\tL%d\n", m.WriteDelays, m.WriteDelayDuration, m.BaseLevel)
 	fmt.Fprintf(tw, "compactions\t%d (%d running)\twrite amplification\t%.2f\n", m.Compactions, m.CompactionsInProgress, m.WriteAmplification())
+	if m.MergesFoldedByReads > 0 || m.MergesFoldedByCompactions > 0 {
+		fmt.Fprintf(tw, "merges folded by reads\t%d\tby compactions\t%d\n", m.MergesFoldedByReads, m.MergesFoldedByCompactions)
+	}
 	fmt.Fprintf(tw, "block cache\t%s of %s\thits/misses\t%d/%d\n", humanize.Bytes(uint64(m.BlockCache.Bytes)),
 		humanize.Bytes(uint64(m.BlockCache.Capacity)), m.BlockCache.Hits, m.BlockCache.Misses)
 	fmt.Fprintf(tw, "filter memory\t%s\tobsolete files purged\t%d\n", humanize.Bytes(m.FilterMemory), m.ObsoleteFilesPurged)
