@@ -440,7 +440,7 @@ func (it *Iterator) findPrev(ok bool) bool {
 		}
 		if !started || !bytes.Equal(k.UserKey, it.key) {
 			// The first visible version of a user key, its oldest.
-			started = true
+			started, hasBase = true, false
 			it.key = append(it.key[:0], k.UserKey...)
 			it.ops.reset()
 		}
