@@ -21,6 +21,9 @@ import (
 type Batch struct {
 	data  []byte
 	count uint32
+	// merges counts the batch's merge operands, which Apply checks
+	// against the DB's merger (checkMerges).
+	merges uint32
 	// index, for an indexed batch only, orders the batch's writes for its
 	// reads; nil for a plain batch. A write is indexed by the first read
 	// after it (Batch.indexed), so writes cost an indexed batch no more
@@ -102,8 +105,8 @@ func (b *Batch) add(kind base.Kind, key, value []byte) error {
 	return nil
 }
 
-// Len returns the number of records in the batch: each Set, Delete and
-// DeleteRange counts one.
+// Len returns the number of records in the batch: each Set, Delete,
+// DeleteRange and Merge counts one.
 func (b *Batch) Len() int { return int(b.count) }
 
 // Empty reports whether the batch holds no record.
@@ -116,7 +119,7 @@ func (b *Batch) Size() int { return max(len(b.data), batchrepr.HeaderLen) }
 // be reset while Apply runs on it, nor while an Iterator of it is open.
 // An indexed batch stays indexed, reading where it read.
 func (b *Batch) Reset() {
-	b.data, b.count = b.data[:0], 0
+	b.data, b.count, b.merges = b.data[:0], 0, 0
 	if b.index != nil {
 		b.index.reset()
 	}

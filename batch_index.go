@@ -126,7 +126,8 @@ func (b *Batch) Close() error {
 // Get returns the value of key as the batch reads it: its own newest
 // write of key if it has one (ErrNotFound for a Delete), or
 // ErrNotFound if one of its range deletions newer than its writes of key
-// covers it, and else the DB's value as of the batch's snapshot. It
+// covers it, and else the DB's value as of the batch's snapshot; merge
+// operands of the batch are folded over what is below them. It
 // returns ErrNotIndexed for a batch that is not indexed.
 func (b *Batch) Get(key []byte) ([]byte, error) {
 	if b.index == nil {
@@ -135,11 +136,7 @@ func (b *Batch) Get(key []byte) ([]byte, error) {
 	if err := b.index.snap.check(); err != nil {
 		return nil, err
 	}
-	if value, kind, found := b.indexed().get(key); found {
-		return answer(bytes.Clone(value), kind)
-	}
-	s := b.index.snap
-	return s.db.get(key, s.seq)
+	return b.indexed().getOver(b.index.snap, key, nil)
 }
 
 // NewIter returns an iterator over the batch's writes merged over the DB
@@ -217,25 +214,25 @@ func (x *batchIndex) fragmented() rangedel.List {
 	return x.rangeDels
 }
 
-// get returns the batch's answer for key, as memtablesGet does a
-// memtable's: its newest write of key, or a deletion (base.KindDelete) if
-// a range deletion of the batch newer than that covers key; found is
-// false if the batch says nothing of key.
-func (x *batchIndex) get(key []byte) (value []byte, kind base.Kind, found bool) {
+// get returns the batch's answer for key at seq, as memtablesGet does a
+// memtable's: its newest write of key at or below seq, with its seqnum,
+// or a deletion (base.KindDelete) if a range deletion of the batch newer
+// than that covers key; found is false if the batch says nothing of key
+// there. base.SeqNumMax reads all the batch.
+func (x *batchIndex) get(key []byte, seq base.SeqNum) (value []byte, kind base.Kind, vseq base.SeqNum, found bool) {
 	if x.tree == nil {
-		return nil, 0, false // nothing written yet
+		return nil, 0, 0, false // nothing written yet
 	}
-	var vseq base.SeqNum
-	x.tree.AscendGreaterOrEqual(batchItem{key: base.MakeInternalKey(key, base.SeqNumMax, base.KindMax)}, func(it batchItem) bool {
+	x.tree.AscendGreaterOrEqual(batchItem{key: base.MakeInternalKey(key, seq, base.KindMax)}, func(it batchItem) bool {
 		if bytes.Equal(it.key.UserKey, key) {
 			value, kind, vseq, found = it.value, it.key.Kind(), it.key.SeqNum(), true
 		}
 		return false
 	})
-	if hit := rangeDelAt(x.fragmented(), key, base.SeqNumMax); hit.seq > vseq {
-		return nil, base.KindDelete, true
+	if hit := rangeDelAt(x.fragmented(), key, seq); hit.seq > vseq {
+		return nil, base.KindDelete, vseq, true
 	}
-	return value, kind, found
+	return value, kind, vseq, found
 }
 
 // batchView is an indexed batch as an Iterator reads it: its point

@@ -63,6 +63,7 @@ func crashOptions(seed uint64) *Options {
 		MaxConcurrentCompactions: 1 + int(seed/6%3),
 		L0CompactionConcurrency:  []int{0, 1}[seed/36%2],
 		ValueSeparation:          crashSeparation(seed),
+		Merger:                   AppendMerger(), // crashOps merges; kvModel folds as it does
 	}
 }
 
@@ -80,7 +81,7 @@ func crashSeparation(seed uint64) ValueSeparation {
 }
 
 // crashOps returns the batch of op index i of cycle seed: a Put, a Delete,
-// a DeleteRange or a batch of them. The parent regenerates the child's ops from the seed.
+// a DeleteRange, a Merge or a batch of them. The parent regenerates the child's ops from the seed.
 func crashOps(seed uint64, i int) []kvOp {
 	rng := rand.New(rand.NewPCG(seed, uint64(i)))
 	n := 1
@@ -98,6 +99,10 @@ func crashOps(seed uint64, i int) []kvOp {
 		}
 		if rng.IntN(6) == 0 {
 			ops[j] = kvOp{del: true, key: key}
+			continue
+		}
+		if rng.IntN(5) == 0 {
+			ops[j] = kvOp{merge: true, key: key, value: fmt.Sprintf("+%d/%d/%d", seed, i, j)}
 			continue
 		}
 		v := fmt.Sprintf("%s=%d/%d/%d|", key, seed, i, j)
@@ -146,6 +151,8 @@ type crashStats struct {
 	// orphanCycles counts crashes that left a table or blob file no
 	// version lists.
 	orphanCycles int
+	// merges counts the acknowledged writes that were merge operands.
+	merges int
 }
 
 func TestCrashSIGKILL(t *testing.T) {
@@ -174,8 +181,8 @@ func TestCrashSIGKILL(t *testing.T) {
 			st.separated++
 		}
 	}
-	t.Logf("%d crash cycles (%d with values separated) in %v: %d acknowledged writes verified (%d in-flight writes found applied), %d kills mid-flush or mid-compaction (a table or blob file left that no version lists), %d kills before the child had opened the DB, %d key checks",
-		st.cycles, st.separated, time.Since(start).Round(time.Millisecond), st.acked, st.inflightApplied, st.orphanCycles, st.killsBeforeOpen, st.keysVerified)
+	t.Logf("%d crash cycles (%d with values separated) in %v: %d acknowledged writes verified, %d merge operands in them (%d in-flight writes found applied), %d kills mid-flush or mid-compaction (a table or blob file left that no version lists), %d kills before the child had opened the DB, %d key checks",
+		st.cycles, st.separated, time.Since(start).Round(time.Millisecond), st.acked, st.merges, st.inflightApplied, st.orphanCycles, st.killsBeforeOpen, st.keysVerified)
 }
 
 // crashCycle runs one child on dir, kills it, and verifies the directory
@@ -266,7 +273,13 @@ wait:
 	// The expected state: every acknowledged op applied; the one op in
 	// flight (index acks) applied whole or not at all.
 	for i := range acks {
-		model.apply(crashOps(seed, i))
+		ops := crashOps(seed, i)
+		model.apply(ops)
+		for _, op := range ops {
+			if op.merge {
+				st.merges++
+			}
+		}
 	}
 	st.acked += acks
 	inflight := crashOps(seed, acks)

@@ -52,6 +52,7 @@
 //	db.Set(k, v, pebble.Sync)    txn.Set(k, v) in db.Update    db.Put(k, v, wo)              DB.Put(k, v, nil)
 //	db.Delete(k, pebble.Sync)    txn.Delete(k) in db.Update    db.Delete(k, wo)              DB.Delete(k, nil)
 //	db.DeleteRange(s, e, o)      db.DropPrefix(p)              (none)                        DB.DeleteRange(s, e, nil)
+//	db.Merge(k, v, o)            db.GetMergeOperator(k, f, d)  (none)                        DB.Merge(k, operand, nil)
 //	db.NewBatch(), b.Commit      db.NewWriteBatch(), wb.Flush  new(leveldb.Batch), db.Write  NewBatch(), DB.Apply(b, nil)
 //	db.NewIter(&IterOptions{…})  txn.NewIterator(opts)         db.NewIterator(rng, nil)      DB.NewIter(&IterOptions{LowerBound, UpperBound})
 //	db.NewSnapshot()             db.View (a read transaction)  db.GetSnapshot()              DB.NewSnapshot(), DB.View
@@ -70,8 +71,9 @@
 // Options.LevelFilters the family (Bloom, binary fuse, Ribbon) per level;
 // Badger's BloomFalsePositive is a rate, where bloomkv takes bits per key.
 // Transactions are Badger's (snapshot isolation, ErrConflict at Commit),
-// serializable for scanned ranges too (docs/transactions.md). There is no
-// TTL and no merge operator.
+// serializable for scanned ranges too (docs/transactions.md). Merge is
+// Pebble's, with an associative Options.Merger whose name the DB records
+// (docs/merge.md). There is no TTL.
 //
 // INVARIANT: a write acknowledged with Sync survives a crash; once a WAL
 // write fails, the DB refuses every later write with that error until the

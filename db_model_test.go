@@ -79,6 +79,7 @@ func newModelRun(seed uint64) *modelRun {
 	r := &modelRun{rng: rng, opts: randOptions(rng), m: kvModel{}}
 	separateByParity(&r.opts, seed, rng)
 	r.opts.FS = vfs.NewMem()
+	r.opts.Merger = AppendMerger() // randOp merges, and kvModel folds as it does
 	r.firstOpts = r.opts
 	r.ks = newKeySpace(rng, 30+rng.IntN(300))
 	return r
@@ -211,15 +212,19 @@ func (r *modelRun) step() error {
 	}
 }
 
-// randOp returns a set (three times in four), a delete of a key of the
-// space or, one time in twenty, a range deletion.
+// randOp returns a set, a merge (a short operand, so that a key's
+// operands pile up rather than its value grow large), a delete of a key
+// of the space (one in four) or, one time in twenty, a range deletion.
 func (r *modelRun) randOp() kvOp {
 	if r.rng.IntN(20) == 0 {
 		return randRangeDel(r.rng, r.ks)
 	}
 	k := string(r.ks.pick(r.rng))
-	if r.rng.IntN(4) == 0 {
+	switch r.rng.IntN(8) {
+	case 0, 1:
 		return kvOp{del: true, key: k}
+	case 2, 3:
+		return kvOp{merge: true, key: k, value: fmt.Sprintf("+%d.", r.n)}
 	}
 	return kvOp{key: k, value: string(randValue(r.rng, fmt.Sprint("v", r.n)))}
 }
@@ -301,15 +306,7 @@ func (r *modelRun) batch() error {
 			continue
 		}
 		op := r.randOp()
-		var err error
-		if op.rangeDel {
-			err = b.DeleteRange([]byte(op.key), []byte(op.end))
-		} else if op.del {
-			err = b.Delete([]byte(op.key))
-		} else {
-			err = b.Set([]byte(op.key), []byte(op.value))
-		}
-		if err != nil {
+		if err := op.addTo(b); err != nil {
 			return fmt.Errorf("Batch: %v", err)
 		}
 		ops = append(ops, op)
@@ -608,6 +605,7 @@ func (r *modelRun) reopen() error {
 		fs := r.opts.FS
 		r.opts = randOptions(r.rng)
 		r.opts.FS = fs
+		r.opts.Merger = AppendMerger()
 		r.note("new options %s", describeOptions(r.opts))
 	}
 	if err := r.open(); err != nil {

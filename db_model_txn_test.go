@@ -32,7 +32,8 @@ func (r *modelRun) txn() error {
 			log = append(log, fmt.Sprintf("Get(%s)", shortKey(string(k))))
 			own := false
 			for _, op := range ops {
-				own = own || op.covers(string(k))
+				// A merge of the key leaves the read to go on below it.
+				own = own || op.covers(string(k)) && !op.merge
 			}
 			if !own {
 				read[string(k)] = true
@@ -56,6 +57,8 @@ func (r *modelRun) txn() error {
 				err = txn.DeleteRange([]byte(op.key), []byte(op.end))
 			case op.del:
 				err = txn.Delete([]byte(op.key))
+			case op.merge:
+				err = txn.Merge([]byte(op.key), []byte(op.value))
 			default:
 				err = txn.Set([]byte(op.key), []byte(op.value))
 			}

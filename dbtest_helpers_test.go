@@ -59,6 +59,8 @@ func (m kvModel) apply(ops []kvOp) {
 			}
 		} else if op.del {
 			delete(m, op.key)
+		} else if op.merge {
+			m[op.key] += op.value // AppendMerger's fold, over the value or none
 		} else {
 			m[op.key] = op.value
 		}
@@ -79,13 +81,15 @@ func (m kvModel) sorted(lower, upper []byte) (keys, values [][]byte) {
 	return keys, values
 }
 
-// kvOp is one write of a batch: a set, a delete, or with rangeDel a
-// DeleteRange(key, end).
+// kvOp is one write of a batch: a set, a delete, with rangeDel a
+// DeleteRange(key, end), or with merge a Merge of value into key (the
+// model folds it as AppendMerger does: kvModel.apply).
 type kvOp struct {
 	del        bool
 	key, value string
 	rangeDel   bool
 	end        string
+	merge      bool
 }
 
 func (op kvOp) String() string {
@@ -95,6 +99,9 @@ func (op kvOp) String() string {
 	if op.del {
 		return fmt.Sprintf("del(%s)", shortKey(op.key))
 	}
+	if op.merge {
+		return fmt.Sprintf("merge(%s, %q)", shortKey(op.key), op.value)
+	}
 	return fmt.Sprintf("set(%s, %d bytes)", shortKey(op.key), len(op.value))
 }
 
@@ -102,19 +109,24 @@ func (op kvOp) String() string {
 func batchOf(ops []kvOp) (*Batch, error) {
 	b := NewBatch()
 	for _, op := range ops {
-		var err error
-		if op.rangeDel {
-			err = b.DeleteRange([]byte(op.key), []byte(op.end))
-		} else if op.del {
-			err = b.Delete([]byte(op.key))
-		} else {
-			err = b.Set([]byte(op.key), []byte(op.value))
-		}
-		if err != nil {
+		if err := op.addTo(b); err != nil {
 			return nil, err
 		}
 	}
 	return b, nil
+}
+
+// addTo adds op to b.
+func (op kvOp) addTo(b *Batch) error {
+	switch {
+	case op.rangeDel:
+		return b.DeleteRange([]byte(op.key), []byte(op.end))
+	case op.del:
+		return b.Delete([]byte(op.key))
+	case op.merge:
+		return b.Merge([]byte(op.key), []byte(op.value))
+	}
+	return b.Set([]byte(op.key), []byte(op.value))
 }
 
 // applyOps writes ops as a Put or Delete when there is one, else as a batch.
@@ -125,6 +137,9 @@ func applyOps(d *DB, ops []kvOp, wo *WriteOptions) error {
 		}
 		if ops[0].del {
 			return d.Delete([]byte(ops[0].key), wo)
+		}
+		if ops[0].merge {
+			return d.Merge([]byte(ops[0].key), []byte(ops[0].value), wo)
 		}
 		return d.Put([]byte(ops[0].key), []byte(ops[0].value), wo)
 	}

@@ -11,9 +11,12 @@ import (
 
 // openExampleDB opens a DB in a new temporary directory; done closes it
 // and removes the directory.
-func openExampleDB() (db *bloomkv.DB, done func()) {
+func openExampleDB() (db *bloomkv.DB, done func()) { return openExampleDBWith(nil) }
+
+// openExampleDBWith is openExampleDB with options opts.
+func openExampleDBWith(opts *bloomkv.Options) (db *bloomkv.DB, done func()) {
 	dir := tempDir()
-	db, err := bloomkv.Open(dir, nil)
+	db, err := bloomkv.Open(dir, opts)
 	if err != nil {
 		panic(err)
 	}

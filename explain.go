@@ -73,6 +73,12 @@ type Trace struct {
 	// was met: `range tombstone ["a", "m") @42 in L1/000123.sst`. Deleted
 	// is then true, and Source the place.
 	CoveredBy string
+	// Operands counts the merge operands the lookup found and folded into
+	// Value (Source is then "merge"); MergeBase names where the value
+	// they were folded over was found, empty when there was none (the key
+	// deleted below them, or never set).
+	Operands  int
+	MergeBase string
 }
 
 // StepKind says what a TraceStep consulted.
@@ -91,6 +97,10 @@ const (
 	// BlobStep: the read of a value from a blob file (FileNum), after the
 	// table step that found its handle; BytesRead is its record's size.
 	BlobStep
+	// MergeStep: the fold of the merge operands the steps before it found
+	// (Operands of them) over the value found last, if any, with
+	// Options.Merger; it reads nothing.
+	MergeStep
 )
 
 // FilterVerdict is what a table's filter said of the key.
@@ -166,8 +176,11 @@ type TraceStep struct {
 	BlocksFromCache, BlocksFromFile int
 	BytesRead                       int64
 	// Found reports that the step found a version of the key, Deleted
-	// that it is a tombstone.
-	Found, Deleted bool
+	// that it is a tombstone, Operand that it is a merge operand: the
+	// lookup went on below it, to the places after.
+	Found, Deleted, Operand bool
+	// Operands is a MergeStep's number of operands folded.
+	Operands int
 	// KeyInTable reports that a TableStep's table holds the key at some
 	// sequence number, visible to the read or not; Found implies it. A
 	// table whose versions are all newer than the read's finds nothing,
@@ -221,6 +234,8 @@ func (s *TraceStep) Place() string {
 		return fmt.Sprintf("L%d/%s", s.Level, manifest.MakeFilename(manifest.FileTypeTable, s.FileNum))
 	case BlobStep:
 		return manifest.MakeFilename(manifest.FileTypeBlob, s.FileNum)
+	case MergeStep:
+		return "merge"
 	}
 	return fmt.Sprintf("L%d", s.Level)
 }
@@ -241,7 +256,7 @@ func (s *TraceStep) FalsePositive() bool {
 // Trace is lookup's tracer: the methods below are the lookupTracer hooks.
 
 func (t *Trace) memtable(i int, found bool, kind base.Kind, hit rangeDelHit) {
-	s := TraceStep{Kind: MemtableStep, Memtable: i, Found: found, Deleted: found && kind == base.KindDelete}
+	s := TraceStep{Kind: MemtableStep, Memtable: i, Found: found, Deleted: found && kind == base.KindDelete, Operand: found && kind == base.KindMerge}
 	s.setRangeDel(hit)
 	t.Steps = append(t.Steps, s)
 	t.settle(&s)
@@ -261,6 +276,15 @@ func (t *Trace) noTable(level, tables int) {
 
 func (t *Trace) blob(rec blobRead) {
 	t.Steps = append(t.Steps, TraceStep{Kind: BlobStep, FileNum: rec.handle.FileNum, BytesRead: int64(rec.bytes), Err: rec.err})
+}
+
+func (t *Trace) merged(operands int, err error) {
+	t.MergeBase = ""
+	if t.Found && !t.Deleted {
+		t.MergeBase = t.Source
+	}
+	t.Steps = append(t.Steps, TraceStep{Kind: MergeStep, Operands: operands, Found: err == nil, Err: err})
+	t.Found, t.Deleted, t.CoveredBy, t.Source, t.Operands = err == nil, false, "", "merge", operands
 }
 
 // The skipTracer hooks: a prefix seek's or a range scan's steps.
@@ -293,6 +317,7 @@ func (t *Trace) addTable(level int, tb *table, stats *sstable.LookupStats, found
 		InRange:  stats != nil,
 		Found:    found,
 		Deleted:  found && kind == base.KindDelete,
+		Operand:  found && kind == base.KindMerge,
 		Err:      err,
 	}
 	if stats != nil {
@@ -312,9 +337,10 @@ func (t *Trace) addTable(level int, tb *table, stats *sstable.LookupStats, found
 	t.settle(&s)
 }
 
-// settle records the answer if step s found one.
+// settle records the answer if step s found one: a merge operand is
+// none yet (see merged).
 func (t *Trace) settle(s *TraceStep) {
-	if s.Found {
+	if s.Found && !s.Operand {
 		t.Found, t.Deleted, t.Source = true, s.Deleted, s.Place()
 		if s.CoveredByRangeDel {
 			t.CoveredBy = s.rangeDel() + " in " + t.Source
@@ -423,6 +449,10 @@ func (t *Trace) Summary() string {
 		parts = append(parts, fmt.Sprintf("%s from blob files (%s)", plural(n.BlobReads, "value", "values"), humanize.Bytes(uint64(n.BlobBytesRead))))
 	}
 	switch {
+	case t.Operands > 0 && t.MergeBase != "":
+		parts = append(parts, fmt.Sprintf("%s folded over the value in %s", plural(t.Operands, "merge operand", "merge operands"), t.MergeBase))
+	case t.Operands > 0:
+		parts = append(parts, plural(t.Operands, "merge operand", "merge operands")+" folded, no value below")
 	case t.CoveredBy != "":
 		parts = append(parts, "covered by "+t.CoveredBy)
 	case t.Deleted:
@@ -537,6 +567,10 @@ func (s *TraceStep) result() string {
 		return "covered by " + s.rangeDel()
 	case s.Kind == BlobStep:
 		return "value read"
+	case s.Kind == MergeStep:
+		return fmt.Sprintf("folded %s", plural(s.Operands, "operand", "operands"))
+	case s.Operand:
+		return "merge operand"
 	case s.Deleted:
 		return "deleted (tombstone)"
 	case s.Found:

@@ -132,10 +132,17 @@ type iterState struct {
 	// blob is the value of the current key when it is separated (see
 	// iter_blob.go).
 	blob iterBlob
+	// merged reports that the key shown is the fold of merge operands
+	// (see iter_merge.go): key and value hold it, in either direction;
+	// ops are the operands being folded.
+	merged bool
+	ops    mergeOperands
 
 	// INVARIANT (direction): when pos is posAt and dir is forward, inner is
 	// at the entry shown: the newest visible version of Key, a Set (its
-	// value inline, or in a blob file: KindSetBlob). When
+	// value inline, or in a blob file: KindSetBlob) — unless merged: then
+	// key and value hold the fold, and inner is past the versions folded,
+	// at an entry (innerOK) or at the end (!innerOK). When
 	// dir is backward, key and value hold copies of what is shown and inner
 	// is before every entry of that user key: at an entry with a smaller
 	// user key (innerOK) or off the start (!innerOK). Backward traversal
@@ -303,9 +310,14 @@ func (it *Iterator) next() bool {
 	default:
 		return false
 	}
-	if it.dir == backward {
+	if it.dir == backward || it.merged {
 		// inner is before the entries of the current key, which it.key
-		// holds: step into them, and let findNext skip them.
+		// holds, or, past a fold, after some of them (innerOK says
+		// whether at an entry): step into them, and let findNext skip
+		// them.
+		if it.dir == forward {
+			return it.findNext(it.innerOK, true)
+		}
 		if it.innerOK {
 			return it.findNext(it.inner.Next(), true)
 		}
@@ -346,6 +358,10 @@ func (it *Iterator) prev() bool {
 	if it.dir == backward {
 		return it.findPrev(it.innerOK)
 	}
+	if it.merged { // forward
+		// inner is past versions of the key it folded: back before them.
+		return it.findPrev(it.inner.SeekLT(it.key))
+	}
 	// inner is at the newest visible version of the current key, so the
 	// entries before it are invisible versions of that key, which findPrev
 	// passes over, then smaller keys.
@@ -358,7 +374,7 @@ func (it *Iterator) prev() bool {
 // entry without the prefix ends the move too. With skipping, the versions of
 // user key it.key are passed over: it is the key shown last.
 func (it *Iterator) findNext(ok, skipping bool) bool {
-	it.dir = forward
+	it.dir, it.merged = forward, false
 	for ok {
 		k := it.inner.Key()
 		// Passing over it.key comes before the bound and prefix checks:
@@ -376,6 +392,9 @@ func (it *Iterator) findNext(ok, skipping bool) bool {
 			continue
 		}
 		rd := it.rangeDeletion(k)
+		if k.Kind() == base.KindMerge && rd == nil {
+			return it.foldForward()
+		}
 		if !k.Kind().IsSet() || rd != nil {
 			// A tombstone, or a version a range tombstone deletes: the key
 			// is deleted; hide its older versions (a range tombstone
@@ -403,8 +422,10 @@ func (it *Iterator) findNext(ok, skipping bool) bool {
 // changes: that version is the newest. It leaves inner as the direction
 // invariant says.
 func (it *Iterator) findPrev(ok bool) bool {
-	it.dir = backward
+	it.dir, it.merged = backward, false
 	found := false // it.key and it.value hold a visible Set of the key being passed
+	started := false
+	hasBase := false // it.value holds a Set's value below the operands it.ops
 	for ok {
 		k := it.inner.Key()
 		if it.lower != nil && bytes.Compare(k.UserKey, it.lower) < 0 || it.outsidePrefix(k.UserKey) {
@@ -417,10 +438,23 @@ func (it *Iterator) findPrev(ok bool) bool {
 		if found && bytes.Compare(k.UserKey, it.key) < 0 {
 			break
 		}
-		rd := it.rangeDeletion(k)
-		found = k.Kind().IsSet() && rd == nil
-		if found {
+		if !started || !bytes.Equal(k.UserKey, it.key) {
+			// The first visible version of a user key, its oldest.
+			started, hasBase = true, false
 			it.key = append(it.key[:0], k.UserKey...)
+			it.ops.reset()
+		}
+		rd := it.rangeDeletion(k)
+		switch {
+		case rd != nil || k.Kind() == base.KindDelete:
+			found, hasBase = false, false
+			it.ops.reset()
+		case k.Kind() == base.KindMerge:
+			found = true
+			it.ops.add(it.inner.Value())
+		default:
+			found, hasBase = true, true
+			it.ops.reset()
 			it.value = append(it.value[:0], it.inner.Value()...)
 			it.blob.backward = k.Kind() == base.KindSetBlob
 		}
@@ -436,6 +470,10 @@ func (it *Iterator) findPrev(ok bool) bool {
 	// On a failure the found version may not be the newest: a newer one
 	// may be what failed to load.
 	if found && (ok || it.inner.Error() == nil) {
+		if it.ops.len() > 0 && !it.foldBackward(hasBase) {
+			it.pos = posNone
+			return false
+		}
 		it.pos = posAt
 		return true
 	}
@@ -509,7 +547,7 @@ func (it *Iterator) Key() []byte {
 	switch {
 	case !it.Valid():
 		return nil
-	case it.dir == forward:
+	case it.dir == forward && !it.merged:
 		return nonNil(it.inner.Key().UserKey)
 	}
 	return nonNil(it.key)
@@ -525,6 +563,8 @@ func (it *Iterator) Value() []byte {
 	switch {
 	case !it.Valid():
 		return nil
+	case it.merged:
+		return nonNil(it.value)
 	case it.dir == forward:
 		if it.inner.Key().Kind() == base.KindSetBlob {
 			return it.blobValue(it.inner.Value(), true)

@@ -45,6 +45,10 @@ type place struct {
 	// maybe is t's filter's verdict on the key when inRange: false only
 	// when the filter rules the key out (a table without one: true).
 	maybe bool
+	// probed reports that the lookup has looked in t already and is back
+	// for the versions below a merge operand it found there: the table
+	// is counted as probed once.
+	probed bool
 }
 
 // placeCursor is where a lookup's next batch of places starts: L0's table

@@ -91,9 +91,12 @@ func genHistory(seed uint64, n int) []metaOp {
 					continue
 				}
 				k := string(ks.pick(rng))
-				if rng.IntN(5) == 0 {
+				switch rng.IntN(10) {
+				case 0, 1:
 					op.ops = append(op.ops, kvOp{del: true, key: k})
-				} else {
+				case 2, 3:
+					op.ops = append(op.ops, kvOp{merge: true, key: k, value: fmt.Sprintf("+%d.", i)})
+				default:
 					op.ops = append(op.ops, kvOp{key: k, value: string(randValue(rng, fmt.Sprint(i)))})
 				}
 			}
@@ -151,10 +154,11 @@ func randMoves(rng *rand.Rand, ks *keySpace, ops string) []metaMove {
 // tables to force many flushes and compactions.
 func metaConfig(seed uint64, c int) Options {
 	if c == 0 {
-		return Options{}
+		return Options{Merger: AppendMerger()} // the model folds as it does (kvModel.apply)
 	}
 	rng := rand.New(rand.NewPCG(seed, uint64(c)))
 	o := randOptions(rng)
+	o.Merger = AppendMerger()
 	o.FilterAllocation = []FilterAllocation{UniformAllocation, OptimalAllocation}[rng.IntN(2)]
 	if rng.IntN(6) == 0 {
 		o.DisableFilters, o.BitsPerKey = true, 0

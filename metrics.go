@@ -155,12 +155,17 @@ type Metrics struct {
 	WALBytes uint64 // bytes appended to WALs
 	WALSyncs uint64 // WAL fsyncs; with group commit, often fewer than Batches
 
-	Flushes            uint64
-	Compactions        uint64
-	TombstonesDropped  uint64 // by compactions at the bottom of the tree
-	MemtableBytes      int64  // bytes in the mutable memtable: its usage (Options.MemtableSize is its capacity)
-	ImmutableMemtables int    // full memtables waiting for their flush
-	CompactionPending  bool   // a compaction is running, or the levels' sizes or the blob files' dead shares call for one
+	Flushes           uint64
+	Compactions       uint64
+	TombstonesDropped uint64 // by compactions at the bottom of the tree
+	// MergesFoldedByReads counts the merge operands reads folded into
+	// the values they returned (a read of a key with n operands above its
+	// base counts n), MergesFoldedByCompactions those compactions folded
+	// into a value or one operand (see Merger).
+	MergesFoldedByReads, MergesFoldedByCompactions uint64
+	MemtableBytes                                  int64 // bytes in the mutable memtable: its usage (Options.MemtableSize is its capacity)
+	ImmutableMemtables                             int   // full memtables waiting for their flush
+	CompactionPending                              bool  // a compaction is running, or the levels' sizes or the blob files' dead shares call for one
 	// CompactionsInProgress is the number of compactions running now (at
 	// most Options.MaxConcurrentCompactions).
 	CompactionsInProgress int
@@ -335,6 +340,13 @@ func (c *levelCounters) record(s *sstable.LookupStats) {
 			c.filterPositives.Add(1)
 		}
 	}
+	c.recordBlocks(s)
+}
+
+// recordBlocks adds the data blocks a table lookup read: all record
+// counts of a lookup that went back to a table it has probed, for the
+// versions below a merge operand it found there.
+func (c *levelCounters) recordBlocks(s *sstable.LookupStats) {
 	if s.BlocksRead > 0 {
 		c.blocksFromFile.Add(uint64(s.BlocksRead))
 		c.bytesRead.Add(uint64(s.BytesRead))
@@ -370,6 +382,7 @@ type dbCounters struct {
 	delays, delayNanos                  atomic.Uint64
 	backgroundErrors                    atomic.Uint64
 	compactions                         compactionCounters
+	mergesFoldedByReads                 atomic.Uint64
 
 	// rangeUnpaidMoves counts the bounded moves made while range filters
 	// did not pay (see narrowRange): all but every rangeSampleEvery-th
@@ -384,6 +397,7 @@ type dbCounters struct {
 // compactionCounters count the work of flushes and compactions.
 type compactionCounters struct {
 	count, tombstonesDropped atomic.Uint64
+	mergesFolded             atomic.Uint64
 	bytesRead, bytesWritten  [manifest.NumLevels]atomic.Uint64
 }
 
@@ -432,6 +446,9 @@ func (m Metrics) String() string {
 	fmt.Fprintf(tw, "flushes\t%d\twrite stalls\t%d (%v)\n", m.Flushes, m.WriteStalls, m.WriteStallDuration)
 	fmt.Fprintf(tw, "write delays\t%d (%v)\tbase level\tL%d\n", m.WriteDelays, m.WriteDelayDuration, m.BaseLevel)
 	fmt.Fprintf(tw, "compactions\t%d (%d running)\twrite amplification\t%.2f\n", m.Compactions, m.CompactionsInProgress, m.WriteAmplification())
+	if m.MergesFoldedByReads > 0 || m.MergesFoldedByCompactions > 0 {
+		fmt.Fprintf(tw, "merges folded by reads\t%d\tby compactions\t%d\n", m.MergesFoldedByReads, m.MergesFoldedByCompactions)
+	}
 	fmt.Fprintf(tw, "block cache\t%s of %s\thits/misses\t%d/%d\n", humanize.Bytes(uint64(m.BlockCache.Bytes)),
 		humanize.Bytes(uint64(m.BlockCache.Capacity)), m.BlockCache.Hits, m.BlockCache.Misses)
 	fmt.Fprintf(tw, "filter memory\t%s\tobsolete files purged\t%d\n", humanize.Bytes(m.FilterMemory), m.ObsoleteFilesPurged)
@@ -529,6 +546,7 @@ func (d *DB) Metrics() Metrics {
 	m.Flushes = c.flushes.Load()
 	m.Compactions = c.compactions.count.Load()
 	m.TombstonesDropped = c.compactions.tombstonesDropped.Load()
+	m.MergesFoldedByReads, m.MergesFoldedByCompactions = c.mergesFoldedByReads.Load(), c.compactions.mergesFolded.Load()
 	for i := range m.Levels {
 		m.Levels[i].CompactionBytesRead = c.compactions.bytesRead[i].Load()
 		m.Levels[i].CompactionBytesWritten = c.compactions.bytesWritten[i].Load()

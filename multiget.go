@@ -50,10 +50,16 @@ func (d *DB) multiGet(keys [][]byte, seq base.SeqNum, mt *MultiTrace) ([][]byte,
 	values := make([][]byte, len(keys))
 	slab := make([]batchKey, 0, len(keys))
 	pending := make([]*batchKey, 0, len(keys))
+	var merged []mergedKey // keys whose first version found is a merge operand
 	for i, key := range keys {
-		if value, kind, found := memtablesGet(rs, key, seq, mt.keyTracer(i)); found {
-			d.counters.memtableHits.Add(1)
-			if kind != base.KindDelete {
+		if value, kind, _, _, found := memtablesGet(rs, key, seq, 0, mt.keyTracer(i)); found {
+			switch kind {
+			case base.KindMerge:
+				merged = append(merged, mergedKey{i: i, seq: seq})
+			case base.KindDelete:
+				d.counters.memtableHits.Add(1)
+			default:
+				d.counters.memtableHits.Add(1)
 				values[i] = foundValue(bytes.Clone(value))
 			}
 			continue
@@ -82,6 +88,8 @@ func (d *DB) multiGet(keys [][]byte, seq base.SeqNum, mt *MultiTrace) ([][]byte,
 		for _, k := range pending {
 			if !k.res.Found {
 				next = append(next, k)
+			} else if k.res.Kind == base.KindMerge {
+				merged = append(merged, k.merged())
 			} else if k.res.Kind != base.KindDelete {
 				values[k.i] = foundValue(k.res.Value)
 				if k.res.Kind == base.KindSetBlob {
@@ -94,6 +102,18 @@ func (d *DB) multiGet(keys [][]byte, seq base.SeqNum, mt *MultiTrace) ([][]byte,
 	if err := d.readBlobs(values, blobs, mt); err != nil {
 		mt.finish(values)
 		return nil, err
+	}
+	// A key whose first version is a merge operand goes on as a Get
+	// does, from there, to fold its operands over what is below them.
+	for _, k := range merged {
+		v, err := d.lookupBelow(rs, keys[k.i], k.seq, mt.keyTracer(k.i), k.ops, k.from)
+		switch {
+		case err == nil:
+			values[k.i] = foundValue(v)
+		case err != ErrNotFound:
+			mt.finish(values)
+			return nil, err
+		}
 	}
 	mt.finish(values)
 	return values, nil
@@ -181,6 +201,28 @@ type batchKey struct {
 	stats  sstable.LookupStats
 	res    sstable.GetResult
 	tr     *keyTrace // ExplainMultiGet's record of the key's path; nil otherwise
+}
+
+// mergedKey is a key of a MultiGet whose first version found is a merge
+// operand: the key i, and where its lookup goes on — in the memtables
+// at seq (from nil), or past the operand found, ops, at seq in the
+// table from.
+type mergedKey struct {
+	i    int
+	seq  base.SeqNum
+	ops  *mergeOperands
+	from *placeCursor
+}
+
+// merged returns k, whose table answered with a merge operand, as a
+// mergedKey.
+func (k *batchKey) merged() mergedKey {
+	m := mergedKey{i: k.i, seq: k.res.Seq - 1, ops: new(mergeOperands), from: &placeCursor{level: k.tlevel}}
+	m.ops.add(k.res.Value)
+	if k.tlevel == 0 {
+		m.from.i = k.l0 - 1 // nextTable moved past the table
+	}
+	return m
 }
 
 // blockRead is one data block a round of MultiGet reads, and the keys

@@ -205,6 +205,9 @@ func (d *DB) recover() error {
 	case d.opts.ErrorIfExists:
 		return fmt.Errorf("bloomkv: open %s: %w", d.dirname, errDBExists())
 	}
+	if err := checkMergerName(state.MergerName, d.opts.Merger); err != nil {
+		return err
+	}
 
 	// WALs are created without a manifest edit: move the file counter past
 	// every numbered file, so that no number is handed out twice.
@@ -315,6 +318,9 @@ func (d *DB) recover() error {
 	edit.LogNumber = walNum
 	edit.NextFileNumber = d.mu.nextFileNum
 	edit.LastSeqNum = d.mu.lastSeq // zero, in a fresh DB, means "unchanged"
+	if state.MergerName == "" && d.opts.Merger != nil {
+		edit.MergerName = d.opts.Merger.Name // before any write can merge
+	}
 	state, err = state.Apply(edit)
 	if err != nil {
 		return fmt.Errorf("bloomkv: open: %w", err)

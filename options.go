@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/bloomkv/bloomkv/bloom"
+	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/compaction"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/rangefilter"
@@ -202,6 +203,12 @@ type Options struct {
 	// extractor (another Name), or none, are read by such seeks. It needs
 	// filters: with DisableFilters it is refused.
 	Prefix *PrefixExtractor
+
+	// Merger, if not nil, is the merge operator DB.Merge and Batch.Merge
+	// need (see Merger; Int64AddMerger and AppendMerger are two). The
+	// first Open with a Merger records its Name in the manifest, and
+	// from then on Open refuses another name, or none.
+	Merger *Merger
 
 	// RangeFilterBits, if not empty, gives the tables of each level a
 	// range filter (package rangefilter: Grafite over an order-preserving
@@ -670,6 +677,9 @@ func (o *Options) withDefaults() (Options, error) {
 		c := *p // the DB's own: a later change to the caller's changes nothing
 		opts.Prefix = &c
 	}
+	if err := checkMerger(&opts); err != nil {
+		return opts, err
+	}
 	if vs := &opts.ValueSeparation; vs.MinSize <= 0 {
 		vs.MinSize = ValueSeparationOff
 	}
@@ -709,7 +719,16 @@ func (o *Options) compactionOptions() compaction.Options {
 		TopLevelCompression: o.TopLevelCompression,
 		RangeFilterBits:     perLevel(o.RangeFilterBits),
 		BlobDeadShare:       o.ValueSeparation.DeadShare,
+		Merger:              internalMerger(o.Merger),
 	}
+}
+
+// internalMerger returns m as package compaction takes it, nil for none.
+func internalMerger(m *Merger) *base.Merger {
+	if m == nil {
+		return nil
+	}
+	return &base.Merger{Name: m.Name, Merge: m.Merge}
 }
 
 // perLevel spreads a per-level setting over every level: specs[i] for

@@ -97,7 +97,7 @@ func (it *Iterator) rangeTooNarrow(dir direction) bool {
 // key within them. It keeps the current key in it.key first, since the
 // stack's tables may close: the caller re-seeks from it.
 func (it *Iterator) widenRange() {
-	if it.pos == posAt && it.dir == forward {
+	if it.pos == posAt && it.dir == forward && !it.merged {
 		it.key = append(it.key[:0], it.inner.Key().UserKey...)
 	}
 	ps := it.ps

@@ -64,22 +64,57 @@ func (d *DB) get(key []byte, seq base.SeqNum) ([]byte, error) {
 // a nil check and nothing else; Explain passes its Trace, which records
 // every place consulted, so that the explanation is this code's own
 // account of what it did.
+//
+// A merge operand (base.KindMerge) found is no answer yet: the lookup
+// keeps it and goes on below it, at its seqnum − 1 in the same place and
+// then the places after, until the first version that is not an operand
+// — the base the operands fold over, or a deletion: none — or the end;
+// then it folds (see merge.go). So it reads the places the operands are
+// in and the base's, and none further.
 func (d *DB) lookup(rs *readState, key []byte, seq base.SeqNum, tr lookupTracer) ([]byte, error) {
 	d.counters.gets.Add(1)
+	return d.lookupBelow(rs, key, seq, tr, nil, nil)
+}
 
-	if value, kind, found := memtablesGet(rs, key, seq, tr); found {
-		d.counters.memtableHits.Add(1)
-		return answer(bytes.Clone(value), kind)
+// lookupBelow is lookup, without counting a Get, for a read that has met
+// the merge operands ops (nil: none) above seq already: an indexed
+// batch's, or MultiGet's. from, if not nil, is where a MultiGet's walk
+// met its operand, a table (L0's table from.i, or level from.level's):
+// the lookup starts there, past the memtables, the table counted as
+// probed already.
+func (d *DB) lookupBelow(rs *readState, key []byte, seq base.SeqNum, tr lookupTracer, ops *mergeOperands, from *placeCursor) ([]byte, error) {
+	for m := 0; from == nil; {
+		value, kind, vseq, at, found := memtablesGet(rs, key, seq, m, tr)
+		if !found {
+			break
+		}
+		if kind != base.KindMerge {
+			if ops == nil {
+				d.counters.memtableHits.Add(1)
+				return answer(bytes.Clone(value), kind)
+			}
+			return d.foldAnswer(key, ops, value, kind, tr)
+		}
+		if ops == nil {
+			ops = new(mergeOperands)
+		}
+		ops.add(value)
+		seq, m = vseq-1, at
 	}
 
 	lk := sstable.MakeLookupKey(key, seq) // hashed once for every filter
 	v := rs.version
 	var (
-		batch [placeBatch]place
-		next  placeCursor
+		batch   [placeBatch]place
+		next    placeCursor
+		resumed bool
 	)
+	if from != nil {
+		next, resumed = *from, true
+	}
 	for !next.done() {
 		for _, p := range batch[:v.plan(key, lk.Hash, &next, &batch)] {
+			p.probed, resumed = resumed, false
 			switch {
 			case p.t == nil:
 				if tr != nil {
@@ -90,18 +125,34 @@ func (d *DB) lookup(rs *readState, key []byte, seq base.SeqNum, tr lookupTracer)
 					tr.outOfRange(p.level, p.t)
 				}
 			default:
-				value, kind, found, err := d.getFromTable(&p, &lk, tr)
-				if err == nil && kind == base.KindSetBlob {
-					value, err = d.resolveBlob(value, tr)
-				}
-				if err != nil {
-					return nil, err
-				}
-				if found {
-					return answer(value, kind)
+				for {
+					value, kind, vseq, found, err := d.getFromTable(&p, &lk, tr)
+					if err == nil && kind == base.KindSetBlob {
+						value, err = d.resolveBlob(value, tr)
+					}
+					switch {
+					case err != nil:
+						return nil, err
+					case !found:
+					case kind != base.KindMerge && ops == nil:
+						return answer(value, kind)
+					case kind != base.KindMerge:
+						return d.foldAnswer(key, ops, value, kind, tr)
+					default:
+						if ops == nil {
+							ops = new(mergeOperands)
+						}
+						ops.add(value)
+						lk.Seq = vseq - 1 // the versions below it, here and in the places after
+						continue
+					}
+					break
 				}
 			}
 		}
+	}
+	if ops != nil {
+		return d.foldAnswer(key, ops, nil, base.KindDelete, tr)
 	}
 	return nil, ErrNotFound
 }
@@ -130,14 +181,16 @@ func rangeDelAt(l rangedel.List, key []byte, seq base.SeqNum) rangeDelHit {
 	return rangeDelHit{}
 }
 
-// memtablesGet looks key up in rs's memtables, newest first: the first
+// memtablesGet looks key up in rs's memtables, newest first from memtable
+// from (0 the mutable one, i the immutable rs.imm[i−1]): the first
 // version at or below seq is the answer (its value aliases the memtable's
-// arena), unless a range tombstone of the same memtable covers it — then,
-// as when a memtable's range tombstone covers a key it holds no version
-// of, the answer is a deletion (kind base.KindDelete, as lookup explains).
-// tr, if not nil, records each memtable searched.
-func memtablesGet(rs *readState, key []byte, seq base.SeqNum, tr lookupTracer) ([]byte, base.Kind, bool) {
-	for i := 0; i <= len(rs.imm); i++ {
+// arena), with its seqnum and the memtable's number, unless a range
+// tombstone of the same memtable covers it — then, as when a memtable's
+// range tombstone covers a key it holds no version of, the answer is a
+// deletion (kind base.KindDelete, as lookup explains). tr, if not nil,
+// records each memtable searched.
+func memtablesGet(rs *readState, key []byte, seq base.SeqNum, from int, tr lookupTracer) ([]byte, base.Kind, base.SeqNum, int, bool) {
+	for i := from; i <= len(rs.imm); i++ {
 		m := rs.mem
 		if i > 0 {
 			m = rs.imm[i-1]
@@ -164,21 +217,22 @@ func memtablesGet(rs *readState, key []byte, seq base.SeqNum, tr lookupTracer) (
 			tr.memtable(i, found, kind, hit)
 		}
 		if found {
-			return value, kind, true
+			return value, kind, vseq, i, true
 		}
 	}
-	return nil, 0, false
+	return nil, 0, 0, 0, false
 }
 
 // getFromTable looks key up in the table of p, whose filter's verdict
-// plan found, and counts what that cost; tr, if not nil, records it. The
+// plan found, and counts what that cost; tr, if not nil, records it. It
+// returns the version found and its seqnum. The
 // table's range tombstones come first: one covering the key sets
 // lk.Covered, and if the table holds no newer version, the answer is a
 // deletion (found, base.KindDelete), without a data block read when the
 // filter rules the key out. Where the filter rules the key out and the
 // table has no range tombstones, nothing of the table but its reader's
 // address is loaded (and the table, for a trace).
-func (d *DB) getFromTable(p *place, lk *sstable.LookupKey, tr lookupTracer) ([]byte, base.Kind, bool, error) {
+func (d *DB) getFromTable(p *place, lk *sstable.LookupKey, tr lookupTracer) ([]byte, base.Kind, base.SeqNum, bool, error) {
 	var hit rangeDelHit
 	if p.probe.rangeDels {
 		hit = rangeDelAt(p.probe.reader.RangeDels(), lk.UserKey, lk.Seq)
@@ -186,14 +240,19 @@ func (d *DB) getFromTable(p *place, lk *sstable.LookupKey, tr lookupTracer) ([]b
 	lk.Covered = hit.seq // 0, or the newest so far: lookup stops at the first
 	var stats sstable.LookupStats
 	value, kind, found, err := p.probe.reader.GetFiltered(*lk, p.maybe, &stats)
-	d.counters.levels[p.level].record(&stats)
+	if p.probed {
+		d.counters.levels[p.level].recordBlocks(&stats)
+	} else {
+		d.counters.levels[p.level].record(&stats)
+	}
+	p.probed = true
 	if err == nil && !found && hit.seq > 0 {
 		kind, found, hit.decided = base.KindDelete, true, true
 	}
 	if tr != nil {
 		tr.table(p.level, p.t, stats, found, kind, hit, err) // stats by value: a pointer through an interface would move it to the heap for every Get
 	}
-	return value, kind, found, err
+	return value, kind, stats.FoundSeq, found, err
 }
 
 // resolveBlob returns the value the encoded handle enc of a version found
@@ -224,6 +283,9 @@ type lookupTracer interface {
 	noTable(level, tables int)
 	// blob: the version found was a handle, and its value was read.
 	blob(rec blobRead)
+	// merged: the lookup folded the operands it found, above the version
+	// found last (or none), with the DB's merger; err is the merger's.
+	merged(operands int, err error)
 }
 
 // answer turns the version found into Get's result: the value, which must

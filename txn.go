@@ -132,17 +132,18 @@ func (t *Transaction) check() error {
 
 // Get returns the value of key as the transaction sees it: its own last
 // write of key, or else the value in its snapshot, which an update
-// transaction records as read.
+// transaction records as read — also where its own merge operands of key
+// are folded over that value.
 func (t *Transaction) Get(key []byte) ([]byte, error) {
 	if err := t.check(); err != nil {
 		return nil, err
 	}
-	if value, kind, found := t.batch.indexed().get(key); found {
-		return answer(bytes.Clone(value), kind)
-	}
-	if t.update {
+	return t.batch.indexed().getOver(t.snap, key, func() error {
+		if !t.update {
+			return nil
+		}
 		if err := t.grow(int64(len(key)) + txnReadOverhead); err != nil {
-			return nil, err
+			return err
 		}
 		h := xxhash.Sum64(key)
 		if _, ok := t.hashes[h]; !ok {
@@ -152,8 +153,8 @@ func (t *Transaction) Get(key []byte) ([]byte, error) {
 			t.hashes[h] = struct{}{}
 			t.keys = append(t.keys, bytes.Clone(key))
 		}
-	}
-	return t.snap.Get(key)
+		return nil
+	})
 }
 
 // NewIter returns an iterator over the transaction's writes over its

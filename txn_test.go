@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/vfs"
 )
 
@@ -148,7 +149,7 @@ func TestTransactionConflicts(t *testing.T) {
 				t.Fatalf("Commit: %v, want nil", err)
 			}
 			// A conflict wrote nothing; a commit wrote x if it set it.
-			_, _, setX := txn.batch.indexed().get([]byte("x"))
+			_, _, _, setX := txn.batch.indexed().get([]byte("x"), base.SeqNumMax)
 			v, err := d.Get([]byte("x"))
 			switch {
 			case setX && !tc.conflict && (err != nil || string(v) != "t"):

@@ -99,6 +99,9 @@ func (d *DB) apply(b *Batch, req *commitRequest, opts *WriteOptions) error {
 	if b.Len() == 0 {
 		return d.checkOpen()
 	}
+	if err := d.checkMerges(b); err != nil {
+		return err
+	}
 	if err := d.enterWriter(); err != nil {
 		return err
 	}

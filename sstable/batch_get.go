@@ -25,6 +25,7 @@ type Location struct {
 type GetResult struct {
 	Value      []byte
 	Kind       Kind
+	Seq        SeqNum // the version's, when Found
 	Found      bool
 	KeyPresent bool
 }
@@ -101,6 +102,6 @@ func (r *Reader) GetLocated(b LocatedBlock, k LookupKey, loc Location) (GetResul
 		res.KeyPresent, err = r.hasNewer(k.UserKey, loc.seek, b.block, nil)
 		return res, err
 	}
-	res.Value, res.Kind, res.Found, err = r.getInBlock(b.handle.Bytes(), b.block, k, loc.seek, &res.KeyPresent)
+	res.Value, res.Kind, res.Seq, res.Found, err = r.getInBlock(b.handle.Bytes(), b.block, k, loc.seek, &res.KeyPresent)
 	return res, err
 }

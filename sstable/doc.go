@@ -39,8 +39,11 @@
 // at most RestartInterval entries. Data and index keys are encoded internal
 // keys (see package base); property keys are names.
 //
-// A data entry's kind says what its value is: KindSet the value itself,
-// KindDelete nothing (a tombstone), KindSetBlob a handle to a value kept
+// A data entry's kind (the trailer's low byte: 0 KindDelete, 1 KindSet,
+// 3 KindSetBlob, 4 KindMerge) says what its value is: KindSet the value
+// itself, KindMerge a merge operand (the DB folds it over the versions
+// below; the table stores it as any value), KindDelete nothing (a
+// tombstone), KindSetBlob a handle to a value kept
 // in a blob file — three uvarints, the blob file's number, the value's
 // record offset and its length (the DB's blob files; their format is its
 // own). The table stores a handle as any value and resolves none: a Get

@@ -30,7 +30,8 @@ const SeqNumMax = base.SeqNumMax
 
 // Kind says what a version is: a value (KindSet), a value's handle in a
 // blob file (KindSetBlob: the entry's value is the handle, which the DB
-// resolves) or a tombstone (KindDelete).
+// resolves), a merge operand (KindMerge: the DB folds it over the older
+// versions) or a tombstone (KindDelete).
 type Kind = base.Kind
 
 // The kinds a table holds. KindRangeDelete marks a table bound that a
@@ -41,6 +42,7 @@ const (
 	KindSet         = base.KindSet
 	KindRangeDelete = base.KindRangeDelete
 	KindSetBlob     = base.KindSetBlob
+	KindMerge       = base.KindMerge
 )
 
 // RangeTombstones are range deletions fragmented: non-overlapping key

@@ -453,6 +453,10 @@ type LookupStats struct {
 	BlocksRead   int   // data blocks read from the file
 	BlocksCached int   // data blocks found in the block cache
 	BytesRead    int64 // bytes read from the file
+	// FoundSeq is the sequence number of the version Get found; 0 when
+	// it found none. A reader that goes on below a merge operand
+	// (KindMerge) looks again at FoundSeq−1.
+	FoundSeq SeqNum
 }
 
 // ruledOut records that the table's filter ruled the key out: nothing was
@@ -507,7 +511,8 @@ func (r *Reader) GetFiltered(k LookupKey, maybe bool, stats *LookupStats) (value
 		return nil, 0, false, err
 	}
 	defer block.Release()
-	return r.getInBlock(block.Bytes(), i, k, seek, &stats.KeyPresent)
+	value, kind, stats.FoundSeq, found, err = r.getInBlock(block.Bytes(), i, k, seek, &stats.KeyPresent)
+	return value, kind, found, err
 }
 
 // locate is the half of a Get that reads nothing, past the filter, whose
@@ -523,32 +528,32 @@ func (r *Reader) locate(k LookupKey, stats *LookupStats) (seek []byte, block int
 // getInBlock finds, in data block i (its bytes), the newest version of
 // k.UserKey at or below seek's sequence number, if it is above k.Covered,
 // and sets *present as LookupStats.KeyPresent says.
-func (r *Reader) getInBlock(data []byte, i int, k LookupKey, seek []byte, present *bool) (value []byte, kind Kind, found bool, err error) {
+func (r *Reader) getInBlock(data []byte, i int, k LookupKey, seek []byte, present *bool) (value []byte, kind Kind, seq SeqNum, found bool, err error) {
 	userKey := k.UserKey
 	var it blockIter
 	if err := it.init(data, base.CompareEncoded); err != nil {
-		return nil, 0, false, r.corrupt(int64(r.index.handle(i).Offset), "data block: %v", err)
+		return nil, 0, 0, false, r.corrupt(int64(r.index.handle(i).Offset), "data block: %v", err)
 	}
 	if !it.seekGE(seek) {
 		if it.err != nil {
-			return nil, 0, false, r.corrupt(int64(r.index.handle(i).Offset), "data block: %v", it.err)
+			return nil, 0, 0, false, r.corrupt(int64(r.index.handle(i).Offset), "data block: %v", it.err)
 		}
 		*present, err = r.hasNewer(userKey, seek, i, &it)
-		return nil, 0, false, err
+		return nil, 0, 0, false, err
 	}
 	ik, ok := base.DecodeInternalKey(it.key)
 	if !ok {
-		return nil, 0, false, r.corrupt(int64(r.index.handle(i).Offset), "data block: key shorter than a trailer")
+		return nil, 0, 0, false, r.corrupt(int64(r.index.handle(i).Offset), "data block: key shorter than a trailer")
 	}
 	if !bytes.Equal(ik.UserKey, userKey) {
 		*present, err = r.hasNewer(userKey, seek, i, &it)
-		return nil, 0, false, err
+		return nil, 0, 0, false, err
 	}
 	*present = true
 	if ik.SeqNum() <= k.Covered {
-		return nil, 0, false, nil // deleted by a range tombstone
+		return nil, 0, 0, false, nil // deleted by a range tombstone
 	}
-	return bytes.Clone(it.value), ik.Kind(), true, nil
+	return bytes.Clone(it.value), ik.Kind(), ik.SeqNum(), true, nil
 }
 
 // hasNewer reports whether the table holds a version of userKey newer than

@@ -339,10 +339,24 @@ func (f *dbFlags) withDB(mode openMode, fn func(*bloomkv.DB) error) error {
 }
 
 // openDB opens the database in dir as mode says, its errors worded for
-// run to print: a directory in use or holding no database says so.
+// run to print: a directory in use or holding no database says so. A
+// database written with one of the mergers the tool knows (mergers) is
+// opened with it.
 func openDB(dir string, mode openMode) (*bloomkv.DB, error) {
-	opts := &bloomkv.Options{ReadOnly: mode == readDB, ErrorIfNotExists: mode != createDB}
+	return openDBWith(dir, mode, nil)
+}
+
+// openDBWith is openDB with merger m (nil: the recorded one, if any).
+func openDBWith(dir string, mode openMode, m *bloomkv.Merger) (*bloomkv.DB, error) {
+	opts := &bloomkv.Options{ReadOnly: mode == readDB, ErrorIfNotExists: mode != createDB, Merger: m}
 	db, err := bloomkv.Open(dir, opts)
+	var mm *bloomkv.MergerMismatchError
+	if errors.As(err, &mm) && m == nil {
+		if known := mergerNamed(mm.Recorded); known != nil {
+			opts.Merger = known
+			db, err = bloomkv.Open(dir, opts)
+		}
+	}
 	switch {
 	case errors.Is(err, bloomkv.ErrLocked):
 		return nil, fmt.Errorf("%s is in use: another process has the database open", dir)

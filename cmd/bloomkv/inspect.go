@@ -373,7 +373,7 @@ func inspectWAL(out *bufio.Writer, f *os.File, size int64, name string, verbose 
 	w := bufio.NewWriter(&buf)
 	fmt.Fprintf(w, "WAL %s: %d bytes (%s), %s of 32 KiB\n", name, size, humanize.Bytes(uint64(size)), count(int((size+wal.BlockSize-1)/wal.BlockSize), "block"))
 	r := wal.NewReader(f, name)
-	var records, entries, sets, deletes int
+	var records, entries, sets, deletes, merges int
 	var minSeq, maxSeq uint64
 	var bad error
 	for {
@@ -393,9 +393,12 @@ func inspectWAL(out *bufio.Writer, f *os.File, size int64, name string, verbose 
 		if err == nil {
 			err = batchrepr.Decode(rec, func(e batchrepr.Entry) {
 				n++
-				if e.Kind == base.KindSet {
+				switch e.Kind {
+				case base.KindSet:
 					sets++
-				} else {
+				case base.KindMerge:
+					merges++
+				default:
 					deletes++
 				}
 				if verbose {
@@ -404,6 +407,8 @@ func inspectWAL(out *bufio.Writer, f *os.File, size int64, name string, verbose 
 						fmt.Fprintf(w, "    %d DEL %s\n", e.Seq, printable(string(e.Key)))
 					case base.KindRangeDelete:
 						fmt.Fprintf(w, "    %d RANGEDEL [%s, %s)\n", e.Seq, printable(string(e.Key)), printable(string(e.Value)))
+					case base.KindMerge:
+						fmt.Fprintf(w, "    %d MERGE %s = %s\n", e.Seq, printable(string(e.Key)), printable(string(e.Value)))
 					default:
 						fmt.Fprintf(w, "    %d SET %s = %s\n", e.Seq, printable(string(e.Key)), printable(string(e.Value)))
 					}
@@ -425,7 +430,11 @@ func inspectWAL(out *bufio.Writer, f *os.File, size int64, name string, verbose 
 		entries += n
 	}
 	fmt.Fprintf(w, "records: %d (each a batch, committed atomically)\n", records)
-	fmt.Fprintf(w, "writes: %d (%s, %s)", entries, count(sets, "set"), count(deletes, "delete"))
+	fmt.Fprintf(w, "writes: %d (%s, %s", entries, count(sets, "set"), count(deletes, "delete"))
+	if merges > 0 {
+		fmt.Fprintf(w, ", %s", count(merges, "merge"))
+	}
+	fmt.Fprint(w, ")")
 	if entries > 0 {
 		fmt.Fprintf(w, ", seqnums %d-%d", minSeq, maxSeq)
 	}

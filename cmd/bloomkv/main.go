@@ -166,6 +166,7 @@ func init() {
 		{"put", "set a key to a value", runPut},
 		{"get", "print a key's value (exit status 3 if it has none)", runGet},
 		{"del", "delete a key", runDel},
+		{"merge", "merge an operand into a key (a counter: -merger int64add) and print its new value", runMerge},
 		{"scan", "print the keys and values in a key range, in key order", runScan},
 		{"stats", "print the levels, tables and filter metrics", runStats},
 		{"bench", "run db_bench-style workloads and report the reads the filters avoid", runBench},

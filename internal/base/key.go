@@ -35,11 +35,16 @@ const (
 	// compaction copies it or, relocating the value, writes a new one; a
 	// batch or memtable never does.
 	KindSetBlob Kind = 3
+	// KindMerge is a merge operand: the entry's value is an operand that
+	// reads and compactions fold, with the DB's merger, over the key's
+	// older versions (see the root package's merge.go). It is always
+	// stored inline, never separated to a blob file.
+	KindMerge Kind = 4
 
 	// KindMax is the largest kind of a stored version. A seek key for
 	// (user key, S) uses it so that it sorts before every version of the
 	// key at sequence number S.
-	KindMax = KindSetBlob
+	KindMax = KindMerge
 )
 
 // IsSet reports whether k sets its key to a value, inline (KindSet) or
@@ -56,6 +61,8 @@ func (k Kind) String() string {
 		return "RANGEDEL"
 	case KindSetBlob:
 		return "SETBLOB"
+	case KindMerge:
+		return "MERGE"
 	}
 	return fmt.Sprintf("KIND(%d)", uint8(k))
 }

@@ -7,7 +7,11 @@
 //	+-------------------+-----------------+-----------+-----------+-----
 //	entry: kind (1) | key length (uvarint) | key | [value length (uvarint) | value]
 //
+//	kind: 0 KindDelete, 1 KindSet, 2 KindRangeDelete, 4 KindMerge
+//	      (the values of package base; 3, KindSetBlob, is never in a batch)
+//
 // Entry i has sequence number seqnum + i. KindSet entries carry a value,
+// KindMerge entries (Merge) the merge operand in the value's place,
 // KindRangeDelete entries (DeleteRange) the range's end in the value's
 // place: the key is its start, inclusive, the value its end, exclusive;
 // KindDelete entries carry none.
@@ -103,7 +107,7 @@ func DecodeEntry(p []byte) (kind base.Kind, key, value, rest []byte, err error) 
 		return 0, nil, nil, nil, fmt.Errorf("no entry")
 	}
 	kind = base.Kind(p[0])
-	if kind != base.KindSet && kind != base.KindDelete && kind != base.KindRangeDelete {
+	if kind != base.KindSet && kind != base.KindDelete && kind != base.KindRangeDelete && kind != base.KindMerge {
 		return 0, nil, nil, nil, fmt.Errorf("unknown kind %d", p[0])
 	}
 	var ok bool
@@ -122,8 +126,10 @@ func DecodeEntry(p []byte) (kind base.Kind, key, value, rest []byte, err error) 
 }
 
 // hasValue reports whether entries of kind carry a second byte string: a
-// Set's value, a range deletion's end key.
-func hasValue(kind base.Kind) bool { return kind == base.KindSet || kind == base.KindRangeDelete }
+// Set's value, a merge operand, a range deletion's end key.
+func hasValue(kind base.Kind) bool {
+	return kind == base.KindSet || kind == base.KindRangeDelete || kind == base.KindMerge
+}
 
 // lengthPrefixed splits a uvarint-length-prefixed byte string off p.
 func lengthPrefixed(p []byte) (s, rest []byte, ok bool) {

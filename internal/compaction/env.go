@@ -82,4 +82,7 @@ type Stats struct {
 	BlobFile            *manifest.BlobFileMetadata
 	BlobValuesRelocated uint64
 	BlobBytesWritten    uint64
+	// MergesFolded counts the merge operands folded into a value or into
+	// one operand (see mergeRun).
+	MergesFolded uint64
 }

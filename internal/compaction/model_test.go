@@ -64,6 +64,11 @@ func sortedRun(rng *rand.Rand, s *tableStore, es []entry, num *uint64) []*manife
 }
 
 func randomScenario(rng *rand.Rand, s *tableStore) *scenario {
+	return randomScenarioOf(rng, s, writes)
+}
+
+// randomScenarioOf is randomScenario with the writes gen makes.
+func randomScenarioOf(rng *rand.Rand, s *tableStore, gen func(rng *rand.Rand, keys []string, n int, seq *base.SeqNum) []entry) *scenario {
 	var keys []string
 	for i := range 3 + rng.IntN(40) {
 		keys = append(keys, fmt.Sprintf("k%03d", i*7%101))
@@ -81,12 +86,12 @@ func randomScenario(rng *rand.Rand, s *tableStore) *scenario {
 	var num uint64
 	var lv levels
 	if !c.Bottommost {
-		sc.below = writes(rng, keys, rng.IntN(40), &seq)
+		sc.below = gen(rng, keys, rng.IntN(40), &seq)
 		if len(sc.below) > 0 {
 			lv[c.OutputLevel+1] = sortedRun(rng, s, sc.below, &num)
 		}
 	}
-	next := writes(rng, keys, rng.IntN(150), &seq)
+	next := gen(rng, keys, rng.IntN(150), &seq)
 	sc.inputs = append(sc.inputs, next...)
 	if len(next) > 0 {
 		c.Inputs[1] = sortedRun(rng, s, next, &num)
@@ -94,13 +99,13 @@ func randomScenario(rng *rand.Rand, s *tableStore) *scenario {
 	if c.Level == 0 {
 		// Flushes: each a contiguous range of seqnums, newest first.
 		for range 1 + rng.IntN(5) {
-			es := writes(rng, keys, 1+rng.IntN(60), &seq)
+			es := gen(rng, keys, 1+rng.IntN(60), &seq)
 			sc.inputs = append(sc.inputs, es...)
 			num++
 			c.Inputs[0] = append([]*manifest.FileMetadata{s.build(num, es, 10)}, c.Inputs[0]...)
 		}
 	} else {
-		es := writes(rng, keys, 1+rng.IntN(150), &seq)
+		es := gen(rng, keys, 1+rng.IntN(150), &seq)
 		sc.inputs = append(sc.inputs, es...)
 		c.Inputs[0] = sortedRun(rng, s, es, &num)
 	}
@@ -179,42 +184,12 @@ func TestRunModel(t *testing.T) {
 	for iter := range 300 {
 		s := newTableStore(t)
 		sc := randomScenario(rng, s)
-		opts := with(defaultOptions(), func(o *Options) {
-			o.TargetFileSize = uint64(256 + rng.IntN(2048))
-			o.TableOptions = sstableOpts(rng)
-		})
-		outputs, stats, err := Run(context.Background(), sc.c, s.env(), sc.snapshots, opts)
-		if err != nil {
-			t.Fatalf("iteration %d: %v: %v", iter, sc.c, err)
-		}
-		fail := func(format string, args ...any) {
-			t.Helper()
-			t.Fatalf("iteration %d: %v, snapshots %v, bottommost %v: %s", iter, sc.c, sc.snapshots, sc.c.Bottommost, fmt.Sprintf(format, args...))
-		}
-
-		var got []entry
-		for _, f := range outputs {
-			got = append(got, s.entries(f.FileNum)...)
-		}
+		r := runScenario(t, rng, iter, s, sc, nil)
+		got, outputs, stats, opts, fail := r.got, r.outputs, r.stats, r.opts, r.fail
 		if want := oracleOutput(sc); !equalEntries(got, want) {
 			fail("output\n%v\nwant\n%v", got, want)
 		}
-
-		// What every read sees is unchanged, in the tree with the levels
-		// below.
-		before := append(slices.Clone(sc.inputs), sc.below...)
-		after := append(slices.Clone(got), sc.below...)
-		sortEntries(before)
-		sortEntries(after)
-		for _, e := range before {
-			for _, p := range readPoints(sc.snapshots) {
-				v1, ok1 := get(before, e.key.UserKey, p)
-				v2, ok2 := get(after, e.key.UserKey, p)
-				if ok1 != ok2 || !bytes.Equal(v1, v2) {
-					fail("read of %q at %d: before %q %v, after %q %v", e.key.UserKey, p, v1, ok1, v2, ok2)
-				}
-			}
-		}
+		r.checkReads(get)
 		if !sc.c.Bottommost && stats.TombstonesDropped != 0 {
 			fail("dropped %d tombstones above the bottom", stats.TombstonesDropped)
 		}
@@ -236,6 +211,59 @@ func TestRunModel(t *testing.T) {
 		}
 		if v, err := b.Finish(); err != nil || v.CheckInvariants() != nil {
 			fail("installing the outputs: %v", err)
+		}
+	}
+}
+
+// scenarioRun is a scenario's compaction, run by runScenario.
+type scenarioRun struct {
+	sc      *scenario
+	got     []entry // the entries written
+	outputs []*manifest.FileMetadata
+	stats   Stats
+	opts    *Options
+	fail    func(format string, args ...any) // names the iteration
+}
+
+// runScenario runs sc's compaction, iteration iter of a test, with random
+// output options and merger m (nil: none).
+func runScenario(t *testing.T, rng *rand.Rand, iter int, s *tableStore, sc *scenario, m *base.Merger) *scenarioRun {
+	t.Helper()
+	r := &scenarioRun{sc: sc}
+	r.opts = with(defaultOptions(), func(o *Options) {
+		o.TargetFileSize = uint64(256 + rng.IntN(2048))
+		o.TableOptions = sstableOpts(rng)
+		o.Merger = m
+	})
+	var err error
+	r.outputs, r.stats, err = Run(context.Background(), sc.c, s.env(), sc.snapshots, r.opts)
+	if err != nil {
+		t.Fatalf("iteration %d: %v: %v", iter, sc.c, err)
+	}
+	r.fail = func(format string, args ...any) {
+		t.Helper()
+		t.Fatalf("iteration %d: %v, snapshots %v, bottommost %v: %s", iter, sc.c, sc.snapshots, sc.c.Bottommost, fmt.Sprintf(format, args...))
+	}
+	for _, f := range r.outputs {
+		r.got = append(r.got, s.entries(f.FileNum)...)
+	}
+	return r
+}
+
+// checkReads checks that what every read sees, as get reads it, is
+// unchanged by the compaction, in the tree with the levels below.
+func (r *scenarioRun) checkReads(get func(es []entry, userKey []byte, seq base.SeqNum) ([]byte, bool)) {
+	before := append(slices.Clone(r.sc.inputs), r.sc.below...)
+	after := append(slices.Clone(r.got), r.sc.below...)
+	sortEntries(before)
+	sortEntries(after)
+	for _, e := range before {
+		for _, p := range readPoints(r.sc.snapshots) {
+			v1, ok1 := get(before, e.key.UserKey, p)
+			v2, ok2 := get(after, e.key.UserKey, p)
+			if ok1 != ok2 || !bytes.Equal(v1, v2) {
+				r.fail("read of %q at %d: before %q %v, after %q %v\ninputs %v\noutput %v", e.key.UserKey, p, v1, ok1, v2, ok2, r.sc.inputs, r.got)
+			}
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/sstable"
 )
@@ -137,6 +138,10 @@ type Options struct {
 	// relocate its live values (Compaction.RelocateBlobs) and the picker
 	// rewrites tables that reference it (pickBlobRewrite); 0: never.
 	BlobDeadShare float64
+	// Merger is the DB's merge operator (bloomkv.Merger), with which Run
+	// folds merge operands; nil if the DB has none, and then Run keeps
+	// every operand as it is.
+	Merger *base.Merger
 }
 
 // FilterBudget gives the bits the point filters of a tree of keys

@@ -54,6 +54,9 @@ func Run(ctx context.Context, c *Compaction, env Env, snapshots []base.SeqNum, o
 		cutter:     newOutputCutter(opts.TargetFileSize, c.Grandparents),
 		wopts:      opts.TableOptions,
 	}
+	if opts.Merger != nil {
+		r.mergeFn = opts.Merger.Merge
+	}
 	r.wopts.RangeFilterBits = opts.RangeFilterBits[c.OutputLevel]
 	r.wopts.Compression = c.Compression
 
@@ -128,6 +131,11 @@ type runner struct {
 	blobOut *Output
 	bw      *blob.Writer
 	blobBuf []byte
+
+	// mergeFn folds merge operands (Options.Merge); mg is the run of
+	// operands being folded (see merge.go).
+	mergeFn base.MergeFunc
+	mg      mergeRun
 }
 
 // pendingTombstone is a kept tombstone of the current user key whose
@@ -160,6 +168,9 @@ func (r *runner) merge(ctx context.Context) (err error) {
 		}
 	}
 	if err := it.Error(); err != nil {
+		return err
+	}
+	if err := r.finishMergeRun(nil); err != nil {
 		return err
 	}
 	r.endKey()
@@ -205,6 +216,9 @@ func (r *runner) add(k base.InternalKey, value []byte) error {
 		if r.haveKey && bytes.Compare(k.UserKey, r.userKey) < 0 {
 			return r.outOfOrder(k)
 		}
+		if err := r.finishMergeRun(nil); err != nil {
+			return err
+		}
 		r.endKey()
 		r.userKey = append(r.userKey[:0], k.UserKey...)
 		r.haveKey = true
@@ -214,6 +228,14 @@ func (r *runner) add(k base.InternalKey, value []byte) error {
 	r.lastTrailer = k.Trailer
 
 	stripe := r.stripes.of(k.SeqNum())
+	if r.mg.active {
+		if stripe == r.mg.stripe {
+			return r.mergeNext(k, value)
+		}
+		if err := r.finishMergeRun(&k); err != nil {
+			return err
+		}
+	}
 	if stripe == r.lastStripe {
 		// A newer version of this key is in the same stripe: every read
 		// point that could see this one sees that one instead.
@@ -243,6 +265,12 @@ func (r *runner) add(k base.InternalKey, value []byte) error {
 		}
 	}
 	r.pending, r.pendingVals = r.pending[:0], r.pendingVals[:0]
+	if k.Kind() == base.KindMerge {
+		// The newest version of its stripe, kept: with the operands and
+		// the base below it in the stripe, folded into one (merge.go).
+		r.startMergeRun(k, value, stripe)
+		return nil
+	}
 	return r.write(k, value)
 }
 

@@ -65,7 +65,10 @@
 //	                      blob file number uvarint | bytes uvarint
 //	 9   NewBlobFile      blob file number uvarint, nonzero | size |
 //	                      values | value bytes (uvarints)
-//	 0, 10…  reserved or unknown: rejected as corruption
+//	10   MergerName       length uvarint, in [1, 1024] | the merge
+//	                      operator's name (bloomkv.Merger.Name), at most
+//	                      once per edit; recorded once per DB, never changed
+//	 0, 11…  reserved or unknown: rejected as corruption
 //
 // A NewFile body, with the keys as internal keys (user key ‖ 8-byte
 // trailer, see package base), each preceded by its length:
@@ -87,7 +90,8 @@
 // INVARIANT: every reference of a version's tables names a blob file of
 // the version, and a blob file's live bytes never exceed its value bytes.
 //
-// Encode writes the counters in tag order, then the deleted files, then
+// Encode writes the counters in tag order, then the merger name, then the
+// deleted files, then
 // the new blob files, then the new files. Decode accepts fields in any order but rejects, as corruption
 // (base.ErrCorruption): a truncated field, a uvarint over 64 bits, tag 0 or
 // an unknown tag (it might change the edit's meaning), a repeated counter,

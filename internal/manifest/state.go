@@ -19,6 +19,9 @@ type State struct {
 	// LastSeqNum is the largest sequence number recorded by the manifest.
 	// Writes in WALs at or after LogNumber may go further.
 	LastSeqNum base.SeqNum
+	// MergerName is the DB's merge operator's name; empty until an edit
+	// records one.
+	MergerName string
 }
 
 // Apply returns the state after edits, in order, or an error saying why one
@@ -50,7 +53,7 @@ func (s State) Apply(edits ...*VersionEdit) (State, error) {
 // the first record of a new manifest (see Create). Its tables are s's own
 // metadata, which the edit must not modify.
 func (s State) SnapshotEdit() *VersionEdit {
-	e := &VersionEdit{LogNumber: s.LogNumber, NextFileNumber: s.NextFileNumber, LastSeqNum: s.LastSeqNum}
+	e := &VersionEdit{LogNumber: s.LogNumber, NextFileNumber: s.NextFileNumber, LastSeqNum: s.LastSeqNum, MergerName: s.MergerName}
 	if s.Version != nil {
 		for _, b := range s.Version.Blobs {
 			e.NewBlobFiles = append(e.NewBlobFiles, b.BlobFileMetadata)
@@ -96,6 +99,12 @@ func (r *replay) apply(e *VersionEdit) error {
 			return fmt.Errorf("manifest: edit sets the last seqnum to %d, above the maximum %d", e.LastSeqNum, base.SeqNumMax)
 		}
 		s.LastSeqNum = e.LastSeqNum
+	}
+	if e.MergerName != "" {
+		if s.MergerName != "" && s.MergerName != e.MergerName {
+			return fmt.Errorf("manifest: edit records merger %q, but the DB's is %q", e.MergerName, s.MergerName)
+		}
+		s.MergerName = e.MergerName
 	}
 	if s.LogNumber != 0 && s.LogNumber >= s.NextFileNumber {
 		return fmt.Errorf("manifest: log number %d is not below the next file number %d", s.LogNumber, s.NextFileNumber)

@@ -34,6 +34,9 @@ type VersionEdit struct {
 	// reference them. A blob file leaves the version by itself once no
 	// table references it (see Builder), so no edit deletes one.
 	NewBlobFiles []*BlobFileMetadata
+	// MergerName, if not empty, records the name of the DB's merge
+	// operator (bloomkv.Merger), set once: the DB opens only with it.
+	MergerName string
 }
 
 // DeletedFile names a table an edit removes, and the level it is in.
@@ -56,16 +59,21 @@ const (
 	tagLastSeqNum     = 3
 	tagDeletedFile    = 4
 	tagNewFile        = 5
-	tagNewFileFilter  = 6 // a NewFile with its filter's family and parameter, and its entries
-	tagNewFileBlocks  = 7 // a NewFileFilter with its data blocks' compression
-	tagNewFileBlobs   = 8 // a NewFileBlocks with its blob references
-	tagNewBlobFile    = 9 // a blob file
+	tagNewFileFilter  = 6  // a NewFile with its filter's family and parameter, and its entries
+	tagNewFileBlocks  = 7  // a NewFileFilter with its data blocks' compression
+	tagNewFileBlobs   = 8  // a NewFileBlocks with its blob references
+	tagNewBlobFile    = 9  // a blob file
+	tagMergerName     = 10 // the merge operator's name
 )
+
+// maxMergerName bounds a recorded merger name, so that a damaged length
+// is refused rather than believed.
+const maxMergerName = 1 << 10
 
 // LastTag is the newest field tag of an encoded edit that this package
 // reads and writes; it reads every tag from 1 up to it and refuses a
 // manifest with a tag above it.
-const LastTag = tagNewFileBlocks
+const LastTag = tagMergerName
 
 // Encode appends the encoding of e to dst and returns the extended slice.
 // Counters that are zero are left out; deleted files come before new files,
@@ -82,6 +90,11 @@ func (e *VersionEdit) Encode(dst []byte) []byte {
 	if e.LastSeqNum != 0 {
 		dst = binary.AppendUvarint(dst, tagLastSeqNum)
 		dst = binary.AppendUvarint(dst, uint64(e.LastSeqNum))
+	}
+	if e.MergerName != "" {
+		dst = binary.AppendUvarint(dst, tagMergerName)
+		dst = binary.AppendUvarint(dst, uint64(len(e.MergerName)))
+		dst = append(dst, e.MergerName...)
 	}
 	for _, d := range e.DeletedFiles {
 		dst = binary.AppendUvarint(dst, tagDeletedFile)
@@ -206,6 +219,15 @@ func Decode(b []byte) (VersionEdit, error) {
 			if d.err == nil {
 				e.NewBlobFiles = append(e.NewBlobFiles, b)
 			}
+		case tagMergerName:
+			if e.MergerName != "" {
+				return VersionEdit{}, editErrorf("tag %d repeated at byte %d", tag, fieldOff)
+			}
+			n := d.uvarint("merger name length")
+			if d.err == nil && (n == 0 || n > maxMergerName) {
+				d.fail("merger name length %d not in [1, %d]", n, maxMergerName)
+			}
+			e.MergerName = string(d.bytes("merger name", int(n)))
 		case 0:
 			return VersionEdit{}, editErrorf("reserved tag 0 at byte %d", fieldOff)
 		default:

@@ -1,0 +1,165 @@
+package compaction
+
+import (
+	"fmt"
+
+	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/blob"
+)
+
+// mergeRun is the run of merge operands (base.KindMerge) of the current
+// user key, all in one snapshot stripe, that Run is folding: it starts
+// at the newest version of a stripe when that is an operand (the keep
+// rule keeps it), takes the operands below it in the same stripe, and
+// ends at the first other version of the stripe — the base it folds
+// over: a Set's value, or none for a tombstone or a version a range
+// tombstone of the stripe deletes — or at the stripe's end (see
+// finishMergeRun). Every read point that sees one of its versions sees
+// the newest, and folds the run down to the same place: so one version,
+// the fold, at the newest operand's seqnum, answers every one of them as
+// the run did.
+type mergeRun struct {
+	active bool
+	stripe int
+	// ops are the operands, newest first, copied into buf (ends);
+	// trailers their trailers, to write them back unfolded should the
+	// merger fail.
+	buf      []byte
+	ends     []int
+	trailers []base.Trailer
+	list     [][]byte
+	// baseVal holds a separated base value, read to fold over.
+	baseVal []byte
+}
+
+// startMergeRun begins a run at operand k, the newest version of its
+// stripe.
+func (r *runner) startMergeRun(k base.InternalKey, value []byte, stripe int) {
+	m := &r.mg
+	m.active, m.stripe = true, stripe
+	m.buf, m.ends, m.trailers = m.buf[:0], m.ends[:0], m.trailers[:0]
+	r.addOperand(k, value)
+}
+
+func (r *runner) addOperand(k base.InternalKey, value []byte) {
+	m := &r.mg
+	m.buf = append(m.buf, value...)
+	m.ends = append(m.ends, len(m.buf))
+	m.trailers = append(m.trailers, k.Trailer)
+}
+
+// mergeNext takes version k, of the run's key and stripe, into the run:
+// another operand, or the base that ends it.
+func (r *runner) mergeNext(k base.InternalKey, value []byte) error {
+	if r.rangeDeleted(k, r.mg.stripe) {
+		r.stats.RangeDeletedDropped++
+		return r.endMergeRun(nil, false, nil, nil)
+	}
+	switch k.Kind() {
+	case base.KindMerge:
+		r.addOperand(k, value)
+		return nil
+	case base.KindSet:
+		return r.endMergeRun(value, true, &k, value)
+	case base.KindSetBlob:
+		if r.env.ReadBlob == nil {
+			return r.keepMergeRun(&k, value)
+		}
+		h, ok := blob.DecodeHandle(value)
+		if !ok {
+			return fmt.Errorf("%w: compaction L%d→L%d: entry %v holds a malformed blob handle", base.ErrCorruption, r.c.Level, r.c.OutputLevel, k)
+		}
+		var err error
+		if r.mg.baseVal, err = r.env.ReadBlob(r.mg.baseVal[:0], h); err != nil {
+			return err
+		}
+		return r.endMergeRun(r.mg.baseVal, true, &k, value)
+	}
+	// A tombstone: no base.
+	return r.endMergeRun(nil, false, &k, nil)
+}
+
+// finishMergeRun ends the run, if one is open, where the stripe or the
+// key ends with no base in the stripe: next is the key's next version, in
+// an older stripe, nil at the key's end. There is no base for any read
+// of the run when next is a tombstone, or a version a range tombstone of
+// its stripe deletes (that tombstone is older than the run, so its reads
+// see it too), and at the bottom of the tree with no version left below:
+// the fold is then the key's value, a Set. Otherwise next, or a deeper
+// level, may hold the base: the run folds into one operand.
+func (r *runner) finishMergeRun(next *base.InternalKey) error {
+	if !r.mg.active {
+		return nil
+	}
+	if next == nil && r.c.Bottommost ||
+		next != nil && (next.Kind() == base.KindDelete || r.rangeDeleted(*next, r.stripes.of(next.SeqNum()))) {
+		return r.endMergeRun(nil, false, nil, nil)
+	}
+	m := &r.mg
+	if len(m.ends) == 1 || r.mergeFn == nil {
+		return r.keepMergeRun(nil, nil)
+	}
+	m.active = false
+	v, err := base.Fold(r.mergeFn, r.userKey, nil, false, r.operandsOldestFirst())
+	if err != nil {
+		return r.keepMergeRun(nil, nil)
+	}
+	r.stats.MergesFolded += uint64(len(m.ends))
+	return r.write(base.InternalKey{UserKey: r.userKey, Trailer: m.trailers[0]}, v)
+}
+
+// endMergeRun ends the run at its base: value when hasBase, none
+// otherwise; the fold, a Set at the newest operand's seqnum, replaces the
+// operands and the version that ended the run (baseKey, stored as raw,
+// when there is one: a Set, or a tombstone), which it shadows in their
+// stripe. With no merger, or if the merger fails, everything is kept as
+// it was (keepMergeRun).
+func (r *runner) endMergeRun(value []byte, hasBase bool, baseKey *base.InternalKey, raw []byte) error {
+	m := &r.mg
+	if r.mergeFn == nil {
+		return r.keepMergeRun(baseKey, raw)
+	}
+	v, err := base.Fold(r.mergeFn, r.userKey, value, hasBase, r.operandsOldestFirst())
+	if err != nil {
+		return r.keepMergeRun(baseKey, raw)
+	}
+	m.active = false
+	r.stats.MergesFolded += uint64(len(m.ends))
+	if baseKey != nil {
+		r.stats.ShadowedDropped++
+	}
+	return r.write(base.InternalKey{UserKey: r.userKey, Trailer: base.MakeTrailer(m.trailers[0].SeqNum(), base.KindSet)}, v)
+}
+
+// keepMergeRun writes the run's operands as they came, and then the base
+// version baseKey (its stored value raw), if not nil: what Run writes when it cannot
+// fold, so that nothing is lost and the reads report the merger's error.
+func (r *runner) keepMergeRun(baseKey *base.InternalKey, raw []byte) error {
+	m := &r.mg
+	m.active = false
+	start := 0
+	for i, end := range m.ends {
+		if err := r.write(base.InternalKey{UserKey: r.userKey, Trailer: m.trailers[i]}, m.buf[start:end]); err != nil {
+			return err
+		}
+		start = end
+	}
+	if baseKey == nil {
+		return nil
+	}
+	return r.write(base.InternalKey{UserKey: r.userKey, Trailer: baseKey.Trailer}, raw)
+}
+
+// operandsOldestFirst returns the run's operands, oldest first.
+func (r *runner) operandsOldestFirst() [][]byte {
+	m := &r.mg
+	m.list = m.list[:0]
+	for i := len(m.ends) - 1; i >= 0; i-- {
+		start := 0
+		if i > 0 {
+			start = m.ends[i-1]
+		}
+		m.list = append(m.list, m.buf[start:m.ends[i]:m.ends[i]])
+	}
+	return m.list
+}
