@@ -201,6 +201,7 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *version) (err error) {
 	cs.bytesRead[c.OutputLevel].Add(bytesOf(c.Inputs[1]))
 	cs.bytesWritten[c.OutputLevel].Add(stats.BytesWritten)
 	cs.tombstonesDropped.Add(stats.TombstonesDropped)
+	cs.expiredDropped.Add(stats.ExpiredDropped)
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/humanize"
@@ -73,6 +74,12 @@ type Trace struct {
 	// was met: `range tombstone ["a", "m") @42 in L1/000123.sst`. Deleted
 	// is then true, and Source the place.
 	CoveredBy string
+	// ExpiresAt is the expiry of the version found, if it was written with
+	// a time-to-live (the zero Time otherwise); Expired reports that it had
+	// passed (an ExpiredStep): Deleted is then true, and Source the place
+	// that held the version.
+	ExpiresAt time.Time
+	Expired   bool
 }
 
 // StepKind says what a TraceStep consulted.
@@ -91,6 +98,10 @@ const (
 	// BlobStep: the read of a value from a blob file (FileNum), after the
 	// table step that found its handle; BytesRead is its record's size.
 	BlobStep
+	// ExpiredStep: the version the step before found has a time-to-live
+	// that ended at ExpiresAt, at or before the clock's reading Now: the
+	// key reads as deleted (Found and Deleted), its older versions hidden.
+	ExpiredStep
 )
 
 // FilterVerdict is what a table's filter said of the key.
@@ -189,6 +200,9 @@ type TraceStep struct {
 	// keys of the batch that one read (or cache hit) served, itself
 	// included; above 1, the block was shared.
 	Round, BlockKeys int
+	// ExpiresAt and Now are an ExpiredStep's: the instant the version
+	// expired and the clock's reading that found it expired.
+	ExpiresAt, Now time.Time
 	// Err is the error that ended the lookup at this step, if any.
 	Err error
 }
@@ -221,6 +235,8 @@ func (s *TraceStep) Place() string {
 		return fmt.Sprintf("L%d/%s", s.Level, manifest.MakeFilename(manifest.FileTypeTable, s.FileNum))
 	case BlobStep:
 		return manifest.MakeFilename(manifest.FileTypeBlob, s.FileNum)
+	case ExpiredStep:
+		return "expiry"
 	}
 	return fmt.Sprintf("L%d", s.Level)
 }
@@ -261,6 +277,15 @@ func (t *Trace) noTable(level, tables int) {
 
 func (t *Trace) blob(rec blobRead) {
 	t.Steps = append(t.Steps, TraceStep{Kind: BlobStep, FileNum: rec.handle.FileNum, BytesRead: int64(rec.bytes), Err: rec.err})
+}
+
+func (t *Trace) expiry(expiry, now int64) {
+	t.ExpiresAt = time.Unix(0, expiry).UTC()
+	if now < expiry {
+		return
+	}
+	t.Steps = append(t.Steps, TraceStep{Kind: ExpiredStep, Found: true, Deleted: true, ExpiresAt: t.ExpiresAt, Now: time.Unix(0, now).UTC()})
+	t.Expired, t.Deleted = true, true
 }
 
 // The skipTracer hooks: a prefix seek's or a range scan's steps.
@@ -425,8 +450,12 @@ func (t *Trace) Summary() string {
 	switch {
 	case t.CoveredBy != "":
 		parts = append(parts, "covered by "+t.CoveredBy)
+	case t.Expired:
+		parts = append(parts, "expired at "+t.ExpiresAt.Format(time.RFC3339Nano)+" in "+t.Source)
 	case t.Deleted:
 		parts = append(parts, "deleted in "+t.Source)
+	case t.Found && !t.ExpiresAt.IsZero():
+		parts = append(parts, "found in "+t.Source+", expires at "+t.ExpiresAt.Format(time.RFC3339Nano))
 	case t.Found:
 		parts = append(parts, "found in "+t.Source)
 	default:
@@ -537,6 +566,8 @@ func (s *TraceStep) result() string {
 		return "covered by " + s.rangeDel()
 	case s.Kind == BlobStep:
 		return "value read"
+	case s.Kind == ExpiredStep:
+		return "expired at " + s.ExpiresAt.Format(time.RFC3339Nano) + " (clock " + s.Now.Format(time.RFC3339Nano) + ")"
 	case s.Deleted:
 		return "deleted (tombstone)"
 	case s.Found:

@@ -97,6 +97,9 @@ type Iterator struct {
 type iterState struct {
 	inner iterator.Iterator // every version of every key; owned
 	seq   base.SeqNum       // versions with a larger seqnum are invisible
+	// now is the clock's reading, in Unix nanoseconds, at which the
+	// Iterator judges expiries (ttl.go): its creation's.
+	now int64
 	// onClose, if not nil, runs at Close after inner's Close, its error
 	// returned if there was none before: the hook of the tests' Iterators
 	// (newIterator), which a DB's Iterator, releasing rs instead, leaves nil.
@@ -376,7 +379,11 @@ func (it *Iterator) findNext(ok, skipping bool) bool {
 			continue
 		}
 		rd := it.rangeDeletion(k)
-		if !k.Kind().IsSet() || rd != nil {
+		if !it.sets(k) || rd != nil {
+			if it.err != nil {
+				it.pos = posNone
+				return false
+			}
 			// A tombstone, or a version a range tombstone deletes: the key
 			// is deleted; hide its older versions (a range tombstone
 			// newer than this version is newer than them too).
@@ -418,11 +425,16 @@ func (it *Iterator) findPrev(ok bool) bool {
 			break
 		}
 		rd := it.rangeDeletion(k)
-		found = k.Kind().IsSet() && rd == nil
+		found = it.sets(k) && rd == nil
+		if it.err != nil {
+			it.pos = posNone
+			return false
+		}
 		if found {
+			var v []byte
+			v, it.blob.backward = withoutExpiry(k.Kind(), it.inner.Value())
 			it.key = append(it.key[:0], k.UserKey...)
-			it.value = append(it.value[:0], it.inner.Value()...)
-			it.blob.backward = k.Kind() == base.KindSetBlob
+			it.value = append(it.value[:0], v...)
 		}
 		ok = it.inner.Prev()
 		if ok && rd != nil && it.merging != nil {
@@ -526,10 +538,11 @@ func (it *Iterator) Value() []byte {
 	case !it.Valid():
 		return nil
 	case it.dir == forward:
-		if it.inner.Key().Kind() == base.KindSetBlob {
-			return it.blobValue(it.inner.Value(), true)
+		v, blob := withoutExpiry(it.inner.Key().Kind(), it.inner.Value())
+		if blob {
+			return it.blobValue(v, true)
 		}
-		return nonNil(it.inner.Value())
+		return nonNil(v)
 	case it.blob.backward:
 		return it.blobValue(it.value, false)
 	}
@@ -679,6 +692,7 @@ func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions, explain boo
 	a := iterAllocs.Get().(*iterAlloc)
 	it := &Iterator{&a.state}
 	it.seq, it.db, it.rs, it.explain, it.alloc, it.batch = seq, d, rs, explain, a, batch
+	it.now = d.nowNanos()
 	it.userLower, it.userUpper = copyBound(a.lower, o.LowerBound), copyBound(a.upper, o.UpperBound)
 	it.lower, it.upper = it.userLower, it.userUpper
 	it.key, it.value, it.stopKey = a.key, a.value, a.stopKey

@@ -155,12 +155,16 @@ type Metrics struct {
 	WALBytes uint64 // bytes appended to WALs
 	WALSyncs uint64 // WAL fsyncs; with group commit, often fewer than Batches
 
-	Flushes            uint64
-	Compactions        uint64
-	TombstonesDropped  uint64 // by compactions at the bottom of the tree
-	MemtableBytes      int64  // bytes in the mutable memtable: its usage (Options.MemtableSize is its capacity)
-	ImmutableMemtables int    // full memtables waiting for their flush
-	CompactionPending  bool   // a compaction is running, or the levels' sizes or the blob files' dead shares call for one
+	Flushes           uint64
+	Compactions       uint64
+	TombstonesDropped uint64 // by compactions at the bottom of the tree
+	// ExpiredDropped counts the versions whose time-to-live had ended
+	// that compactions dropped (docs/ttl.md): their values gone, each
+	// replaced by a tombstone where one was still needed.
+	ExpiredDropped     uint64
+	MemtableBytes      int64 // bytes in the mutable memtable: its usage (Options.MemtableSize is its capacity)
+	ImmutableMemtables int   // full memtables waiting for their flush
+	CompactionPending  bool  // a compaction is running, or the levels' sizes or the blob files' dead shares call for one
 	// CompactionsInProgress is the number of compactions running now (at
 	// most Options.MaxConcurrentCompactions).
 	CompactionsInProgress int
@@ -384,6 +388,7 @@ type dbCounters struct {
 // compactionCounters count the work of flushes and compactions.
 type compactionCounters struct {
 	count, tombstonesDropped atomic.Uint64
+	expiredDropped           atomic.Uint64
 	bytesRead, bytesWritten  [manifest.NumLevels]atomic.Uint64
 }
 
@@ -529,6 +534,7 @@ func (d *DB) Metrics() Metrics {
 	m.Flushes = c.flushes.Load()
 	m.Compactions = c.compactions.count.Load()
 	m.TombstonesDropped = c.compactions.tombstonesDropped.Load()
+	m.ExpiredDropped = c.compactions.expiredDropped.Load()
 	for i := range m.Levels {
 		m.Levels[i].CompactionBytesRead = c.compactions.bytesRead[i].Load()
 		m.Levels[i].CompactionBytesWritten = c.compactions.bytesWritten[i].Load()

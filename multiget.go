@@ -50,9 +50,14 @@ func (d *DB) multiGet(keys [][]byte, seq base.SeqNum, mt *MultiTrace) ([][]byte,
 	values := make([][]byte, len(keys))
 	slab := make([]batchKey, 0, len(keys))
 	pending := make([]*batchKey, 0, len(keys))
+	clock := readClock{d: d}
 	for i, key := range keys {
 		if value, kind, found := memtablesGet(rs, key, seq, mt.keyTracer(i)); found {
 			d.counters.memtableHits.Add(1)
+			if value, kind, err = clock.unexpired(key, value, kind, mt.keyTracer(i)); err != nil {
+				mt.finish(values)
+				return nil, err
+			}
 			if kind != base.KindDelete {
 				values[i] = foundValue(bytes.Clone(value))
 			}
@@ -80,6 +85,12 @@ func (d *DB) multiGet(keys [][]byte, seq base.SeqNum, mt *MultiTrace) ([][]byte,
 		}
 		next := pending[:0]
 		for _, k := range pending {
+			if k.res.Found {
+				if k.res.Value, k.res.Kind, err = clock.unexpired(keys[k.i], k.res.Value, k.res.Kind, k.tr.tracer()); err != nil {
+					mt.finish(values)
+					return nil, err
+				}
+			}
 			if !k.res.Found {
 				next = append(next, k)
 			} else if k.res.Kind != base.KindDelete {

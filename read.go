@@ -66,9 +66,14 @@ func (d *DB) get(key []byte, seq base.SeqNum) ([]byte, error) {
 // account of what it did.
 func (d *DB) lookup(rs *readState, key []byte, seq base.SeqNum, tr lookupTracer) ([]byte, error) {
 	d.counters.gets.Add(1)
+	clock := readClock{d: d}
 
 	if value, kind, found := memtablesGet(rs, key, seq, tr); found {
 		d.counters.memtableHits.Add(1)
+		value, kind, err := clock.unexpired(key, value, kind, tr)
+		if err != nil {
+			return nil, err
+		}
 		return answer(bytes.Clone(value), kind)
 	}
 
@@ -91,6 +96,9 @@ func (d *DB) lookup(rs *readState, key []byte, seq base.SeqNum, tr lookupTracer)
 				}
 			default:
 				value, kind, found, err := d.getFromTable(&p, &lk, tr)
+				if err == nil && found {
+					value, kind, err = clock.unexpired(key, value, kind, tr)
+				}
 				if err == nil && kind == base.KindSetBlob {
 					value, err = d.resolveBlob(value, tr)
 				}
@@ -224,6 +232,9 @@ type lookupTracer interface {
 	noTable(level, tables int)
 	// blob: the version found was a handle, and its value was read.
 	blob(rec blobRead)
+	// expiry: the version found expires at expiry, and the clock read
+	// now (both Unix nanoseconds); it has expired if now ≥ expiry.
+	expiry(expiry, now int64)
 }
 
 // answer turns the version found into Get's result: the value, which must

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -53,6 +54,10 @@ func Run(ctx context.Context, c *Compaction, env Env, snapshots []base.SeqNum, o
 		stripes:    newStripes(snapshots),
 		cutter:     newOutputCutter(opts.TargetFileSize, c.Grandparents),
 		wopts:      opts.TableOptions,
+		now:        math.MinInt64,
+	}
+	if opts.Clock != nil {
+		r.now = opts.Clock.Now().UnixNano()
 	}
 	r.wopts.RangeFilterBits = opts.RangeFilterBits[c.OutputLevel]
 	r.wopts.Compression = c.Compression
@@ -88,6 +93,9 @@ type runner struct {
 	cutter  outputCutter
 	wopts   sstable.WriterOptions
 	stats   Stats
+	// now is the clock's reading at the start of Run (Options.Clock), by
+	// which versions expire: math.MinInt64, none, without a clock.
+	now int64
 
 	// The user key being merged (once haveKey), its last trailer and the
 	// stripe of its last kept version (−1: none yet).
@@ -128,6 +136,9 @@ type runner struct {
 	blobOut *Output
 	bw      *blob.Writer
 	blobBuf []byte
+	// ttlBuf is the entry of a KindSetBlobTTL being written: its expiry
+	// and its handle.
+	ttlBuf []byte
 }
 
 // pendingTombstone is a kept tombstone of the current user key whose
@@ -226,6 +237,12 @@ func (r *runner) add(k base.InternalKey, value []byte) error {
 		// point that could see this version sees the tombstone too.
 		r.stats.RangeDeletedDropped++
 		return nil
+	}
+	if k.Kind().HasExpiry() {
+		var err error
+		if k, value, err = r.expire(k, value); err != nil {
+			return err
+		}
 	}
 	if k.Kind() == base.KindDelete && r.c.Bottommost {
 		// Whether it hides anything depends on the versions older than
