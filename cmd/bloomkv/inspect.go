@@ -16,8 +16,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 	"text/tabwriter"
+	"time"
 
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/fuse"
