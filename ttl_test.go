@@ -1,9 +1,12 @@
 package bloomkv
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -236,3 +239,256 @@ func (r iterReader) MultiGet([][]byte) ([][]byte, error) {
 	return nil, errors.New("iterReader: no MultiGet")
 }
 func (r iterReader) NewIter(*IterOptions) (*Iterator, error) { return r.it, nil }
+
+// TestTTLHidesOlderVersions checks, with the older version and the one
+// with a time-to-live in a memtable or a table (its value inline or in a
+// blob file), that every read sees the new value until the expiry and
+// then nothing — not the older value: an expired version deletes — and
+// that Explain shows the expiry as a step of its own.
+func TestTTLHidesOlderVersions(t *testing.T) {
+	cases := []struct {
+		name               string
+		flushOld, flushNew bool
+		separate           bool
+		wantSource         string
+	}{
+		{name: "both in the memtable", wantSource: "memtable"},
+		{name: "old in a table, new in the memtable", flushOld: true, wantSource: "memtable"},
+		{name: "both in tables", flushOld: true, flushNew: true, wantSource: "L0/"},
+		{name: "new in a table, its value in a blob file", flushOld: true, flushNew: true, separate: true, wantSource: "L0/"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newTestClock()
+			opts := &Options{FS: vfs.NewMem(), Clock: clock}
+			if tc.separate {
+				opts.ValueSeparation.MinSize = 64
+			}
+			db, err := Open("db", opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			key, old, val := []byte("k"), []byte("old"), bytes.Repeat([]byte("new"), 40)
+			if err := db.Put(key, old, nil); err != nil {
+				t.Fatal(err)
+			}
+			if tc.flushOld {
+				if err := db.Flush(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := db.PutWithTTL(key, val, 10*time.Second, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Put([]byte("z"), []byte("stays"), nil); err != nil {
+				t.Fatal(err)
+			}
+			if tc.flushNew {
+				if err := db.Flush(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.separate {
+				if files, err := db.BlobFiles(); err != nil || len(files) != 1 {
+					t.Fatalf("BlobFiles = %v, %v; want the one file of the flush", files, err)
+				}
+			}
+			snap, err := db.NewSnapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer snap.Close()
+			rng := rand.New(rand.NewPCG(1, 2))
+			ks := &keySpace{keys: [][]byte{[]byte(""), key, []byte("k\x00"), []byte("z")}}
+			live := kvModel{"k": string(val), "z": "stays"}
+			clock.advance(10*time.Second - 1)
+			for name, r := range map[string]dbReader{"DB": db, "snapshot": snap} {
+				if err := checkEveryRead(rng, r, ks, live, 1, 20); err != nil {
+					t.Fatalf("before the expiry, %s: %v", name, err)
+				}
+			}
+			tr, err := db.Explain(key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tr.Found || tr.Deleted || tr.Expired || tr.ExpiresAt.UnixNano() != clock.after(1) || string(tr.Value) != string(val) {
+				t.Fatalf("Explain before the expiry: found %v deleted %v expired %v, expires %v (want %v), value %q\n%s",
+					tr.Found, tr.Deleted, tr.Expired, tr.ExpiresAt, time.Unix(0, clock.after(1)), tr.Value, tr)
+			}
+
+			clock.advance(1)
+			gone := kvModel{"z": "stays"}
+			for name, r := range map[string]dbReader{"DB": db, "snapshot": snap} {
+				if err := checkEveryRead(rng, r, ks, gone, 1, 20); err != nil {
+					t.Fatalf("at the expiry, %s: %v", name, err)
+				}
+			}
+			tr, err = db.Explain(key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := tr.Steps[len(tr.Steps)-1]
+			if !tr.Found || !tr.Deleted || !tr.Expired || tr.Value != nil || last.Kind != ExpiredStep || !last.ExpiresAt.Equal(clock.Now()) ||
+				!strings.HasPrefix(tr.Source, tc.wantSource) || !strings.Contains(tr.String(), "expired at") {
+				t.Fatalf("Explain at the expiry: found %v deleted %v expired %v, value %q, source %q, last step %+v\n%s",
+					tr.Found, tr.Deleted, tr.Expired, tr.Value, tr.Source, last, tr)
+			}
+			for _, s := range tr.Steps {
+				if s.Kind == BlobStep {
+					t.Errorf("Explain read the blob of an expired version:\n%s", tr)
+				}
+			}
+
+			// A compaction keeps nothing of the key, however many
+			// versions it had, and counts the expired one.
+			if err := snap.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Compact(nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := checkEveryRead(rng, db, ks, gone, 1, 20); err != nil {
+				t.Fatalf("after the compaction: %v", err)
+			}
+			if m := db.Metrics(); m.ExpiredDropped != 1 {
+				t.Errorf("ExpiredDropped = %d, want 1", m.ExpiredDropped)
+			}
+		})
+	}
+}
+
+// TestTTLStampedAtCommit checks that a batch's time-to-live runs from its
+// commit, not from SetWithTTL: an indexed batch reads its own write as
+// live however long it waits; each Apply stamps the expiry anew; a
+// transaction's write expires ttl after its Commit.
+func TestTTLStampedAtCommit(t *testing.T) {
+	clock := newTestClock()
+	db, err := Open("db", &Options{FS: vfs.NewMem(), Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	b, err := db.NewIndexedBatch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.SetWithTTL([]byte("a"), []byte("1"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	clock.advance(time.Hour)
+	if v, err := b.Get([]byte("a")); err != nil || string(v) != "1" {
+		t.Fatalf("the batch's own write, uncommitted, an hour on: %q, %v; want \"1\"", v, err)
+	}
+	wantGet := func(when, key, want string) {
+		t.Helper()
+		v, err := db.Get([]byte(key))
+		if want == "" && !errors.Is(err, ErrNotFound) || want != "" && (err != nil || string(v) != want) {
+			t.Fatalf("%s: Get(%q) = %q, %v; want %q", when, key, v, err, want)
+		}
+	}
+	if err := db.Apply(b, nil); err != nil {
+		t.Fatal(err)
+	}
+	clock.advance(time.Minute - 1)
+	wantGet("a minute less a nanosecond after the commit", "a", "1")
+	clock.advance(1)
+	wantGet("a minute after the commit", "a", "")
+	if err := db.Apply(b, nil); err != nil { // again: a new expiry
+		t.Fatal(err)
+	}
+	wantGet("just after the second commit", "a", "1")
+	clock.advance(time.Minute)
+	wantGet("a minute after the second commit", "a", "")
+
+	txn, err := db.NewTransaction(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.SetWithTTL([]byte("t"), []byte("x"), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	clock.advance(time.Hour)
+	if v, err := txn.Get([]byte("t")); err != nil || string(v) != "x" {
+		t.Fatalf("the transaction's own write: %q, %v", v, err)
+	}
+	if err := txn.Commit(nil); err != nil {
+		t.Fatal(err)
+	}
+	wantGet("just after the transaction's commit", "t", "x")
+	clock.advance(time.Second)
+	wantGet("a second after the transaction's commit", "t", "")
+}
+
+// TestTTLSurvivesReopen checks that the WAL keeps the expiry's instant,
+// not the duration: replayed later, a write expires when it was due to.
+func TestTTLSurvivesReopen(t *testing.T) {
+	clock := newTestClock()
+	fs := vfs.NewMem()
+	opts := &Options{FS: fs, Clock: clock}
+	db, err := Open("db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PutWithTTL([]byte("a"), []byte("1"), time.Minute, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PutWithTTL([]byte("b"), []byte("2"), 2*time.Minute, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	clock.advance(90 * time.Second)
+	if db, err = Open("db", opts); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Get([]byte("a")); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a, due 60 s after its write, 90 s on after a reopen: %v; want ErrNotFound", err)
+	}
+	if v, err := db.Get([]byte("b")); err != nil || string(v) != "2" {
+		t.Errorf("b, due 120 s after its write, 90 s on after a reopen: %q, %v; want \"2\"", v, err)
+	}
+}
+
+// TestTTLArguments checks the refusals: a time-to-live that is not
+// positive, a write in a read-only transaction; and that a time-to-live
+// past what an int64 of nanoseconds counts never expires.
+func TestTTLArguments(t *testing.T) {
+	clock := newTestClock()
+	db, err := Open("db", &Options{FS: vfs.NewMem(), Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, ttl := range []time.Duration{0, -time.Second} {
+		err := db.PutWithTTL([]byte("k"), []byte("v"), ttl, nil)
+		if ae := (*ArgumentError)(nil); !errors.As(err, &ae) || ae.Arg != "ttl" {
+			t.Errorf("PutWithTTL with ttl %v: %v; want an *ArgumentError for ttl", ttl, err)
+		}
+		b := NewBatch()
+		if err := b.SetWithTTL([]byte("k"), []byte("v"), ttl); err == nil || b.Len() != 0 {
+			t.Errorf("SetWithTTL with ttl %v: %v, %d writes; want an error and none", ttl, err, b.Len())
+		}
+	}
+	if err := db.PutWithTTL(bytes.Repeat([]byte("k"), MaxKeySize+1), nil, time.Second, nil); err == nil {
+		t.Error("PutWithTTL of an oversized key: no error")
+	}
+	ro, err := db.NewTransaction(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ro.SetWithTTL([]byte("k"), []byte("v"), time.Second); !errors.Is(err, ErrTxnReadOnly) {
+		t.Errorf("SetWithTTL in a read-only transaction: %v; want ErrTxnReadOnly", err)
+	}
+	ro.Discard()
+	if err := db.PutWithTTL([]byte("forever"), []byte("v"), time.Duration(math.MaxInt64), nil); err != nil {
+		t.Fatal(err)
+	}
+	clock.advance(200 * 365 * 24 * time.Hour)
+	if v, err := db.Get([]byte("forever")); err != nil || string(v) != "v" {
+		t.Errorf("a time-to-live past the year 2262, 200 years on: %q, %v; want \"v\"", v, err)
+	}
+}
