@@ -20,7 +20,7 @@ func (r *modelRun) txn() error {
 		return fmt.Errorf("NewTransaction: %w", err)
 	}
 	defer txn.Discard()
-	view := r.m.clone()
+	view := r.live()
 	read := map[string]bool{}
 	var ops []kvOp
 	scanned := false
@@ -56,6 +56,8 @@ func (r *modelRun) txn() error {
 				err = txn.DeleteRange([]byte(op.key), []byte(op.end))
 			case op.del:
 				err = txn.Delete([]byte(op.key))
+			case op.ttl > 0:
+				err = txn.SetWithTTL([]byte(op.key), []byte(op.value), op.ttl)
 			default:
 				err = txn.Set([]byte(op.key), []byte(op.value))
 			}

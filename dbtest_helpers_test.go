@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 var (
@@ -77,13 +78,14 @@ func (m kvModel) sorted(lower, upper []byte) (keys, values [][]byte) {
 	return keys, values
 }
 
-// kvOp is one write of a batch: a set, a delete, or with rangeDel a
-// DeleteRange(key, end).
+// kvOp is one write of a batch: a set (with ttl > 0, a SetWithTTL), a
+// delete, or with rangeDel a DeleteRange(key, end).
 type kvOp struct {
 	del        bool
 	key, value string
 	rangeDel   bool
 	end        string
+	ttl        time.Duration
 }
 
 func (op kvOp) String() string {
@@ -92,6 +94,9 @@ func (op kvOp) String() string {
 	}
 	if op.del {
 		return fmt.Sprintf("del(%s)", shortKey(op.key))
+	}
+	if op.ttl > 0 {
+		return fmt.Sprintf("setttl(%s, %d bytes, %v)", shortKey(op.key), len(op.value), op.ttl)
 	}
 	return fmt.Sprintf("set(%s, %d bytes)", shortKey(op.key), len(op.value))
 }
@@ -105,6 +110,8 @@ func batchOf(ops []kvOp) (*Batch, error) {
 			err = b.DeleteRange([]byte(op.key), []byte(op.end))
 		} else if op.del {
 			err = b.Delete([]byte(op.key))
+		} else if op.ttl > 0 {
+			err = b.SetWithTTL([]byte(op.key), []byte(op.value), op.ttl)
 		} else {
 			err = b.Set([]byte(op.key), []byte(op.value))
 		}
@@ -123,6 +130,9 @@ func applyOps(d *DB, ops []kvOp, wo *WriteOptions) error {
 		}
 		if ops[0].del {
 			return d.Delete([]byte(ops[0].key), wo)
+		}
+		if ops[0].ttl > 0 {
+			return d.PutWithTTL([]byte(ops[0].key), []byte(ops[0].value), ops[0].ttl, wo)
 		}
 		return d.Put([]byte(ops[0].key), []byte(ops[0].value), wo)
 	}

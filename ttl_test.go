@@ -29,30 +29,6 @@ func (c *testClock) advance(d time.Duration)     { c.ns.Add(int64(d)) }
 func (c *testClock) nanos() int64                { return c.ns.Load() }
 func (c *testClock) after(d time.Duration) int64 { return c.ns.Load() + int64(d) }
 
-// getsOnly makes a reader with Get and NewIter — a Transaction, an indexed
-// Batch — a dbReader: its MultiGet is a Get per key.
-type getsOnly struct {
-	get     func([]byte) ([]byte, error)
-	newIter func(*IterOptions) (*Iterator, error)
-}
-
-func (g getsOnly) Get(key []byte) ([]byte, error)               { return g.get(key) }
-func (g getsOnly) NewIter(opts *IterOptions) (*Iterator, error) { return g.newIter(opts) }
-func (g getsOnly) MultiGet(keys [][]byte) ([][]byte, error) {
-	values := make([][]byte, len(keys))
-	for i, k := range keys {
-		v, err := g.get(k)
-		switch {
-		case errors.Is(err, ErrNotFound):
-		case err != nil:
-			return nil, err
-		default:
-			values[i] = foundValue(v)
-		}
-	}
-	return values, nil
-}
-
 // checkEveryRead checks r against m by every read path: a Get of every
 // stride-th key of ks, a MultiGet of the same keys (in chunks), a full scan
 // forward, and random moves — seeks, both directions, random bounds — of
@@ -174,8 +150,8 @@ func TestTTLExpiresHalf(t *testing.T) {
 		return map[string]dbReader{
 			"DB":            db,
 			"snapshot":      snap,
-			"transaction":   getsOnly{txn.Get, txn.NewIter},
-			"indexed batch": getsOnly{ib.Get, ib.NewIter},
+			"transaction":   multiGets{txn},
+			"indexed batch": multiGets{ib},
 		}
 	}
 	check := func(when string, m kvModel) {
@@ -212,7 +188,7 @@ func TestTTLExpiresHalf(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer txn2.Discard()
-	if err := checkEveryRead(rng, getsOnly{txn2.Get, txn2.NewIter}, ks, kept, 20, 1); err != nil {
+	if err := checkEveryRead(rng, multiGets{txn2}, ks, kept, 20, 1); err != nil {
 		t.Fatalf("a transaction begun after the expiry: %v", err)
 	}
 
@@ -491,4 +467,69 @@ func TestTTLArguments(t *testing.T) {
 	if v, err := db.Get([]byte("forever")); err != nil || string(v) != "v" {
 		t.Errorf("a time-to-live past the year 2262, 200 years on: %q, %v; want \"v\"", v, err)
 	}
+}
+
+// The model suite's time-to-live (TestDBModel): writes live 1 to 4 ticks
+// of a second, and the run advances the clock by 0 to 3 ticks.
+
+// ttlTick is the unit of the model suite's times-to-live and clock.
+const ttlTick = time.Second
+
+// randTTL returns a time-to-live for a model write: 1 to 4 ticks, now and
+// then a nanosecond off one, so that expiries fall between the clock's
+// steps as well as on them.
+func randTTL(rng *rand.Rand) time.Duration {
+	ttl := time.Duration(1+rng.IntN(4)) * ttlTick
+	if rng.IntN(4) == 0 {
+		ttl += time.Duration(rng.IntN(3)) - 1
+	}
+	return ttl
+}
+
+// applyExpiries updates exp, the expiries of a model's keys, for ops
+// committed at now: a set with a time-to-live expires at now+ttl; any
+// other write of a key, a delete or a range deletion leaves it without
+// one.
+func applyExpiries(exp map[string]int64, ops []kvOp, now int64) {
+	for _, op := range ops {
+		switch {
+		case op.rangeDel:
+			for k := range exp {
+				if op.key <= k && k < op.end {
+					delete(exp, k)
+				}
+			}
+		case !op.del && op.ttl > 0:
+			exp[op.key] = now + int64(op.ttl)
+		default:
+			delete(exp, op.key)
+		}
+	}
+}
+
+// liveAt returns m less its keys whose expiry in exp has passed at now.
+func liveAt(m kvModel, exp map[string]int64, now int64) kvModel {
+	live := m.clone()
+	for k, e := range exp {
+		if now >= e {
+			delete(live, k)
+		}
+	}
+	return live
+}
+
+// live is what the run's DB must show now.
+func (r *modelRun) live() kvModel { return liveAt(r.m, r.exp, r.clock.nanos()) }
+
+// advanceClock moves the DB's clock on by 0 to 3 ticks (a step of a
+// nanosecond now and then): the keys whose expiry it passes vanish from
+// the DB's reads and its snapshots', not from an iterator's made before.
+func (r *modelRun) advanceClock() error {
+	d := time.Duration(r.rng.IntN(4)) * ttlTick
+	if r.rng.IntN(4) == 0 {
+		d = 1
+	}
+	r.note("clock +%v", d)
+	r.clock.advance(d)
+	return nil
 }
