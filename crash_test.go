@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -67,8 +68,17 @@ func crashOptions(seed uint64) *Options {
 	}
 }
 
-// crashOps returns the batch of op index i of cycle seed: a Put, a Delete,
-// a DeleteRange or a batch of them. The parent regenerates the child's ops from the seed.
+// crashOptionsAt is crashOptions with the clock stopped at now (Unix
+// nanoseconds): the cycle's instant, which child and parent share.
+func crashOptionsAt(seed uint64, now int64) *Options {
+	o := crashOptions(seed)
+	o.Clock = stoppedClock(now)
+	return o
+}
+
+// crashOps returns the batch of op index i of cycle seed: a Put (now and
+// then with a time-to-live of 1 to 3 cycles), a Delete, a DeleteRange or a
+// batch of them. The parent regenerates the child's ops from the seed.
 func crashOps(seed uint64, i int) []kvOp {
 	rng := rand.New(rand.NewPCG(seed, uint64(i)))
 	n := 1
@@ -91,25 +101,37 @@ func crashOps(seed uint64, i int) []kvOp {
 		v := fmt.Sprintf("%s=%d/%d/%d|", key, seed, i, j)
 		v += strings.Repeat(string(rune('a'+rng.IntN(26))), rng.IntN(600))
 		ops[j] = kvOp{key: key, value: v}
+		if rng.IntN(8) == 0 {
+			// Expiring after this cycle (its clock is stopped), in one
+			// of the next three.
+			ops[j].ttl = time.Duration(1+rng.IntN(3)) * ttlTick
+		}
 	}
 	return ops
 }
 
 // TestCrashChild is the child of TestCrashSIGKILL; it does nothing unless
-// BLOOMKV_CRASH_CHILD=dir,seed is set. It writes ops 0, 1, … durably and
+// BLOOMKV_CRASH_CHILD=dir,seed,clock is set (clock: the cycle's instant,
+// Unix nanoseconds, at which its clock stands). It writes ops 0, 1, … durably and
 // prints "ack i" after op i returns, until it is killed.
 func TestCrashChild(t *testing.T) {
 	env := os.Getenv(crashChildEnv)
 	if env == "" {
 		t.Skip("only run by TestCrashSIGKILL")
 	}
-	dir, seedStr, _ := strings.Cut(env, ",")
+	dir, rest, _ := strings.Cut(env, ",")
+	seedStr, clockStr, _ := strings.Cut(rest, ",")
 	seed, err := strconv.ParseUint(seedStr, 10, 64)
 	if err != nil {
 		fmt.Printf("err bad seed %q\n", seedStr)
 		os.Exit(2)
 	}
-	d, err := Open(dir, crashOptions(seed))
+	now, err := strconv.ParseInt(clockStr, 10, 64)
+	if err != nil {
+		fmt.Printf("err bad clock %q\n", clockStr)
+		os.Exit(2)
+	}
+	d, err := Open(dir, crashOptionsAt(seed, now))
 	if err != nil {
 		fmt.Printf("err open: %v\n", err)
 		os.Exit(2)
@@ -147,12 +169,13 @@ func TestCrashSIGKILL(t *testing.T) {
 	t.Logf("seed %d (-crash.seed=%d reproduces), %d cycles", seed, seed, cycles)
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	dir := t.TempDir()
-	model := kvModel{}
+	model, exp := kvModel{}, map[string]int64{}
 	var st crashStats
 	start := time.Now()
 	for c := range cycles {
 		cycleSeed := seed*1_000_003 + uint64(c)
-		if err := crashCycle(t, dir, cycleSeed, rng, model, &st); err != nil {
+		now := newTestClock().after(time.Duration(c) * ttlTick) // a tick a cycle
+		if err := crashCycle(t, dir, cycleSeed, now, rng, model, exp, &st); err != nil {
 			t.Fatalf("cycle %d (seed %d, cycle seed %d): %v", c, seed, cycleSeed, err)
 		}
 		st.cycles++
@@ -161,12 +184,12 @@ func TestCrashSIGKILL(t *testing.T) {
 		st.cycles, time.Since(start).Round(time.Millisecond), st.acked, st.inflightApplied, st.orphanCycles, st.killsBeforeOpen, st.keysVerified)
 }
 
-// crashCycle runs one child on dir, kills it, and verifies the directory
-// against model, which holds the state before the cycle and is updated to
-// the state after it.
-func crashCycle(t *testing.T, dir string, seed uint64, rng *rand.Rand, model kvModel, st *crashStats) error {
+// crashCycle runs one child on dir, its clock stopped at now, kills it, and
+// verifies the directory against model and exp (its keys' expiries), which
+// hold the state before the cycle and are updated to the state after it.
+func crashCycle(t *testing.T, dir string, seed uint64, now int64, rng *rand.Rand, model kvModel, exp map[string]int64, st *crashStats) error {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%d", crashChildEnv, dir, seed))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%d,%d", crashChildEnv, dir, seed, now))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
@@ -249,12 +272,17 @@ wait:
 	// The expected state: every acknowledged op applied; the one op in
 	// flight (index acks) applied whole or not at all.
 	for i := range acks {
-		model.apply(crashOps(seed, i))
+		ops := crashOps(seed, i)
+		model.apply(ops)
+		applyExpiries(exp, ops, now)
 	}
 	st.acked += acks
 	inflight := crashOps(seed, acks)
-	withInflight := model.clone()
+	withInflight, expInflight := model.clone(), maps.Clone(exp)
 	withInflight.apply(inflight)
+	applyExpiries(expInflight, inflight, now)
+	// What reads must show: the keys not expired at the cycle's clock.
+	acked, ackedInflight := liveAt(model, exp, now), liveAt(withInflight, expInflight, now)
 
 	// Tables the crash left that no version lists: the kill landed in a
 	// flush or a compaction (or before its inputs were deleted).
@@ -262,7 +290,7 @@ wait:
 	if err != nil {
 		return err
 	}
-	d, err := Open(dir, crashOptions(seed))
+	d, err := Open(dir, crashOptionsAt(seed, now))
 	if err != nil {
 		return fmt.Errorf("reopen after %d acks: %w", acks, err)
 	}
@@ -307,14 +335,16 @@ wait:
 	}
 	var want kvModel
 	switch {
-	case diffModels(got, model) == "":
-		want = model
-	case diffModels(got, withInflight) == "":
-		want = withInflight
+	case diffModels(got, acked) == "":
+		want = acked
+	case diffModels(got, ackedInflight) == "":
+		want = ackedInflight
+		clear(exp)
+		maps.Copy(exp, expInflight)
 		st.inflightApplied++
 	default:
 		return fmt.Errorf("after %d acks, the DB holds neither the acknowledged state nor it plus the op in flight %v:\n%s",
-			acks, inflight, diffModels(got, model))
+			acks, inflight, diffModels(got, acked))
 	}
 	for i := range crashKeys {
 		k := []byte(crashKey(i))
@@ -323,11 +353,9 @@ wait:
 		}
 		st.keysVerified++
 	}
-	want = want.clone() // want may be model itself
 	clear(model)
-	for k, v := range want {
-		model[k] = v
-	}
+	maps.Copy(model, want)
+	maps.DeleteFunc(exp, func(k string, _ int64) bool { _, ok := want[k]; return !ok })
 
 	// The DB takes new writes, and keeps them across a clean reopen.
 	for j := range 3 {
@@ -337,12 +365,13 @@ wait:
 			return fmt.Errorf("Put after recovery: %w", err)
 		}
 		model[k] = v
+		delete(exp, k)
 	}
 	if err := d.Close(); err != nil {
 		return fmt.Errorf("Close after recovery: %w", err)
 	}
 	d = nil
-	d2, err := Open(dir, crashOptions(seed))
+	d2, err := Open(dir, crashOptionsAt(seed, now))
 	if err != nil {
 		return fmt.Errorf("second reopen: %w", err)
 	}
