@@ -151,6 +151,10 @@ func TestCrashChild(t *testing.T) {
 // crashStats are the counts a TestCrashSIGKILL run reports.
 type crashStats struct {
 	cycles, acked, inflightApplied, killsBeforeOpen, keysVerified int
+	// ttlAcked counts the acknowledged writes with a time-to-live, and
+	// expiredVerified the keys found gone at a check because their
+	// time-to-live had ended.
+	ttlAcked, expiredVerified int
 	// orphanCycles counts crashes that left a table or blob file no
 	// version lists.
 	orphanCycles int
@@ -180,8 +184,8 @@ func TestCrashSIGKILL(t *testing.T) {
 		}
 		st.cycles++
 	}
-	t.Logf("%d crash cycles in %v: %d acknowledged writes verified (%d in-flight writes found applied), %d kills mid-flush or mid-compaction (a table or blob file left that no version lists), %d kills before the child had opened the DB, %d key checks",
-		st.cycles, time.Since(start).Round(time.Millisecond), st.acked, st.inflightApplied, st.orphanCycles, st.killsBeforeOpen, st.keysVerified)
+	t.Logf("%d crash cycles in %v: %d acknowledged writes verified (%d in-flight writes found applied; %d with a time-to-live, %d keys checked gone once it ended), %d kills mid-flush or mid-compaction (a table or blob file left that no version lists), %d kills before the child had opened the DB, %d key checks",
+		st.cycles, time.Since(start).Round(time.Millisecond), st.acked, st.inflightApplied, st.ttlAcked, st.expiredVerified, st.orphanCycles, st.killsBeforeOpen, st.keysVerified)
 }
 
 // crashCycle runs one child on dir, its clock stopped at now, kills it, and
@@ -273,6 +277,11 @@ wait:
 	// flight (index acks) applied whole or not at all.
 	for i := range acks {
 		ops := crashOps(seed, i)
+		for _, op := range ops {
+			if op.ttl > 0 {
+				st.ttlAcked++
+			}
+		}
 		model.apply(ops)
 		applyExpiries(exp, ops, now)
 	}
@@ -352,6 +361,11 @@ wait:
 			return err
 		}
 		st.keysVerified++
+	}
+	for k, e := range exp {
+		if _, ok := model[k]; ok && now >= e {
+			st.expiredVerified++
+		}
 	}
 	clear(model)
 	maps.Copy(model, want)

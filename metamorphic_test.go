@@ -537,10 +537,16 @@ func TestMetamorphic(t *testing.T) {
 		ops = min(ops, 500)
 	}
 	start := time.Now()
-	runs, lines := 0, 0
+	runs, lines, ttlWrites, clockSteps := 0, 0, 0, 0
 	var flushes, compactions uint64 // since each run's last reopen
 	for _, seed := range seeds {
 		h := genHistory(seed, ops)
+		for _, op := range h {
+			clockSteps += b2i(op.kind == mAdvance)
+			for _, w := range op.ops {
+				ttlWrites += b2i(w.ttl > 0)
+			}
+		}
 		model := &metaRunner{model: kvModel{}, ext: metaPrefix(seed), clock: newTestClock(), exp: map[string]int64{}}
 		if err := model.run(h); err != nil {
 			t.Fatalf("seed %d: the model: %v", seed, err)
@@ -576,8 +582,8 @@ func TestMetamorphic(t *testing.T) {
 			lines += len(r.out)
 		}
 	}
-	t.Logf("%d histories of %d ops × %d configurations (+ the model): %d runs, %d transcript lines compared, ≥ %d flushes and %d compactions, in %v",
-		len(seeds), ops, *metaConfigs+1, runs, lines, flushes, compactions, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d histories of %d ops (%d writes with a time-to-live, %d clock steps) × %d configurations (+ the model): %d runs, %d transcript lines compared, ≥ %d flushes and %d compactions, in %v",
+		len(seeds), ops, ttlWrites, clockSteps, *metaConfigs+1, runs, lines, flushes, compactions, time.Since(start).Round(time.Millisecond))
 }
 
 // metaPrefixIter is prefix mode made of plain moves, for a DB without
