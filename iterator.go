@@ -23,7 +23,8 @@ type IterOptions struct {
 
 // Iterator walks the keys of a DB in ascending order as of one moment —
 // its creation, or that of the snapshot it reads — seeing none of the
-// writes that came later. At each position it shows a key and its value;
+// writes that came later. It judges expiries (PutWithTTL) by the clock at
+// its creation. At each position it shows a key and its value;
 // deleted keys and overwritten values are never shown.
 //
 // An Iterator is unpositioned when created: call First, Last, SeekGE,
@@ -74,8 +75,10 @@ type IterOptions struct {
 // tombstones included: nothing below hides a version. The hiding is done here:
 // versions newer than the read sequence number are skipped, and of each
 // user key only the newest visible version is shown, if it is a Set that
-// no visible range tombstone with a newer seqnum covers; a tombstone, or a
-// Set so covered, hides the key and every older version of it. The range
+// no visible range tombstone with a newer seqnum covers and whose
+// time-to-live, if it has one, had not ended when the Iterator was made
+// (ttl.go); a tombstone, or a Set so covered or expired, hides the key and
+// every older version of it. The range
 // tombstones are those of every memtable and table of the read, held in
 // memory (a table's are pinned when it opens), so asking them reads
 // nothing. Past a version a range tombstone deletes, the older sources'

@@ -29,7 +29,8 @@ func (d *DB) get(key []byte, seq base.SeqNum) ([]byte, error) {
 // lookup is the point read: memtables newest first, then L0 tables newest
 // first (those whose key range holds the key), then at most one table per
 // deeper level, found by binary search; the first version at or below seq
-// found (a tombstone means not found) is the answer. A table's filter
+// found (a tombstone means not found, and so does a version whose
+// time-to-live has ended: readClock.unexpired) is the answer. A table's filter
 // skips most tables that do not hold the key without a read.
 //
 // The places past the memtables are planned a batch at a time (plan):

@@ -6,6 +6,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/batchrepr"
+	"github.com/bloomkv/bloomkv/internal/manifest"
 )
 
 // Writes with a time-to-live (docs/ttl.md). A write of kind
@@ -183,4 +184,16 @@ func withoutExpiry(kind base.Kind, value []byte) ([]byte, bool) {
 		value = value[base.ExpiryLen:]
 	}
 	return value, kind.WithoutExpiry() == base.KindSetBlob
+}
+
+// earliestExpiryLocked returns the earliest expiry of the versions of
+// table f, from its properties; ok is false for a table without versions
+// that expire, or one not open. d.mu is held.
+func (d *DB) earliestExpiryLocked(f *manifest.FileMetadata) (int64, bool) {
+	t, ok := d.mu.tables[f.FileNum]
+	if !ok {
+		return 0, false
+	}
+	p := t.reader.Properties()
+	return p.EarliestExpiry, p.ExpiringEntries > 0
 }

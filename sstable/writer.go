@@ -205,6 +205,13 @@ func (w *Writer) Add(key InternalKey, value []byte) error {
 	if key.Kind() == base.KindDelete {
 		p.Tombstones++
 	}
+	if key.Kind().HasExpiry() {
+		expiry, _, _ := base.SplitExpiry(value) // its length checked above
+		if p.ExpiringEntries == 0 || expiry < p.EarliestExpiry {
+			p.EarliestExpiry = expiry
+		}
+		p.ExpiringEntries++
+	}
 	p.RawKeyBytes += uint64(len(key.UserKey))
 	p.RawValueBytes += uint64(len(value))
 	p.SmallestSeqNum = min(p.SmallestSeqNum, key.SeqNum())
