@@ -47,7 +47,7 @@ test-race:
 # attempt fails (400 builds; skipped under -race); the range filter's
 # whole false-positive grid (-race runs one setting); bench under
 # -memlimit, whose cap the race detector's shadow memory would fill; half
-# of 100,000 keys expiring (-race: 10,000), every read path checked.
+# of 100,000 keys expiring (-race: 4,000), every read path checked.
 test-plain:
 	$(GO) test -vet=off -count=1 -run='^TestRoundTrip$$' ./sstable
 	$(GO) test -vet=off -count=1 -run='^(TestOptimalFilterAllocation|TestMemoryAccounted|TestMemoryLimitHolds|TestNewIterAllocs|TestTableCacheUnderFileLimit|TestTTLExpiresHalf)$$' .

@@ -80,7 +80,7 @@ func tableBytes(d *DB) uint64 {
 	return n
 }
 
-// TestTTLExpiresHalf writes 100,000 keys (10,000 under -race), every
+// TestTTLExpiresHalf writes 100,000 keys (4,000 under -race), every
 // other one with a time-to-live of an hour, and checks every read path —
 // the DB's Get, MultiGet and iterators, a snapshot, a transaction and an
 // indexed batch made before the expiry, and new ones — against a map of
@@ -92,7 +92,7 @@ func tableBytes(d *DB) uint64 {
 // incompressible and the keys short, so half the entries are about half
 // the bytes), and Metrics.ExpiredDropped counts every expired key once.
 func TestTTLExpiresHalf(t *testing.T) {
-	n := sizeFor(100_000, 10_000)
+	n := sizeFor(100_000, 4_000)
 	clock := newTestClock()
 	db, err := Open("db", &Options{FS: vfs.NewMem(), Clock: clock, MemtableSize: 64 << 20})
 	if err != nil {
