@@ -30,29 +30,16 @@ func (c *testClock) nanos() int64                { return c.ns.Load() }
 func (c *testClock) after(d time.Duration) int64 { return c.ns.Load() + int64(d) }
 
 // checkEveryRead checks r against m by every read path: a Get of every
-// stride-th key of ks, a MultiGet of the same keys (in chunks), a full scan
-// forward, and random moves — seeks, both directions, random bounds — of
+// stride-th key of ks, a MultiGet of the same keys, a full scan forward
+// (checkState), and random moves — seeks, both directions, random bounds — of
 // iters iterators, each ended by a full scan forward and backward.
 func checkEveryRead(rng *rand.Rand, r dbReader, ks *keySpace, m kvModel, stride, iters int) error {
-	var keys [][]byte
+	some := &keySpace{}
 	for i := 0; i < len(ks.keys); i += stride {
-		keys = append(keys, ks.keys[i])
-		if err := checkGet(r, ks.keys[i], m); err != nil {
-			return err
-		}
+		some.keys = append(some.keys, ks.keys[i])
 	}
-	const chunk = 4096
-	for i := 0; i < len(keys); i += chunk {
-		if err := checkMultiGet(r, keys[i:min(i+chunk, len(keys))], m); err != nil {
-			return err
-		}
-	}
-	got, err := readAll(r)
-	if err != nil {
+	if _, err := checkState(r, some, m); err != nil {
 		return err
-	}
-	if d := diffModels(got, m); d != "" {
-		return fmt.Errorf("full scan: %s", d)
 	}
 	for range iters {
 		opts := randBounds(rng, ks)
@@ -69,6 +56,38 @@ func checkEveryRead(rng *rand.Rand, r dbReader, ks *keySpace, m kvModel, stride,
 		}
 	}
 	return nil
+}
+
+// openWithClock opens a DB with opts on a MemFS, its clock a testClock,
+// to be closed when the test ends.
+func openWithClock(t *testing.T, opts Options) (*DB, *testClock) {
+	t.Helper()
+	clock := newTestClock()
+	opts.FS, opts.Clock = vfs.NewMem(), clock
+	db, err := Open("db", &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, clock
+}
+
+// fillBatches writes n keys to d in NoSync batches of 1,000, add putting
+// write i into its batch.
+func fillBatches(t *testing.T, d *DB, n int, add func(b *Batch, i int) error) {
+	t.Helper()
+	b := NewBatch()
+	for i := range n {
+		if err := add(b, i); err != nil {
+			t.Fatal(err)
+		}
+		if b.Len() == 1000 || i == n-1 {
+			if err := d.Apply(b, NoSync); err != nil {
+				t.Fatal(err)
+			}
+			b.Reset()
+		}
+	}
 }
 
 // tableBytes sums the sizes of the DB's tables.
@@ -93,17 +112,11 @@ func tableBytes(d *DB) uint64 {
 // the bytes), and Metrics.ExpiredDropped counts every expired key once.
 func TestTTLExpiresHalf(t *testing.T) {
 	n := sizeFor(100_000, 4_000)
-	clock := newTestClock()
-	db, err := Open("db", &Options{FS: vfs.NewMem(), Clock: clock, MemtableSize: 64 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, clock := openWithClock(t, Options{MemtableSize: 64 << 20})
 	rng := rand.New(rand.NewPCG(39, 3))
 	ks := &keySpace{}
 	all, kept := kvModel{}, kvModel{}
-	b := NewBatch()
-	for i := range n {
+	fillBatches(t, db, n, func(b *Batch, i int) error {
 		k := fmt.Appendf(nil, "key%07d", i)
 		v := make([]byte, 100)
 		for j := range v {
@@ -112,21 +125,11 @@ func TestTTLExpiresHalf(t *testing.T) {
 		ks.keys = append(ks.keys, k)
 		all[string(k)] = string(v)
 		if i%2 == 0 {
-			err = b.SetWithTTL(k, v, time.Hour)
-		} else {
-			err = b.Set(k, v)
-			kept[string(k)] = string(v)
+			return b.SetWithTTL(k, v, time.Hour)
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b.Len() == 1000 || i == n-1 {
-			if err := db.Apply(b, NoSync); err != nil {
-				t.Fatal(err)
-			}
-			b.Reset()
-		}
-	}
+		kept[string(k)] = string(v)
+		return b.Set(k, v)
+	})
 	// Compacted before the expiry, the keys are in the deepest level,
 	// which no compaction from above reaches again: Compact must rewrite
 	// it in place to reclaim what expires.
@@ -242,16 +245,11 @@ func TestTTLHidesOlderVersions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			clock := newTestClock()
-			opts := &Options{FS: vfs.NewMem(), Clock: clock}
+			var opts Options
 			if tc.separate {
 				opts.ValueSeparation.MinSize = 64
 			}
-			db, err := Open("db", opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db, clock := openWithClock(t, opts)
 			key, old, val := []byte("k"), []byte("old"), bytes.Repeat([]byte("new"), 40)
 			if err := db.Put(key, old, nil); err != nil {
 				t.Fatal(err)
@@ -346,12 +344,7 @@ func TestTTLHidesOlderVersions(t *testing.T) {
 // live however long it waits; each Apply stamps the expiry anew; a
 // transaction's write expires ttl after its Commit.
 func TestTTLStampedAtCommit(t *testing.T) {
-	clock := newTestClock()
-	db, err := Open("db", &Options{FS: vfs.NewMem(), Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, clock := openWithClock(t, Options{})
 	b, err := db.NewIndexedBatch()
 	if err != nil {
 		t.Fatal(err)
@@ -440,12 +433,7 @@ func TestTTLSurvivesReopen(t *testing.T) {
 // positive, a write in a read-only transaction; and that a time-to-live
 // past what an int64 of nanoseconds counts never expires.
 func TestTTLArguments(t *testing.T) {
-	clock := newTestClock()
-	db, err := Open("db", &Options{FS: vfs.NewMem(), Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, clock := openWithClock(t, Options{})
 	for _, ttl := range []time.Duration{0, -time.Second} {
 		err := db.PutWithTTL([]byte("k"), []byte("v"), ttl, nil)
 		if ae := (*ArgumentError)(nil); !errors.As(err, &ae) || ae.Arg != "ttl" {

@@ -53,13 +53,7 @@ func newRewrite(v *manifest.Version, level int, f *manifest.FileMetadata) *Compa
 	c := &Compaction{Level: level, OutputLevel: level}
 	c.Inputs[0] = []*manifest.FileMetadata{f}
 	c.Smallest, c.Largest = keyRange(c.Inputs[0])
-	c.Bottommost = true
-	for below := level + 1; below < manifest.NumLevels; below++ {
-		if len(v.Overlapping(below, c.Smallest, c.Largest)) > 0 {
-			c.Bottommost = false
-			break
-		}
-	}
+	c.Bottommost = bottommost(v, level, c.Smallest, c.Largest)
 	return c
 }
 
