@@ -29,6 +29,9 @@ type Batch struct {
 	// after it (Batch.indexed), so writes cost an indexed batch no more
 	// than a plain one, and a batch never read is never indexed.
 	index *batchIndex
+	// ttls are the batch's KindSetTTL writes, whose expiry each commit
+	// stamps (see ttl.go).
+	ttls []pendingTTL
 }
 
 // NewBatch returns an empty batch.
@@ -92,21 +95,34 @@ func checkKeyValue(key, value []byte) error {
 const maxEntryOverhead = 1 + 2*binary.MaxVarintLen32
 
 func (b *Batch) add(kind base.Kind, key, value []byte) error {
-	size := maxEntryOverhead + len(key) + len(value)
-	if b.Size()+size > MaxBatchSize {
+	if err := b.room(len(key) + len(value)); err != nil {
+		return err
+	}
+	b.data = batchrepr.AppendEntry(b.data, kind, key, value)
+	b.added()
+	return nil
+}
+
+// room checks that an entry of n bytes of key and value keeps the batch
+// within MaxBatchSize, and gives the batch its header if it has none yet.
+func (b *Batch) room(n int) error {
+	if b.Size()+maxEntryOverhead+n > MaxBatchSize {
 		return argError("batch", "would grow past MaxBatchSize (%d bytes)", MaxBatchSize)
 	}
 	if len(b.data) == 0 {
 		b.data = append(b.data[:0], make([]byte, batchrepr.HeaderLen)...)
 	}
-	b.data = batchrepr.AppendEntry(b.data, kind, key, value)
-	b.count++
-	batchrepr.SetCount(b.data, b.count)
 	return nil
 }
 
-// Len returns the number of records in the batch: each Set, Delete,
-// DeleteRange and Merge counts one.
+// added counts the entry just appended.
+func (b *Batch) added() {
+	b.count++
+	batchrepr.SetCount(b.data, b.count)
+}
+
+// Len returns the number of records in the batch: each Set, SetWithTTL,
+// Delete, DeleteRange and Merge counts one.
 func (b *Batch) Len() int { return int(b.count) }
 
 // Empty reports whether the batch holds no record.
@@ -119,7 +135,7 @@ func (b *Batch) Size() int { return max(len(b.data), batchrepr.HeaderLen) }
 // be reset while Apply runs on it, nor while an Iterator of it is open.
 // An indexed batch stays indexed, reading where it read.
 func (b *Batch) Reset() {
-	b.data, b.count, b.merges = b.data[:0], 0, 0
+	b.data, b.count, b.merges, b.ttls = b.data[:0], 0, 0, b.ttls[:0]
 	if b.index != nil {
 		b.index.reset()
 	}

@@ -194,6 +194,7 @@ func (x *batchIndex) add(kind base.Kind, key, value []byte, i uint32) {
 		x.rangeDels = nil
 		return
 	}
+	kind, value = uncommittedTTL(kind, value)
 	x.tree.ReplaceOrInsert(batchItem{key: base.MakeInternalKey(key, seq, kind), value: value})
 	x.sorted = nil
 }

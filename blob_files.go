@@ -274,10 +274,15 @@ type blobSink struct {
 
 // separate returns the entry to write to the table for (k, value): value
 // itself, or, for a value of at least minSize, its handle in the blob file
-// with the kind KindSetBlob.
+// with the kind KindSetBlob — KindSetBlobTTL, the handle after the
+// expiry, for a KindSetTTL, whose value's size is that after its expiry.
 func (s *blobSink) separate(k base.InternalKey, value []byte) (base.InternalKey, []byte, error) {
-	if s.minSize < 0 || k.Kind() != base.KindSet || len(value) < s.minSize {
-		return k, value, nil
+	entry, expiry := value, []byte(nil)
+	if k.Kind() == base.KindSetTTL {
+		expiry, value = value[:base.ExpiryLen], value[base.ExpiryLen:]
+	}
+	if s.minSize < 0 || k.Kind().WithoutExpiry() != base.KindSet || len(value) < s.minSize {
+		return k, entry, nil
 	}
 	if s.w == nil {
 		s.num = s.d.allocFileNum()
@@ -292,8 +297,12 @@ func (s *blobSink) separate(k base.InternalKey, value []byte) (base.InternalKey,
 		return k, nil, err
 	}
 	s.refs += uint64(len(value))
-	s.enc = blob.AppendHandle(s.enc[:0], blob.Handle{FileNum: s.num, Offset: off, Length: uint64(len(value))})
-	k.Trailer = base.MakeTrailer(k.SeqNum(), base.KindSetBlob)
+	s.enc = blob.AppendHandle(append(s.enc[:0], expiry...), blob.Handle{FileNum: s.num, Offset: off, Length: uint64(len(value))})
+	kind := base.KindSetBlob
+	if expiry != nil {
+		kind = base.KindSetBlobTTL
+	}
+	k.Trailer = base.MakeTrailer(k.SeqNum(), kind)
 	return k, s.enc, nil
 }
 

@@ -92,7 +92,9 @@ func (d *DB) compactLocked(c *compaction.Compaction) error {
 
 // Compact compacts the key range [lo, hi] (nil: unbounded) down the levels,
 // so that it ends up in one sorted run in the deepest level that holds it,
-// with shadowed versions and collectable tombstones dropped. It waits for
+// with shadowed versions and collectable tombstones dropped, and versions
+// whose time-to-live has ended (PutWithTTL) dropped as tombstones: the
+// tables of the deepest level that hold any are rewritten in place. It waits for
 // the background compactions in progress, and no new one starts until it
 // returns. A failed step returns its error and leaves the DB as it was, its
 // outputs removed; a corruption found also stops writes (see Resume).
@@ -116,8 +118,12 @@ func (d *DB) Compact(lo, hi []byte) error {
 		d.mu.cond.Broadcast()
 	}()
 	// Each step moves the range one level down; writes may add L0 tables
-	// meanwhile, so bound the steps rather than chase them forever.
-	for range 4 * manifest.NumLevels {
+	// meanwhile, so bound the steps rather than chase them forever. Then,
+	// the range in its deepest level, the tables there holding versions
+	// expired by the clock's reading now are rewritten, a table a step
+	// (compaction.PickExpired): their number bounds those steps.
+	now, inDeepest := d.nowNanos(), false
+	for steps := 0; ; steps++ {
 		for len(d.mu.compactions) > 0 && !d.mu.closed && d.mu.bgErr == nil {
 			d.mu.cond.Wait()
 		}
@@ -127,7 +133,17 @@ func (d *DB) Compact(lo, hi []byte) error {
 		if d.mu.bgErr != nil {
 			return d.mu.bgErr
 		}
-		c := compaction.PickManual(d.mu.current.Version, lo, hi, &d.opts.compaction)
+		var c *compaction.Compaction
+		if !inDeepest {
+			if steps == 4*manifest.NumLevels {
+				return nil
+			}
+			c = compaction.PickManual(d.mu.current.Version, lo, hi, &d.opts.compaction)
+			inDeepest = c == nil
+		}
+		if inDeepest {
+			c = compaction.PickExpired(d.mu.current.Version, lo, hi, now, d.earliestExpiryLocked, &d.opts.compaction)
+		}
 		if c == nil {
 			return nil
 		}
@@ -138,7 +154,6 @@ func (d *DB) Compact(lo, hi []byte) error {
 			return err
 		}
 	}
-	return nil
 }
 
 // runCompaction runs c over version v and installs the result. It is
@@ -202,6 +217,7 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *version) (err error) {
 	cs.bytesWritten[c.OutputLevel].Add(stats.BytesWritten)
 	cs.tombstonesDropped.Add(stats.TombstonesDropped)
 	cs.mergesFolded.Add(stats.MergesFolded)
+	cs.expiredDropped.Add(stats.ExpiredDropped)
 	return nil
 }
 

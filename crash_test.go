@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -80,8 +81,18 @@ func crashSeparation(seed uint64) ValueSeparation {
 	}
 }
 
-// crashOps returns the batch of op index i of cycle seed: a Put, a Delete,
-// a DeleteRange, a Merge or a batch of them. The parent regenerates the child's ops from the seed.
+// crashOptionsAt is crashOptions with the clock stopped at now (Unix
+// nanoseconds): the cycle's instant, which child and parent share.
+func crashOptionsAt(seed uint64, now int64) *Options {
+	o := crashOptions(seed)
+	o.Clock = stoppedClock(now)
+	return o
+}
+
+// crashOps returns the batch of op index i of cycle seed: a Put (now and
+// then with a time-to-live of 1 to 3 cycles), a Delete, a DeleteRange, a
+// Merge or a batch of them. The parent regenerates the child's ops from
+// the seed.
 func crashOps(seed uint64, i int) []kvOp {
 	rng := rand.New(rand.NewPCG(seed, uint64(i)))
 	n := 1
@@ -108,25 +119,37 @@ func crashOps(seed uint64, i int) []kvOp {
 		v := fmt.Sprintf("%s=%d/%d/%d|", key, seed, i, j)
 		v += strings.Repeat(string(rune('a'+rng.IntN(26))), rng.IntN(600))
 		ops[j] = kvOp{key: key, value: v}
+		if rng.IntN(8) == 0 {
+			// Expiring after this cycle (its clock is stopped), in one
+			// of the next three.
+			ops[j].ttl = time.Duration(1+rng.IntN(3)) * ttlTick
+		}
 	}
 	return ops
 }
 
 // TestCrashChild is the child of TestCrashSIGKILL; it does nothing unless
-// BLOOMKV_CRASH_CHILD=dir,seed is set. It writes ops 0, 1, … durably and
+// BLOOMKV_CRASH_CHILD=dir,seed,clock is set (clock: the cycle's instant,
+// Unix nanoseconds, at which its clock stands). It writes ops 0, 1, … durably and
 // prints "ack i" after op i returns, until it is killed.
 func TestCrashChild(t *testing.T) {
 	env := os.Getenv(crashChildEnv)
 	if env == "" {
 		t.Skip("only run by TestCrashSIGKILL")
 	}
-	dir, seedStr, _ := strings.Cut(env, ",")
+	dir, rest, _ := strings.Cut(env, ",")
+	seedStr, clockStr, _ := strings.Cut(rest, ",")
 	seed, err := strconv.ParseUint(seedStr, 10, 64)
 	if err != nil {
 		fmt.Printf("err bad seed %q\n", seedStr)
 		os.Exit(2)
 	}
-	d, err := Open(dir, crashOptions(seed))
+	now, err := strconv.ParseInt(clockStr, 10, 64)
+	if err != nil {
+		fmt.Printf("err bad clock %q\n", clockStr)
+		os.Exit(2)
+	}
+	d, err := Open(dir, crashOptionsAt(seed, now))
 	if err != nil {
 		fmt.Printf("err open: %v\n", err)
 		os.Exit(2)
@@ -148,6 +171,10 @@ type crashStats struct {
 	cycles, acked, inflightApplied, killsBeforeOpen, keysVerified int
 	// separated counts the cycles whose child separated values.
 	separated int
+	// ttlAcked counts the acknowledged writes with a time-to-live, and
+	// expiredVerified the keys found gone at a check because their
+	// time-to-live had ended.
+	ttlAcked, expiredVerified int
 	// orphanCycles counts crashes that left a table or blob file no
 	// version lists.
 	orphanCycles int
@@ -168,12 +195,13 @@ func TestCrashSIGKILL(t *testing.T) {
 	t.Logf("seed %d (-crash.seed=%d reproduces), %d cycles", seed, seed, cycles)
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	dir := t.TempDir()
-	model := kvModel{}
+	model, exp := kvModel{}, kvExpiries{}
 	var st crashStats
 	start := time.Now()
 	for c := range cycles {
 		cycleSeed := seed*1_000_003 + uint64(c)
-		if err := crashCycle(t, dir, cycleSeed, rng, model, &st); err != nil {
+		now := newTestClock().after(time.Duration(c) * ttlTick) // a tick a cycle
+		if err := crashCycle(t, dir, cycleSeed, now, rng, model, exp, &st); err != nil {
 			t.Fatalf("cycle %d (seed %d, cycle seed %d): %v", c, seed, cycleSeed, err)
 		}
 		st.cycles++
@@ -181,16 +209,16 @@ func TestCrashSIGKILL(t *testing.T) {
 			st.separated++
 		}
 	}
-	t.Logf("%d crash cycles (%d with values separated) in %v: %d acknowledged writes verified, %d merge operands in them (%d in-flight writes found applied), %d kills mid-flush or mid-compaction (a table or blob file left that no version lists), %d kills before the child had opened the DB, %d key checks",
-		st.cycles, st.separated, time.Since(start).Round(time.Millisecond), st.acked, st.merges, st.inflightApplied, st.orphanCycles, st.killsBeforeOpen, st.keysVerified)
+	t.Logf("%d crash cycles (%d with values separated) in %v: %d acknowledged writes verified, %d merge operands in them (%d in-flight writes found applied; %d with a time-to-live, %d keys checked gone once it ended), %d kills mid-flush or mid-compaction (a table or blob file left that no version lists), %d kills before the child had opened the DB, %d key checks",
+		st.cycles, st.separated, time.Since(start).Round(time.Millisecond), st.acked, st.merges, st.inflightApplied, st.ttlAcked, st.expiredVerified, st.orphanCycles, st.killsBeforeOpen, st.keysVerified)
 }
 
-// crashCycle runs one child on dir, kills it, and verifies the directory
-// against model, which holds the state before the cycle and is updated to
-// the state after it.
-func crashCycle(t *testing.T, dir string, seed uint64, rng *rand.Rand, model kvModel, st *crashStats) error {
+// crashCycle runs one child on dir, its clock stopped at now, kills it, and
+// verifies the directory against model and exp (its keys' expiries), which
+// hold the state before the cycle and are updated to the state after it.
+func crashCycle(t *testing.T, dir string, seed uint64, now int64, rng *rand.Rand, model kvModel, exp kvExpiries, st *crashStats) error {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%d", crashChildEnv, dir, seed))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%d,%d", crashChildEnv, dir, seed, now))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
@@ -274,17 +302,24 @@ wait:
 	// flight (index acks) applied whole or not at all.
 	for i := range acks {
 		ops := crashOps(seed, i)
-		model.apply(ops)
 		for _, op := range ops {
 			if op.merge {
 				st.merges++
 			}
+			if op.ttl > 0 {
+				st.ttlAcked++
+			}
 		}
+		model.apply(ops)
+		applyExpiries(exp, ops, now)
 	}
 	st.acked += acks
 	inflight := crashOps(seed, acks)
-	withInflight := model.clone()
+	withInflight, expInflight := model.clone(), maps.Clone(exp)
 	withInflight.apply(inflight)
+	applyExpiries(expInflight, inflight, now)
+	// What reads must show: the keys not expired at the cycle's clock.
+	acked, ackedInflight := liveAt(model, exp, now), liveAt(withInflight, expInflight, now)
 
 	// Tables the crash left that no version lists: the kill landed in a
 	// flush or a compaction (or before its inputs were deleted).
@@ -292,7 +327,7 @@ wait:
 	if err != nil {
 		return err
 	}
-	d, err := Open(dir, crashOptions(seed))
+	d, err := Open(dir, crashOptionsAt(seed, now))
 	if err != nil {
 		return fmt.Errorf("reopen after %d acks: %w", acks, err)
 	}
@@ -337,14 +372,16 @@ wait:
 	}
 	var want kvModel
 	switch {
-	case diffModels(got, model) == "":
-		want = model
-	case diffModels(got, withInflight) == "":
-		want = withInflight
+	case diffModels(got, acked) == "":
+		want = acked
+	case diffModels(got, ackedInflight) == "":
+		want = ackedInflight
+		clear(exp)
+		maps.Copy(exp, expInflight)
 		st.inflightApplied++
 	default:
 		return fmt.Errorf("after %d acks, the DB holds neither the acknowledged state nor it plus the op in flight %v:\n%s",
-			acks, inflight, diffModels(got, model))
+			acks, inflight, diffModels(got, acked))
 	}
 	for i := range crashKeys {
 		k := []byte(crashKey(i))
@@ -353,11 +390,16 @@ wait:
 		}
 		st.keysVerified++
 	}
-	want = want.clone() // want may be model itself
-	clear(model)
-	for k, v := range want {
-		model[k] = v
+	for k, e := range exp {
+		if _, ok := model[k]; ok && now >= e.at && !e.merged {
+			st.expiredVerified++
+		}
 	}
+	// The model becomes what the reads saw: an expired key is gone, or
+	// holds the operands merged over it; its expiry is spent.
+	clear(model)
+	maps.Copy(model, want)
+	maps.DeleteFunc(exp, func(_ string, e kvExpiry) bool { return now >= e.at })
 
 	// The DB takes new writes, and keeps them across a clean reopen.
 	for j := range 3 {
@@ -367,12 +409,13 @@ wait:
 			return fmt.Errorf("Put after recovery: %w", err)
 		}
 		model[k] = v
+		delete(exp, k)
 	}
 	if err := d.Close(); err != nil {
 		return fmt.Errorf("Close after recovery: %w", err)
 	}
 	d = nil
-	d2, err := Open(dir, crashOptions(seed))
+	d2, err := Open(dir, crashOptionsAt(seed, now))
 	if err != nil {
 		return fmt.Errorf("second reopen: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -47,7 +48,12 @@ type modelRun struct {
 	opts      Options // the options now: a reopen may change them
 	db        *DB
 	ks        *keySpace
-	m         kvModel // what the DB holds
+	m         kvModel // what the DB holds, expired keys included
+	// clock is the DB's, which the run advances (advanceClock); exp the
+	// expiry of each key of m written with a time-to-live: reads see m
+	// less the keys expired by the clock (live).
+	clock *testClock
+	exp   kvExpiries
 	// snaps are the open snapshots, each with the model as it was taken.
 	snaps []modelSnap
 	// iters are open DB iterators, each with the model as it was made:
@@ -64,8 +70,9 @@ type modelRun struct {
 }
 
 type modelSnap struct {
-	s *Snapshot
-	m kvModel
+	s   *Snapshot
+	m   kvModel
+	exp kvExpiries // m's expiries: a snapshot judges them when it reads
 }
 
 type keptIter struct {
@@ -76,7 +83,7 @@ type keptIter struct {
 
 func newModelRun(seed uint64) *modelRun {
 	rng := rand.New(rand.NewPCG(seed, 0xdb))
-	r := &modelRun{rng: rng, opts: randOptions(rng), m: kvModel{}}
+	r := &modelRun{rng: rng, opts: randOptions(rng), m: kvModel{}, clock: newTestClock(), exp: kvExpiries{}}
 	separateByParity(&r.opts, seed, rng)
 	r.opts.FS = vfs.NewMem()
 	r.opts.Merger = AppendMerger() // randOp merges, and kvModel folds as it does
@@ -108,7 +115,7 @@ func (r *modelRun) run(steps int) error {
 		return err
 	}
 	for _, s := range r.snaps {
-		gets, err := checkState(s.s, r.ks, s.m)
+		gets, err := checkState(s.s, r.ks, liveAt(s.m, s.exp, r.clock.nanos()))
 		r.gets += uint64(gets)
 		if err != nil {
 			return fmt.Errorf("snapshot: %w", err)
@@ -145,6 +152,7 @@ func (r *modelRun) closeAll() {
 }
 
 func (r *modelRun) open() error {
+	r.opts.Clock = r.clock
 	db, err := Open("db", &r.opts)
 	if err != nil {
 		return fmt.Errorf("Open: %w", err)
@@ -206,6 +214,8 @@ func (r *modelRun) step() error {
 		return nil
 	case x < 935:
 		return r.txn()
+	case x < 950:
+		return r.advanceClock()
 	default:
 		r.note("Metrics")
 		return r.checkMetrics()
@@ -226,7 +236,11 @@ func (r *modelRun) randOp() kvOp {
 	case 2, 3:
 		return kvOp{merge: true, key: k, value: fmt.Sprintf("+%d.", r.n)}
 	}
-	return kvOp{key: k, value: string(randValue(r.rng, fmt.Sprint("v", r.n)))}
+	op := kvOp{key: k, value: string(randValue(r.rng, fmt.Sprint("v", r.n)))}
+	if r.rng.IntN(5) == 0 {
+		op.ttl = randTTL(r.rng)
+	}
+	return op
 }
 
 // randRangeDel returns a DeleteRange over keys of ks: between two of its
@@ -257,6 +271,7 @@ func (r *modelRun) randWriteOptions() (*WriteOptions, bool) {
 // succeeded.
 func (r *modelRun) committed(ops []kvOp, sync bool) {
 	r.m.apply(ops)
+	applyExpiries(r.exp, ops, r.clock.nanos())
 	r.writes += uint64(len(ops))
 	r.batches++
 	if sync {
@@ -363,9 +378,9 @@ func (r *modelRun) oversized() error {
 func (r *modelRun) reader() (dbReader, kvModel, string) {
 	if len(r.snaps) > 0 && r.rng.IntN(3) == 0 {
 		i := r.rng.IntN(len(r.snaps))
-		return r.snaps[i].s, r.snaps[i].m, fmt.Sprintf("snapshot %d", i)
+		return r.snaps[i].s, liveAt(r.snaps[i].m, r.snaps[i].exp, r.clock.nanos()), fmt.Sprintf("snapshot %d", i)
 	}
-	return r.db, r.m, "DB"
+	return r.db, r.live(), "DB"
 }
 
 func (r *modelRun) get() error {
@@ -479,7 +494,7 @@ func (r *modelRun) newSnapshot() error {
 	if err != nil {
 		return fmt.Errorf("NewSnapshot: %w", err)
 	}
-	r.snaps = append(r.snaps, modelSnap{s: s, m: r.m.clone()})
+	r.snaps = append(r.snaps, modelSnap{s: s, m: r.m.clone(), exp: maps.Clone(r.exp)})
 	r.stats.snapshots++
 	return nil
 }
@@ -528,7 +543,7 @@ func (r *modelRun) newLiveIter() error {
 	if err != nil {
 		return fmt.Errorf("NewIter: %w", err)
 	}
-	r.iters = append(r.iters, keptIter{it: it, opts: opts, m: r.m.clone()})
+	r.iters = append(r.iters, keptIter{it: it, opts: opts, m: r.live()}) // expiries judged at its creation
 	return nil
 }
 
@@ -649,7 +664,7 @@ func checkDBClosed(d *DB) error {
 }
 
 func (r *modelRun) fullCheck() error {
-	gets, err := checkState(r.db, r.ks, r.m)
+	gets, err := checkState(r.db, r.ks, r.live())
 	r.gets += uint64(gets)
 	return err
 }

@@ -20,7 +20,7 @@ func (r *modelRun) txn() error {
 		return fmt.Errorf("NewTransaction: %w", err)
 	}
 	defer txn.Discard()
-	view := r.m.clone()
+	view := r.live()
 	read := map[string]bool{}
 	var ops []kvOp
 	scanned := false
@@ -59,6 +59,8 @@ func (r *modelRun) txn() error {
 				err = txn.Delete([]byte(op.key))
 			case op.merge:
 				err = txn.Merge([]byte(op.key), []byte(op.value))
+			case op.ttl > 0:
+				err = txn.SetWithTTL([]byte(op.key), []byte(op.value), op.ttl)
 			default:
 				err = txn.Set([]byte(op.key), []byte(op.value))
 			}

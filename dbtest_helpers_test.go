@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bloomkv/bloomkv/internal/race"
 )
@@ -81,15 +82,17 @@ func (m kvModel) sorted(lower, upper []byte) (keys, values [][]byte) {
 	return keys, values
 }
 
-// kvOp is one write of a batch: a set, a delete, with rangeDel a
-// DeleteRange(key, end), or with merge a Merge of value into key (the
-// model folds it as AppendMerger does: kvModel.apply).
+// kvOp is one write of a batch: a set (with ttl > 0, a SetWithTTL), a
+// delete, with rangeDel a DeleteRange(key, end), or with merge a Merge of
+// value into key (the model folds it as AppendMerger does: kvModel.apply;
+// over a base with a time-to-live, kvExpiries too).
 type kvOp struct {
 	del        bool
 	key, value string
 	rangeDel   bool
 	end        string
 	merge      bool
+	ttl        time.Duration
 }
 
 func (op kvOp) String() string {
@@ -101,6 +104,9 @@ func (op kvOp) String() string {
 	}
 	if op.merge {
 		return fmt.Sprintf("merge(%s, %q)", shortKey(op.key), op.value)
+	}
+	if op.ttl > 0 {
+		return fmt.Sprintf("setttl(%s, %d bytes, %v)", shortKey(op.key), len(op.value), op.ttl)
 	}
 	return fmt.Sprintf("set(%s, %d bytes)", shortKey(op.key), len(op.value))
 }
@@ -125,6 +131,8 @@ func (op kvOp) addTo(b *Batch) error {
 		return b.Delete([]byte(op.key))
 	case op.merge:
 		return b.Merge([]byte(op.key), []byte(op.value))
+	case op.ttl > 0:
+		return b.SetWithTTL([]byte(op.key), []byte(op.value), op.ttl)
 	}
 	return b.Set([]byte(op.key), []byte(op.value))
 }
@@ -140,6 +148,9 @@ func applyOps(d *DB, ops []kvOp, wo *WriteOptions) error {
 		}
 		if ops[0].merge {
 			return d.Merge([]byte(ops[0].key), []byte(ops[0].value), wo)
+		}
+		if ops[0].ttl > 0 {
+			return d.PutWithTTL([]byte(ops[0].key), []byte(ops[0].value), ops[0].ttl, wo)
 		}
 		return d.Put([]byte(ops[0].key), []byte(ops[0].value), wo)
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/humanize"
@@ -76,9 +77,15 @@ type Trace struct {
 	// Operands counts the merge operands the lookup found and folded into
 	// Value (Source is then "merge"); MergeBase names where the value
 	// they were folded over was found, empty when there was none (the key
-	// deleted below them, or never set).
+	// deleted below them, its version there expired, or never set).
 	Operands  int
 	MergeBase string
+	// ExpiresAt is the expiry of the version found, if it was written with
+	// a time-to-live (the zero Time otherwise); Expired reports that it had
+	// passed (an ExpiredStep): Deleted is then true, and Source the place
+	// that held the version.
+	ExpiresAt time.Time
+	Expired   bool
 }
 
 // StepKind says what a TraceStep consulted.
@@ -101,6 +108,10 @@ const (
 	// (Operands of them) over the value found last, if any, with
 	// Options.Merger; it reads nothing.
 	MergeStep
+	// ExpiredStep: the version the step before found has a time-to-live
+	// that ended at ExpiresAt, at or before the clock's reading Now: the
+	// key reads as deleted (Found and Deleted), its older versions hidden.
+	ExpiredStep
 )
 
 // FilterVerdict is what a table's filter said of the key.
@@ -202,6 +213,9 @@ type TraceStep struct {
 	// keys of the batch that one read (or cache hit) served, itself
 	// included; above 1, the block was shared.
 	Round, BlockKeys int
+	// ExpiresAt and Now are an ExpiredStep's: the instant the version
+	// expired and the clock's reading that found it expired.
+	ExpiresAt, Now time.Time
 	// Err is the error that ended the lookup at this step, if any.
 	Err error
 }
@@ -236,6 +250,8 @@ func (s *TraceStep) Place() string {
 		return manifest.MakeFilename(manifest.FileTypeBlob, s.FileNum)
 	case MergeStep:
 		return "merge"
+	case ExpiredStep:
+		return "expiry"
 	}
 	return fmt.Sprintf("L%d", s.Level)
 }
@@ -285,6 +301,16 @@ func (t *Trace) merged(operands int, err error) {
 	}
 	t.Steps = append(t.Steps, TraceStep{Kind: MergeStep, Operands: operands, Found: err == nil, Err: err})
 	t.Found, t.Deleted, t.CoveredBy, t.Source, t.Operands = err == nil, false, "", "merge", operands
+	t.Expired = false // an expired base is no base: the fold is the answer
+}
+
+func (t *Trace) expiry(expiry, now int64) {
+	t.ExpiresAt = time.Unix(0, expiry).UTC()
+	if now < expiry {
+		return
+	}
+	t.Steps = append(t.Steps, TraceStep{Kind: ExpiredStep, Found: true, Deleted: true, ExpiresAt: t.ExpiresAt, Now: time.Unix(0, now).UTC()})
+	t.Expired, t.Deleted = true, true
 }
 
 // The skipTracer hooks: a prefix seek's or a range scan's steps.
@@ -455,8 +481,12 @@ func (t *Trace) Summary() string {
 		parts = append(parts, plural(t.Operands, "merge operand", "merge operands")+" folded, no value below")
 	case t.CoveredBy != "":
 		parts = append(parts, "covered by "+t.CoveredBy)
+	case t.Expired:
+		parts = append(parts, "expired at "+t.ExpiresAt.Format(time.RFC3339Nano)+" in "+t.Source)
 	case t.Deleted:
 		parts = append(parts, "deleted in "+t.Source)
+	case t.Found && !t.ExpiresAt.IsZero():
+		parts = append(parts, "found in "+t.Source+", expires at "+t.ExpiresAt.Format(time.RFC3339Nano))
 	case t.Found:
 		parts = append(parts, "found in "+t.Source)
 	default:
@@ -571,6 +601,8 @@ func (s *TraceStep) result() string {
 		return fmt.Sprintf("folded %s", plural(s.Operands, "operand", "operands"))
 	case s.Operand:
 		return "merge operand"
+	case s.Kind == ExpiredStep:
+		return "expired at " + s.ExpiresAt.Format(time.RFC3339Nano) + " (clock " + s.Now.Format(time.RFC3339Nano) + ")"
 	case s.Deleted:
 		return "deleted (tombstone)"
 	case s.Found:

@@ -178,6 +178,15 @@ func (mt *MultiTrace) finish(values [][]byte) {
 	}
 }
 
+// tracer is the key's Trace as a lookupTracer: a nil interface, not a
+// typed nil, for no trace.
+func (k *keyTrace) tracer() lookupTracer {
+	if k == nil {
+		return nil
+	}
+	return k.Trace
+}
+
 // outOfRange records an L0 table whose key range rules the key out.
 func (k *keyTrace) outOfRange(level int, t *table) { k.Trace.outOfRange(level, t) }
 

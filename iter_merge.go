@@ -11,12 +11,13 @@ import (
 // Get reads it (merge.go).
 //
 // Forward, foldForward meets the operands newest first: it steps inner
-// over them to the first version that is not one — a Set, the base; a
-// tombstone, or a version a range tombstone deletes: none — or to the
+// over them to the first version that is not one — a Set, or one whose
+// time-to-live has not ended, the base; a tombstone, an expired version,
+// or a version a range tombstone deletes: none — or to the
 // next user key, and leaves inner there (the versions of the key left
 // are passed over by the next move, as after any key). Backward, findPrev
-// meets the versions oldest first: a Set starts the fold afresh, a
-// tombstone or a deleted version leaves nothing, and each operand joins
+// meets the versions oldest first: a (live) Set starts the fold afresh, a
+// tombstone, an expired or a deleted version leaves nothing, and each operand joins
 // it (it.ops), so when the user key changes it holds the operands above
 // the newest base, and foldBackward folds them over it. The fold is kept
 // in key and value (merged): a fold's value is computed, so it is read
@@ -52,13 +53,20 @@ func (it *Iterator) foldForward() bool {
 			ok = it.inner.Next()
 			continue
 		}
-		if k.Kind().IsSet() {
-			baseVal, hasBase = it.inner.Value(), true
-			if k.Kind() == base.KindSetBlob {
+		// The base: a Set, or one with a time-to-live not ended at the
+		// Iterator's clock reading (without its expiry); a version
+		// expired then is a tombstone, no base.
+		if it.sets(k) {
+			var blob bool
+			baseVal, blob = withoutExpiry(k.Kind(), it.inner.Value())
+			hasBase = true
+			if blob {
 				if baseVal = it.blobValue(baseVal, true); it.err != nil {
 					return it.stop(false, posNone)
 				}
 			}
+		} else if it.err != nil {
+			return it.stop(false, posNone)
 		}
 		break
 	}

@@ -23,7 +23,8 @@ type IterOptions struct {
 
 // Iterator walks the keys of a DB in ascending order as of one moment —
 // its creation, or that of the snapshot it reads — seeing none of the
-// writes that came later. At each position it shows a key and its value;
+// writes that came later. It judges expiries (PutWithTTL) by the clock at
+// its creation. At each position it shows a key and its value;
 // deleted keys and overwritten values are never shown.
 //
 // An Iterator is unpositioned when created: call First, Last, SeekGE,
@@ -74,8 +75,10 @@ type IterOptions struct {
 // tombstones included: nothing below hides a version. The hiding is done here:
 // versions newer than the read sequence number are skipped, and of each
 // user key only the newest visible version is shown, if it is a Set that
-// no visible range tombstone with a newer seqnum covers; a tombstone, or a
-// Set so covered, hides the key and every older version of it. The range
+// no visible range tombstone with a newer seqnum covers and whose
+// time-to-live, if it has one, had not ended when the Iterator was made
+// (ttl.go); a tombstone, or a Set so covered or expired, hides the key and
+// every older version of it. The range
 // tombstones are those of every memtable and table of the read, held in
 // memory (a table's are pinned when it opens), so asking them reads
 // nothing. Past a version a range tombstone deletes, the older sources'
@@ -97,6 +100,9 @@ type Iterator struct {
 type iterState struct {
 	inner iterator.Iterator // every version of every key; owned
 	seq   base.SeqNum       // versions with a larger seqnum are invisible
+	// now is the clock's reading, in Unix nanoseconds, at which the
+	// Iterator judges expiries (ttl.go): its creation's.
+	now int64
 	// onClose, if not nil, runs at Close after inner's Close, its error
 	// returned if there was none before: the hook of the tests' Iterators
 	// (newIterator), which a DB's Iterator, releasing rs instead, leaves nil.
@@ -395,7 +401,11 @@ func (it *Iterator) findNext(ok, skipping bool) bool {
 		if k.Kind() == base.KindMerge && rd == nil {
 			return it.foldForward()
 		}
-		if !k.Kind().IsSet() || rd != nil {
+		if !it.sets(k) || rd != nil {
+			if it.err != nil {
+				it.pos = posNone
+				return false
+			}
 			// A tombstone, or a version a range tombstone deletes: the key
 			// is deleted; hide its older versions (a range tombstone
 			// newer than this version is newer than them too).
@@ -452,11 +462,20 @@ func (it *Iterator) findPrev(ok bool) bool {
 		case k.Kind() == base.KindMerge:
 			found = true
 			it.ops.add(it.inner.Value())
+		case !it.sets(k):
+			// A version whose time-to-live has ended: a tombstone.
+			if it.err != nil {
+				it.pos = posNone
+				return false
+			}
+			found, hasBase = false, false
+			it.ops.reset()
 		default:
 			found, hasBase = true, true
 			it.ops.reset()
-			it.value = append(it.value[:0], it.inner.Value()...)
-			it.blob.backward = k.Kind() == base.KindSetBlob
+			var v []byte
+			v, it.blob.backward = withoutExpiry(k.Kind(), it.inner.Value())
+			it.value = append(it.value[:0], v...)
 		}
 		ok = it.inner.Prev()
 		if ok && rd != nil && it.merging != nil {
@@ -566,10 +585,11 @@ func (it *Iterator) Value() []byte {
 	case it.merged:
 		return nonNil(it.value)
 	case it.dir == forward:
-		if it.inner.Key().Kind() == base.KindSetBlob {
-			return it.blobValue(it.inner.Value(), true)
+		v, blob := withoutExpiry(it.inner.Key().Kind(), it.inner.Value())
+		if blob {
+			return it.blobValue(v, true)
 		}
-		return nonNil(it.inner.Value())
+		return nonNil(v)
 	case it.blob.backward:
 		return it.blobValue(it.value, false)
 	}
@@ -719,6 +739,7 @@ func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions, explain boo
 	a := iterAllocs.Get().(*iterAlloc)
 	it := &Iterator{&a.state}
 	it.seq, it.db, it.rs, it.explain, it.alloc, it.batch = seq, d, rs, explain, a, batch
+	it.now = d.nowNanos()
 	it.userLower, it.userUpper = copyBound(a.lower, o.LowerBound), copyBound(a.upper, o.UpperBound)
 	it.lower, it.upper = it.userLower, it.userUpper
 	it.key, it.value, it.stopKey = a.key, a.value, a.stopKey

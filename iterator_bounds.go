@@ -92,6 +92,7 @@ func (it *Iterator) Clone() (*Iterator, error) {
 		c, err := it.db.cloneIter(it.rs, it.seq, o, it.explain, it.batch)
 		if err == nil {
 			c.span = it.span // a transaction's: what the clone reads is read too
+			c.now = it.now   // one view: the same expiries
 		}
 		return c, err
 	case it.clone != nil:

@@ -15,8 +15,9 @@ import (
 // it is (RocksDB's merge operator, Pebble's Merger). DB.Merge and
 // Batch.Merge write a merge operand, a version of kind base.KindMerge;
 // every read folds the operands it meets, newest to oldest, over the
-// key's base value — the newest Set below them, or none where a
-// tombstone or range tombstone, or the bottom of the tree, comes first —
+// key's base value — the newest Set below them (one with a time-to-live
+// while it lasts, without its expiry), or none where a tombstone, range
+// tombstone or expired Set, or the bottom of the tree, comes first —
 // with Options.Merger, and a compaction folds the operands no snapshot
 // separates (see package internal/compaction). A counter then costs one
 // blind write per increment, where a read-modify-write costs a Get too.
@@ -321,5 +322,5 @@ func (x *batchIndex) getOver(s *Snapshot, key []byte, readDB func() error) ([]by
 	}
 	defer s.db.releaseReadState(rs)
 	s.db.counters.gets.Add(1)
-	return s.db.lookupBelow(rs, key, seq, nil, ops, nil)
+	return s.db.lookupBelow(rs, key, seq, nil, ops, nil, &readClock{d: s.db})
 }

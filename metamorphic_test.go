@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -41,6 +42,7 @@ const (
 	mFlush
 	mCompact
 	mReopen
+	mAdvance // the clock moves on, expiring what lived until then
 )
 
 // metaOp is one operation of a history. Which snapshot an op reads is an
@@ -50,9 +52,10 @@ type metaOp struct {
 	ops    []kvOp // mWrite
 	key    []byte // mGet
 	snap   int
-	bounds *IterOptions // mIter; mReopen's kept iterator
-	moves  []metaMove   // mIter; mReopen's kept iterator (never 'X')
-	lo, hi []byte       // mCompact
+	bounds *IterOptions  // mIter; mReopen's kept iterator
+	moves  []metaMove    // mIter; mReopen's kept iterator (never 'X')
+	lo, hi []byte        // mCompact
+	by     time.Duration // mAdvance
 	// keep, on mReopen, keeps an iterator of the DB open across the Close
 	// and the Open, to be walked (bounds, moves) at the next reopen or at
 	// the end of the history, by when the new DB's compactions may have
@@ -96,12 +99,16 @@ func genHistory(seed uint64, n int) []metaOp {
 					op.ops = append(op.ops, kvOp{del: true, key: k})
 				case 2, 3:
 					op.ops = append(op.ops, kvOp{merge: true, key: k, value: fmt.Sprintf("+%d.", i)})
+				case 4:
+					op.ops = append(op.ops, kvOp{key: k, value: string(randValue(rng, fmt.Sprint(i))), ttl: randTTL(rng)})
 				default:
 					op.ops = append(op.ops, kvOp{key: k, value: string(randValue(rng, fmt.Sprint(i)))})
 				}
 			}
-		case r < 800:
+		case r < 785:
 			op.kind, op.key, op.snap = mGet, ks.probe(rng), rng.IntN(4)-1
+		case r < 800:
+			op.kind, op.by = mAdvance, time.Duration(1+rng.IntN(2))*ttlTick
 		case r < 900:
 			op.kind, op.bounds, op.snap = mIter, randBounds(rng, ks), rng.IntN(4)-1
 			op.moves = randMoves(rng, ks, "FLGTXXNNNPP")
@@ -199,6 +206,11 @@ type metaRunner struct {
 	model kvModel
 	snaps []*Snapshot
 	snapM []kvModel
+	// clock is the DB's, moved by mAdvance; exp the expiries of model's
+	// keys, snapE of each snapM's: reads see a model less what expired.
+	clock *testClock
+	exp   kvExpiries
+	snapE []kvExpiries
 	// kept are the iterators mReopen keeps open across a Close (nil its
 	// for the model), each with the model as it was made.
 	kept []metaKeptIter
@@ -217,17 +229,18 @@ func (r *metaRunner) printf(format string, args ...any) {
 }
 
 func (r *metaRunner) reader(i int) (dbReader, kvModel, string) {
+	now := r.clock.nanos()
 	if i < 0 || len(r.snapM) == 0 {
 		if r.db == nil {
-			return nil, r.model, "db"
+			return nil, liveAt(r.model, r.exp, now), "db"
 		}
-		return r.db, r.model, "db"
+		return r.db, liveAt(r.model, r.exp, now), "db"
 	}
 	i %= len(r.snapM)
 	if r.db == nil {
-		return nil, r.snapM[i], fmt.Sprintf("snap%d", i)
+		return nil, liveAt(r.snapM[i], r.snapE[i], now), fmt.Sprintf("snap%d", i)
 	}
-	return r.snaps[i], r.snapM[i], fmt.Sprintf("snap%d", i)
+	return r.snaps[i], liveAt(r.snapM[i], r.snapE[i], now), fmt.Sprintf("snap%d", i)
 }
 
 func (r *metaRunner) closeSnaps() {
@@ -236,7 +249,7 @@ func (r *metaRunner) closeSnaps() {
 			s.Close()
 		}
 	}
-	r.snaps, r.snapM = nil, nil
+	r.snaps, r.snapM, r.snapE = nil, nil, nil
 }
 
 func (r *metaRunner) run(h []metaOp) (err error) {
@@ -285,8 +298,11 @@ func (r *metaRunner) closeKept() {
 
 func (r *metaRunner) step(i int, op metaOp) error {
 	switch op.kind {
+	case mAdvance:
+		r.clock.advance(op.by)
 	case mWrite:
 		r.model.apply(op.ops)
+		applyExpiries(r.exp, op.ops, r.clock.nanos())
 		if r.db != nil {
 			if err := applyOps(r.db, op.ops, NoSync); err != nil {
 				return err
@@ -329,6 +345,7 @@ func (r *metaRunner) step(i int, op metaOp) error {
 		return r.walkDB(rd, it, op.bounds, op.moves)
 	case mNewSnap:
 		r.snapM = append(r.snapM, r.model.clone())
+		r.snapE = append(r.snapE, maps.Clone(r.exp))
 		if r.db != nil {
 			s, err := r.db.NewSnapshot()
 			if err != nil {
@@ -342,6 +359,7 @@ func (r *metaRunner) step(i int, op metaOp) error {
 		}
 		j := op.snap % len(r.snapM)
 		r.snapM = append(r.snapM[:j], r.snapM[j+1:]...)
+		r.snapE = append(r.snapE[:j], r.snapE[j+1:]...)
 		if r.db != nil {
 			if err := r.snaps[j].Close(); err != nil {
 				return err
@@ -361,7 +379,7 @@ func (r *metaRunner) step(i int, op metaOp) error {
 			return err
 		}
 		if op.keep {
-			k := metaKeptIter{m: r.model.clone(), op: op, at: i}
+			k := metaKeptIter{m: liveAt(r.model, r.exp, r.clock.nanos()), op: op, at: i} // expiries judged at its creation
 			if r.db != nil {
 				it, err := r.db.NewIter(op.bounds)
 				if err != nil {
@@ -525,18 +543,25 @@ func TestMetamorphic(t *testing.T) {
 		ops = min(ops, 500)
 	}
 	start := time.Now()
-	runs, separated, lines := 0, 0, 0
+	runs, separated, lines, ttlWrites, clockSteps := 0, 0, 0, 0, 0
 	var flushes, compactions uint64 // since each run's last reopen
 	for _, seed := range seeds {
 		h := genHistory(seed, ops)
-		model := &metaRunner{model: kvModel{}, ext: metaPrefix(seed)}
+		for _, op := range h {
+			clockSteps += b2i(op.kind == mAdvance)
+			for _, w := range op.ops {
+				ttlWrites += b2i(w.ttl > 0)
+			}
+		}
+		model := &metaRunner{model: kvModel{}, ext: metaPrefix(seed), clock: newTestClock(), exp: kvExpiries{}}
 		if err := model.run(h); err != nil {
 			t.Fatalf("seed %d: the model: %v", seed, err)
 		}
 		for c := 0; c <= race.Size("meta.configs", *metaConfigs, 2); c++ {
 			o := metaConfig(seed, c)
 			o.FS = vfs.NewMem()
-			r := &metaRunner{dir: "/meta", opts: o, model: kvModel{}, ext: metaPrefix(seed)}
+			r := &metaRunner{dir: "/meta", opts: o, model: kvModel{}, ext: metaPrefix(seed), clock: newTestClock(), exp: kvExpiries{}}
+			r.opts.Clock = r.clock
 			d, err := Open(r.dir, &r.opts)
 			if err != nil {
 				t.Fatalf("seed %d config %d %s: Open: %v", seed, c, describeMetaConfig(o), err)
@@ -566,8 +591,8 @@ func TestMetamorphic(t *testing.T) {
 			lines += len(r.out)
 		}
 	}
-	t.Logf("%d histories of %d ops × %d configurations (+ the model): %d runs (%d with values separated), %d transcript lines compared, ≥ %d flushes and %d compactions, in %v",
-		len(seeds), ops, *metaConfigs+1, runs, separated, lines, flushes, compactions, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d histories of %d ops (%d writes with a time-to-live, %d clock steps) × %d configurations (+ the model): %d runs (%d with values separated), %d transcript lines compared, ≥ %d flushes and %d compactions, in %v",
+		len(seeds), ops, ttlWrites, clockSteps, *metaConfigs+1, runs, separated, lines, flushes, compactions, time.Since(start).Round(time.Millisecond))
 }
 
 // metaPrefixIter is prefix mode made of plain moves, for a DB without

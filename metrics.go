@@ -163,9 +163,13 @@ type Metrics struct {
 	// base counts n), MergesFoldedByCompactions those compactions folded
 	// into a value or one operand (see Merger).
 	MergesFoldedByReads, MergesFoldedByCompactions uint64
-	MemtableBytes                                  int64 // bytes in the mutable memtable: its usage (Options.MemtableSize is its capacity)
-	ImmutableMemtables                             int   // full memtables waiting for their flush
-	CompactionPending                              bool  // a compaction is running, or the levels' sizes or the blob files' dead shares call for one
+	// ExpiredDropped counts the versions whose time-to-live had ended
+	// that compactions dropped (docs/ttl.md): their values gone, each
+	// replaced by a tombstone where one was still needed.
+	ExpiredDropped     uint64
+	MemtableBytes      int64 // bytes in the mutable memtable: its usage (Options.MemtableSize is its capacity)
+	ImmutableMemtables int   // full memtables waiting for their flush
+	CompactionPending  bool  // a compaction is running, or the levels' sizes or the blob files' dead shares call for one
 	// CompactionsInProgress is the number of compactions running now (at
 	// most Options.MaxConcurrentCompactions).
 	CompactionsInProgress int
@@ -398,6 +402,7 @@ type dbCounters struct {
 type compactionCounters struct {
 	count, tombstonesDropped atomic.Uint64
 	mergesFolded             atomic.Uint64
+	expiredDropped           atomic.Uint64
 	bytesRead, bytesWritten  [manifest.NumLevels]atomic.Uint64
 }
 
@@ -547,6 +552,7 @@ func (d *DB) Metrics() Metrics {
 	m.Compactions = c.compactions.count.Load()
 	m.TombstonesDropped = c.compactions.tombstonesDropped.Load()
 	m.MergesFoldedByReads, m.MergesFoldedByCompactions = c.mergesFoldedByReads.Load(), c.compactions.mergesFolded.Load()
+	m.ExpiredDropped = c.compactions.expiredDropped.Load()
 	for i := range m.Levels {
 		m.Levels[i].CompactionBytesRead = c.compactions.bytesRead[i].Load()
 		m.Levels[i].CompactionBytesWritten = c.compactions.bytesWritten[i].Load()

@@ -51,15 +51,19 @@ func (d *DB) multiGet(keys [][]byte, seq base.SeqNum, mt *MultiTrace) ([][]byte,
 	slab := make([]batchKey, 0, len(keys))
 	pending := make([]*batchKey, 0, len(keys))
 	var merged []mergedKey // keys whose first version found is a merge operand
+	clock := readClock{d: d}
 	for i, key := range keys {
 		if value, kind, _, _, found := memtablesGet(rs, key, seq, 0, mt.keyTracer(i)); found {
-			switch kind {
-			case base.KindMerge:
+			if kind == base.KindMerge {
 				merged = append(merged, mergedKey{i: i, seq: seq})
-			case base.KindDelete:
-				d.counters.memtableHits.Add(1)
-			default:
-				d.counters.memtableHits.Add(1)
+				continue
+			}
+			d.counters.memtableHits.Add(1)
+			if value, kind, err = clock.unexpired(key, value, kind, mt.keyTracer(i)); err != nil {
+				mt.finish(values)
+				return nil, err
+			}
+			if kind != base.KindDelete {
 				values[i] = foundValue(bytes.Clone(value))
 			}
 			continue
@@ -86,6 +90,12 @@ func (d *DB) multiGet(keys [][]byte, seq base.SeqNum, mt *MultiTrace) ([][]byte,
 		}
 		next := pending[:0]
 		for _, k := range pending {
+			if k.res.Found {
+				if k.res.Value, k.res.Kind, err = clock.unexpired(keys[k.i], k.res.Value, k.res.Kind, k.tr.tracer()); err != nil {
+					mt.finish(values)
+					return nil, err
+				}
+			}
 			if !k.res.Found {
 				next = append(next, k)
 			} else if k.res.Kind == base.KindMerge {
@@ -106,7 +116,7 @@ func (d *DB) multiGet(keys [][]byte, seq base.SeqNum, mt *MultiTrace) ([][]byte,
 	// A key whose first version is a merge operand goes on as a Get
 	// does, from there, to fold its operands over what is below them.
 	for _, k := range merged {
-		v, err := d.lookupBelow(rs, keys[k.i], k.seq, mt.keyTracer(k.i), k.ops, k.from)
+		v, err := d.lookupBelow(rs, keys[k.i], k.seq, mt.keyTracer(k.i), k.ops, k.from, &clock)
 		switch {
 		case err == nil:
 			values[k.i] = foundValue(v)

@@ -95,6 +95,13 @@ type Options struct {
 	// a dropped record fails its Commit with ErrConflict. Default 64 MiB.
 	TxnConflictMemory int64
 
+	// Clock is the time by which writes with a time-to-live (PutWithTTL,
+	// Batch.SetWithTTL) get their expiry at commit and reads and
+	// compactions judge it (see docs/ttl.md). Default the system's wall
+	// clock; tests give one they advance by hand, so that what expires
+	// when is exact.
+	Clock Clock
+
 	// BlockSize is the target size of a table's data block. Default 4 KiB.
 	BlockSize int
 
@@ -516,6 +523,9 @@ func (o *Options) withDefaults() (Options, error) {
 	memtableSet, cacheSet := opts.MemtableSize != 0, opts.BlockCacheSize != 0
 	if opts.FS == nil {
 		opts.FS = vfs.Default
+	}
+	if opts.Clock == nil {
+		opts.Clock = systemClock{}
 	}
 	switch {
 	case opts.MemtableSize == 0:

@@ -28,28 +28,11 @@ func TestDeleteRangeCost(t *testing.T) {
 	}
 	defer db.Close()
 	key := func(i int) []byte { return fmt.Appendf(nil, "key%09d", i) }
-	b := NewBatch()
-	for i := range n {
-		if err := b.Set(key(i), fmt.Appendf(nil, "value-%027d", i)); err != nil {
-			t.Fatal(err)
-		}
-		if b.Len() == 1000 || i == n-1 {
-			if err := db.Apply(b, NoSync); err != nil {
-				t.Fatal(err)
-			}
-			b.Reset()
-		}
-	}
+	fillBatches(t, db, n, func(b *Batch, i int) error { return b.Set(key(i), fmt.Appendf(nil, "value-%027d", i)) })
 	if err := db.Compact(nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	tableBytes := func() (total uint64) {
-		for _, l := range db.Metrics().Levels {
-			total += l.Bytes
-		}
-		return total
-	}
-	bytesBefore := tableBytes()
+	bytesBefore := tableBytes(db)
 
 	m0 := db.Metrics()
 	if err := db.DeleteRange(key(0), key(n), nil); err != nil {
@@ -94,7 +77,7 @@ func TestDeleteRangeCost(t *testing.T) {
 	if err := db.Compact(nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	bytesAfter := tableBytes()
+	bytesAfter := tableBytes(db)
 	m2 := db.Metrics()
 	t.Logf("tables: %d bytes before the deletion, %d after its compaction", bytesBefore, bytesAfter)
 	// Every key was covered and no snapshot holds one, so a compaction to

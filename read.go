@@ -29,7 +29,8 @@ func (d *DB) get(key []byte, seq base.SeqNum) ([]byte, error) {
 // lookup is the point read: memtables newest first, then L0 tables newest
 // first (those whose key range holds the key), then at most one table per
 // deeper level, found by binary search; the first version at or below seq
-// found (a tombstone means not found) is the answer. A table's filter
+// found (a tombstone means not found, and so does a version whose
+// time-to-live has ended: readClock.unexpired) is the answer. A table's filter
 // skips most tables that do not hold the key without a read.
 //
 // The places past the memtables are planned a batch at a time (plan):
@@ -73,7 +74,7 @@ func (d *DB) get(key []byte, seq base.SeqNum) ([]byte, error) {
 // in and the base's, and none further.
 func (d *DB) lookup(rs *readState, key []byte, seq base.SeqNum, tr lookupTracer) ([]byte, error) {
 	d.counters.gets.Add(1)
-	return d.lookupBelow(rs, key, seq, tr, nil, nil)
+	return d.lookupBelow(rs, key, seq, tr, nil, nil, &readClock{d: d})
 }
 
 // lookupBelow is lookup, without counting a Get, for a read that has met
@@ -81,14 +82,20 @@ func (d *DB) lookup(rs *readState, key []byte, seq base.SeqNum, tr lookupTracer)
 // batch's, or MultiGet's. from, if not nil, is where a MultiGet's walk
 // met its operand, a table (L0's table from.i, or level from.level's):
 // the lookup starts there, past the memtables, the table counted as
-// probed already.
-func (d *DB) lookupBelow(rs *readState, key []byte, seq base.SeqNum, tr lookupTracer, ops *mergeOperands, from *placeCursor) ([]byte, error) {
+// probed already. clock judges the expiries of the versions it finds: an
+// expired one ends it as a deletion would, a live one is found without
+// its expiry.
+func (d *DB) lookupBelow(rs *readState, key []byte, seq base.SeqNum, tr lookupTracer, ops *mergeOperands, from *placeCursor, clock *readClock) ([]byte, error) {
 	for m := 0; from == nil; {
 		value, kind, vseq, at, found := memtablesGet(rs, key, seq, m, tr)
 		if !found {
 			break
 		}
 		if kind != base.KindMerge {
+			value, kind, err := clock.unexpired(key, value, kind, tr)
+			if err != nil {
+				return nil, err
+			}
 			if ops == nil {
 				d.counters.memtableHits.Add(1)
 				return answer(bytes.Clone(value), kind)
@@ -127,6 +134,9 @@ func (d *DB) lookupBelow(rs *readState, key []byte, seq base.SeqNum, tr lookupTr
 			default:
 				for {
 					value, kind, vseq, found, err := d.getFromTable(&p, &lk, tr)
+					if err == nil && found {
+						value, kind, err = clock.unexpired(key, value, kind, tr)
+					}
 					if err == nil && kind == base.KindSetBlob {
 						value, err = d.resolveBlob(value, tr)
 					}
@@ -286,6 +296,9 @@ type lookupTracer interface {
 	// merged: the lookup folded the operands it found, above the version
 	// found last (or none), with the DB's merger; err is the merger's.
 	merged(operands int, err error)
+	// expiry: the version found expires at expiry, and the clock read
+	// now (both Unix nanoseconds); it has expired if now ≥ expiry.
+	expiry(expiry, now int64)
 }
 
 // answer turns the version found into Get's result: the value, which must

@@ -106,6 +106,9 @@ func (d *DB) apply(b *Batch, req *commitRequest, opts *WriteOptions) error {
 		return err
 	}
 	defer d.exitWriter()
+	if len(b.ttls) > 0 {
+		b.stampExpiries(d.nowNanos())
+	}
 	*req = commitRequest{batch: b, sync: opts.sync(), wake: req.wake, txn: req.txn}
 	return d.commit.commit(req, d.applyGroup)
 }

@@ -2,6 +2,7 @@ package bloomkv_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/bloomkv/bloomkv"
 	"github.com/bloomkv/bloomkv/internal/workload"
@@ -13,6 +14,23 @@ import (
 //
 //	go test -run='^$' -bench=FillRandom -benchtime=1000000x -count=6 .
 func BenchmarkFillRandom(b *testing.B) {
+	fillRandom(b, func(db *bloomkv.DB, key, value []byte) error { return db.Put(key, value, bloomkv.NoSync) })
+}
+
+// BenchmarkFillRandomTTL is BenchmarkFillRandom with every Put a
+// PutWithTTL of an hour (nothing expires during the run): what a
+// time-to-live costs a write, 8 bytes of expiry an entry and a clock
+// reading a commit. Compare the two in one run:
+//
+//	go test -run='^$' -bench='FillRandom(TTL)?$' -benchtime=300000x -count=6 .
+func BenchmarkFillRandomTTL(b *testing.B) {
+	fillRandom(b, func(db *bloomkv.DB, key, value []byte) error {
+		return db.PutWithTTL(key, value, time.Hour, bloomkv.NoSync)
+	})
+}
+
+// fillRandom is BenchmarkFillRandom's body, each write made by put.
+func fillRandom(b *testing.B, put func(db *bloomkv.DB, key, value []byte) error) {
 	keys, err := workload.NewKeys(max(b.N, 1), workload.DefaultKeySize, workload.DefaultValueSize, workload.DefaultSeed)
 	if err != nil {
 		b.Fatal(err)
@@ -41,7 +59,7 @@ func BenchmarkFillRandom(b *testing.B) {
 	b.ResetTimer()
 	for _, i := range order {
 		key = keys.Present(key, i)
-		if err := db.Put(key, keys.Value(i), bloomkv.NoSync); err != nil {
+		if err := put(db, key, keys.Value(i)); err != nil {
 			b.Fatal(err)
 		}
 	}

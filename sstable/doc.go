@@ -51,6 +51,20 @@
 // read. A table written before KindSetBlob existed holds none, and reads
 // as before.
 //
+// KindSetTTL and KindSetBlobTTL are KindSet and KindSetBlob with an
+// expiry: the value starts with the instant the version expires, 8 bytes,
+// nanoseconds since the Unix epoch as an int64, little-endian, and the
+// value proper (KindSetTTL) or the handle (KindSetBlobTTL) follows:
+//
+//	KindSetTTL (5):     expiry (8, int64 LE) | value
+//	KindSetBlobTTL (6): expiry (8, int64 LE) | file number (uvarint) | offset (uvarint) | length (uvarint)
+//
+// The table judges no expiry: a Get or iterator returns the entry whole,
+// with its kind, and the DB hides the version from the expiry on (its
+// readers' clock ≥ expiry). Writer.Add refuses an entry of these kinds
+// whose value is shorter than 8 bytes. Tables written before these kinds
+// existed hold none, and read as before.
+//
 // # Footer
 //
 //	offset  size

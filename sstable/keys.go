@@ -30,8 +30,10 @@ const SeqNumMax = base.SeqNumMax
 
 // Kind says what a version is: a value (KindSet), a value's handle in a
 // blob file (KindSetBlob: the entry's value is the handle, which the DB
-// resolves), a merge operand (KindMerge: the DB folds it over the older
-// versions) or a tombstone (KindDelete).
+// resolves), either of them with an expiry (KindSetTTL, KindSetBlobTTL:
+// the entry's value starts with it, see ExpiryLen), a merge operand
+// (KindMerge: the DB folds it over the older versions) or a tombstone
+// (KindDelete).
 type Kind = base.Kind
 
 // The kinds a table holds. KindRangeDelete marks a table bound that a
@@ -43,7 +45,20 @@ const (
 	KindRangeDelete = base.KindRangeDelete
 	KindSetBlob     = base.KindSetBlob
 	KindMerge       = base.KindMerge
+	KindSetTTL      = base.KindSetTTL
+	KindSetBlobTTL  = base.KindSetBlobTTL
 )
+
+// ExpiryLen is the length of the expiry that starts the value of an entry
+// of KindSetTTL or KindSetBlobTTL: the instant the version expires, in
+// nanoseconds since the Unix epoch, int64 little-endian. AppendExpiry
+// writes it.
+const ExpiryLen = base.ExpiryLen
+
+// AppendExpiry appends the encoding of expiry, an instant in Unix
+// nanoseconds, to dst: the start of a KindSetTTL entry's value, the value
+// proper following it.
+func AppendExpiry(dst []byte, expiry int64) []byte { return base.AppendExpiry(dst, expiry) }
 
 // RangeTombstones are range deletions fragmented: non-overlapping key
 // ranges [Start, End) in order, each with the seqnums, newest first, of

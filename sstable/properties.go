@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/fuse"
@@ -61,6 +62,14 @@ type Properties struct {
 	RangeFilterBlock   BlockHandle
 	RangeFilterKeys    uint64
 	RangeFilterBitsPer float64
+	// ExpiringEntries counts the entries with an expiry (KindSetTTL,
+	// KindSetBlobTTL), and EarliestExpiry is the earliest of their
+	// expiries, in Unix nanoseconds: what a DB asks to find the tables
+	// holding versions whose time-to-live has ended. Both are zero, and
+	// not stored, in a table without such entries (always, in a table
+	// written before the kinds existed).
+	ExpiringEntries uint64
+	EarliestExpiry  int64
 }
 
 // propertyCodec names a property and says how to encode and decode it.
@@ -183,6 +192,28 @@ var propertyCodecs = func() []propertyCodec {
 		},
 	}
 	codecs = append(codecs, rangeFilterProperties...)
+	noExpiry := func(p *Properties) bool { return p.ExpiringEntries == 0 }
+	codecs = append(codecs,
+		propertyCodec{
+			name:   "bloomkv.expiring.entries",
+			encode: func(p *Properties) []byte { return binary.AppendUvarint(nil, p.ExpiringEntries) },
+			decode: func(p *Properties, v []byte) bool {
+				x, n := binary.Uvarint(v)
+				p.ExpiringEntries = x
+				return n == len(v) && n > 0
+			},
+			omit: noExpiry,
+		},
+		propertyCodec{
+			name:   "bloomkv.expiry.earliest", // int64 LE, as in an entry
+			encode: func(p *Properties) []byte { return base.AppendExpiry(nil, p.EarliestExpiry) },
+			decode: func(p *Properties, v []byte) bool {
+				e, rest, ok := base.SplitExpiry(v)
+				p.EarliestExpiry = e
+				return ok && len(rest) == 0
+			},
+			omit: noExpiry,
+		})
 	sort.Slice(codecs, func(i, j int) bool { return codecs[i].name < codecs[j].name })
 	return codecs
 }()
@@ -244,6 +275,9 @@ func (p *Properties) setFilter(family FilterFamily, f Filter, length uint64) {
 func (p Properties) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "entries %d (tombstones %d)\n", p.Entries, p.Tombstones)
+	if p.ExpiringEntries > 0 {
+		fmt.Fprintf(&b, "entries with an expiry: %d, the earliest %s\n", p.ExpiringEntries, time.Unix(0, p.EarliestExpiry).UTC().Format(time.RFC3339Nano))
+	}
 	fmt.Fprintf(&b, "raw bytes: keys %d, values %d\n", p.RawKeyBytes, p.RawValueBytes)
 	fmt.Fprintf(&b, "data: %d blocks, %d bytes, %v\n", p.DataBlocks, p.DataBytes, p.Compression)
 	if p.BlockAlign > 0 {

@@ -163,6 +163,12 @@ func TestWriterErrors(t *testing.T) {
 			t.Fatalf("Add(%v) after b#5: %v, want ErrKeyOrder", k, err)
 		}
 	}
+	for _, kind := range []Kind{KindSetTTL, KindSetBlobTTL} {
+		if err := w.Add(base.MakeInternalKey([]byte("c"), 5, kind), make([]byte, ExpiryLen-1)); err == nil {
+			t.Fatalf("Add of a %v entry whose value is shorter than an expiry: no error", kind)
+		}
+	}
+	must(t, w.Add(base.MakeInternalKey([]byte("c"), 5, KindSetTTL), AppendExpiry(nil, 1))) // refused entries added nothing
 	for _, opts := range []WriterOptions{{Filter: Bloom(0.5)}, {Filter: Bloom(65)}, {Compression: 9}} {
 		if _, err := NewWriter(&bytes.Buffer{}, opts); err == nil {
 			t.Fatalf("NewWriter(%+v) accepted", opts)

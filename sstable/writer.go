@@ -168,10 +168,16 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 	}, nil
 }
 
-// Add appends an entry. key must sort after every key added before.
+// Add appends an entry. key must sort after every key added before; an
+// entry of a kind with an expiry (KindSetTTL, KindSetBlobTTL) must have a
+// value that starts with one (ExpiryLen bytes), or Add returns an error and
+// adds nothing.
 func (w *Writer) Add(key InternalKey, value []byte) error {
 	if w.err != nil {
 		return w.err
+	}
+	if key.Kind().HasExpiry() && len(value) < base.ExpiryLen {
+		return fmt.Errorf("sstable: entry %v: value of %d bytes is shorter than its expiry (%d)", key, len(value), base.ExpiryLen)
 	}
 	if w.props.Entries > 0 {
 		// One comparison of the user keys both checks the order (as
@@ -198,6 +204,13 @@ func (w *Writer) Add(key InternalKey, value []byte) error {
 	p.Entries++
 	if key.Kind() == base.KindDelete {
 		p.Tombstones++
+	}
+	if key.Kind().HasExpiry() {
+		expiry, _, _ := base.SplitExpiry(value) // its length checked above
+		if p.ExpiringEntries == 0 || expiry < p.EarliestExpiry {
+			p.EarliestExpiry = expiry
+		}
+		p.ExpiringEntries++
 	}
 	p.RawKeyBytes += uint64(len(key.UserKey))
 	p.RawValueBytes += uint64(len(value))

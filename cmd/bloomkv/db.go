@@ -27,9 +27,13 @@ func runPut(args []string, stdout io.Writer) error {
 	f := newDBFlags("put", "KEY [VALUE]")
 	f.addHex("KEY and VALUE are given in hexadecimal (-value-file is read as is)")
 	valueFile := f.String("value-file", "", "read the value, as is (never hex), from file `F` instead of VALUE; - for standard input")
+	ttl := f.Duration("ttl", 0, "the key expires `DURATION` after the put (e.g. 90s, 24h): reads find it deleted from then on; 0 never")
 	ops, err := f.parse(args)
 	if err != nil {
 		return err
+	}
+	if *ttl < 0 {
+		return usageError{fmt.Errorf("-ttl %v is negative: give a positive duration, or 0 for a key that never expires", *ttl)}
 	}
 	var key, value []byte
 	what := "VALUE"
@@ -67,7 +71,12 @@ func runPut(args []string, stdout io.Writer) error {
 		}
 		return usageError{fmt.Errorf("%s is %s than a value may hold (MaxValueSize, %s)", what, size, sizeOf(bloomkv.MaxValueSize))}
 	}
-	return f.withDB(createDB, func(db *bloomkv.DB) error { return db.Put(key, value, nil) })
+	return f.withDB(createDB, func(db *bloomkv.DB) error {
+		if *ttl > 0 {
+			return db.PutWithTTL(key, value, *ttl, nil)
+		}
+		return db.Put(key, value, nil)
+	})
 }
 
 // sizeOf renders n bytes exactly, and from 1 KiB also in the binary unit

@@ -77,6 +77,17 @@ func TestDBCommands(t *testing.T) {
 			{args: []string{"scan", "-db", "DB"}, stdout: "\t\n"},
 			{args: []string{"scan", "-db", "DB", "-hex"}, stdout: "\t\n"},
 		}},
+		{"put with a time-to-live", []step{
+			{args: []string{"put", "-db", "DB", "k", "old"}},
+			{args: []string{"put", "-db", "DB", "-ttl", "1h", "k", "v"}},
+			{args: []string{"get", "-db", "DB", "k"}, stdout: "v\n"},
+			// A nanosecond has passed by the get, of the wall clock: the
+			// key is deleted, its older value hidden.
+			{args: []string{"put", "-db", "DB", "-ttl", "1ns", "k", "v2"}},
+			{args: []string{"get", "-db", "DB", "k"}, code: 3, stderr: "bloomkv get: key not found: k\n"},
+			{args: []string{"put", "-db", "DB", "-ttl", "0", "k", "v3"}}, // 0: never expires
+			{args: []string{"get", "-db", "DB", "k"}, stdout: "v3\n"},
+		}},
 		{"key beginning with a dash", []step{
 			{args: []string{"put", "-db", "DB", "--", "-k", "v"}},
 			{args: []string{"get", "-db", "DB", "--", "-k"}, stdout: "v\n"},
@@ -281,6 +292,8 @@ func TestDBErrors(t *testing.T) {
 		{[]string{"scan", "-db", dir, "-limit", "-1"}, 2, "invalid -limit -1"},
 		{[]string{"scan", "-db", dir, "-limit", "x"}, 2, "invalid value"},
 		{[]string{"put", "-db", dir, "-hex", "zz", "00"}, 2, `KEY "zz" is not hexadecimal`},
+		{[]string{"put", "-db", dir, "-ttl", "-5s", "k", "v"}, 2, "-ttl -5s is negative"},
+		{[]string{"put", "-db", dir, "-ttl", "soon", "k", "v"}, 2, `invalid value "soon" for flag -ttl`},
 		{[]string{"put", "-db", dir, "-hex", "00", "0"}, 2, `VALUE "0" is not hexadecimal`},
 		{[]string{"scan", "-db", dir, "-hex", "-end", "g"}, 2, `-end "g" is not hexadecimal`},
 		{[]string{"put", "-db", dir, bigKey, "v"}, 2, "bloomkv put: KEY is 65,537 bytes (64.0 KiB), more than a key may hold (MaxKeySize, 65,536 bytes (64.0 KiB))"},

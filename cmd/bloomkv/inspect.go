@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/fuse"
@@ -223,19 +224,28 @@ func inspectTable(w *bufio.Writer, f *os.File, size int64, name string, verbose 
 		fmt.Fprintln(w, "\nentries:")
 		it := r.NewIterator()
 		for ok := it.First(); ok; ok = it.Next() {
-			k := it.Key()
-			switch k.Kind() {
+			k, v := it.Key(), it.Value()
+			expires := ""
+			if k.Kind().HasExpiry() {
+				expiry, rest, ok := base.SplitExpiry(v)
+				if !ok {
+					fmt.Fprintf(w, "  %s -> value %x too short for an expiry\n", formatInternalKey(k), v)
+					continue
+				}
+				expires, v = " (expires "+time.Unix(0, expiry).UTC().Format(time.RFC3339Nano)+")", rest
+			}
+			switch k.Kind().WithoutExpiry() {
 			case base.KindDelete:
 				fmt.Fprintf(w, "  %s\n", formatInternalKey(k))
 			case base.KindSetBlob:
-				h, ok := blob.DecodeHandle(it.Value())
+				h, ok := blob.DecodeHandle(v)
 				if !ok {
-					fmt.Fprintf(w, "  %s -> malformed handle %x\n", formatInternalKey(k), it.Value())
+					fmt.Fprintf(w, "  %s -> malformed handle %x\n", formatInternalKey(k), v)
 					break
 				}
-				fmt.Fprintf(w, "  %s -> %s\n", formatInternalKey(k), h)
+				fmt.Fprintf(w, "  %s -> %s%s\n", formatInternalKey(k), h, expires)
 			default:
-				fmt.Fprintf(w, "  %s = %s\n", formatInternalKey(k), printable(string(it.Value())))
+				fmt.Fprintf(w, "  %s = %s%s\n", formatInternalKey(k), printable(string(v)), expires)
 			}
 		}
 		if err := it.Close(); err != nil {
@@ -394,7 +404,7 @@ func inspectWAL(out *bufio.Writer, f *os.File, size int64, name string, verbose 
 			err = batchrepr.Decode(rec, func(e batchrepr.Entry) {
 				n++
 				switch e.Kind {
-				case base.KindSet:
+				case base.KindSet, base.KindSetTTL:
 					sets++
 				case base.KindMerge:
 					merges++
@@ -409,6 +419,9 @@ func inspectWAL(out *bufio.Writer, f *os.File, size int64, name string, verbose 
 						fmt.Fprintf(w, "    %d RANGEDEL [%s, %s)\n", e.Seq, printable(string(e.Key)), printable(string(e.Value)))
 					case base.KindMerge:
 						fmt.Fprintf(w, "    %d MERGE %s = %s\n", e.Seq, printable(string(e.Key)), printable(string(e.Value)))
+					case base.KindSetTTL: // Decode checked the expiry's length
+						expiry, v, _ := base.SplitExpiry(e.Value)
+						fmt.Fprintf(w, "    %d SETTTL %s = %s (expires %s)\n", e.Seq, printable(string(e.Key)), printable(string(v)), time.Unix(0, expiry).UTC().Format(time.RFC3339Nano))
 					default:
 						fmt.Fprintf(w, "    %d SET %s = %s\n", e.Seq, printable(string(e.Key)), printable(string(e.Value)))
 					}

@@ -4,8 +4,8 @@
 //	bloomkv help [COMMAND]
 //	bloomkv calc [-n items] [-p rate | -bits-per-key c] [-k probes]
 //	bloomkv calc -family fuse|ribbon [-n items] [-p rate | -bits w]
-//	bloomkv put -db DIR [-hex] KEY VALUE
-//	bloomkv put -db DIR [-hex] -value-file F KEY
+//	bloomkv put -db DIR [-hex] [-ttl DURATION] KEY VALUE
+//	bloomkv put -db DIR [-hex] [-ttl DURATION] -value-file F KEY
 //	bloomkv get -db DIR [-hex] KEY
 //	bloomkv del -db DIR [-hex] KEY
 //	bloomkv scan -db DIR [-hex] [-start K] [-end K] [-limit N] [-keys-only]
@@ -57,7 +57,9 @@
 // # Database commands
 //
 // Each opens the database in DIR, does its work and closes it. put sets KEY
-// to VALUE, or to the bytes of file F (- for standard input); get prints
+// to VALUE, or to the bytes of file F (- for standard input) — with -ttl,
+// until DURATION after the put (DB.PutWithTTL; 0, the default, never
+// expires, a negative duration is refused); get prints
 // KEY's value; del deletes KEY (an absent key is no error); scan prints the
 // keys in [-start, -end) in key order, at most -limit of them (0: all);
 // stats prints the tables and filter metrics of each level, headed by a

@@ -41,10 +41,18 @@ const (
 	// stored inline, never separated to a blob file.
 	KindMerge Kind = 4
 
+	// KindSetTTL sets the key to a value that expires: the entry's value
+	// is the expiry (8 bytes, see expiry.go) followed by the value.
+	KindSetTTL Kind = 5
+	// KindSetBlobTTL is KindSetTTL with its value kept in a blob file:
+	// the entry's value is the expiry followed by the value's handle. Like
+	// KindSetBlob, only tables hold it.
+	KindSetBlobTTL Kind = 6
+
 	// KindMax is the largest kind of a stored version. A seek key for
 	// (user key, S) uses it so that it sorts before every version of the
 	// key at sequence number S.
-	KindMax = KindMerge
+	KindMax = KindSetBlobTTL
 )
 
 // IsSet reports whether k sets its key to a value, inline (KindSet) or
@@ -63,6 +71,10 @@ func (k Kind) String() string {
 		return "SETBLOB"
 	case KindMerge:
 		return "MERGE"
+	case KindSetTTL:
+		return "SETTTL"
+	case KindSetBlobTTL:
+		return "SETBLOBTTL"
 	}
 	return fmt.Sprintf("KIND(%d)", uint8(k))
 }

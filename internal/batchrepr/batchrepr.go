@@ -7,14 +7,24 @@
 //	+-------------------+-----------------+-----------+-----------+-----
 //	entry: kind (1) | key length (uvarint) | key | [value length (uvarint) | value]
 //
-//	kind: 0 KindDelete, 1 KindSet, 2 KindRangeDelete, 4 KindMerge
+//	kind: 0 KindDelete, 1 KindSet, 2 KindRangeDelete, 4 KindMerge, 5 KindSetTTL
 //	      (the values of package base; 3, KindSetBlob, is never in a batch)
 //
 // Entry i has sequence number seqnum + i. KindSet entries carry a value,
 // KindMerge entries (Merge) the merge operand in the value's place,
 // KindRangeDelete entries (DeleteRange) the range's end in the value's
 // place: the key is its start, inclusive, the value its end, exclusive;
-// KindDelete entries carry none.
+// KindDelete entries carry none. KindSetTTL entries (Batch.SetWithTTL)
+// carry a value that starts with the version's expiry, 8 bytes, then the
+// value proper; the value length counts both:
+//
+//	KindSetTTL entry: 5 | key length | key | value length (8 + n) | expiry (8) | value (n)
+//
+// In a WAL record the expiry is the instant the version expires, in
+// nanoseconds since the Unix epoch, int64 little-endian (base.ExpiryLen);
+// in a batch not yet committed it is the time-to-live, in nanoseconds, that
+// the commit turns into that instant (see bloomkv's ttl.go). Records
+// written before KindSetTTL existed hold none and decode as before.
 //
 // INVARIANT: Decode accepts exactly what the encoder writes: a count that
 // matches the entries, known kinds, lengths within the record, range
@@ -51,6 +61,26 @@ func AppendEntry(dst []byte, kind base.Kind, key, value []byte) []byte {
 		dst = append(dst, value...)
 	}
 	return dst
+}
+
+// AppendTTLEntry appends a KindSetTTL write of value under key with
+// expiry (a time-to-live before the commit, an instant after) to a
+// batch's bytes and returns them, with the offset of the expiry in them,
+// where the commit overwrites it (SetExpiry).
+func AppendTTLEntry(dst []byte, key []byte, expiry int64, value []byte) ([]byte, int) {
+	dst = append(dst, byte(base.KindSetTTL))
+	dst = binary.AppendUvarint(dst, uint64(len(key)))
+	dst = append(dst, key...)
+	dst = binary.AppendUvarint(dst, uint64(base.ExpiryLen+len(value)))
+	off := len(dst)
+	dst = base.AppendExpiry(dst, expiry)
+	return append(dst, value...), off
+}
+
+// SetExpiry overwrites the expiry at offset off of a batch's bytes, as
+// AppendTTLEntry returned it.
+func SetExpiry(b []byte, off int, expiry int64) {
+	binary.LittleEndian.PutUint64(b[off:], uint64(expiry))
 }
 
 // SetCount writes the number of entries into the header.
@@ -107,7 +137,7 @@ func DecodeEntry(p []byte) (kind base.Kind, key, value, rest []byte, err error) 
 		return 0, nil, nil, nil, fmt.Errorf("no entry")
 	}
 	kind = base.Kind(p[0])
-	if kind != base.KindSet && kind != base.KindDelete && kind != base.KindRangeDelete && kind != base.KindMerge {
+	if kind != base.KindSet && kind != base.KindDelete && kind != base.KindRangeDelete && kind != base.KindMerge && kind != base.KindSetTTL {
 		return 0, nil, nil, nil, fmt.Errorf("unknown kind %d", p[0])
 	}
 	var ok bool
@@ -119,6 +149,9 @@ func DecodeEntry(p []byte) (kind base.Kind, key, value, rest []byte, err error) 
 			return 0, nil, nil, nil, fmt.Errorf("bad value length")
 		}
 	}
+	if kind == base.KindSetTTL && len(value) < base.ExpiryLen {
+		return 0, nil, nil, nil, fmt.Errorf("value of %d bytes is shorter than its expiry (%d)", len(value), base.ExpiryLen)
+	}
 	if kind == base.KindRangeDelete && bytes.Compare(key, value) >= 0 {
 		return 0, nil, nil, nil, fmt.Errorf("empty range deletion [%q, %q)", key, value)
 	}
@@ -126,9 +159,10 @@ func DecodeEntry(p []byte) (kind base.Kind, key, value, rest []byte, err error) 
 }
 
 // hasValue reports whether entries of kind carry a second byte string: a
-// Set's value, a merge operand, a range deletion's end key.
+// Set's value (a KindSetTTL's with its expiry), a merge operand, a range
+// deletion's end key.
 func hasValue(kind base.Kind) bool {
-	return kind == base.KindSet || kind == base.KindRangeDelete || kind == base.KindMerge
+	return kind == base.KindSet || kind == base.KindRangeDelete || kind == base.KindMerge || kind == base.KindSetTTL
 }
 
 // lengthPrefixed splits a uvarint-length-prefixed byte string off p.

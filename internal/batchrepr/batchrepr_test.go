@@ -63,3 +63,29 @@ func TestMalformed(t *testing.T) {
 		}
 	}
 }
+
+// TestTTLEntry checks the layout of a KindSetTTL entry byte by byte, as
+// the package doc draws it, that SetExpiry rewrites its expiry in place,
+// and that an entry whose value is shorter than an expiry is an error.
+func TestTTLEntry(t *testing.T) {
+	b, off := AppendTTLEntry(make([]byte, HeaderLen), []byte("ky"), 0x0102030405060708, []byte("val"))
+	SetCount(b, 1)
+	want := []byte{5, 2, 'k', 'y', 11, 8, 7, 6, 5, 4, 3, 2, 1, 'v', 'a', 'l'}
+	if !bytes.Equal(b[HeaderLen:], want) || off != HeaderLen+5 {
+		t.Fatalf("entry % x (expiry at %d), want % x (at %d)", b[HeaderLen:], off, want, HeaderLen+5)
+	}
+	SetExpiry(b, off, -2)
+	var got []Entry
+	if err := Decode(b, func(e Entry) { got = append(got, e) }); err != nil {
+		t.Fatal(err)
+	}
+	expiry, value, ok := base.SplitExpiry(got[0].Value)
+	if len(got) != 1 || got[0].Kind != base.KindSetTTL || string(got[0].Key) != "ky" || !ok || expiry != -2 || string(value) != "val" {
+		t.Fatalf("decoded %+v: expiry %d, value %q", got, expiry, value)
+	}
+	short := AppendEntry(make([]byte, HeaderLen), base.KindSetTTL, []byte("k"), make([]byte, base.ExpiryLen-1))
+	SetCount(short, 1)
+	if err := Decode(short, func(Entry) {}); err == nil {
+		t.Fatal("a KindSetTTL entry of a 7-byte value decoded")
+	}
+}

@@ -37,22 +37,24 @@ func pickBlobRewrite(v *manifest.Version, o *Options, running []*Compaction, bus
 		if busy[f.FileNum] {
 			continue
 		}
-		c := &Compaction{Level: level, OutputLevel: level, BlobRewrite: true}
-		c.Inputs[0] = []*manifest.FileMetadata{f}
-		c.Smallest, c.Largest = keyRange(c.Inputs[0])
-		c.Bottommost = true
-		for below := level + 1; below < manifest.NumLevels; below++ {
-			if len(v.Overlapping(below, c.Smallest, c.Largest)) > 0 {
-				c.Bottommost = false
-				break
-			}
-		}
+		c := newRewrite(v, level, f)
+		c.BlobRewrite = true
 		if !conflictsAny(c, running, busy) {
 			c.complete(v, o)
 			return c
 		}
 	}
 	return nil
+}
+
+// newRewrite returns a compaction of table f of level into its own level,
+// to be completed: a rewrite, never a trivial move (IsTrivialMove).
+func newRewrite(v *manifest.Version, level int, f *manifest.FileMetadata) *Compaction {
+	c := &Compaction{Level: level, OutputLevel: level}
+	c.Inputs[0] = []*manifest.FileMetadata{f}
+	c.Smallest, c.Largest = keyRange(c.Inputs[0])
+	c.Bottommost = bottommost(v, level, c.Smallest, c.Largest)
+	return c
 }
 
 // BlobRewriteDue reports whether a table of v is due a rewrite to

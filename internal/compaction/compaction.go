@@ -62,7 +62,8 @@ type Compaction struct {
 	Manual bool
 	// BlobRewrite reports a rewrite of one table into its own level, to
 	// relocate the live values of blob files in RelocateBlobs
-	// (pickBlobRewrite); never a trivial move.
+	// (pickBlobRewrite). A rewrite into its own level (Level ==
+	// OutputLevel: this, or PickExpired's) is never a trivial move.
 	BlobRewrite bool
 	// RelocateBlobs are the blob files whose values the compaction
 	// copies into a blob file of its own instead of copying their
@@ -148,7 +149,7 @@ const trivialMoveSlack = 0.1
 // default, and a sequential load, which moves every table, would
 // otherwise carry them uncompressed to the bottom of the tree.
 func (c *Compaction) IsTrivialMove() bool {
-	if c.BlobRewrite || len(c.Inputs[0]) != 1 || len(c.Inputs[1]) != 0 {
+	if c.Level == c.OutputLevel || len(c.Inputs[0]) != 1 || len(c.Inputs[1]) != 0 {
 		return false
 	}
 	return filterSuits(c.Inputs[0][0], c.Filter) && compressionSuits(c.Inputs[0][0], c.Compression)

@@ -79,10 +79,11 @@
 // the newest of its stripe is kept together with what is below it in the
 // stripe — the operands down to the first other version, its base — as
 // one version, their fold with Options.Merger: a Set over a Set's value,
-// or over nothing where a tombstone or a range-deleted version ends the
-// run (or lies next below it), or the key ends at the bottom; otherwise
-// one operand, the base being in an older stripe or a deeper level
-// (mergeRun). Every read point of the stripe folds the same run, so it
+// or over nothing where a tombstone, a version expired at the clock's
+// reading or a range-deleted version ends the run (or lies next below
+// it), or the key ends at the bottom; otherwise one operand, the base
+// being in an older stripe or a deeper level, or a Set whose expiry has
+// not passed, kept below the operand (mergeRun). Every read point of the stripe folds the same run, so it
 // reads the same value. A merger that fails leaves the run as it was.
 //
 // Outputs are cut at TargetFileSize, but only between user keys: all the

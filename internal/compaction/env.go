@@ -66,6 +66,12 @@ type Stats struct {
 	// TombstonesDropped counts tombstones dropped at the bottom because
 	// there was nothing left for them to hide.
 	TombstonesDropped uint64
+	// ExpiredDropped counts versions whose time-to-live had ended at the
+	// start of Run (Options.Clock): each was dropped as a tombstone at its
+	// place is — written as one where a tombstone there would be kept
+	// (then counted in EntriesOut too), dropped where it would be (then
+	// counted in TombstonesDropped too) — and its value went.
+	ExpiredDropped uint64
 	// RangeDeletedDropped counts versions dropped because a range
 	// tombstone in their snapshot stripe deletes them.
 	RangeDeletedDropped uint64

@@ -12,9 +12,10 @@ import (
 // at the newest version of a stripe when that is an operand (the keep
 // rule keeps it), takes the operands below it in the same stripe, and
 // ends at the first other version of the stripe — the base it folds
-// over: a Set's value, or none for a tombstone or a version a range
-// tombstone of the stripe deletes — or at the stripe's end (see
-// finishMergeRun). Every read point that sees one of its versions sees
+// over: a Set's value, or none for a tombstone, a version expired at the
+// clock's reading or a version a range tombstone of the stripe deletes; a
+// Set with an expiry not yet passed is kept below the run instead
+// (mergeOverExpiring) — or at the stripe's end (see finishMergeRun). Every read point that sees one of its versions sees
 // the newest, and folds the run down to the same place: so one version,
 // the fold, at the newest operand's seqnum, answers every one of them as
 // the run did.
@@ -61,6 +62,8 @@ func (r *runner) mergeNext(k base.InternalKey, value []byte) error {
 		return nil
 	case base.KindSet:
 		return r.endMergeRun(value, true, &k, value)
+	case base.KindSetTTL, base.KindSetBlobTTL:
+		return r.mergeOverExpiring(k, value)
 	case base.KindSetBlob:
 		if r.env.ReadBlob == nil {
 			return r.keepMergeRun(&k, value)
@@ -79,22 +82,68 @@ func (r *runner) mergeNext(k base.InternalKey, value []byte) error {
 	return r.endMergeRun(nil, false, &k, nil)
 }
 
+// mergeOverExpiring ends the run at version k, a base with an expiry of
+// the given value. Expired at the clock's reading (see expire), it is a
+// tombstone to every read from then on: the run folds over no base, as
+// over a Delete. Live, it is the base only until its expiry: a read before
+// it folds the operands over its value, one after it over nothing. No one
+// version answers both, so the run folds into one operand (as
+// finishMergeRun does with no base in sight) and k stays below it as it
+// is, expiry and all; a later compaction that finds it expired folds the
+// operand over nothing.
+func (r *runner) mergeOverExpiring(k base.InternalKey, value []byte) error {
+	expiry, _, ok := base.SplitExpiry(value)
+	if !ok {
+		return fmt.Errorf("%w: compaction L%d→L%d: entry %v has a value of %d bytes, shorter than its expiry", base.ErrCorruption, r.c.Level, r.c.OutputLevel, k, len(value))
+	}
+	if r.now >= expiry {
+		// Kept as a tombstone should the merger fail: an expired version
+		// is never written back (PickExpired counts on it).
+		r.stats.ExpiredDropped++
+		k.Trailer = base.MakeTrailer(k.SeqNum(), base.KindDelete)
+		return r.endMergeRun(nil, false, &k, nil)
+	}
+	if err := r.collapseMergeRun(); err != nil {
+		return err
+	}
+	return r.write(k, value)
+}
+
+// expired reports whether version k, of the given value, has an expiry
+// that has passed at the clock's reading (a value too short to hold one
+// is left to expire to report).
+func (r *runner) expired(k base.InternalKey, value []byte) bool {
+	if !k.Kind().HasExpiry() {
+		return false
+	}
+	expiry, _, ok := base.SplitExpiry(value)
+	return ok && r.now >= expiry
+}
+
 // finishMergeRun ends the run, if one is open, where the stripe or the
 // key ends with no base in the stripe: next is the key's next version, in
-// an older stripe, nil at the key's end. There is no base for any read
-// of the run when next is a tombstone, or a version a range tombstone of
-// its stripe deletes (that tombstone is older than the run, so its reads
-// see it too), and at the bottom of the tree with no version left below:
+// an older stripe (its value nextValue), nil at the key's end. There is
+// no base for any read of the run when next is a tombstone, a version
+// expired at the clock's reading (for every read from then on), or a
+// version a range tombstone of its stripe deletes (that tombstone is older
+// than the run, so its reads see it too), and at the bottom of the tree with no version left below:
 // the fold is then the key's value, a Set. Otherwise next, or a deeper
 // level, may hold the base: the run folds into one operand.
-func (r *runner) finishMergeRun(next *base.InternalKey) error {
+func (r *runner) finishMergeRun(next *base.InternalKey, nextValue []byte) error {
 	if !r.mg.active {
 		return nil
 	}
 	if next == nil && r.c.Bottommost ||
-		next != nil && (next.Kind() == base.KindDelete || r.rangeDeleted(*next, r.stripes.of(next.SeqNum()))) {
+		next != nil && (next.Kind() == base.KindDelete || r.expired(*next, nextValue) || r.rangeDeleted(*next, r.stripes.of(next.SeqNum()))) {
 		return r.endMergeRun(nil, false, nil, nil)
 	}
+	return r.collapseMergeRun()
+}
+
+// collapseMergeRun ends the run with its operands folded into one, the
+// newest's version, where the base is not known (or not one): each read
+// folds it over what it finds below, as it did the operands.
+func (r *runner) collapseMergeRun() error {
 	m := &r.mg
 	if len(m.ends) == 1 || r.mergeFn == nil {
 		return r.keepMergeRun(nil, nil)

@@ -3,6 +3,7 @@ package compaction
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
@@ -120,6 +121,12 @@ type Options struct {
 	// projected shape's keys (FiltersWithinBudget). It is asked for every
 	// plan, so that the budget follows what the tables pin.
 	FilterBudget FilterBudget
+
+	// Clock, if not nil, is the clock by which versions with a
+	// time-to-live expire; Run reads it once, at its start. Nil: no
+	// version is expired (the package's tests that are not about expiry
+	// leave it so).
+	Clock interface{ Now() time.Time }
 
 	// TableOptions configure the output tables (block size, restart
 	// interval, compression, prefix extractor). Their Filter and

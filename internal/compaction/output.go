@@ -36,11 +36,19 @@ func (r *runner) write(k base.InternalKey, value []byte) error {
 		r.cutter.begin(k.UserKey)
 	}
 	r.stats.EntriesOut++
-	if k.Kind() == base.KindSetBlob {
+	switch k.Kind() {
+	case base.KindSetBlob:
 		var err error
 		if value, err = r.blobHandle(k, value); err != nil {
 			return err
 		}
+	case base.KindSetBlobTTL: // the expiry (checked by expire), then the handle
+		h, err := r.blobHandle(k, value[base.ExpiryLen:])
+		if err != nil {
+			return err
+		}
+		r.ttlBuf = append(append(r.ttlBuf[:0], value[:base.ExpiryLen]...), h...)
+		value = r.ttlBuf
 	}
 	return r.w.Add(k, value)
 }

@@ -351,14 +351,19 @@ func candidateOf(v *manifest.Version, level, output int, inputs []*manifest.File
 	lo, hi := keyRange(inputs)
 	c.Inputs[1] = slices.Clone(v.Overlapping(output, lo, hi))
 	c.Smallest, c.Largest = keyRange(c.Inputs[0], c.Inputs[1])
-	c.Bottommost = true
+	c.Bottommost = bottommost(v, output, c.Smallest, c.Largest)
+	return c
+}
+
+// bottommost reports whether no level of v below output has a table
+// overlapping [lo, hi] (Compaction.Bottommost).
+func bottommost(v *manifest.Version, output int, lo, hi []byte) bool {
 	for below := output + 1; below < manifest.NumLevels; below++ {
-		if len(v.Overlapping(below, c.Smallest, c.Largest)) > 0 {
-			c.Bottommost = false
-			break
+		if len(v.Overlapping(below, lo, hi)) > 0 {
+			return false
 		}
 	}
-	return c
+	return true
 }
 
 // largestUserKey returns the largest user key in the version, nil if it is

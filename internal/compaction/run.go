@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -53,6 +54,10 @@ func Run(ctx context.Context, c *Compaction, env Env, snapshots []base.SeqNum, o
 		stripes:    newStripes(snapshots),
 		cutter:     newOutputCutter(opts.TargetFileSize, c.Grandparents),
 		wopts:      opts.TableOptions,
+		now:        math.MinInt64,
+	}
+	if opts.Clock != nil {
+		r.now = opts.Clock.Now().UnixNano()
 	}
 	if opts.Merger != nil {
 		r.mergeFn = opts.Merger.Merge
@@ -91,6 +96,9 @@ type runner struct {
 	cutter  outputCutter
 	wopts   sstable.WriterOptions
 	stats   Stats
+	// now is the clock's reading at the start of Run (Options.Clock), by
+	// which versions expire: math.MinInt64, none, without a clock.
+	now int64
 
 	// The user key being merged (once haveKey), its last trailer and the
 	// stripe of its last kept version (−1: none yet).
@@ -131,6 +139,9 @@ type runner struct {
 	blobOut *Output
 	bw      *blob.Writer
 	blobBuf []byte
+	// ttlBuf is the entry of a KindSetBlobTTL being written: its expiry
+	// and its handle.
+	ttlBuf []byte
 
 	// mergeFn folds merge operands (Options.Merge); mg is the run of
 	// operands being folded (see merge.go).
@@ -170,7 +181,7 @@ func (r *runner) merge(ctx context.Context) (err error) {
 	if err := it.Error(); err != nil {
 		return err
 	}
-	if err := r.finishMergeRun(nil); err != nil {
+	if err := r.finishMergeRun(nil, nil); err != nil {
 		return err
 	}
 	r.endKey()
@@ -216,7 +227,7 @@ func (r *runner) add(k base.InternalKey, value []byte) error {
 		if r.haveKey && bytes.Compare(k.UserKey, r.userKey) < 0 {
 			return r.outOfOrder(k)
 		}
-		if err := r.finishMergeRun(nil); err != nil {
+		if err := r.finishMergeRun(nil, nil); err != nil {
 			return err
 		}
 		r.endKey()
@@ -232,7 +243,7 @@ func (r *runner) add(k base.InternalKey, value []byte) error {
 		if stripe == r.mg.stripe {
 			return r.mergeNext(k, value)
 		}
-		if err := r.finishMergeRun(&k); err != nil {
+		if err := r.finishMergeRun(&k, value); err != nil {
 			return err
 		}
 	}
@@ -248,6 +259,12 @@ func (r *runner) add(k base.InternalKey, value []byte) error {
 		// point that could see this version sees the tombstone too.
 		r.stats.RangeDeletedDropped++
 		return nil
+	}
+	if k.Kind().HasExpiry() {
+		var err error
+		if k, value, err = r.expire(k, value); err != nil {
+			return err
+		}
 	}
 	if k.Kind() == base.KindDelete && r.c.Bottommost {
 		// Whether it hides anything depends on the versions older than

@@ -26,6 +26,12 @@ func del(uk string, seq base.SeqNum) entry {
 // newest table first, and returns the output entries.
 func runOne(t *testing.T, tables [][]entry, bottommost bool, snapshots []base.SeqNum) ([]entry, Stats) {
 	t.Helper()
+	return runOneWith(t, tables, bottommost, snapshots, defaultOptions())
+}
+
+// runOneWith is runOne with opts.
+func runOneWith(t *testing.T, tables [][]entry, bottommost bool, snapshots []base.SeqNum, opts *Options) ([]entry, Stats) {
+	t.Helper()
 	s := newTableStore(t)
 	c := &Compaction{Level: 0, OutputLevel: 1, Bottommost: bottommost, Filter: sstable.Bloom(10)}
 	for i, es := range tables {
@@ -33,7 +39,7 @@ func runOne(t *testing.T, tables [][]entry, bottommost bool, snapshots []base.Se
 		sortEntries(es)
 		c.Inputs[0] = append(c.Inputs[0], s.build(uint64(i+1), es, 10))
 	}
-	outputs, stats, err := Run(context.Background(), c, s.env(), snapshots, defaultOptions())
+	outputs, stats, err := Run(context.Background(), c, s.env(), snapshots, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

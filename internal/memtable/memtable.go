@@ -90,14 +90,15 @@ func (m *Memtable) Unref() {
 //
 // Precondition: the internal key (key, seq, kind) is not already in the
 // table — the commit pipeline gives each write its own sequence number. Add
-// panics if it is, and if seq exceeds base.SeqNumMax, kind is neither
-// base.KindSet, base.KindDelete nor base.KindMerge, or the key is 4 GiB or longer: all are bugs in the caller,
+// panics if it is, and if seq exceeds base.SeqNumMax, kind is none of
+// base.KindSet, base.KindDelete, base.KindMerge and base.KindSetTTL (whose
+// value starts with its expiry), or the key is 4 GiB or longer: all are bugs in the caller,
 // and storing them would corrupt the ordering or the trailer.
 func (m *Memtable) Add(seq base.SeqNum, kind base.Kind, key, value []byte) {
 	if seq > base.SeqNumMax {
 		panic(fmt.Sprintf("memtable: seqnum %d exceeds SeqNumMax", seq))
 	}
-	if kind > base.KindSet && kind != base.KindMerge {
+	if kind > base.KindSet && kind != base.KindMerge && kind != base.KindSetTTL {
 		panic(fmt.Sprintf("memtable: invalid kind %v", kind))
 	}
 	if uint64(len(key)) > math.MaxUint32 {
