@@ -166,7 +166,10 @@ type Metrics struct {
 	// ExpiredDropped counts the versions whose time-to-live had ended
 	// that compactions dropped (docs/ttl.md): their values gone, each
 	// replaced by a tombstone where one was still needed.
-	ExpiredDropped     uint64
+	ExpiredDropped uint64
+	// TxnConflicts counts the transactions whose Commit failed with
+	// ErrConflict, writing nothing (an Update that retries counts each).
+	TxnConflicts       uint64
 	MemtableBytes      int64 // bytes in the mutable memtable: its usage (Options.MemtableSize is its capacity)
 	ImmutableMemtables int   // full memtables waiting for their flush
 	CompactionPending  bool  // a compaction is running, or the levels' sizes or the blob files' dead shares call for one
@@ -387,6 +390,7 @@ type dbCounters struct {
 	backgroundErrors                    atomic.Uint64
 	compactions                         compactionCounters
 	mergesFoldedByReads                 atomic.Uint64
+	txnConflicts                        atomic.Uint64
 
 	// rangeUnpaidMoves counts the bounded moves made while range filters
 	// did not pay (see narrowRange): all but every rangeSampleEvery-th
@@ -453,6 +457,9 @@ func (m Metrics) String() string {
 	fmt.Fprintf(tw, "compactions\t%d (%d running)\twrite amplification\t%.2f\n", m.Compactions, m.CompactionsInProgress, m.WriteAmplification())
 	if m.MergesFoldedByReads > 0 || m.MergesFoldedByCompactions > 0 {
 		fmt.Fprintf(tw, "merges folded by reads\t%d\tby compactions\t%d\n", m.MergesFoldedByReads, m.MergesFoldedByCompactions)
+	}
+	if m.TxnConflicts > 0 || m.ExpiredDropped > 0 {
+		fmt.Fprintf(tw, "transaction conflicts\t%d\texpired versions dropped\t%d\n", m.TxnConflicts, m.ExpiredDropped)
 	}
 	fmt.Fprintf(tw, "block cache\t%s of %s\thits/misses\t%d/%d\n", humanize.Bytes(uint64(m.BlockCache.Bytes)),
 		humanize.Bytes(uint64(m.BlockCache.Capacity)), m.BlockCache.Hits, m.BlockCache.Misses)
@@ -553,6 +560,7 @@ func (d *DB) Metrics() Metrics {
 	m.TombstonesDropped = c.compactions.tombstonesDropped.Load()
 	m.MergesFoldedByReads, m.MergesFoldedByCompactions = c.mergesFoldedByReads.Load(), c.compactions.mergesFolded.Load()
 	m.ExpiredDropped = c.compactions.expiredDropped.Load()
+	m.TxnConflicts = c.txnConflicts.Load()
 	for i := range m.Levels {
 		m.Levels[i].CompactionBytesRead = c.compactions.bytesRead[i].Load()
 		m.Levels[i].CompactionBytesWritten = c.compactions.bytesWritten[i].Load()

@@ -148,6 +148,11 @@ func TestTransactionConflicts(t *testing.T) {
 			case !tc.conflict && err != nil:
 				t.Fatalf("Commit: %v, want nil", err)
 			}
+			// Metrics counts the conflict, once: the other steps' own
+			// transaction (otherTxn) commits.
+			if got, want := d.Metrics().TxnConflicts, map[bool]uint64{true: 1}[tc.conflict]; got != want {
+				t.Fatalf("Metrics().TxnConflicts = %d, want %d", got, want)
+			}
 			// A conflict wrote nothing; a commit wrote x if it set it.
 			_, _, _, setX := txn.batch.indexed().get([]byte("x"), base.SeqNumMax)
 			v, err := d.Get([]byte("x"))
