@@ -51,7 +51,7 @@ test-race:
 # The full-size runs of tests too slow for -race (which runs them smaller;
 # the -race run vets these packages): the 1,000,000-entry table round
 # trip, the Optimal-vs-Uniform tree, 2,000 tables under a 256-file limit;
-# the reliability suites whose -race forms are a third of their size —
+# the reliability suites whose -race forms are a third to a half of their size —
 # the metamorphic histories, the bit flips, the iterator's model, the
 # manifest rotation crashes and the SIGKILL crash cycles, each of which
 # is a sequence of single-threaded steps, where the race detector checks
