@@ -73,7 +73,8 @@ func child(what string) error {
 // TestLimitHolds runs a child that brings four times the limit into the
 // page cache inside a group, and checks that the child ran in the group,
 // that its page cache counted (the peak reached half the limit, where the
-// child's own memory is a few MiB) and stayed within the limit, and that
+// child's own memory is a few MiB) and stayed within the limit (and the
+// slack of charges the kernel forces), and that
 // Remove deletes the group. It needs root and a memory cgroup (CI runs as
 // root), and fails without them.
 func TestLimitHolds(t *testing.T) {
@@ -95,8 +96,15 @@ func TestLimitHolds(t *testing.T) {
 	if !strings.Contains(string(out), "/"+filepath.Base(g.Dir)+"\n") {
 		t.Errorf("the child's /proc/self/cgroup does not name its group %s:\n%s", g.Dir, out)
 	}
-	if s.Peak < testLimit/2 || s.Peak > testLimit {
-		t.Errorf("peak %d bytes: want within [%d, %d] (the page cache of a file of %d bytes counted, within the limit)", s.Peak, testLimit/2, testLimit, 4*testLimit)
+	// The kernel keeps a group's usage at its limit but for the charges
+	// it may not fail (an allocation marked __GFP_NOFAIL, one of a task
+	// being killed), which it forces past the limit: the peak measured
+	// 4 KiB above it once, in a fresh make test. The slack allowed is one
+	// charge batch, the kernel's MEMCG_CHARGE_BATCH of 64 pages.
+	const forcedCharges = 64 << 12
+	if s.Peak < testLimit/2 || s.Peak > testLimit+forcedCharges {
+		t.Errorf("peak %d bytes: want within [%d, %d] (the page cache of a file of %d bytes counted, within the limit and a forced charge batch)",
+			s.Peak, testLimit/2, testLimit+forcedCharges, 4*testLimit)
 	}
 	if s.OOMKills > 0 {
 		t.Errorf("%d OOM kills: page cache is reclaimed, not killed for", s.OOMKills)
