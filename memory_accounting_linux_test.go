@@ -23,6 +23,32 @@ func rssAnon(t *testing.T) int64 {
 	return r.Anon
 }
 
+// inMemoryChild reports whether t runs in the child process whose
+// environment sets env, where the test's body runs: a test whose oracle is
+// the process's resident memory runs it in a process of its own. In the
+// parent it runs that child and logs the child's lines holding any of
+// marks, and returns false. Under the race detector, whose shadow memory
+// is resident too, it skips t: make test-plain runs it.
+func inMemoryChild(t *testing.T, env string, marks ...string) bool {
+	t.Helper()
+	if race.Enabled {
+		t.Skip("the race detector's shadow memory is resident too: make test-plain runs this test")
+	}
+	if os.Getenv(env) != "" {
+		return true
+	}
+	out := runTestChild(t, t.Name(), env+"=1")
+	for _, line := range strings.Split(out, "\n") {
+		for _, mark := range marks {
+			if strings.Contains(line, mark) {
+				t.Log(strings.TrimSpace(line))
+				break
+			}
+		}
+	}
+	return false
+}
+
 // memoryChildEnv, set, makes TestMemoryAccounted run its body: it is then
 // the child process TestMemoryAccounted starts.
 const memoryChildEnv = "BLOOMKV_MEMORY_CHILD"
@@ -37,16 +63,7 @@ const memoryChildEnv = "BLOOMKV_MEMORY_CHILD"
 // made RssAnon 12–18% larger. Not under the race detector, whose shadow
 // memory is resident too (make test runs it without).
 func TestMemoryAccounted(t *testing.T) {
-	if race.Enabled {
-		t.Skip("the race detector's shadow memory is resident too: make test-plain runs this test")
-	}
-	if os.Getenv(memoryChildEnv) == "" {
-		out := runTestChild(t, "TestMemoryAccounted", memoryChildEnv+"=1")
-		for _, line := range strings.Split(out, "\n") {
-			if strings.Contains(line, "RssAnon") {
-				t.Log(strings.TrimSpace(line))
-			}
-		}
+	if !inMemoryChild(t, memoryChildEnv, "RssAnon") {
 		return
 	}
 	d, err := Open(t.TempDir(), &Options{MemtableSize: 32 << 20, BlockCacheSize: 32 << 20, MaxImmutableMemtables: 2})
@@ -115,16 +132,7 @@ const memoryLimitChildEnv = "BLOOMKV_MEMORY_LIMIT_CHILD"
 // beyond the Go runtime's parts is within the limit. Not under the race
 // detector (make test-plain runs it).
 func TestMemoryLimitHolds(t *testing.T) {
-	if race.Enabled {
-		t.Skip("the race detector's shadow memory is resident too: make test-plain runs this test")
-	}
-	if os.Getenv(memoryLimitChildEnv) == "" {
-		out := runTestChild(t, "TestMemoryLimitHolds", memoryLimitChildEnv+"=1")
-		for _, line := range strings.Split(out, "\n") {
-			if strings.Contains(line, "RssAnon") || strings.Contains(line, "bits per key") {
-				t.Log(strings.TrimSpace(line))
-			}
-		}
+	if !inMemoryChild(t, memoryLimitChildEnv, "RssAnon", "bits per key") {
 		return
 	}
 	// Small values, so that the filters outweigh the indexes; small
