@@ -390,7 +390,6 @@ type dbCounters struct {
 	backgroundErrors                    atomic.Uint64
 	compactions                         compactionCounters
 	mergesFoldedByReads                 atomic.Uint64
-	txnConflicts                        atomic.Uint64
 
 	// rangeUnpaidMoves counts the bounded moves made while range filters
 	// did not pay (see narrowRange): all but every rangeSampleEvery-th
@@ -560,7 +559,8 @@ func (d *DB) Metrics() Metrics {
 	m.TombstonesDropped = c.compactions.tombstonesDropped.Load()
 	m.MergesFoldedByReads, m.MergesFoldedByCompactions = c.mergesFoldedByReads.Load(), c.compactions.mergesFolded.Load()
 	m.ExpiredDropped = c.compactions.expiredDropped.Load()
-	m.TxnConflicts = c.txnConflicts.Load()
+	m.TxnConflicts = d.oracle.refused.Load()
+
 	for i := range m.Levels {
 		m.Levels[i].CompactionBytesRead = c.compactions.bytesRead[i].Load()
 		m.Levels[i].CompactionBytesWritten = c.compactions.bytesWritten[i].Load()

@@ -49,6 +49,9 @@ import (
 // it drops.
 type oracle struct {
 	live atomic.Int64 // open update transactions
+	// refused counts the commits check refused with ErrConflict
+	// (Metrics.TxnConflicts).
+	refused atomic.Uint64
 
 	mu   sync.Mutex
 	open map[base.SeqNum]int // open update transactions by snapshot seqnum; guarded by mu
@@ -215,6 +218,7 @@ func (o *oracle) check(group []*commitRequest) *writeRecord {
 		}
 		if t := r.txn; t != nil && !t.empty() && o.conflicts(t, rec) {
 			r.err = ErrConflict
+			o.refused.Add(1)
 			continue
 		}
 		if rec != nil {

@@ -143,11 +143,6 @@ func (d *DB) applyGroup(group []*commitRequest) {
 	// Transactions first: a request that conflicts gets ErrConflict, and
 	// no sequence number, and writes nothing (r.writes is false).
 	rec := d.oracle.check(group)
-	for _, r := range group {
-		if r.err == ErrConflict {
-			d.counters.txnConflicts.Add(1)
-		}
-	}
 	size, sync, flush := 0, false, false
 	for _, r := range group {
 		if r.err != nil {
