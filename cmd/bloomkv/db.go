@@ -36,16 +36,11 @@ func runPut(args []string, stdout io.Writer) error {
 		return usageError{fmt.Errorf("-ttl %v is negative: give a positive duration, or 0 for a key that never expires", *ttl)}
 	}
 	var key, value []byte
-	what := "VALUE"
 	if *valueFile != "" {
 		if err := wantOperands(ops, "KEY"); err != nil {
 			return err
 		}
 		value, err = readValue(*valueFile)
-		what = "the value in " + *valueFile
-		if *valueFile == "-" {
-			what = "the value on standard input"
-		}
 	} else {
 		if err := wantOperands(ops, "KEY", "VALUE"); err != nil {
 			return err
@@ -63,13 +58,7 @@ func runPut(args []string, stdout io.Writer) error {
 		return usageError{fmt.Errorf("KEY is %s, more than a key may hold (MaxKeySize, %s)", sizeOf(int64(len(key))), sizeOf(bloomkv.MaxKeySize))}
 	}
 	if len(value) > bloomkv.MaxValueSize {
-		// The value was read only to one byte past the limit: a file
-		// tells its size, standard input does not.
-		size := "more"
-		if info, err := os.Stat(*valueFile); err == nil && info.Mode().IsRegular() {
-			size = sizeOf(info.Size()) + ", more"
-		}
-		return usageError{fmt.Errorf("%s is %s than a value may hold (MaxValueSize, %s)", what, size, sizeOf(bloomkv.MaxValueSize))}
+		return valueTooLarge("VALUE", "more")
 	}
 	return f.withDB(createDB, func(db *bloomkv.DB) error {
 		if *ttl > 0 {
@@ -89,19 +78,33 @@ func sizeOf(n int64) string {
 }
 
 // readValue reads the value in file name, or standard input for "-". It
-// reads at most one byte more than a value may hold, so that an oversized
-// input is refused by the DB without being read to its end.
+// refuses a value larger than a value may hold before the Open, which
+// would create the database: a regular file by its size, unread; standard
+// input (or a file that grew) once it has read one byte past the limit.
 func readValue(name string) ([]byte, error) {
-	r := stdin
+	what, r := "the value on standard input", stdin
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
 			return nil, err
 		}
 		defer f.Close()
-		r = f
+		what, r = "the value in "+name, f
+		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() && info.Size() > bloomkv.MaxValueSize {
+			return nil, valueTooLarge(what, sizeOf(info.Size())+", more")
+		}
 	}
-	return io.ReadAll(io.LimitReader(r, bloomkv.MaxValueSize+1))
+	value, err := io.ReadAll(io.LimitReader(r, bloomkv.MaxValueSize+1))
+	if err == nil && len(value) > bloomkv.MaxValueSize {
+		return nil, valueTooLarge(what, "more")
+	}
+	return value, err
+}
+
+// valueTooLarge is the usage error for a value, named by what, of size
+// ("more", or its size and "more") than a value may hold.
+func valueTooLarge(what, size string) error {
+	return usageError{fmt.Errorf("%s is %s than a value may hold (MaxValueSize, %s)", what, size, sizeOf(bloomkv.MaxValueSize))}
 }
 
 func runGet(args []string, stdout io.Writer) error {
