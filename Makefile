@@ -67,7 +67,7 @@ test-race:
 # times slower there); half of 100,000 keys expiring (-race: 4,000), every
 # read path checked.
 test-plain:
-	$(GO) test -vet=off -count=1 -run='^TestRoundTrip$$' ./sstable
+	$(GO) test -vet=off -count=1 -run='^(TestRoundTrip|TestRandomBitFlipsLargeTable)$$' ./sstable
 	$(GO) test -vet=off -count=1 -run='^(TestOptimalFilterAllocation|TestMemoryAccounted|TestMemoryLimitHolds|TestNewIterAllocs|TestTableCacheUnderFileLimit|TestMetamorphic|TestCorruptionBitFlips|TestIterModel|TestManifestRotationCrash|TestCrashSIGKILL|TestTTLExpiresHalf)$$' .
 	$(GO) test -vet=off -count=1 -run='^TestAttemptFailureRate$$' ./ribbon
 	$(GO) test -vet=off -count=1 -run='^(TestFalsePositiveRate|TestShortScanTarget|TestMappingAgainstBytes8)$$' ./rangefilter

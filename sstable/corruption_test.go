@@ -148,12 +148,13 @@ func TestEveryTruncationDetected(t *testing.T) {
 }
 
 // TestRandomBitFlipsLargeTable flips 10,000 random single bits, one at a
-// time, in a table of about a megabyte.
+// time, in a table of about a megabyte; 2,000 under -race (one goroutine:
+// the detector checks the unsafe reads' pointer rules), 500 with -short.
 func TestRandomBitFlipsLargeTable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 11))
 	entries := randomEntries(rng, 8000, 16, 100)
 	data := buildTable(t, entries, WriterOptions{Compression: SnappyCompression, Filter: Bloom(10)})
-	flips := 10_000
+	flips := sizeFor(10_000, 2_000)
 	if testing.Short() {
 		flips = 500
 	}
