@@ -4,7 +4,21 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+
+	"github.com/bloomkv/bloomkv/internal/race"
 )
+
+// settingsFor returns the settings a false-positive test measures: all of
+// them, or under -race the one at index i alone. The race detector slows
+// these single-goroutine loops tenfold and checks nothing in them but the
+// unsafe reads' pointer rules, which one setting exercises as well as
+// all; `make test-plain` measures every setting.
+func settingsFor[T any](all []T, i int) []T {
+	if race.Enabled {
+		return all[i : i+1]
+	}
+	return all
+}
 
 // keySet returns n distinct 16-byte keys from a fixed seed. Keys of
 // different tags never collide, so tag 'P' keys can be added and tag 'A'
