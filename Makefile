@@ -52,7 +52,8 @@ test-race:
 # the -race run vets these packages): the 1,000,000-entry table round
 # trip and 10,000 bit flips in a table, the classic and blocked Bloom
 # filters' false-positive rates at every setting (-race: one each), the
-# Optimal-vs-Uniform tree, 2,000 tables under a 256-file limit;
+# Optimal-vs-Uniform tree, the simulated concurrent compactions' four
+# seeds per sizing (-race: one), 2,000 tables under a 256-file limit;
 # the reliability suites whose -race forms are a third to a half of their size —
 # the metamorphic histories, the bit flips, the iterator's model, the
 # manifest rotation crashes and the SIGKILL crash cycles, each of which
@@ -72,6 +73,7 @@ test-plain:
 	$(GO) test -vet=off -count=1 -run='^(TestRoundTrip|TestRandomBitFlipsLargeTable)$$' ./sstable
 	$(GO) test -vet=off -count=1 -run='^(TestOptimalFilterAllocation|TestMemoryAccounted|TestMemoryLimitHolds|TestNewIterAllocs|TestTableCacheUnderFileLimit|TestMetamorphic|TestCorruptionBitFlips|TestIterModel|TestManifestRotationCrash|TestCrashSIGKILL|TestTTLExpiresHalf)$$' .
 	$(GO) test -vet=off -count=1 -run='^(TestBlockedFalsePositiveRate|TestClassicFalsePositiveRate)$$' ./bloom
+	$(GO) test -vet=off -count=1 -run='^TestPickConcurrentlyKeepsTheTree$$' ./internal/compaction
 	$(GO) test -vet=off -count=1 -run='^TestAttemptFailureRate$$' ./ribbon
 	$(GO) test -vet=off -count=1 -run='^(TestFalsePositiveRate|TestShortScanTarget|TestMappingAgainstBytes8)$$' ./rangefilter
 	$(GO) test -vet=off -count=1 -run='^(TestBenchMemLimit|TestPutValueOnStdinTooLarge)$$' ./cmd/bloomkv
