@@ -48,33 +48,42 @@ build-race:
 test-race:
 	$(GO) test -race -vet=all -count=1 -timeout=30m ./...
 
-# The full-size runs of tests too slow for -race (which runs them smaller;
-# the -race run vets these packages): the 1,000,000-entry table round
-# trip and 10,000 bit flips in a table, the classic and blocked Bloom
-# filters' false-positive rates at every setting (-race: one each), the
-# Optimal-vs-Uniform tree, the simulated concurrent compactions' four
-# seeds per sizing (-race: one), 2,000 tables under a 256-file limit;
-# the reliability suites whose -race forms are a third to a half of their size —
-# the metamorphic histories, the bit flips, the iterator's model, the
-# manifest rotation crashes and the SIGKILL crash cycles, each of which
-# is a sequence of single-threaded steps, where the race detector checks
-# the background work beside them in the smaller form as well;
-# the memory accounting and the memory limit, whose oracle, the process's
-# resident memory, the race detector's shadow memory would swamp; what a
-# new Iterator allocates, which -race's sync.Pool, dropping a quarter of
-# what it is given, does not let be counted; how often one Ribbon build
-# attempt fails (400 builds; skipped under -race); the range filter's
-# whole false-positive grid (-race runs one setting); bench under
-# -memlimit, whose cap the race detector's shadow memory would fill; a
-# value of 64 MiB refused on standard input (skipped under -race, forty
-# times slower there); half of 100,000 keys expiring (-race: 4,000), every
-# read path checked.
+# The full-size runs of the tests that -race runs smaller or skips (the
+# -race run vets these packages): work of one goroutine, where the race
+# detector has nothing to check but the unsafe reads' pointer rules, which
+# the smaller form exercises as well, or an oracle it would spoil.
+#   sstable: the 1,000,000-entry round trip (-race: 20,000); 10,000 bit
+#     flips in a table (-race: 2,000).
+#   the root package: the Optimal-vs-Uniform tree; 2,000 tables under a
+#     256-file limit; the reliability suites whose -race forms are a third
+#     to a half of their size (the metamorphic histories, the bit flips,
+#     the iterator's model, the manifest rotation crashes, the SIGKILL
+#     crash cycles: sequences of single-threaded steps, where the race
+#     detector checks the background work beside them in the smaller form
+#     as well); half of 100,000 keys expiring (-race: 4,000); the memory
+#     accounting and the memory limit, whose oracle, the process's
+#     resident memory, the race detector's shadow memory would swamp; what
+#     a new Iterator allocates, which -race's sync.Pool, dropping a quarter
+#     of what it is given, does not let be counted.
+#   bloom: the classic and blocked filters' false-positive rates at every
+#     setting (-race: one each).
+#   internal/compaction: the simulated concurrent compactions, four seeds
+#     per sizing (-race: one).
+#   fuse, ribbon: the filters at a million keys in every width (-race:
+#     8 bits); their false-positive rates over 16 times -race's probes;
+#     how often one Ribbon build attempt fails (400 builds; skipped under
+#     -race).
+#   rangefilter: the whole false-positive grid (-race: one setting).
+#   cmd/bloomkv: bench under -memlimit, whose cap the race detector's
+#     shadow memory would fill; a 64 MiB value refused on standard input,
+#     forty times slower under -race.
 test-plain:
 	$(GO) test -vet=off -count=1 -run='^(TestRoundTrip|TestRandomBitFlipsLargeTable)$$' ./sstable
 	$(GO) test -vet=off -count=1 -run='^(TestOptimalFilterAllocation|TestMemoryAccounted|TestMemoryLimitHolds|TestNewIterAllocs|TestTableCacheUnderFileLimit|TestMetamorphic|TestCorruptionBitFlips|TestIterModel|TestManifestRotationCrash|TestCrashSIGKILL|TestTTLExpiresHalf)$$' .
 	$(GO) test -vet=off -count=1 -run='^(TestBlockedFalsePositiveRate|TestClassicFalsePositiveRate)$$' ./bloom
 	$(GO) test -vet=off -count=1 -run='^TestPickConcurrentlyKeepsTheTree$$' ./internal/compaction
-	$(GO) test -vet=off -count=1 -run='^TestAttemptFailureRate$$' ./ribbon
+	$(GO) test -vet=off -count=1 -run='^(TestBuildNoFalseNegatives|TestFalsePositiveRate|TestSizeBytes|TestBitsPerKeyAtOneMillion)$$' ./fuse
+	$(GO) test -vet=off -count=1 -run='^(TestBuildNoFalseNegatives|TestFalsePositiveRate|TestAttemptFailureRate)$$' ./ribbon
 	$(GO) test -vet=off -count=1 -run='^(TestFalsePositiveRate|TestShortScanTarget|TestMappingAgainstBytes8)$$' ./rangefilter
 	$(GO) test -vet=off -count=1 -run='^(TestBenchMemLimit|TestPutValueOnStdinTooLarge)$$' ./cmd/bloomkv
 
