@@ -187,6 +187,10 @@ type DB struct {
 		// manualCompacting is set while DB.Compact runs: background
 		// compactions wait for it.
 		manualCompacting bool
+		// ingesting is set while DB.Ingest chooses its tables' levels and
+		// appends its edit: no compaction is picked meanwhile, so none
+		// writes into a level around a table it did not see (ingest.go).
+		ingesting bool
 		// pickGen changes whenever what the compaction picker looks at
 		// may have: a new version, a compaction begun or ended, a retry
 		// due, a DB.Compact ended.
