@@ -174,9 +174,9 @@ type Metrics struct {
 	// TablesIngested and BytesIngested the tables they added and their
 	// files' bytes, which no WAL, flush or compaction wrote.
 	Ingests, TablesIngested, BytesIngested uint64
-	MemtableBytes      int64 // bytes in the mutable memtable: its usage (Options.MemtableSize is its capacity)
-	ImmutableMemtables int   // full memtables waiting for their flush
-	CompactionPending  bool  // a compaction is running, or the levels' sizes or the blob files' dead shares call for one
+	MemtableBytes                          int64 // bytes in the mutable memtable: its usage (Options.MemtableSize is its capacity)
+	ImmutableMemtables                     int   // full memtables waiting for their flush
+	CompactionPending                      bool  // a compaction is running, or the levels' sizes or the blob files' dead shares call for one
 	// CompactionsInProgress is the number of compactions running now (at
 	// most Options.MaxConcurrentCompactions).
 	CompactionsInProgress int
