@@ -16,21 +16,31 @@ import (
 	"github.com/bloomkv/bloomkv/vfs"
 )
 
-// writeIngestTable writes, at path, a table of ops for DB.Ingest: sets and
-// deletes in key order (each at seqnum 0, as a loader writes them) and
-// range deletions (at seqnum 1, the least a tombstone may carry).
+// writeIngestTable writes, at path, a table of ops for DB.Ingest
+// (writeIngestFile).
 func writeIngestTable(t testing.TB, fs vfs.FS, path string, ops []kvOp) {
 	t.Helper()
-	if err := fs.MkdirAll(fs.PathDir(path)); err != nil {
+	if err := writeIngestFile(fs, path, ops); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// writeIngestFile writes, at path, a table of ops for DB.Ingest: sets and
+// deletes in key order (each at seqnum 0, as a loader writes them) and
+// range deletions (at seqnum 1, the least a tombstone may carry); the
+// file and its name durable.
+func writeIngestFile(fs vfs.FS, path string, ops []kvOp) error {
+	if err := fs.MkdirAll(fs.PathDir(path)); err != nil {
+		return err
 	}
 	f, err := fs.Create(path)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
+	defer f.Close()
 	w, err := sstable.NewWriter(f, sstable.WriterOptions{Filter: sstable.Bloom(10), BlockSize: 256})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	var dels []sstable.RangeTombstone
 	points := slices.Clone(ops)
@@ -46,29 +56,26 @@ func writeIngestTable(t testing.TB, fs vfs.FS, path string, ops []kvOp) {
 			err = w.Add(sstable.MakeInternalKey([]byte(op.key), 0, sstable.KindSet), []byte(op.value))
 		}
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 	}
 	if dels != nil {
 		if err := w.SetRangeDels(sstable.FragmentRangeTombstones(dels)); err != nil {
-			t.Fatal(err)
+			return err
 		}
 	}
 	if _, err := w.Finish(); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if err := f.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	for dir := fs.PathDir(path); ; dir = fs.PathDir(dir) { // the names too
 		if err := fs.SyncDir(dir); err != nil {
-			t.Fatal(err)
+			return err
 		}
 		if dir == fs.PathDir(dir) {
-			break
+			return nil
 		}
 	}
 }

@@ -1,0 +1,232 @@
+// Command loader builds a bloomkv tree of -n keys by bulk ingest — sorted
+// keys written into tables with package sstable's Writer, each with its
+// filter, then added in one DB.Ingest — and, with -compare, the same tree
+// by Puts in random order, as a load of a data set built elsewhere would
+// otherwise go. It reports each load's time, the flush and compactions
+// after it included (fill+settle), their ratio, and then random Gets of
+// present keys (readrandom) and of absent ones (readmissing) on both
+// trees, in alternating rounds so that the machine's load falls on both
+// alike.
+//
+//	go run ./examples/loader [-n keys] [-value bytes] [-table keys] [-reads n] [-compare] [-dir DIR]
+//
+// Keys are 16 hexadecimal digits of a permutation of 0…n−1 (an absent key
+// is one of n…2n−1), values -value bytes. Without -dir the databases live
+// in a temporary directory removed at exit.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/bloomkv/bloomkv"
+	"github.com/bloomkv/bloomkv/sstable"
+)
+
+type config struct {
+	n, value, table, reads int
+	compare                bool
+	dir                    string
+}
+
+func main() {
+	var c config
+	flag.IntVar(&c.n, "n", 1_000_000, "keys to load")
+	flag.IntVar(&c.value, "value", 100, "bytes of each value")
+	flag.IntVar(&c.table, "table", 500_000, "keys per ingested table")
+	flag.IntVar(&c.reads, "reads", 200_000, "Gets of each read workload, per tree")
+	flag.BoolVar(&c.compare, "compare", false, "also load the keys by Puts, and compare")
+	flag.StringVar(&c.dir, "dir", "", "directory for the databases (default: a temporary one)")
+	flag.Parse()
+	if err := run(os.Stdout, c); err != nil {
+		fmt.Fprintln(os.Stderr, "loader:", err)
+		os.Exit(1)
+	}
+}
+
+func run(w io.Writer, c config) error {
+	if c.n <= 0 || c.value < 0 || c.table <= 0 || c.reads < 0 {
+		return errors.New("-n and -table must be positive, -value and -reads not negative")
+	}
+	if c.dir == "" {
+		dir, err := os.MkdirTemp("", "loader")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		c.dir = dir
+	}
+	ingested, took, err := loadByIngest(c)
+	if err != nil {
+		return err
+	}
+	defer ingested.Close()
+	m := ingested.Metrics()
+	fmt.Fprintf(w, "ingest: %d keys in %d tables, %.1f MB, in %v (fill+settle)\n", c.n, m.TablesIngested, float64(m.BytesIngested)/1e6, took.Round(time.Millisecond))
+	if !c.compare {
+		return nil
+	}
+	put, putTook, err := loadByPuts(c)
+	if err != nil {
+		return err
+	}
+	defer put.Close()
+	fmt.Fprintf(w, "puts:   %d keys in %v (fill+settle)\n", c.n, putTook.Round(time.Millisecond))
+	fmt.Fprintf(w, "ingest is %.1f× as fast as puts\n", putTook.Seconds()/took.Seconds())
+	for _, missing := range []bool{false, true} {
+		name := "readrandom"
+		if missing {
+			name = "readmissing"
+		}
+		var t [2]time.Duration
+		const rounds = 4
+		for r := range rounds {
+			for i, db := range []*bloomkv.DB{ingested, put} {
+				d, err := reads(db, c, missing, uint64(r))
+				if err != nil {
+					return fmt.Errorf("%s: %w", name, err)
+				}
+				t[i] += d
+			}
+		}
+		per := func(d time.Duration) float64 { return float64(rounds*(c.reads/rounds)) / d.Seconds() }
+		fmt.Fprintf(w, "%-11s ingested tree %.0f Gets/s, put tree %.0f Gets/s, ratio %.3f\n", name, per(t[0]), per(t[1]), t[1].Seconds()/t[0].Seconds())
+	}
+	return nil
+}
+
+// key returns key i: its 16 hexadecimal digits.
+func key(buf []byte, i uint64) []byte { return fmt.Appendf(buf[:0], "%016x", i) }
+
+// value returns the value of key i.
+func value(buf []byte, i uint64, n int) []byte {
+	buf = buf[:0]
+	for len(buf) < n {
+		buf = fmt.Appendf(buf, "%016x", i*0x9e3779b97f4a7c15)
+	}
+	return buf[:n]
+}
+
+// loadByIngest writes the keys, in order, into tables of c.table keys and
+// ingests them into a new database, then settles it.
+func loadByIngest(c config) (*bloomkv.DB, time.Duration, error) {
+	start := time.Now()
+	src := filepath.Join(c.dir, "tables")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return nil, 0, err
+	}
+	var paths []string
+	var kb, vb []byte
+	for lo := 0; lo < c.n; lo += c.table {
+		path := filepath.Join(src, fmt.Sprintf("%d.sst", len(paths)))
+		if err := writeTable(path, lo, min(lo+c.table, c.n), c.value, &kb, &vb); err != nil {
+			return nil, 0, err
+		}
+		paths = append(paths, path)
+	}
+	db, err := bloomkv.Open(filepath.Join(c.dir, "ingest"), nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := db.Ingest(paths); err != nil {
+		db.Close()
+		return nil, 0, err
+	}
+	if err := settle(db); err != nil {
+		db.Close()
+		return nil, 0, err
+	}
+	return db, time.Since(start), nil
+}
+
+// writeTable writes keys [lo, hi) as a table at path, synced: the filter
+// and compression those of a DB's default options.
+func writeTable(path string, lo, hi, valueLen int, kb, vb *[]byte) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	w, err := sstable.NewWriter(f, sstable.WriterOptions{Filter: sstable.Bloom(10), Compression: sstable.SnappyCompression, BlockAlign: true})
+	if err != nil {
+		return err
+	}
+	for i := lo; i < hi; i++ {
+		*kb, *vb = key(*kb, uint64(i)), value(*vb, uint64(i), valueLen)
+		if err := w.Add(sstable.MakeInternalKey(*kb, 0, sstable.KindSet), *vb); err != nil {
+			return err
+		}
+	}
+	if _, err := w.Finish(); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// loadByPuts puts the keys, in random order, into a new database without
+// waiting for the disk on each (bloomkv.NoSync), then settles it.
+func loadByPuts(c config) (*bloomkv.DB, time.Duration, error) {
+	start := time.Now()
+	db, err := bloomkv.Open(filepath.Join(c.dir, "puts"), nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	var kb, vb []byte
+	for _, i := range rand.New(rand.NewPCG(1, 2)).Perm(c.n) {
+		kb, vb = key(kb, uint64(i)), value(vb, uint64(i), c.value)
+		if err := db.Put(kb, vb, bloomkv.NoSync); err != nil {
+			db.Close()
+			return nil, 0, err
+		}
+	}
+	if err := settle(db); err != nil {
+		db.Close()
+		return nil, 0, err
+	}
+	return db, time.Since(start), nil
+}
+
+// settle flushes the memtable and waits until the background compactions
+// have nothing left to do.
+func settle(db *bloomkv.DB) error {
+	if err := db.Flush(); err != nil {
+		return err
+	}
+	for {
+		if m := db.Metrics(); !m.CompactionPending && m.ImmutableMemtables == 0 {
+			return nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// reads makes a quarter of c.reads random Gets, of present keys or, with
+// missing, of absent ones, checking each answer, and returns their time.
+func reads(db *bloomkv.DB, c config, missing bool, round uint64) (time.Duration, error) {
+	rng := rand.New(rand.NewPCG(round, 7))
+	var kb, vb []byte
+	start := time.Now()
+	for range c.reads / 4 {
+		i := rng.Uint64N(uint64(c.n))
+		if missing {
+			i += uint64(c.n)
+		}
+		kb = key(kb, i)
+		got, err := db.Get(kb)
+		switch {
+		case missing && !errors.Is(err, bloomkv.ErrNotFound):
+			return 0, fmt.Errorf("Get of absent key %s: %q, %v", kb, got, err)
+		case !missing && err != nil:
+			return 0, fmt.Errorf("Get of key %s: %v", kb, err)
+		case !missing && string(got) != string(value(vb, i, c.value)):
+			return 0, fmt.Errorf("Get of key %s: %q, want %q", kb, got, value(vb, i, c.value))
+		}
+	}
+	return time.Since(start), nil
+}
