@@ -59,6 +59,7 @@
 //	db.NewIndexedBatch()         (none)                        (none)                        DB.NewIndexedBatch()
 //	(none)                       db.Update(fn), txn.Commit()   (none)                        DB.Update(fn), Transaction.Commit(nil)
 //	db.Checkpoint(dir)           db.Backup(w, since)           (none)                        DB.Checkpoint(dir, nil)
+//	db.Ingest(paths)             db.NewStreamWriter()          (none)                        DB.Ingest(paths)
 //	db.Compact(s, e, parallel)   db.Flatten(workers)           db.CompactRange(r)            DB.Compact(lo, hi)
 //	db.Flush()                   (none)                        (none)                        DB.Flush()
 //	db.Metrics()                 db.LevelsToString()           db.Stats(&stats)              DB.Metrics()

@@ -583,3 +583,38 @@ func randomIngestTables(rng *rand.Rand, ks *keySpace, step int) [][]kvOp {
 	}
 	return tables
 }
+
+// TestIngestExplain checks that Explain marks the step of an ingested
+// table, and only it.
+func TestIngestExplain(t *testing.T) {
+	fs := vfs.NewMem()
+	d, err := Open("/db", &Options{FS: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.Put([]byte("k"), []byte("old"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	writeIngestTable(t, fs, "/in/k.sst", sets("new", "k"))
+	if err := d.Ingest([]string{"/in/k.sst"}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := d.Explain([]byte("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var marked []bool
+	for _, s := range tr.Steps {
+		if s.Kind == TableStep {
+			marked = append(marked, s.Ingested)
+		}
+	}
+	// Both in L0, the ingested one newer: it answers, the other is not read.
+	if !slices.Equal(marked, []bool{true}) || string(tr.Value) != "knew" || !strings.Contains(tr.String(), "(ingested)") {
+		t.Errorf("steps' ingested marks %v, value %q; want [true], %q; trace:\n%s", marked, tr.Value, "knew", tr)
+	}
+}
