@@ -243,6 +243,14 @@ func (d *DB) Flush() error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	return d.waitFlushedLocked(failures)
+}
+
+// waitFlushedLocked waits until no immutable memtable is left, and
+// returns nil then; or the reason it stops waiting first: Close, the
+// sticky error, or a flush failed since flushRetry.total was failures.
+// d.mu is held, and released while it waits.
+func (d *DB) waitFlushedLocked(failures uint64) error {
 	for len(d.mu.imm) > 0 && d.mu.bgErr == nil && !d.mu.closed && d.mu.flushRetry.total == failures {
 		d.mu.cond.Wait()
 	}

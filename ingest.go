@@ -375,18 +375,11 @@ func (d *DB) flushMemtablesLocked() error {
 			return err
 		}
 	}
-	for len(d.mu.imm) > 0 && d.mu.bgErr == nil && !d.mu.closed && d.mu.flushRetry.total == failures {
-		d.mu.cond.Wait()
+	err := d.waitFlushedLocked(failures)
+	if err != nil && err != ErrClosed && err != d.mu.bgErr { // a failed flush
+		err = fmt.Errorf("bloomkv: ingest: flushing the memtables: %w", err)
 	}
-	switch {
-	case d.mu.closed:
-		return ErrClosed
-	case d.mu.bgErr != nil:
-		return d.mu.bgErr
-	case d.mu.flushRetry.total != failures:
-		return fmt.Errorf("bloomkv: ingest: flushing the memtables: %w", d.mu.flushRetry.last)
-	}
-	return nil
+	return err
 }
 
 // memtableOverlaps reports whether m holds a version of a key in [lo, hi],
