@@ -35,7 +35,9 @@ import (
 //     table goes to L0 and a memtable holds anything, flush the
 //     memtables and wait, so that no older version of an ingested key
 //     stays above the tables in the read order, and no memtable flushed
-//     later into L0 holds seqnums on both sides of theirs; take the
+//     later into L0 holds seqnums on both sides of theirs; sync the WAL,
+//     so that a crash never keeps the tables and loses a write before
+//     them; take the
 //     next seqnum G, newer than every write before the call; place each
 //     table at the deepest level at which neither it nor any level above
 //     it overlaps a table, nor a running compaction writes around it;
@@ -305,6 +307,12 @@ func (d *DB) ingestCut(files []*ingestFile) error {
 		}
 		levels = d.ingestLevelsLocked(files) // the flush added to L0
 	}
+	// Every write before the tables durable before them: a crash then
+	// loses, at most, writes after them, never some before and not them.
+	if err := d.mu.wal.Sync(); err != nil {
+		return d.walFailedLocked(err)
+	}
+	d.counters.walSyncs.Add(1)
 	d.mu.ingesting = true
 	defer func() {
 		d.mu.ingesting = false

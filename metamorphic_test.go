@@ -43,6 +43,7 @@ const (
 	mCompact
 	mReopen
 	mAdvance // the clock moves on, expiring what lived until then
+	mIngest  // tables of sets, deletes and range deletions, ingested at once
 )
 
 // metaOp is one operation of a history. Which snapshot an op reads is an
@@ -56,6 +57,7 @@ type metaOp struct {
 	moves  []metaMove    // mIter; mReopen's kept iterator (never 'X')
 	lo, hi []byte        // mCompact
 	by     time.Duration // mAdvance
+	tables [][]kvOp      // mIngest
 	// keep, on mReopen, keeps an iterator of the DB open across the Close
 	// and the Open, to be walked (bounds, moves) at the next reopen or at
 	// the end of the history, by when the new DB's compactions may have
@@ -116,8 +118,10 @@ func genHistory(seed uint64, n int) []metaOp {
 			op.kind = mNewSnap
 		case r < 950:
 			op.kind, op.snap = mCloseSnap, rng.IntN(4)
-		case r < 970:
+		case r < 962:
 			op.kind = mFlush
+		case r < 970:
+			op.kind, op.tables = mIngest, randomIngestTables(rng, ks, i)
 		case r < 990:
 			op.kind = mCompact
 			if rng.IntN(3) > 0 {
@@ -369,6 +373,22 @@ func (r *metaRunner) step(i int, op metaOp) error {
 	case mFlush:
 		if r.db != nil {
 			return r.db.Flush()
+		}
+	case mIngest:
+		for _, ops := range op.tables {
+			r.model.apply(ops)
+			applyExpiries(r.exp, ops, r.clock.nanos())
+		}
+		if r.db != nil {
+			var paths []string
+			for j, ops := range op.tables {
+				path := fmt.Sprintf("/ingest/%d-%d.sst", i, j)
+				if err := writeIngestFile(r.opts.FS, path, ops); err != nil {
+					return err
+				}
+				paths = append(paths, path)
+			}
+			return r.db.Ingest(paths)
 		}
 	case mCompact:
 		if r.db != nil {
