@@ -651,3 +651,63 @@ func TestIngestKeepsEarlierWrites(t *testing.T) {
 		t.Fatalf("after a crash: %v %s", err, diffModels(got, m))
 	}
 }
+
+// TestIngestConcurrentWrites runs writers beside a sequence of ingests
+// whose tables interleave with the writers' keys, so that most ingests
+// flush the memtables first: every write and every ingested key is there
+// at the end, with its value, and the files the version does not list are
+// gone.
+func TestIngestConcurrentWrites(t *testing.T) {
+	fs := vfs.NewMem()
+	d, err := Open("/db", &Options{FS: fs, MemtableSize: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	const writers, writes, ingests = 2, 600, 8
+	m := kvModel{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make(chan error, writers+1)
+	for g := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range writes {
+				k, v := fmt.Sprintf("k%04d-w%d", i%200, g), fmt.Sprintf("v%d", i)
+				if err := d.Put([]byte(k), []byte(v), NoSync); err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				m[k] = v
+				mu.Unlock()
+			}
+		}()
+	}
+	for n := range ingests {
+		var ops []kvOp
+		for i := n; i < 200; i += ingests {
+			ops = append(ops, kvOp{key: fmt.Sprintf("k%04d-i", i), value: fmt.Sprintf("i%d", n)})
+		}
+		path := fmt.Sprintf("/in/%d.sst", n)
+		writeIngestTable(t, fs, path, ops)
+		if err := d.Ingest([]string{path}); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		m.apply(ops)
+		mu.Unlock()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if got, err := readAll(d); err != nil || diffModels(got, m) != "" {
+		t.Fatalf("%v %s", err, diffModels(got, m))
+	}
+	if err := checkDirFiles(fs, "/db", d); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -6,9 +6,10 @@
 // after it included (fill+settle), their ratio, and then random Gets of
 // present keys (readrandom) and of absent ones (readmissing) on both
 // trees, in alternating rounds so that the machine's load falls on both
-// alike.
+// alike. With -pairs p each tree is loaded p times, in turns, and the
+// ratio is of the total times.
 //
-//	go run ./examples/loader [-n keys] [-value bytes] [-table keys] [-reads n] [-compare] [-dir DIR]
+//	go run ./examples/loader [-n keys] [-value bytes] [-table keys] [-reads n] [-compare [-pairs p]] [-dir DIR]
 //
 // Keys are 16 hexadecimal digits of a permutation of 0…n−1 (an absent key
 // is one of n…2n−1), values -value bytes. Without -dir the databases live
@@ -31,6 +32,7 @@ import (
 
 type config struct {
 	n, value, table, reads int
+	missingReads, pairs    int
 	compare                bool
 	dir                    string
 }
@@ -40,8 +42,10 @@ func main() {
 	flag.IntVar(&c.n, "n", 1_000_000, "keys to load")
 	flag.IntVar(&c.value, "value", 100, "bytes of each value")
 	flag.IntVar(&c.table, "table", 500_000, "keys per ingested table")
-	flag.IntVar(&c.reads, "reads", 200_000, "Gets of each read workload, per tree")
+	flag.IntVar(&c.reads, "reads", 200_000, "Gets of present keys (readrandom), per tree")
+	flag.IntVar(&c.missingReads, "missing-reads", 4_000_000, "Gets of absent keys (readmissing), per tree: many more, each costing far less")
 	flag.BoolVar(&c.compare, "compare", false, "also load the keys by Puts, and compare")
+	flag.IntVar(&c.pairs, "pairs", 1, "loads of each tree, taking turns; the reads run on the last")
 	flag.StringVar(&c.dir, "dir", "", "directory for the databases (default: a temporary one)")
 	flag.Parse()
 	if err := run(os.Stdout, c); err != nil {
@@ -51,8 +55,8 @@ func main() {
 }
 
 func run(w io.Writer, c config) error {
-	if c.n <= 0 || c.value < 0 || c.table <= 0 || c.reads < 0 {
-		return errors.New("-n and -table must be positive, -value and -reads not negative")
+	if c.n <= 0 || c.value < 0 || c.table <= 0 || c.reads < 0 || c.missingReads < 0 || c.pairs <= 0 {
+		return errors.New("-n, -table and -pairs must be positive, -value and -reads not negative")
 	}
 	if c.dir == "" {
 		dir, err := os.MkdirTemp("", "loader")
@@ -62,41 +66,64 @@ func run(w io.Writer, c config) error {
 		defer os.RemoveAll(dir)
 		c.dir = dir
 	}
-	ingested, took, err := loadByIngest(c)
-	if err != nil {
-		return err
+	// Each pair loads both trees afresh, ingest first; all pairs but the
+	// last are then removed, so that the noise of a busy machine falls on
+	// both loads alike and is seen.
+	var ingested, put *bloomkv.DB
+	var took, putTook time.Duration
+	for p := range c.pairs {
+		if p > 0 {
+			ingested.Close()
+			if put != nil {
+				put.Close()
+			}
+			for _, sub := range []string{"ingest", "tables", "puts"} {
+				if err := os.RemoveAll(filepath.Join(c.dir, fmt.Sprint(sub, p-1))); err != nil {
+					return err
+				}
+			}
+		}
+		db, t, err := loadByIngest(c, fmt.Sprint(p))
+		if err != nil {
+			return err
+		}
+		ingested, took = db, took+t
+		m := db.Metrics()
+		fmt.Fprintf(w, "ingest: %d keys in %d tables, %.1f MB, in %v (fill+settle)\n", c.n, m.TablesIngested, float64(m.BytesIngested)/1e6, t.Round(time.Millisecond))
+		if !c.compare {
+			continue
+		}
+		if db, t, err = loadByPuts(c, fmt.Sprint(p)); err != nil {
+			ingested.Close()
+			return err
+		}
+		put, putTook = db, putTook+t
+		fmt.Fprintf(w, "puts:   %d keys in %v (fill+settle)\n", c.n, t.Round(time.Millisecond))
 	}
 	defer ingested.Close()
-	m := ingested.Metrics()
-	fmt.Fprintf(w, "ingest: %d keys in %d tables, %.1f MB, in %v (fill+settle)\n", c.n, m.TablesIngested, float64(m.BytesIngested)/1e6, took.Round(time.Millisecond))
 	if !c.compare {
 		return nil
 	}
-	put, putTook, err := loadByPuts(c)
-	if err != nil {
-		return err
-	}
 	defer put.Close()
-	fmt.Fprintf(w, "puts:   %d keys in %v (fill+settle)\n", c.n, putTook.Round(time.Millisecond))
-	fmt.Fprintf(w, "ingest is %.1f× as fast as puts\n", putTook.Seconds()/took.Seconds())
+	fmt.Fprintf(w, "ingest is %.1f× as fast as puts (%d pairs: %v against %v)\n", putTook.Seconds()/took.Seconds(), c.pairs,
+		took.Round(time.Millisecond), putTook.Round(time.Millisecond))
 	settledAt := [2]uint64{ingested.Metrics().Compactions, put.Metrics().Compactions}
 	for _, missing := range []bool{false, true} {
-		name := "readrandom"
+		name, n := "readrandom", c.reads
 		if missing {
-			name = "readmissing"
+			name, n = "readmissing", c.missingReads
 		}
 		var t [2]time.Duration
-		const rounds = 4
-		for r := range rounds {
+		for r := range readRounds {
 			for i, db := range []*bloomkv.DB{ingested, put} {
-				d, err := reads(db, c, missing, uint64(r))
+				d, err := reads(db, c.n, c.value, n/readRounds, missing, uint64(r))
 				if err != nil {
 					return fmt.Errorf("%s: %w", name, err)
 				}
 				t[i] += d
 			}
 		}
-		per := func(d time.Duration) float64 { return float64(rounds*(c.reads/rounds)) / d.Seconds() }
+		per := func(d time.Duration) float64 { return float64(readRounds*(n/readRounds)) / d.Seconds() }
 		fmt.Fprintf(w, "%-11s ingested tree %.0f Gets/s, put tree %.0f Gets/s, ratio %.3f\n", name, per(t[0]), per(t[1]), t[1].Seconds()/t[0].Seconds())
 	}
 	// A compaction during the reads competes with them for the machine.
@@ -119,9 +146,11 @@ func value(buf []byte, i uint64, n int) []byte {
 
 // loadByIngest writes the keys, in order, into tables of c.table keys and
 // ingests them into a new database, then settles it.
-func loadByIngest(c config) (*bloomkv.DB, time.Duration, error) {
+func loadByIngest(c config, suffix string) (*bloomkv.DB, time.Duration, error) {
 	start := time.Now()
-	src := filepath.Join(c.dir, "tables")
+	// Tables of their own: writing over a file a DB linked would change
+	// its table.
+	src := filepath.Join(c.dir, "tables"+suffix)
 	if err := os.MkdirAll(src, 0o755); err != nil {
 		return nil, 0, err
 	}
@@ -134,7 +163,7 @@ func loadByIngest(c config) (*bloomkv.DB, time.Duration, error) {
 		}
 		paths = append(paths, path)
 	}
-	db, err := bloomkv.Open(filepath.Join(c.dir, "ingest"), nil)
+	db, err := bloomkv.Open(filepath.Join(c.dir, "ingest"+suffix), nil)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -167,9 +196,9 @@ func writeTable(path string, lo, hi, valueLen int, kb, vb *[]byte) error {
 
 // loadByPuts puts the keys, in random order, into a new database without
 // waiting for the disk on each (bloomkv.NoSync), then settles it.
-func loadByPuts(c config) (*bloomkv.DB, time.Duration, error) {
+func loadByPuts(c config, suffix string) (*bloomkv.DB, time.Duration, error) {
 	start := time.Now()
-	db, err := bloomkv.Open(filepath.Join(c.dir, "puts"), nil)
+	db, err := bloomkv.Open(filepath.Join(c.dir, "puts"+suffix), nil)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -200,16 +229,20 @@ func settled(db *bloomkv.DB, err error, start time.Time) (*bloomkv.DB, time.Dura
 	return nil, 0, err
 }
 
-// reads makes a quarter of c.reads random Gets, of present keys or, with
+// readRounds is the number of rounds each read workload is cut into, the
+// two trees taking turns.
+const readRounds = 10
+
+// reads makes count random Gets of the n keys' present ones or, with
 // missing, of absent ones, checking each answer, and returns their time.
-func reads(db *bloomkv.DB, c config, missing bool, round uint64) (time.Duration, error) {
+func reads(db *bloomkv.DB, n, valueLen, count int, missing bool, round uint64) (time.Duration, error) {
 	rng := rand.New(rand.NewPCG(round, 7))
 	var kb, vb []byte
 	start := time.Now()
-	for range c.reads / 4 {
-		i := rng.Uint64N(uint64(c.n))
+	for range count {
+		i := rng.Uint64N(uint64(n))
 		if missing {
-			i += uint64(c.n)
+			i += uint64(n)
 		}
 		kb = key(kb, i)
 		got, err := db.Get(kb)
@@ -218,8 +251,8 @@ func reads(db *bloomkv.DB, c config, missing bool, round uint64) (time.Duration,
 			return 0, fmt.Errorf("Get of absent key %s: %q, %v", kb, got, err)
 		case !missing && err != nil:
 			return 0, fmt.Errorf("Get of key %s: %v", kb, err)
-		case !missing && string(got) != string(value(vb, i, c.value)):
-			return 0, fmt.Errorf("Get of key %s: %q, want %q", kb, got, value(vb, i, c.value))
+		case !missing && string(got) != string(value(vb, i, valueLen)):
+			return 0, fmt.Errorf("Get of key %s: %q, want %q", kb, got, value(vb, i, valueLen))
 		}
 	}
 	return time.Since(start), nil
