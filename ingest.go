@@ -60,10 +60,6 @@ import (
 // directory: the next Open deletes it as obsolete (removeObsoleteFiles),
 // which removes a name, never the user's source file.
 
-// testHookIngestLinked, if set, runs once an Ingest's files are linked and
-// synced, before its edit (tests only): an error stops the Ingest there.
-var testHookIngestLinked func() error
-
 // Ingest adds the tables at paths to the DB atomically: after it returns
 // nil, every key of every table reads as written by one write newer than
 // every write that returned before the call; after an error, the DB holds
@@ -116,12 +112,6 @@ func (d *DB) Ingest(paths []string) error {
 	linked, err := d.linkIngested(files)
 	if err != nil {
 		return err
-	}
-	if testHookIngestLinked != nil {
-		if err := testHookIngestLinked(); err != nil {
-			d.removeIngested(files, linked)
-			return err
-		}
 	}
 	if err := d.enterWriter(); err != nil {
 		d.removeIngested(files, linked)

@@ -248,11 +248,11 @@ func reads(db *bloomkv.DB, n, valueLen, count int, missing bool, round uint64) (
 		got, err := db.Get(kb)
 		switch {
 		case missing && !errors.Is(err, bloomkv.ErrNotFound):
-			return 0, fmt.Errorf("Get of absent key %s: %q, %v", kb, got, err)
+			return 0, fmt.Errorf("a Get of absent key %s: %q, %v", kb, got, err)
 		case !missing && err != nil:
-			return 0, fmt.Errorf("Get of key %s: %v", kb, err)
+			return 0, fmt.Errorf("a Get of key %s: %v", kb, err)
 		case !missing && string(got) != string(value(vb, i, valueLen)):
-			return 0, fmt.Errorf("Get of key %s: %q, want %q", kb, got, value(vb, i, valueLen))
+			return 0, fmt.Errorf("a Get of key %s: %q, want %q", kb, got, value(vb, i, valueLen))
 		}
 	}
 	return time.Since(start), nil
