@@ -265,7 +265,7 @@ type crashWorkload struct {
 	// it is closed, so that full memtables pile up waiting for theirs.
 	gate atomic.Pointer[chan struct{}]
 
-	stats struct{ crashes, inRecovery, flushes, piledUp int }
+	stats struct{ crashes, inRecovery, flushes, piledUp, ingests int }
 }
 
 // crashPointsPerCycle bounds the crash points one workload takes at file
@@ -382,6 +382,7 @@ func (w *crashWorkload) ingest(d *DB, live kvModel) error {
 	}
 	live.apply(ops)
 	w.allDurable()
+	w.stats.ingests++
 	return nil
 }
 
@@ -649,8 +650,8 @@ func TestDBRecoveryCrash(t *testing.T) {
 				t.Fatalf("seed %d, options %s:\n%v\nrerun: go test -run 'TestDBRecoveryCrash$' -db.seed=%d",
 					seed, describeOptions(w.opts), err, seed)
 			}
-			t.Logf("options %s: %d writes, %d flushes, %d pile-ups, %d crashes verified, %d of them crashed again in recovery",
-				describeOptions(w.opts), len(w.history), w.stats.flushes, w.stats.piledUp, w.stats.crashes, w.stats.inRecovery)
+			t.Logf("options %s: %d writes (%d ingests), %d flushes, %d pile-ups, %d crashes verified, %d of them crashed again in recovery",
+				describeOptions(w.opts), len(w.history), w.stats.ingests, w.stats.flushes, w.stats.piledUp, w.stats.crashes, w.stats.inRecovery)
 		})
 	}
 }

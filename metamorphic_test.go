@@ -563,12 +563,13 @@ func TestMetamorphic(t *testing.T) {
 		ops = min(ops, 500)
 	}
 	start := time.Now()
-	runs, separated, lines, ttlWrites, clockSteps := 0, 0, 0, 0, 0
+	runs, separated, lines, ttlWrites, clockSteps, ingests := 0, 0, 0, 0, 0, 0
 	var flushes, compactions uint64 // since each run's last reopen
 	for _, seed := range seeds {
 		h := genHistory(seed, ops)
 		for _, op := range h {
 			clockSteps += b2i(op.kind == mAdvance)
+			ingests += b2i(op.kind == mIngest)
 			for _, w := range op.ops {
 				ttlWrites += b2i(w.ttl > 0)
 			}
@@ -611,8 +612,8 @@ func TestMetamorphic(t *testing.T) {
 			lines += len(r.out)
 		}
 	}
-	t.Logf("%d histories of %d ops (%d writes with a time-to-live, %d clock steps) × %d configurations (+ the model): %d runs (%d with values separated), %d transcript lines compared, ≥ %d flushes and %d compactions, in %v",
-		len(seeds), ops, ttlWrites, clockSteps, *metaConfigs+1, runs, separated, lines, flushes, compactions, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d histories of %d ops (%d writes with a time-to-live, %d clock steps, %d ingests) × %d configurations (+ the model): %d runs (%d with values separated), %d transcript lines compared, ≥ %d flushes and %d compactions, in %v",
+		len(seeds), ops, ttlWrites, clockSteps, ingests, *metaConfigs+1, runs, separated, lines, flushes, compactions, time.Since(start).Round(time.Millisecond))
 }
 
 // metaPrefixIter is prefix mode made of plain moves, for a DB without
