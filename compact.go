@@ -49,7 +49,7 @@ func (d *DB) compactionLoop() {
 				d.mu.Unlock()
 				return
 			}
-			if !d.mu.manualCompacting && d.mu.compactRetry.due() && (!idle || idleGen != d.mu.pickGen) {
+			if !d.mu.manualCompacting && !d.mu.ingesting && d.mu.compactRetry.due() && (!idle || idleGen != d.mu.pickGen) {
 				if c = compaction.Pick(d.mu.current.Version, &d.opts.compaction, d.mu.compactions); c != nil {
 					break
 				}
@@ -124,7 +124,7 @@ func (d *DB) Compact(lo, hi []byte) error {
 	// (compaction.PickExpired): their number bounds those steps.
 	now, inDeepest := d.nowNanos(), false
 	for steps := 0; ; steps++ {
-		for len(d.mu.compactions) > 0 && !d.mu.closed && d.mu.bgErr == nil {
+		for (len(d.mu.compactions) > 0 || d.mu.ingesting) && !d.mu.closed && d.mu.bgErr == nil {
 			d.mu.cond.Wait()
 		}
 		if d.mu.closed {

@@ -59,6 +59,7 @@
 //	db.NewIndexedBatch()         (none)                        (none)                        DB.NewIndexedBatch()
 //	(none)                       db.Update(fn), txn.Commit()   (none)                        DB.Update(fn), Transaction.Commit(nil)
 //	db.Checkpoint(dir)           db.Backup(w, since)           (none)                        DB.Checkpoint(dir, nil)
+//	db.Ingest(paths)             db.NewStreamWriter()          (none)                        DB.Ingest(paths)
 //	db.Compact(s, e, parallel)   db.Flatten(workers)           db.CompactRange(r)            DB.Compact(lo, hi)
 //	db.Flush()                   (none)                        (none)                        DB.Flush()
 //	db.Metrics()                 db.LevelsToString()           db.Stats(&stats)              DB.Metrics()
@@ -187,6 +188,10 @@ type DB struct {
 		// manualCompacting is set while DB.Compact runs: background
 		// compactions wait for it.
 		manualCompacting bool
+		// ingesting is set while DB.Ingest chooses its tables' levels and
+		// appends its edit: no compaction is picked meanwhile, so none
+		// writes into a level around a table it did not see (ingest.go).
+		ingesting bool
 		// pickGen changes whenever what the compaction picker looks at
 		// may have: a new version, a compaction begun or ended, a retry
 		// due, a DB.Compact ended.
@@ -238,6 +243,14 @@ func (d *DB) Flush() error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	return d.waitFlushedLocked(failures)
+}
+
+// waitFlushedLocked waits until no immutable memtable is left, and
+// returns nil then; or the reason it stops waiting first: Close, the
+// sticky error, or a flush failed since flushRetry.total was failures.
+// d.mu is held, and released while it waits.
+func (d *DB) waitFlushedLocked(failures uint64) error {
 	for len(d.mu.imm) > 0 && d.mu.bgErr == nil && !d.mu.closed && d.mu.flushRetry.total == failures {
 		d.mu.cond.Wait()
 	}

@@ -31,8 +31,8 @@ func TestDBModel(t *testing.T) {
 			r := newModelRun(seed)
 			err := r.run(modelSteps)
 			r.closeAll()
-			t.Logf("options %s: %d reopens, %d flushes, %d tables at the end, %d snapshots", describeOptions(r.firstOpts),
-				r.stats.reopens, r.stats.flushes, r.stats.tables, r.stats.snapshots)
+			t.Logf("options %s: %d reopens, %d flushes, %d tables at the end, %d snapshots, %d ingests", describeOptions(r.firstOpts),
+				r.stats.reopens, r.stats.flushes, r.stats.tables, r.stats.snapshots, r.stats.ingests)
 			if err != nil {
 				t.Fatalf("seed %d, options %s (now %s):\n%v\nlast operations:\n  %s\nrerun: go test -run 'TestDBModel$' -db.seed=%d",
 					seed, describeOptions(r.firstOpts), describeOptions(r.opts), err, strings.Join(r.log, "\n  "), seed)
@@ -66,7 +66,7 @@ type modelRun struct {
 	gets, writes, batches, syncs uint64
 
 	// What the run exercised, for -v.
-	stats struct{ reopens, flushes, tables, snapshots int }
+	stats struct{ reopens, flushes, tables, snapshots, ingests int }
 }
 
 type modelSnap struct {
@@ -212,8 +212,10 @@ func (r *modelRun) step() error {
 			return fmt.Errorf("Compact: %w", err)
 		}
 		return nil
-	case x < 935:
+	case x < 930:
 		return r.txn()
+	case x < 935:
+		return r.ingest()
 	case x < 950:
 		return r.advanceClock()
 	default:
@@ -277,6 +279,31 @@ func (r *modelRun) committed(ops []kvOp, sync bool) {
 	if sync {
 		r.syncs++
 	}
+}
+
+// ingest writes one to three tables of sets, deletes and range deletions
+// over disjoint runs of keys and ingests them (DB.Ingest): the model takes
+// them as one write, with no time-to-live.
+func (r *modelRun) ingest() error {
+	tables := randomIngestTables(r.rng, r.ks, int(r.stats.ingests))
+	var paths []string
+	for i, ops := range tables {
+		path := fmt.Sprintf("/ingest/%d-%d.sst", r.stats.ingests, i)
+		if err := writeIngestFile(r.opts.FS, path, ops); err != nil {
+			return err
+		}
+		paths = append(paths, path)
+	}
+	r.stats.ingests++
+	r.note("Ingest %v", tables)
+	if err := r.db.Ingest(paths); err != nil {
+		return fmt.Errorf("Ingest: %w", err)
+	}
+	for _, ops := range tables {
+		r.m.apply(ops)
+		applyExpiries(r.exp, ops, r.clock.nanos())
+	}
+	return nil
 }
 
 // write commits ops as a Put, a Delete or a batch.

@@ -265,7 +265,7 @@ type crashWorkload struct {
 	// it is closed, so that full memtables pile up waiting for theirs.
 	gate atomic.Pointer[chan struct{}]
 
-	stats struct{ crashes, inRecovery, flushes, piledUp int }
+	stats struct{ crashes, inRecovery, flushes, piledUp, ingests int }
 }
 
 // crashPointsPerCycle bounds the crash points one workload takes at file
@@ -358,6 +358,34 @@ func (w *crashWorkload) write(d *DB, live kvModel) error {
 	return nil
 }
 
+// ingest writes one to three tables (randomIngestTables) straight to the
+// file system, where no crash point is taken, and ingests them: one
+// write of the history, durable with every write before it once Ingest
+// returns.
+func (w *crashWorkload) ingest(d *DB, live kvModel) error {
+	idx := len(w.history)
+	tables := randomIngestTables(w.rng, w.ks, idx)
+	var paths []string
+	var ops []kvOp
+	for j, t := range tables {
+		path := fmt.Sprintf("/ingest/%d-%d.sst", idx, j)
+		if err := writeIngestFile(w.mem, path, t); err != nil {
+			return err
+		}
+		paths = append(paths, path)
+		ops = append(ops, t...)
+	}
+	w.history = append(w.history, ops)
+	w.started.Store(int64(idx + 1))
+	if err := d.Ingest(paths); err != nil {
+		return fmt.Errorf("ingest %d %v: %w", idx, tables, err)
+	}
+	live.apply(ops)
+	w.allDurable()
+	w.stats.ingests++
+	return nil
+}
+
 // allDurable records that every write acknowledged so far is durable: a
 // Flush or Close returned nil.
 func (w *crashWorkload) allDurable() { w.durable.Store(int64(len(w.history))) }
@@ -420,6 +448,10 @@ func (w *crashWorkload) run(writes int) error {
 			}
 			if got, err := readAll(d); err != nil || diffModels(got, live) != "" {
 				return fmt.Errorf("after reopen: %v %s", err, diffModels(got, live))
+			}
+		case x < 7:
+			if err := w.ingest(d, live); err != nil {
+				return err
 			}
 		default:
 			if err := w.write(d, live); err != nil {
@@ -618,8 +650,8 @@ func TestDBRecoveryCrash(t *testing.T) {
 				t.Fatalf("seed %d, options %s:\n%v\nrerun: go test -run 'TestDBRecoveryCrash$' -db.seed=%d",
 					seed, describeOptions(w.opts), err, seed)
 			}
-			t.Logf("options %s: %d writes, %d flushes, %d pile-ups, %d crashes verified, %d of them crashed again in recovery",
-				describeOptions(w.opts), len(w.history), w.stats.flushes, w.stats.piledUp, w.stats.crashes, w.stats.inRecovery)
+			t.Logf("options %s: %d writes (%d ingests), %d flushes, %d pile-ups, %d crashes verified, %d of them crashed again in recovery",
+				describeOptions(w.opts), len(w.history), w.stats.ingests, w.stats.flushes, w.stats.piledUp, w.stats.crashes, w.stats.inRecovery)
 		})
 	}
 }

@@ -169,6 +169,9 @@ type TraceStep struct {
 	// and Largest bound a table's user keys, inclusively.
 	FileNum           uint64
 	Smallest, Largest []byte
+	// Ingested reports that a TableStep's table was added by DB.Ingest:
+	// every version in it is at its one seqnum.
+	Ingested bool
 	// InRange reports that the table's key range holds the key (a prefix
 	// seek's: overlaps the prefix's keys); only then is the table
 	// consulted further.
@@ -256,6 +259,15 @@ func (s *TraceStep) Place() string {
 	return fmt.Sprintf("L%d", s.Level)
 }
 
+// ingestedMark follows the place of an ingested table's step in a
+// trace's text: " (ingested)", or nothing.
+func (s *TraceStep) ingestedMark() string {
+	if s.Ingested {
+		return " (ingested)"
+	}
+	return ""
+}
+
 // FalsePositive reports that the table's filter said "maybe" but the table
 // held no version of the key at any sequence number: the filter was wrong,
 // and a data block was read for nothing. A table holding only versions
@@ -324,6 +336,7 @@ func (t *Trace) skipTable(level int, tb *table, inRange bool, verdict FilterVerd
 		Kind:     TableStep,
 		Level:    level,
 		FileNum:  tb.meta.FileNum,
+		Ingested: tb.meta.GlobalSeqNum != 0,
 		Smallest: bytes.Clone(tb.meta.Smallest.UserKey),
 		Largest:  bytes.Clone(tb.meta.Largest.UserKey),
 		InRange:  inRange,
@@ -338,6 +351,7 @@ func (t *Trace) addTable(level int, tb *table, stats *sstable.LookupStats, found
 		Kind:     TableStep,
 		Level:    level,
 		FileNum:  tb.meta.FileNum,
+		Ingested: tb.meta.GlobalSeqNum != 0,
 		Smallest: bytes.Clone(tb.meta.Smallest.UserKey),
 		Largest:  bytes.Clone(tb.meta.Largest.UserKey),
 		InRange:  stats != nil,
@@ -581,7 +595,7 @@ func (t *Trace) String() string {
 		if multi {
 			fmt.Fprint(tw, s.multiCells())
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, s.Place(), keyRange, inRange, filter, index, block, s.result())
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, s.Place()+s.ingestedMark(), keyRange, inRange, filter, index, block, s.result())
 	}
 	tw.Flush()
 	fmt.Fprintf(&b, "summary: %s\n", t.Summary())
@@ -639,7 +653,7 @@ func (t *Trace) skipString(header, filterColumn string) string {
 		if s.Sought {
 			result = "sought"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", i+1, s.Place(), keyRange, inRange, filter, result)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", i+1, s.Place()+s.ingestedMark(), keyRange, inRange, filter, result)
 	}
 	tw.Flush()
 	fmt.Fprintf(&b, "summary: %s\n", t.Summary())

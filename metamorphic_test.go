@@ -43,6 +43,7 @@ const (
 	mCompact
 	mReopen
 	mAdvance // the clock moves on, expiring what lived until then
+	mIngest  // tables of sets, deletes and range deletions, ingested at once
 )
 
 // metaOp is one operation of a history. Which snapshot an op reads is an
@@ -56,6 +57,7 @@ type metaOp struct {
 	moves  []metaMove    // mIter; mReopen's kept iterator (never 'X')
 	lo, hi []byte        // mCompact
 	by     time.Duration // mAdvance
+	tables [][]kvOp      // mIngest
 	// keep, on mReopen, keeps an iterator of the DB open across the Close
 	// and the Open, to be walked (bounds, moves) at the next reopen or at
 	// the end of the history, by when the new DB's compactions may have
@@ -116,8 +118,10 @@ func genHistory(seed uint64, n int) []metaOp {
 			op.kind = mNewSnap
 		case r < 950:
 			op.kind, op.snap = mCloseSnap, rng.IntN(4)
-		case r < 970:
+		case r < 962:
 			op.kind = mFlush
+		case r < 970:
+			op.kind, op.tables = mIngest, randomIngestTables(rng, ks, i)
 		case r < 990:
 			op.kind = mCompact
 			if rng.IntN(3) > 0 {
@@ -370,6 +374,22 @@ func (r *metaRunner) step(i int, op metaOp) error {
 		if r.db != nil {
 			return r.db.Flush()
 		}
+	case mIngest:
+		for _, ops := range op.tables {
+			r.model.apply(ops)
+			applyExpiries(r.exp, ops, r.clock.nanos())
+		}
+		if r.db != nil {
+			var paths []string
+			for j, ops := range op.tables {
+				path := fmt.Sprintf("/ingest/%d-%d.sst", i, j)
+				if err := writeIngestFile(r.opts.FS, path, ops); err != nil {
+					return err
+				}
+				paths = append(paths, path)
+			}
+			return r.db.Ingest(paths)
+		}
 	case mCompact:
 		if r.db != nil {
 			return r.db.Compact(op.lo, op.hi)
@@ -543,12 +563,13 @@ func TestMetamorphic(t *testing.T) {
 		ops = min(ops, 500)
 	}
 	start := time.Now()
-	runs, separated, lines, ttlWrites, clockSteps := 0, 0, 0, 0, 0
+	runs, separated, lines, ttlWrites, clockSteps, ingests := 0, 0, 0, 0, 0, 0
 	var flushes, compactions uint64 // since each run's last reopen
 	for _, seed := range seeds {
 		h := genHistory(seed, ops)
 		for _, op := range h {
 			clockSteps += b2i(op.kind == mAdvance)
+			ingests += b2i(op.kind == mIngest)
 			for _, w := range op.ops {
 				ttlWrites += b2i(w.ttl > 0)
 			}
@@ -591,8 +612,8 @@ func TestMetamorphic(t *testing.T) {
 			lines += len(r.out)
 		}
 	}
-	t.Logf("%d histories of %d ops (%d writes with a time-to-live, %d clock steps) × %d configurations (+ the model): %d runs (%d with values separated), %d transcript lines compared, ≥ %d flushes and %d compactions, in %v",
-		len(seeds), ops, ttlWrites, clockSteps, *metaConfigs+1, runs, separated, lines, flushes, compactions, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d histories of %d ops (%d writes with a time-to-live, %d clock steps, %d ingests) × %d configurations (+ the model): %d runs (%d with values separated), %d transcript lines compared, ≥ %d flushes and %d compactions, in %v",
+		len(seeds), ops, ttlWrites, clockSteps, ingests, *metaConfigs+1, runs, separated, lines, flushes, compactions, time.Since(start).Round(time.Millisecond))
 }
 
 // metaPrefixIter is prefix mode made of plain moves, for a DB without

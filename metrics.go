@@ -169,10 +169,14 @@ type Metrics struct {
 	ExpiredDropped uint64
 	// TxnConflicts counts the transactions whose Commit failed with
 	// ErrConflict, writing nothing (an Update that retries counts each).
-	TxnConflicts       uint64
-	MemtableBytes      int64 // bytes in the mutable memtable: its usage (Options.MemtableSize is its capacity)
-	ImmutableMemtables int   // full memtables waiting for their flush
-	CompactionPending  bool  // a compaction is running, or the levels' sizes or the blob files' dead shares call for one
+	TxnConflicts uint64
+	// Ingests counts the DB.Ingest calls that added tables, and
+	// TablesIngested and BytesIngested the tables they added and their
+	// files' bytes, which no WAL, flush or compaction wrote.
+	Ingests, TablesIngested, BytesIngested uint64
+	MemtableBytes                          int64 // bytes in the mutable memtable: its usage (Options.MemtableSize is its capacity)
+	ImmutableMemtables                     int   // full memtables waiting for their flush
+	CompactionPending                      bool  // a compaction is running, or the levels' sizes or the blob files' dead shares call for one
 	// CompactionsInProgress is the number of compactions running now (at
 	// most Options.MaxConcurrentCompactions).
 	CompactionsInProgress int
@@ -390,6 +394,8 @@ type dbCounters struct {
 	backgroundErrors                    atomic.Uint64
 	compactions                         compactionCounters
 	mergesFoldedByReads                 atomic.Uint64
+	ingests, tablesIngested             atomic.Uint64
+	bytesIngested                       atomic.Uint64
 
 	// rangeUnpaidMoves counts the bounded moves made while range filters
 	// did not pay (see narrowRange): all but every rangeSampleEvery-th
@@ -459,6 +465,9 @@ func (m Metrics) String() string {
 	}
 	if m.TxnConflicts > 0 || m.ExpiredDropped > 0 {
 		fmt.Fprintf(tw, "transaction conflicts\t%d\texpired versions dropped\t%d\n", m.TxnConflicts, m.ExpiredDropped)
+	}
+	if m.Ingests > 0 {
+		fmt.Fprintf(tw, "ingests\t%d\ttables ingested\t%d, %s\n", m.Ingests, m.TablesIngested, humanize.Bytes(m.BytesIngested))
 	}
 	fmt.Fprintf(tw, "block cache\t%s of %s\thits/misses\t%d/%d\n", humanize.Bytes(uint64(m.BlockCache.Bytes)),
 		humanize.Bytes(uint64(m.BlockCache.Capacity)), m.BlockCache.Hits, m.BlockCache.Misses)
@@ -560,6 +569,7 @@ func (d *DB) Metrics() Metrics {
 	m.MergesFoldedByReads, m.MergesFoldedByCompactions = c.mergesFoldedByReads.Load(), c.compactions.mergesFolded.Load()
 	m.ExpiredDropped = c.compactions.expiredDropped.Load()
 	m.TxnConflicts = d.oracle.refused.Load()
+	m.Ingests, m.TablesIngested, m.BytesIngested = c.ingests.Load(), c.tablesIngested.Load(), c.bytesIngested.Load()
 
 	for i := range m.Levels {
 		m.Levels[i].CompactionBytesRead = c.compactions.bytesRead[i].Load()

@@ -52,7 +52,7 @@ func (d *DB) openTable(meta *manifest.FileMetadata) (*table, error) {
 	}
 	var r *sstable.Reader
 	if err == nil {
-		r, err = sstable.Open(tf, info.Size(), sstable.ReaderOptions{FileName: path, FileNum: meta.FileNum, Cache: d.cache, Memory: &d.tableMemory})
+		r, err = sstable.Open(tf, info.Size(), sstable.ReaderOptions{FileName: path, FileNum: meta.FileNum, Cache: d.cache, Memory: &d.tableMemory, GlobalSeqNum: meta.GlobalSeqNum})
 	}
 	if err != nil {
 		tf.close()

@@ -23,6 +23,9 @@ type LiveTable struct {
 	// not shrink are stored raw whatever it says); DefaultCompression for
 	// a table recorded before compressions were.
 	Compression Compression
+	// Ingested reports a table DB.Ingest added, read at the one sequence
+	// number SmallestSeqNum (= LargestSeqNum) it was given.
+	Ingested bool
 }
 
 // Tables returns the tables of the DB's current version, level by level
@@ -64,5 +67,6 @@ func liveTable(level int, m *manifest.FileMetadata) LiveTable {
 		Filter:           FilterSpec{Family: FilterFamily(family), Bits: param},
 		FilterBitsPerKey: m.FilterBitsPerKey,
 		Compression:      Compression(m.Compression),
+		Ingested:         m.GlobalSeqNum != 0,
 	}
 }

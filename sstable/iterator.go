@@ -163,10 +163,13 @@ func (it *Iterator) Prev() bool {
 // Valid reports whether the iterator is at an entry.
 func (it *Iterator) Valid() bool { return it.err == nil && it.data.valid }
 
-// Key returns the current entry's key. It aliases the iterator's buffer:
-// valid until the iterator moves.
+// Key returns the current entry's key, at ReaderOptions.GlobalSeqNum if
+// set. It aliases the iterator's buffer: valid until the iterator moves.
 func (it *Iterator) Key() InternalKey {
 	k, _ := base.DecodeInternalKey(it.data.key)
+	if g := it.r.opts.GlobalSeqNum; g != 0 {
+		k.Trailer = base.MakeTrailer(g, k.Kind())
+	}
 	return k
 }
 

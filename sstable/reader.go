@@ -43,6 +43,16 @@ type ReaderOptions struct {
 	// table's life — the filter and the index — instead of the Go heap;
 	// Close returns it. The DB passes an off-heap allocator here.
 	Memory Allocator
+	// GlobalSeqNum, if not 0, is the sequence number of every entry of
+	// the table, whatever sequence numbers it was written with: a table
+	// the DB ingested (bloomkv.DB.Ingest), whose file it never rewrites,
+	// at the number the manifest records for it. The Reader applies it
+	// wherever a sequence number shows: Iterator.Key, Get (a read below it
+	// finds nothing), LookupStats.FoundSeq, the range tombstones and the
+	// Properties' bounds and sequence numbers. The table must hold at most
+	// one version of each user key (the DB checks that before it ingests
+	// one): two would become one key twice.
+	GlobalSeqNum SeqNum
 }
 
 // Allocator is the seam to memory the caller manages: Alloc returns n
@@ -141,6 +151,7 @@ func (r *Reader) open() error {
 	if err := r.openRangeDels(f); err != nil {
 		return err
 	}
+	r.applyGlobalSeqNum()
 	if err := r.openRangeFilter(f); err != nil {
 		return err
 	}
@@ -221,6 +232,26 @@ func (r *Reader) openRangeDels(f footer) error {
 	}
 	r.rangeDels = l
 	return nil
+}
+
+// applyGlobalSeqNum gives the properties' bounds and sequence numbers,
+// and the range tombstones, ReaderOptions.GlobalSeqNum, if set.
+func (r *Reader) applyGlobalSeqNum() {
+	g := r.opts.GlobalSeqNum
+	if g == 0 {
+		return
+	}
+	p := &r.props
+	p.SmallestSeqNum, p.LargestSeqNum = g, g
+	p.Smallest.Trailer = base.MakeTrailer(g, p.Smallest.Kind())
+	p.Largest.Trailer = base.MakeTrailer(g, p.Largest.Kind())
+	if r.rangeDels != nil {
+		l := make(RangeTombstones, len(r.rangeDels))
+		for i, frag := range r.rangeDels {
+			l[i] = RangeTombstoneFragment{Start: frag.Start, End: frag.End, Seqs: []SeqNum{g}}
+		}
+		r.rangeDels = l
+	}
 }
 
 // RangeDels returns the table's range tombstones, nil if it has none. They
@@ -521,7 +552,13 @@ func (r *Reader) GetFiltered(k LookupKey, maybe bool, stats *LookupStats) (value
 // block. seek is k's encoded seek key, which getInBlock and hasNewer take.
 func (r *Reader) locate(k LookupKey, stats *LookupStats) (seek []byte, block int) {
 	stats.FilterChecked = r.filter != nil
-	seek = base.MakeInternalKey(k.UserKey, k.Seq, base.KindMax).Append(nil)
+	seq := k.Seq
+	if r.opts.GlobalSeqNum != 0 {
+		// The key's one version, whatever it was written at; getInBlock
+		// judges it at GlobalSeqNum.
+		seq = base.SeqNumMax
+	}
+	seek = base.MakeInternalKey(k.UserKey, seq, base.KindMax).Append(nil)
 	return seek, r.index.search(seek)
 }
 
@@ -550,10 +587,17 @@ func (r *Reader) getInBlock(data []byte, i int, k LookupKey, seek []byte, presen
 		return nil, 0, 0, false, err
 	}
 	*present = true
-	if ik.SeqNum() <= k.Covered {
+	seq = ik.SeqNum()
+	if g := r.opts.GlobalSeqNum; g != 0 {
+		if k.Seq < g {
+			return nil, 0, 0, false, nil // the table is newer than the read
+		}
+		seq = g
+	}
+	if seq <= k.Covered {
 		return nil, 0, 0, false, nil // deleted by a range tombstone
 	}
-	return bytes.Clone(it.value), ik.Kind(), ik.SeqNum(), true, nil
+	return bytes.Clone(it.value), ik.Kind(), seq, true, nil
 }
 
 // hasNewer reports whether the table holds a version of userKey newer than

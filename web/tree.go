@@ -24,6 +24,8 @@ type treeTable struct {
 	Filter       string  `json:"filter"`
 	BitsPerKey   float64 `json:"bitsPerKey"`
 	PredictedFPR float64 `json:"predictedFPR"`
+	// Ingested marks a table DB.Ingest added (LiveTable.Ingested).
+	Ingested bool `json:"ingested"`
 }
 
 // treeLevel is one level: its tables, size, target and score, and what
@@ -122,7 +124,7 @@ func (s *server) tree(r *http.Request) (any, error) {
 		resp.Levels[t.Level].Tables = append(resp.Levels[t.Level].Tables, treeTable{
 			FileNum: t.FileNum, Name: tableName(t.Level, t.FileNum), Size: t.Size, Entries: t.Entries,
 			Smallest: displayKey(t.Smallest), Largest: displayKey(t.Largest),
-			Filter: filterName(t.Filter), BitsPerKey: t.FilterBitsPerKey, PredictedFPR: rate,
+			Filter: filterName(t.Filter), BitsPerKey: t.FilterBitsPerKey, PredictedFPR: rate, Ingested: t.Ingested,
 		})
 		if t.Filter.Family != sstable.NoFilter {
 			weighted[t.Level] += float64(t.Size) * rate

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv"
+	"github.com/bloomkv/bloomkv/sstable"
 	"github.com/bloomkv/bloomkv/vfs"
 )
 
@@ -91,7 +92,7 @@ func TestTree(t *testing.T) {
 			if tb.FileNum != want.FileNum || want.Level != l.Level || tb.Size != want.Size || tb.Entries != want.Entries ||
 				tb.Smallest != displayKey(want.Smallest) || tb.Largest != displayKey(want.Largest) ||
 				tb.Name != fmt.Sprintf("L%d/%06d.sst", l.Level, want.FileNum) || tb.BitsPerKey != want.FilterBitsPerKey ||
-				tb.PredictedFPR != want.Filter.ExpectedFalsePositiveRate() || !strings.HasPrefix(tb.Filter, "bloom ") {
+				tb.PredictedFPR != want.Filter.ExpectedFalsePositiveRate() || !strings.HasPrefix(tb.Filter, "bloom ") || tb.Ingested != want.Ingested {
 				t.Errorf("L%d table %+v, want %+v", l.Level, tb, want)
 			}
 			weighted += float64(tb.Size) * tb.PredictedFPR
@@ -231,4 +232,53 @@ func TestClosedDB(t *testing.T) {
 		{"GET", "/api/tree", "", http.StatusServiceUnavailable, "closed"},
 		{"GET", "/api/explain?key=a", "", http.StatusServiceUnavailable, "closed"},
 	})
+}
+
+// TestTreeIngested checks that /api/tree marks the table DB.Ingest added,
+// and only it.
+func TestTreeIngested(t *testing.T) {
+	fs := vfs.NewMem()
+	db, err := bloomkv.Open("db", &bloomkv.Options{FS: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Put([]byte("a"), []byte("1"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := fs.Create("load.sst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := sstable.NewWriter(f, sstable.WriterOptions{Filter: sstable.Bloom(10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Add(sstable.MakeInternalKey([]byte("z"), 0, sstable.KindSet), []byte("26")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := db.Ingest([]string{"load.sst"}); err != nil {
+		t.Fatal(err)
+	}
+	r := get[treeResponse](t, Handler(db, nil), "/api/tree")
+	var marked []string
+	tables := 0
+	for _, l := range r.Levels {
+		for _, tb := range l.Tables {
+			tables++
+			if tb.Ingested {
+				marked = append(marked, tb.Smallest+".."+tb.Largest)
+			}
+		}
+	}
+	if tables != 2 || len(marked) != 1 || marked[0] != "z..z" {
+		t.Errorf("%d tables, ingested ones %v; want 2, [z..z]", tables, marked)
+	}
 }

@@ -19,6 +19,7 @@
 //	bloomkv inspect [-v] [-type T] FILE
 //	bloomkv web [-addr HOST:PORT] [-db DIR | -demo [-rate N]]
 //	bloomkv checkpoint -db DIR OUT
+//	bloomkv ingest -db DIR FILE...
 //	bloomkv version
 //
 // help, -h, or COMMAND -h prints the usage — of the tool, or of the
@@ -68,8 +69,12 @@
 // durable — in the fsynced log — once the command exits 0. checkpoint
 // writes a consistent copy of the database into OUT, a missing or empty
 // directory, that opens as a database of its own (DB.Checkpoint; the tables
-// are hard links where the file system allows). put creates the
-// database if DIR holds none; the other commands refuse such a directory.
+// are hard links where the file system allows). ingest adds the tables
+// FILE..., written with package sstable, in one atomic step (DB.Ingest:
+// each file checked first; all of them or none), and prints how many
+// tables and bytes it added; the files are hard-linked (copied across file
+// systems) and left as they were. put and ingest create the database if
+// DIR holds none; the other commands refuse such a directory.
 // One process at a time may have a database open: a command on a database
 // another process has open fails at once.
 //
@@ -177,6 +182,7 @@ func init() {
 		{"inspect", "show what a table, WAL, manifest or CURRENT file holds", runInspect},
 		{"web", "serve the filter playground, the calculator and the live tree to a browser", runWeb},
 		{"checkpoint", "copy the database, consistently, into a new directory", runCheckpoint},
+		{"ingest", "add tables written with package sstable to the database, all at once", runIngest},
 		{"version", "print the module's version and the on-disk formats it reads and writes", runVersion},
 	}
 }

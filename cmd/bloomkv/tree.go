@@ -83,7 +83,7 @@ func runTree(args []string, stdout io.Writer) error {
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		for _, m := range files {
 			fmt.Fprintf(tw, "%s\t%s\t%s .. %s\tseqnums %d-%d\t%s\n", manifest.MakeFilename(manifest.FileTypeTable, m.FileNum),
-				humanize.Bytes(m.Size), f.format(m.Smallest.UserKey), f.format(m.Largest.UserKey), m.SmallestSeqNum, m.LargestSeqNum, tableFilter(m)+tableCompression(m))
+				humanize.Bytes(m.Size), f.format(m.Smallest.UserKey), f.format(m.Largest.UserKey), m.SmallestSeqNum, m.LargestSeqNum, tableFilter(m)+tableCompression(m)+tableIngested(m))
 		}
 		tw.Flush()
 		lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
@@ -144,6 +144,14 @@ func tableCompression(m *manifest.FileMetadata) string {
 		return ", " + c.String()
 	}
 	return ", uncompressed"
+}
+
+// tableIngested marks a table DB.Ingest added: ", ingested", or nothing.
+func tableIngested(m *manifest.FileMetadata) string {
+	if m.GlobalSeqNum != 0 {
+		return ", ingested"
+	}
+	return ""
 }
 
 // filterKind is a table's filter without its size: "bloom", "fuse 8-bit",

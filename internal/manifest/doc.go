@@ -68,7 +68,12 @@
 //	10   MergerName       length uvarint, in [1, 1024] | the merge
 //	                      operator's name (bloomkv.Merger.Name), at most
 //	                      once per edit; recorded once per DB, never changed
-//	 0, 11…  reserved or unknown: rejected as corruption
+//	11   NewFileIngest    a NewFileBlocks body | global seqnum (uvarint,
+//	                      nonzero): a table the DB ingested, whose every
+//	                      entry reads at that seqnum, the file's own
+//	                      seqnums ignored; its minseq and maxseq equal it,
+//	                      and it has no blob references
+//	 0, 12…  reserved or unknown: rejected as corruption
 //
 // A NewFile body, with the keys as internal keys (user key ‖ 8-byte
 // trailer, see package base), each preceded by its length:
@@ -78,6 +83,24 @@
 //	+-------+---------+------+------+----------+------+----------+--------+--------+-----------+
 //	  uvarint fields, except smallest and largest (slen and llen bytes,
 //	  each ≥ 8) and bits/key (a float64, IEEE 754 bits, 8 bytes little-endian)
+//
+// An ingested table (FileMetadata.GlobalSeqNum) is a file written outside
+// the DB by package sstable's Writer, linked or copied into the
+// directory and never rewritten: its keys carry whatever seqnums it was
+// written with (0, typically), so the seqnum the DB assigned it lives in
+// the manifest, not in the file, and the reader applies it
+// (sstable.ReaderOptions.GlobalSeqNum). Rewriting the file's properties
+// instead, as RocksDB once did, would change the user's file through a
+// hard link. Its field:
+//
+//	+---------+----------------------------------------------+---------+
+//	| tag 11  | NewFileBlocks body: a NewFile body | family  | global  |
+//	|         | (1) | param (8, LE) | entries | compression (1) | seqnum  |
+//	+---------+----------------------------------------------+---------+
+//	  uvarint                                                  uvarint, nonzero
+//
+// with minseq and maxseq both the global seqnum G and the bounds'
+// trailers carrying G (the file's keys may say otherwise).
 //
 // A table's blob references (FileMetadata.BlobRefs) are the bytes of each
 // blob file its handles point into. A version holds the blob files its

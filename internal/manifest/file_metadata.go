@@ -52,6 +52,14 @@ type FileMetadata struct {
 	// fixed when it is written; a Version's blob files and their live
 	// bytes are the sums of its tables'.
 	BlobRefs []BlobRef
+	// GlobalSeqNum, if not 0, marks a table the DB ingested (DB.Ingest):
+	// a file written outside the DB, which it never rewrites, whose every
+	// entry reads at this sequence number whatever the file's entries
+	// carry (sstable.ReaderOptions.GlobalSeqNum). SmallestSeqNum and
+	// LargestSeqNum are then both GlobalSeqNum, and the table has no blob
+	// references. A compaction's outputs of it are ordinary tables; a
+	// trivial move keeps it.
+	GlobalSeqNum base.SeqNum
 }
 
 // FilterBitsPerKey returns the bits per key the filters of files spend
@@ -149,6 +157,10 @@ func (m *FileMetadata) Validate() error {
 		return fail("filter bits per key %v", m.FilterBitsPerKey)
 	case math.IsNaN(m.FilterParam) || math.IsInf(m.FilterParam, 0) || m.FilterParam < 0:
 		return fail("filter parameter %v", m.FilterParam)
+	case m.GlobalSeqNum != 0 && (m.SmallestSeqNum != m.GlobalSeqNum || m.LargestSeqNum != m.GlobalSeqNum):
+		return fail("ingested at seqnum %d with the seqnum range %d-%d", m.GlobalSeqNum, m.SmallestSeqNum, m.LargestSeqNum)
+	case m.GlobalSeqNum != 0 && len(m.BlobRefs) > 0:
+		return fail("ingested with blob references")
 	}
 	return validateRefs(m)
 }

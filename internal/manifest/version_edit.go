@@ -64,6 +64,7 @@ const (
 	tagNewFileBlobs   = 8  // a NewFileBlocks with its blob references
 	tagNewBlobFile    = 9  // a blob file
 	tagMergerName     = 10 // the merge operator's name
+	tagNewFileIngest  = 11 // a NewFileBlocks with its global seqnum: an ingested table
 )
 
 // maxMergerName bounds a recorded merger name, so that a damaged length
@@ -73,7 +74,7 @@ const maxMergerName = 1 << 10
 // LastTag is the newest field tag of an encoded edit that this package
 // reads and writes; it reads every tag from 1 up to it and refuses a
 // manifest with a tag above it.
-const LastTag = tagMergerName
+const LastTag = tagNewFileIngest
 
 // Encode appends the encoding of e to dst and returns the extended slice.
 // Counters that are zero are left out; deleted files come before new files,
@@ -112,6 +113,8 @@ func (e *VersionEdit) Encode(dst []byte) []byte {
 		m := n.Meta
 		tag := uint64(tagNewFile)
 		switch {
+		case m.GlobalSeqNum != 0:
+			tag = tagNewFileIngest
 		case len(m.BlobRefs) > 0:
 			tag = tagNewFileBlobs
 		case m.Compression != 0:
@@ -137,6 +140,9 @@ func (e *VersionEdit) Encode(dst []byte) []byte {
 		}
 		if tag >= tagNewFileBlocks {
 			dst = append(dst, m.Compression)
+		}
+		if tag == tagNewFileIngest {
+			dst = binary.AppendUvarint(dst, uint64(m.GlobalSeqNum))
 		}
 		if tag == tagNewFileBlobs {
 			dst = binary.AppendUvarint(dst, uint64(len(m.BlobRefs)))
@@ -205,7 +211,7 @@ func Decode(b []byte) (VersionEdit, error) {
 			if d.err == nil {
 				e.DeletedFiles = append(e.DeletedFiles, DeletedFile{Level: level, FileNum: num})
 			}
-		case tagNewFile, tagNewFileFilter, tagNewFileBlocks, tagNewFileBlobs:
+		case tagNewFile, tagNewFileFilter, tagNewFileBlocks, tagNewFileBlobs, tagNewFileIngest:
 			if n, ok := d.newFile(tag); ok {
 				e.NewFiles = append(e.NewFiles, n)
 			}
@@ -324,9 +330,10 @@ func (d *decoder) internalKey(what string) base.InternalKey {
 }
 
 // newFile decodes the body of a NewFile field with tag (tagNewFile,
-// tagNewFileFilter, tagNewFileBlocks or tagNewFileBlobs): the tags after
-// tagNewFile add the filter's family and parameter and the entries, then
-// the compression, then the blob references.
+// tagNewFileFilter, tagNewFileBlocks, tagNewFileBlobs or
+// tagNewFileIngest): the tags after tagNewFile add the filter's family and
+// parameter and the entries, then the compression, then the blob
+// references (tagNewFileBlobs) or the global seqnum (tagNewFileIngest).
 func (d *decoder) newFile(tag uint64) (NewFile, bool) {
 	start := d.off()
 	level := d.level()
@@ -359,6 +366,9 @@ func (d *decoder) newFile(tag uint64) (NewFile, bool) {
 		if d.err == nil && m.Compression == 0 {
 			d.fail("compression 0 (unknown) in a field that records it")
 		}
+	}
+	if tag == tagNewFileIngest {
+		m.GlobalSeqNum = base.SeqNum(d.nonzero("global seqnum"))
 	}
 	if tag == tagNewFileBlobs {
 		n := d.uvarint("blob references")

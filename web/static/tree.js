@@ -57,13 +57,14 @@ function drawLevels(t) {
     const boxes = l.tables.map(tb => {
       if (!tree.seen.has(tb.fileNum)) tree.seen.set(tb.fileNum, tree.first ? 0 : now);
       const fresh = now - tree.seen.get(tb.fileNum) < NEW_MS;
-      const cls = ["tbl", fresh ? "new" : "", tree.trace.get(tb.fileNum) || ""].join(" ").trim();
+      const cls = ["tbl", fresh ? "new" : "", tb.ingested ? "ingested" : "", tree.trace.get(tb.fileNum) || ""].join(" ").trim();
       return el("div", {class: cls, "data-file": tb.fileNum, "data-name": tb.name},
         el("div", {class: "fn"}, tb.name.split("/")[1]),
         el("div", {}, `${fmtBytes(tb.size)} · ${fmtInt(tb.entries)} keys`),
         el("div", {class: "mono"}, `${tb.smallest} … ${tb.largest}`),
         el("div", {}, tb.filter === "none" ? "no filter" : `${tb.bitsPerKey.toFixed(1)} bits/key`),
-        el("title", {}, `${tb.name}: ${tb.filter}, predicted FPR ${fmtRate(tb.predictedFPR)}`));
+        tb.ingested ? el("div", {class: "muted"}, "ingested") : null,
+        el("title", {}, `${tb.name}: ${tb.ingested ? "ingested, " : ""}${tb.filter}, predicted FPR ${fmtRate(tb.predictedFPR)}`));
     });
     if (boxes.length === 0) boxes.push(el("span", {class: "muted"}, "empty"));
     const target = l.targetSize ? ` of ${fmtBytes(l.targetSize)}` : "";
