@@ -120,14 +120,15 @@ func randOps(rng *rand.Rand, ks *keySpace, tag string) []kvOp {
 // version lists and no other older than the WAL (a table newer than the
 // WAL may be a flush's output in progress).
 //
-// It looks while no compaction runs, and holds the DB's mutex so that
-// none starts: a running compaction keeps the version it read, and with
-// it the tables a compaction beside it has just made obsolete, until it
-// ends — a table obsolete but not yet removed, rightly.
+// It looks while no compaction runs and no memtable waits for its flush,
+// and holds the DB's mutex so that none starts: a running compaction
+// keeps the version it read, and with it the tables a compaction beside
+// it has just made obsolete, until it ends — a table obsolete but not yet
+// removed, rightly; and a memtable waiting for its flush keeps its WAL.
 func checkDirFiles(fs vfs.FS, dir string, d *DB) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for len(d.mu.compactions) > 0 && d.mu.bgErr == nil {
+	for (len(d.mu.compactions) > 0 || len(d.mu.imm) > 0) && d.mu.bgErr == nil {
 		d.mu.cond.Wait()
 	}
 	if d.mu.bgErr != nil {
