@@ -1,7 +1,7 @@
 // Package bloomkv is an embedded, log-structured (LSM) key-value store whose
-// every table carries a filter (Bloom, binary fuse or Ribbon), so that a
-// lookup skips a table without reading a byte of it whenever the filter
-// says the key is absent.
+// tables carry a filter each (Bloom, binary fuse or Ribbon, or none where
+// Options say so), so that a lookup skips a table without reading a byte
+// of it whenever the table's filter says the key is absent.
 //
 // # How a write travels
 //

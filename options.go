@@ -583,7 +583,7 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 
 	// The tree's shape. A trigger or multiplier that is not positive takes
-	// its default, like a zero one, as it always has.
+	// its default, like a zero one.
 	if opts.L0CompactionTrigger <= 0 {
 		opts.L0CompactionTrigger = defaultL0CompactionTrigger
 	}

@@ -22,10 +22,10 @@ import (
 // it would an edit a crash cut short. But a crash never tears an edit whose
 // Append returned, and the DB acts on one that did: after a flush edit it
 // deletes the WALs the edit retired, after a compaction edit the input
-// tables. Open used to recover the version before the edit regardless: a
-// dropped flush lost every write of the flushed memtable without an error
-// (wrong values), a dropped compaction failed with a plain "file does not
-// exist" instead of ErrCorruption. Both must be ErrCorruption naming the
+// tables. Were Open to recover the version before the edit regardless, a
+// dropped flush would lose every write of the flushed memtable without an
+// error (wrong values), a dropped compaction fail with a plain "file does
+// not exist" instead of ErrCorruption. Both must be ErrCorruption naming the
 // manifest.
 func TestCorruptionManifestLastEdit(t *testing.T) {
 	for _, last := range []string{"flush", "compaction"} {

@@ -248,8 +248,8 @@ func TestInspectCorrupt(t *testing.T) {
 
 // TestInspectNotALog inspects, as a WAL and as a manifest, files that are
 // not logs and logs with and without a torn tail. Random bytes named
-// 000098.log or MANIFEST-000097 used to read as "a torn tail at 0" and exit
-// 0; a file with no intact chunk is a log only if it is zeros or a first
+// 000098.log or MANIFEST-000097 must not read as "a torn tail at 0" and
+// exit 0; a file with no intact chunk is a log only if it is zeros or a first
 // record cut short by the end of the file, and a manifest needs an intact
 // first edit.
 func TestInspectNotALog(t *testing.T) {

@@ -331,8 +331,10 @@ type candidate struct {
 // planned, spread over the CPUs.
 var bestCandidates = sync.OnceValue(func() []candidate {
 	specs := []sstable.FilterSpec{{}} // none first: FiltersForLevels drops it under a prefix extractor
-	for tenths := 10; tenths <= 300; tenths++ {
-		specs = append(specs, sstable.Bloom(float64(tenths)/10))
+	// Bloom from 1 to 30 bits per key, perBit grid steps to a bit.
+	const perBit = 1 / bitsGrid
+	for step := perBit; step <= 30*perBit; step++ {
+		specs = append(specs, sstable.Bloom(step/perBit))
 	}
 	for bits := 31; bits <= bloom.MaxBitsPerKey; bits++ {
 		specs = append(specs, sstable.Bloom(float64(bits)))
