@@ -650,7 +650,7 @@ func randOptions(rng *rand.Rand) Options {
 	}
 	// Range filters half the time, whatever the point filters: a level
 	// without now and then, and 3 bits per key (a false positive in two
-	// ranges of a key) to 24 (almost none), so that bounded moves skip
+	// ranges of a key) to 24 (almost none), so that range scans skip
 	// many tables and read some.
 	if rng.IntN(2) == 0 {
 		for range 1 + rng.IntN(3) {

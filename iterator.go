@@ -733,7 +733,7 @@ func (d *DB) newIter(seq base.SeqNum, opts *IterOptions) (*Iterator, error) {
 //
 // It keeps a view of the stack that can leave tables out (tableSkip) under
 // Options.Prefix, for SeekPrefixGE, and when the version holds a table
-// with a range filter, or explain asks for one, for bounded moves.
+// with a range filter, or explain asks for one, for range scans.
 func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions, explain bool, batch *batchView) *Iterator {
 	v := rs.version
 	a := iterAllocs.Get().(*iterAlloc)

@@ -234,7 +234,7 @@ type Options struct {
 	// they are off until asked for. Asking them costs a short scan about a
 	// tenth of its time, so while fewer than one recent check in eight
 	// rules its range out — scans that find keys, in a tree of one level
-	// — bounded moves stop asking, save one in sixteen that keeps watch
+	// — range scans stop asking, save one in sixteen that keeps watch
 	// (Metrics.RangeScansUnfiltered); docs/bench/README.md ("Range filters
 	// in the store") has what 16 bits per key bought and cost. A table
 	// keeps the range filter it was written with, so a DB reopened with

@@ -124,7 +124,7 @@ func (b *Bloomkv) NewRangeCursor() (RangeCursor, error) {
 type bloomkvCursor struct{ it *bloomkv.Iterator }
 
 // ScanRange reads every entry of [lo, hi) after SetBounds(lo, hi) and
-// First: the same bounded move ScanRange makes, with the iterator's stack
+// First: the same range scan ScanRange makes, with the iterator's stack
 // (and the table it has open, if the range is within it) kept.
 func (c *bloomkvCursor) ScanRange(lo, hi []byte) (int, error) {
 	c.it.SetBounds(lo, hi)

@@ -95,7 +95,7 @@ func TestBloomkvRangeScans(t *testing.T) {
 				negatives += after.Levels[i].RangeFilterNegatives - before.Levels[i].RangeFilterNegatives
 			}
 			width, empty, _ := w.rangeScan()
-			// A bounded move asks the range filters, or skips them while
+			// A range scan asks the range filters, or skips them while
 			// recent checks rarely ruled a range out (Options.RangeFilterBits).
 			asked, unasked := after.RangeScans-before.RangeScans, after.RangeScansUnfiltered-before.RangeScansUnfiltered
 			switch {
@@ -104,7 +104,7 @@ func TestBloomkvRangeScans(t *testing.T) {
 			case bits == 0 && checks != 0:
 				t.Errorf("%s without range filters: %d range-filter checks", w, checks)
 			case bits > 0 && asked+unasked < uint64(r.Ops):
-				t.Errorf("%s: %d bounded moves that asked range filters and %d that did not, over %d scans", w, asked, unasked, r.Ops)
+				t.Errorf("%s: %d range scans that asked range filters and %d that did not, over %d scans", w, asked, unasked, r.Ops)
 			case bits > 0 && empty && (checks < asked || asked < uint64(r.Ops)/2 || negatives < checks*98/100):
 				// Empty scans after the last workload's, which found keys,
 				// find the filters unasked until the move that keeps
