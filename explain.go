@@ -227,7 +227,7 @@ func (s *TraceStep) rangeDel() string {
 }
 
 // setRangeDel records the range tombstone a step met.
-func (s *TraceStep) setRangeDel(hit rangeDelHit) {
+func (s *TraceStep) setRangeDel(hit lookupRangeDel) {
 	if hit.frag == nil {
 		return
 	}
@@ -271,7 +271,7 @@ func (s *TraceStep) FalsePositive() bool {
 
 // Trace is lookup's tracer: the methods below are the lookupTracer hooks.
 
-func (t *Trace) memtable(i int, found bool, kind base.Kind, hit rangeDelHit) {
+func (t *Trace) memtable(i int, found bool, kind base.Kind, hit lookupRangeDel) {
 	s := TraceStep{Kind: MemtableStep, Memtable: i, Found: found, Deleted: found && kind == base.KindDelete, Operand: found && kind == base.KindMerge}
 	s.setRangeDel(hit)
 	t.Steps = append(t.Steps, s)
@@ -279,10 +279,10 @@ func (t *Trace) memtable(i int, found bool, kind base.Kind, hit rangeDelHit) {
 }
 
 func (t *Trace) outOfRange(level int, tb *table) {
-	t.addTable(level, tb, nil, false, 0, rangeDelHit{}, nil)
+	t.addTable(level, tb, nil, false, 0, lookupRangeDel{}, nil)
 }
 
-func (t *Trace) table(level int, tb *table, stats sstable.LookupStats, found bool, kind base.Kind, hit rangeDelHit, err error) {
+func (t *Trace) table(level int, tb *table, stats sstable.LookupStats, found bool, kind base.Kind, hit lookupRangeDel, err error) {
 	t.addTable(level, tb, &stats, found, kind, hit, err)
 }
 
@@ -333,7 +333,7 @@ func (t *Trace) skipTable(level int, tb *table, inRange bool, verdict FilterVerd
 }
 
 // addTable records a table step; a nil stats means the range check failed.
-func (t *Trace) addTable(level int, tb *table, stats *sstable.LookupStats, found bool, kind base.Kind, hit rangeDelHit, err error) {
+func (t *Trace) addTable(level int, tb *table, stats *sstable.LookupStats, found bool, kind base.Kind, hit lookupRangeDel, err error) {
 	s := TraceStep{
 		Kind:     TableStep,
 		Level:    level,
