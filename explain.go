@@ -495,12 +495,6 @@ func (t *Trace) Summary() string {
 	return strings.Join(parts, ", ")
 }
 
-// prefixSummary is the end of a prefix seek's Summary: what it sought and
-// found.
-func (t *Trace) prefixSummary(n TraceTotals) []string {
-	return t.soughtFound(n, "a filter of the prefix", "no key with the prefix")
-}
-
 // soughtFound are the last parts of a prefix seek's or range scan's
 // Summary: the tables sought (how many had no filter, unfiltered naming
 // it) and the keys found (none: noKeys).
@@ -617,11 +611,6 @@ func (s *TraceStep) result() string {
 		return "skipped"
 	}
 	return "skipped"
-}
-
-// prefixString is String for a prefix seek's trace.
-func (t *Trace) prefixString() string {
-	return t.skipString(fmt.Sprintf("prefix seek %q (prefix %q) at seqnum %d", t.Key, t.Prefix, t.SeqNum), "prefix filter")
 }
 
 // skipString is String for the trace of a move that skips tables by a
