@@ -16,6 +16,7 @@ import (
 
 	"github.com/bloomkv/bloomkv"
 	"github.com/bloomkv/bloomkv/bloom"
+	"github.com/bloomkv/bloomkv/cmd/bloomkv/benchstore"
 	"github.com/bloomkv/bloomkv/internal/compaction"
 	"github.com/bloomkv/bloomkv/internal/humanize"
 	"github.com/bloomkv/bloomkv/internal/manifest"
@@ -337,7 +338,7 @@ func runBench(args []string, stdout io.Writer) (err error) {
 			if opts.DisableFilters {
 				return usageError{errors.New("the prefix workloads need filters, which hold the prefixes: not -bits-per-key 0 or -filter none")}
 			}
-			opts.Prefix = workload.PrefixExtractor()
+			opts.Prefix = benchstore.PrefixExtractor()
 			break
 		}
 	}
@@ -586,7 +587,7 @@ func delta(a, b bloomkv.LevelMetrics) bloomkv.LevelMetrics {
 
 // runPhase runs w on s and measures the metrics it moved; a fill is
 // followed by a Settle.
-func runPhase(s *workload.Bloomkv, cfg *workload.Config, w workload.Workload, label string) (*phase, error) {
+func runPhase(s *benchstore.Bloomkv, cfg *workload.Config, w workload.Workload, label string) (*phase, error) {
 	return runPhaseOS(s, cfg, w, label, nil)
 }
 
@@ -606,7 +607,7 @@ type osMeasure struct {
 // runPhaseOS is runPhase that, with m, also measures what m says: the
 // phase's I/O counters, CPU time and write stalls, and after a fill's
 // settle the database's bytes on disk.
-func runPhaseOS(s *workload.Bloomkv, cfg *workload.Config, w workload.Workload, label string, m *osMeasure) (*phase, error) {
+func runPhaseOS(s *benchstore.Bloomkv, cfg *workload.Config, w workload.Workload, label string, m *osMeasure) (*phase, error) {
 	var osBefore procstat.Counters
 	var cpuBefore time.Duration
 	cold := m != nil && m.cold && !w.IsFill()
@@ -759,7 +760,7 @@ func runSize(dir string, opts *bloomkv.Options, cfg *workload.Config, ws []workl
 		}
 		m = &mm
 	}
-	s, err := workload.OpenBloomkv(dir, opts)
+	s, err := benchstore.Open(dir, opts)
 	if err != nil {
 		return nil, err
 	}
