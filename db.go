@@ -6,8 +6,8 @@
 // # How a write travels
 //
 // Put, Delete and Apply go through the commit pipeline (commit.go): the
-// batch gets sequence numbers, is appended to the write-ahead log (package
-// wal) — one fsync shared by every writer waiting at that moment, if any of
+// batch gets sequence numbers, is appended to the write-ahead log (in the
+// log format of package record) — one fsync shared by every writer waiting at that moment, if any of
 // them asked for Sync; NoSync writes stay in the log's 32 KiB block buffer
 // until it fills or a Sync write, a memtable rotation or Close writes it —
 // then inserted into the mutable memtable (package memtable) and published.
@@ -95,8 +95,8 @@ import (
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/memtable"
 	"github.com/bloomkv/bloomkv/internal/offheap"
+	"github.com/bloomkv/bloomkv/record"
 	"github.com/bloomkv/bloomkv/vfs"
-	"github.com/bloomkv/bloomkv/wal"
 )
 
 // DB is an open database. All its methods are safe for concurrent use,
@@ -164,7 +164,7 @@ type DB struct {
 
 		mem     *memtable.Memtable
 		memWAL  uint64 // file number of mem's WAL
-		wal     *wal.Writer
+		wal     *record.Writer
 		walFile vfs.File
 		imm     []*immutable // oldest first, each waiting for its flush
 

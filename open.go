@@ -14,8 +14,8 @@ import (
 	"github.com/bloomkv/bloomkv/internal/compaction"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/memtable"
+	"github.com/bloomkv/bloomkv/record"
 	"github.com/bloomkv/bloomkv/vfs"
-	"github.com/bloomkv/bloomkv/wal"
 )
 
 // Open opens the DB in directory dirname, creating it if it does not exist.
@@ -336,7 +336,7 @@ func (d *DB) recover() error {
 		return fmt.Errorf("bloomkv: open: %w", err)
 	}
 	d.mu.walFile = f
-	d.mu.mem, d.mu.memWAL, d.mu.wal = memtable.New(d.opts.MemtableSize), walNum, wal.NewWriter(f)
+	d.mu.mem, d.mu.memWAL, d.mu.wal = memtable.New(d.opts.MemtableSize), walNum, record.NewWriter(f)
 	for _, nf := range edit.NewFiles {
 		if err := d.openTableLocked(nf.Meta); err != nil {
 			return err
@@ -357,7 +357,7 @@ func (d *DB) replayWAL(num uint64, last bool, mem **memtable.Memtable, flush fun
 		return fmt.Errorf("bloomkv: open: %w", err)
 	}
 	defer f.Close()
-	r := wal.NewReader(f, path)
+	r := record.NewReader(f, path)
 	for {
 		record, err := r.Next()
 		if err == io.EOF {

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/record"
 	"github.com/bloomkv/bloomkv/vfs"
-	"github.com/bloomkv/bloomkv/wal"
 )
 
 // TestCorruptionManifestLastEdit: a bit flip in the last edit of a closed
@@ -74,7 +74,7 @@ func TestCorruptionManifestLastEdit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := wal.NewReader(f, path)
+			r := record.NewReader(f, path)
 			var lastOff int64
 			for {
 				if _, err := r.Next(); err == io.EOF {
@@ -85,7 +85,7 @@ func TestCorruptionManifestLastEdit(t *testing.T) {
 				lastOff = r.Offset()
 			}
 			f.Close()
-			if err := flipBit(fs, path, (lastOff+wal.HeaderSize+1)*8); err != nil {
+			if err := flipBit(fs, path, (lastOff+record.HeaderSize+1)*8); err != nil {
 				t.Fatal(err)
 			}
 
