@@ -713,3 +713,11 @@ func runTestChild(t *testing.T, name, env string) string {
 	}
 	return string(out)
 }
+
+// b2i is 1 for true, 0 for false: a count of the cases that hold.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
