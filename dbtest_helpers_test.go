@@ -721,3 +721,6 @@ func b2i(b bool) int {
 	}
 	return 0
 }
+
+// noCompaction is an L0CompactionTrigger no test workload reaches.
+const noCompaction = 1000
