@@ -60,22 +60,14 @@ func TestBloomkvPrefixSeeks(t *testing.T) {
 		if withPrefix {
 			opts.Prefix = PrefixExtractor()
 		}
-		s, err := Open(dir, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := cfg.Run(s, workload.FillPrefix, nil); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Settle(); err != nil {
-			t.Fatal(err)
-		}
+		s := openFilled(t, dir, opts, cfg, workload.FillPrefix)
 		if !withPrefix {
 			// The tables hold no prefixes; seeks need an extractor.
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
 			opts.Prefix = PrefixExtractor()
+			var err error
 			if s, err = Open(dir, opts); err != nil {
 				t.Fatal(err)
 			}
@@ -132,16 +124,7 @@ func TestBloomkvRangeScans(t *testing.T) {
 		if bits > 0 {
 			opts.RangeFilterBits = []float64{bits}
 		}
-		s, err := Open(filepath.Join(t.TempDir(), "db"), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := cfg.Run(s, workload.FillRange, nil); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Settle(); err != nil {
-			t.Fatal(err)
-		}
+		s := openFilled(t, filepath.Join(t.TempDir(), "db"), opts, cfg, workload.FillRange)
 		for i := range 2 * len(workload.RangeScans()) {
 			w := workload.RangeScans()[i/2]
 			cfg.RangeReuse = i%2 == 1
@@ -182,4 +165,21 @@ func TestBloomkvRangeScans(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// openFilled opens the store in dir with opts, runs the fill w on it and
+// settles it.
+func openFilled(t *testing.T, dir string, opts *bloomkv.Options, cfg *workload.Config, w workload.Workload) *Bloomkv {
+	t.Helper()
+	s, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cfg.Run(s, w, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Settle(); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
