@@ -9,7 +9,7 @@ import (
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/memtable"
-	"github.com/bloomkv/bloomkv/wal"
+	"github.com/bloomkv/bloomkv/record"
 )
 
 // Background errors, and how the DB gets over them.
@@ -206,7 +206,7 @@ func (d *DB) recoverWALLocked() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	d.mu.wal, d.mu.walFile = wal.NewWriter(f), f
+	d.mu.wal, d.mu.walFile = record.NewWriter(f), f
 	d.events.recovered(RecoveryInfo{Op: "WAL", Err: d.mu.walErr})
 	d.mu.walErr, d.mu.resume = nil, false
 	d.removeObsoleteWALsLocked(d.mu.memWAL)

@@ -20,9 +20,9 @@ import (
 
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/race"
+	"github.com/bloomkv/bloomkv/record"
 	"github.com/bloomkv/bloomkv/sstable"
 	"github.com/bloomkv/bloomkv/vfs"
-	"github.com/bloomkv/bloomkv/wal"
 )
 
 var (
@@ -148,7 +148,7 @@ func buildCorruptDB(t *testing.T, separate bool) *corruptDB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := wal.NewReader(f, c.lastWAL)
+	r := record.NewReader(f, c.lastWAL)
 	records := 0
 	for {
 		if _, err := r.Next(); err == io.EOF {

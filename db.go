@@ -1,13 +1,13 @@
 // Package bloomkv is an embedded, log-structured (LSM) key-value store whose
-// every table carries a filter (Bloom, binary fuse or Ribbon), so that a
-// lookup skips a table without reading a byte of it whenever the filter
-// says the key is absent.
+// tables carry a filter each (Bloom, binary fuse or Ribbon, or none where
+// Options say so), so that a lookup skips a table without reading a byte
+// of it whenever the table's filter says the key is absent.
 //
 // # How a write travels
 //
 // Put, Delete and Apply go through the commit pipeline (commit.go): the
-// batch gets sequence numbers, is appended to the write-ahead log (package
-// wal) — one fsync shared by every writer waiting at that moment, if any of
+// batch gets sequence numbers, is appended to the write-ahead log (in the
+// log format of package record) — one fsync shared by every writer waiting at that moment, if any of
 // them asked for Sync; NoSync writes stay in the log's 32 KiB block buffer
 // until it fills or a Sync write, a memtable rotation or Close writes it —
 // then inserted into the mutable memtable (package memtable) and published.
@@ -96,8 +96,8 @@ import (
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/memtable"
 	"github.com/bloomkv/bloomkv/internal/offheap"
+	"github.com/bloomkv/bloomkv/record"
 	"github.com/bloomkv/bloomkv/vfs"
-	"github.com/bloomkv/bloomkv/wal"
 )
 
 // DB is an open database. All its methods are safe for concurrent use,
@@ -165,7 +165,7 @@ type DB struct {
 
 		mem     *memtable.Memtable
 		memWAL  uint64 // file number of mem's WAL
-		wal     *wal.Writer
+		wal     *record.Writer
 		walFile vfs.File
 		imm     []*immutable // oldest first, each waiting for its flush
 

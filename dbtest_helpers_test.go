@@ -650,7 +650,7 @@ func randOptions(rng *rand.Rand) Options {
 	}
 	// Range filters half the time, whatever the point filters: a level
 	// without now and then, and 3 bits per key (a false positive in two
-	// ranges of a key) to 24 (almost none), so that bounded moves skip
+	// ranges of a key) to 24 (almost none), so that range scans skip
 	// many tables and read some.
 	if rng.IntN(2) == 0 {
 		for range 1 + rng.IntN(3) {
@@ -713,3 +713,14 @@ func runTestChild(t *testing.T, name, env string) string {
 	}
 	return string(out)
 }
+
+// b2i is 1 for true, 0 for false: a count of the cases that hold.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// noCompaction is an L0CompactionTrigger no test workload reaches.
+const noCompaction = 1000

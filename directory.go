@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/record"
 	"github.com/bloomkv/bloomkv/vfs"
-	"github.com/bloomkv/bloomkv/wal"
 )
 
 // The directory is the user's: Open deletes or changes only files it can
@@ -154,7 +154,7 @@ func manifestRecordsNoTable(fs vfs.FS, path string) bool {
 		return false
 	}
 	defer f.Close()
-	r := wal.NewReader(f, path)
+	r := record.NewReader(f, path)
 	for {
 		record, err := r.Next()
 		if err == io.EOF {

@@ -230,7 +230,7 @@ func (s *TraceStep) rangeDel() string {
 }
 
 // setRangeDel records the range tombstone a step met.
-func (s *TraceStep) setRangeDel(hit rangeDelHit) {
+func (s *TraceStep) setRangeDel(hit lookupRangeDel) {
 	if hit.frag == nil {
 		return
 	}
@@ -283,7 +283,7 @@ func (s *TraceStep) FalsePositive() bool {
 
 // Trace is lookup's tracer: the methods below are the lookupTracer hooks.
 
-func (t *Trace) memtable(i int, found bool, kind base.Kind, hit rangeDelHit) {
+func (t *Trace) memtable(i int, found bool, kind base.Kind, hit lookupRangeDel) {
 	s := TraceStep{Kind: MemtableStep, Memtable: i, Found: found, Deleted: found && kind == base.KindDelete, Operand: found && kind == base.KindMerge}
 	s.setRangeDel(hit)
 	t.Steps = append(t.Steps, s)
@@ -291,10 +291,10 @@ func (t *Trace) memtable(i int, found bool, kind base.Kind, hit rangeDelHit) {
 }
 
 func (t *Trace) outOfRange(level int, tb *table) {
-	t.addTable(level, tb, nil, false, 0, rangeDelHit{}, nil)
+	t.addTable(level, tb, nil, false, 0, lookupRangeDel{}, nil)
 }
 
-func (t *Trace) table(level int, tb *table, stats sstable.LookupStats, found bool, kind base.Kind, hit rangeDelHit, err error) {
+func (t *Trace) table(level int, tb *table, stats sstable.LookupStats, found bool, kind base.Kind, hit lookupRangeDel, err error) {
 	t.addTable(level, tb, &stats, found, kind, hit, err)
 }
 
@@ -346,7 +346,7 @@ func (t *Trace) skipTable(level int, tb *table, inRange bool, verdict FilterVerd
 }
 
 // addTable records a table step; a nil stats means the range check failed.
-func (t *Trace) addTable(level int, tb *table, stats *sstable.LookupStats, found bool, kind base.Kind, hit rangeDelHit, err error) {
+func (t *Trace) addTable(level int, tb *table, stats *sstable.LookupStats, found bool, kind base.Kind, hit lookupRangeDel, err error) {
 	s := TraceStep{
 		Kind:     TableStep,
 		Level:    level,
@@ -509,12 +509,6 @@ func (t *Trace) Summary() string {
 	return strings.Join(parts, ", ")
 }
 
-// prefixSummary is the end of a prefix seek's Summary: what it sought and
-// found.
-func (t *Trace) prefixSummary(n TraceTotals) []string {
-	return t.soughtFound(n, "a filter of the prefix", "no key with the prefix")
-}
-
 // soughtFound are the last parts of a prefix seek's or range scan's
 // Summary: the tables sought (how many had no filter, unfiltered naming
 // it) and the keys found (none: noKeys).
@@ -631,11 +625,6 @@ func (s *TraceStep) result() string {
 		return "skipped"
 	}
 	return "skipped"
-}
-
-// prefixString is String for a prefix seek's trace.
-func (t *Trace) prefixString() string {
-	return t.skipString(fmt.Sprintf("prefix seek %q (prefix %q) at seqnum %d", t.Key, t.Prefix, t.SeqNum), "prefix filter")
 }
 
 // skipString is String for the trace of a move that skips tables by a

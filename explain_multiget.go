@@ -83,7 +83,7 @@ type MultiGetRound struct {
 // it was sent to, recorded once the block answers — and the round.
 type keyTrace struct {
 	*Trace
-	hit   rangeDelHit
+	hit   lookupRangeDel
 	round int
 }
 
@@ -196,7 +196,7 @@ func (k *keyTrace) noTable(level, tables int) { k.Trace.noTable(level, tables) }
 // located records the table the key was routed to: a filter that ruled
 // it out is a step now, as in lookup (deleted there if a range tombstone
 // of the table covers the key); one that did not waits for the block.
-func (k *keyTrace) located(level int, t *table, stats sstable.LookupStats, hit rangeDelHit, ok bool) {
+func (k *keyTrace) located(level int, t *table, stats sstable.LookupStats, hit lookupRangeDel, ok bool) {
 	if ok {
 		k.hit = hit
 		return

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bloomkv/bloomkv"
+	"github.com/bloomkv/bloomkv/cmd/bloomkv/benchstore"
 	"github.com/bloomkv/bloomkv/internal/workload"
 )
 
@@ -46,7 +47,7 @@ func openScaleDB(b *testing.B, keys *workload.Keys) *bloomkv.DB {
 	dir = filepath.Join(dir, "bloomkv")
 	if _, err := os.Stat(filepath.Join(dir, "CURRENT")); errors.Is(err, os.ErrNotExist) {
 		b.Logf("filling %s with %d keys", dir, keys.N)
-		s, err := workload.OpenBloomkv(dir, peersOptions())
+		s, err := benchstore.Open(dir, peersOptions())
 		if err != nil {
 			b.Fatal(err)
 		}

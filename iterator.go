@@ -117,7 +117,7 @@ type iterState struct {
 	// sources (MergingIter.SkipForward).
 	rangeDels []sourceRangeDels
 	merging   *iterator.MergingIter
-	rdHit     rangeDeletionHit // rangeDeletion's result, kept here so as not to allocate
+	rdHit     childRangeDel // rangeDeletion's result, kept here so as not to allocate
 
 	// lower and upper are the bounds the moves keep to: userLower and
 	// userUpper, the IterOptions' bounds, narrowed to the prefix's range
@@ -508,9 +508,10 @@ type sourceRangeDels struct {
 	seq   base.SeqNum // the read's seqnum for them: base.SeqNumMax for an indexed batch's
 }
 
-// rangeDeletionHit is a range tombstone that deletes a version: its
-// fragment and the merge child it comes from.
-type rangeDeletionHit struct {
+// childRangeDel is a range tombstone that deletes a version an Iterator
+// met: its fragment and the merge child it comes from, whose older
+// children the Iterator moves past the fragment.
+type childRangeDel struct {
 	frag  *rangedel.Fragment
 	child int
 }
@@ -519,11 +520,11 @@ type rangeDeletionHit struct {
 // is newer than it, from the newest source that has one; nil if none
 // deletes k. The newest source is the one whose older sources are the
 // most, so the one a skip past the range moves the most children of.
-func (it *Iterator) rangeDeletion(k base.InternalKey) *rangeDeletionHit {
+func (it *Iterator) rangeDeletion(k base.InternalKey) *childRangeDel {
 	for i := range it.rangeDels {
 		s := &it.rangeDels[i]
 		if f := s.list.Find(k.UserKey); f != nil && f.Visible(s.seq) > k.SeqNum() {
-			it.rdHit = rangeDeletionHit{frag: f, child: s.child}
+			it.rdHit = childRangeDel{frag: f, child: s.child}
 			return &it.rdHit
 		}
 	}
@@ -596,12 +597,13 @@ func (it *Iterator) Value() []byte {
 	return nonNil(it.value)
 }
 
-// nonNil returns b, or an empty non-nil slice for a nil b. Whether an empty
-// key or value arrives as nil depends on where it came from — a memtable, a
-// table block, or the buffers the backward direction copies into, which
-// stay nil when nothing is appended to them while nil — so Key and Value,
-// whose nil means "not Valid", settle it here, for every direction and
-// source at once.
+// nonNil returns b, or an empty non-nil slice for a nil b, where nil means
+// absent: an Iterator's Key and Value when it is not Valid, MultiGet's
+// value of a key not found. Whether an empty key or value arrives as nil
+// depends on where it came from — a memtable, a table block, or the
+// buffers an Iterator's backward direction copies into, which stay nil
+// when nothing is appended to them while nil — so the callers settle it
+// here, for every direction and source at once.
 func nonNil(b []byte) []byte {
 	if b == nil {
 		return emptyBytes
@@ -733,7 +735,7 @@ func (d *DB) newIter(seq base.SeqNum, opts *IterOptions) (*Iterator, error) {
 //
 // It keeps a view of the stack that can leave tables out (tableSkip) under
 // Options.Prefix, for SeekPrefixGE, and when the version holds a table
-// with a range filter, or explain asks for one, for bounded moves.
+// with a range filter, or explain asks for one, for range scans.
 func (d *DB) iterOver(rs *readState, seq base.SeqNum, o IterOptions, explain bool, batch *batchView) *Iterator {
 	v := rs.version
 	a := iterAllocs.Get().(*iterAlloc)

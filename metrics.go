@@ -78,7 +78,7 @@ type LevelMetrics struct {
 	PrefixSought uint64
 
 	// RangeFilterChecks counts the tables with a range filter that
-	// bounded moves of iterators (see Options.RangeFilterBits) asked, of
+	// range scans of iterators (see Options.RangeFilterBits) asked, of
 	// those whose key range overlaps the move's range: each such L0
 	// table once per move, a deeper level's each time a move reaches it.
 	// RangeFilterNegatives counts the checks that ruled the range out:
@@ -142,10 +142,11 @@ type Metrics struct {
 	Gets         uint64 // Get calls
 	MemtableHits uint64 // Gets answered by a memtable
 	PrefixSeeks  uint64 // Iterator.SeekPrefixGE calls (see LevelMetrics.PrefixProbes)
-	// RangeScans counts the bounded moves of iterators that asked range
-	// filters (see LevelMetrics.RangeFilterChecks).
+	// RangeScans counts the range scans — moves of an Iterator bounded on
+	// both sides — that asked range filters (see
+	// LevelMetrics.RangeFilterChecks).
 	RangeScans uint64
-	// RangeScansUnfiltered counts the bounded moves that asked no range
+	// RangeScansUnfiltered counts the range scans that asked no range
 	// filter because recent checks rarely ruled their range out (see
 	// Options.RangeFilterBits).
 	RangeScansUnfiltered uint64
@@ -282,44 +283,13 @@ type levelCounters struct {
 	rangeChecks, rangeNegatives                                           atomic.Uint64
 }
 
-// recordRange adds a bounded move's check of one table's range filter:
+// recordRange adds a range scan's check of one table's range filter:
 // sought, or skipped.
 func (c *levelCounters) recordRange(sought bool) {
 	c.rangeChecks.Add(1)
 	if !sought {
 		c.rangeNegatives.Add(1)
 	}
-}
-
-// rangeShareOne is a share of 1 in dbCounters.rangeSought.
-const rangeShareOne = 1 << 16
-
-// noteRangeCheck moves the recent share of range-filter checks that said
-// "maybe" a 32nd of the way toward this one's answer: an exponential
-// moving average over some 32 checks. Concurrent checks may overwrite
-// each other's step; the share only guides rangeFiltersPay. A step that
-// changes nothing — the share settles at 1 under a run of "maybe"s and at
-// 31/2^16 under a run of negatives — writes nothing, so that goroutines
-// scanning at once do not pass the word's cache line between their cores
-// on every check.
-func (c *dbCounters) noteRangeCheck(sought bool) {
-	old := c.rangeSought.Load()
-	share := old - old>>5
-	if sought {
-		share += rangeShareOne >> 5
-	}
-	if share != old {
-		c.rangeSought.Store(share)
-	}
-}
-
-// rangeFiltersPay reports whether bounded moves should ask range filters:
-// at least one recent check in eight ruled its range out. A table left
-// out saves a seek — an index block and a data block searched — and
-// asking costs about a tenth of that, so below one in eight the checks
-// cost more than they save.
-func (c *dbCounters) rangeFiltersPay() bool {
-	return c.rangeSought.Load() <= rangeShareOne-rangeShareOne/8
 }
 
 // recordPrefix adds a prefix seek's decision on one table: sought, or
@@ -397,10 +367,10 @@ type dbCounters struct {
 	ingests, tablesIngested             atomic.Uint64
 	bytesIngested                       atomic.Uint64
 
-	// rangeUnpaidMoves counts the bounded moves made while range filters
+	// rangeScansUnpaid counts the range scans made while range filters
 	// did not pay (see narrowRange): all but every rangeSampleEvery-th
 	// asked no filter.
-	rangeUnpaidMoves atomic.Uint64
+	rangeScansUnpaid atomic.Uint64
 	// rangeSought is the recent share of range-filter checks that said
 	// "maybe", in units of 1/rangeShareOne (noteRangeCheck); zero, as a
 	// new DB starts, says the filters rule every range out.
@@ -559,7 +529,7 @@ func (d *DB) Metrics() Metrics {
 	m.Gets, m.MemtableHits = c.gets.Load(), c.memtableHits.Load()
 	m.PrefixSeeks = c.prefixSeeks.Load()
 	m.RangeScans = c.rangeScans.Load()
-	unpaid := c.rangeUnpaidMoves.Load()
+	unpaid := c.rangeScansUnpaid.Load()
 	m.RangeScansUnfiltered = unpaid - unpaid/rangeSampleEvery
 	m.Writes, m.Batches = c.writes.Load(), c.batches.Load()
 	m.WALBytes, m.WALSyncs = c.walBytes.Load(), c.walSyncs.Load()

@@ -64,7 +64,7 @@ func (d *DB) multiGet(keys [][]byte, seq base.SeqNum, mt *MultiTrace) ([][]byte,
 				return nil, err
 			}
 			if kind != base.KindDelete {
-				values[i] = foundValue(bytes.Clone(value))
+				values[i] = nonNil(bytes.Clone(value))
 			}
 			continue
 		}
@@ -101,7 +101,7 @@ func (d *DB) multiGet(keys [][]byte, seq base.SeqNum, mt *MultiTrace) ([][]byte,
 			} else if k.res.Kind == base.KindMerge {
 				merged = append(merged, k.merged())
 			} else if k.res.Kind != base.KindDelete {
-				values[k.i] = foundValue(k.res.Value)
+				values[k.i] = nonNil(k.res.Value)
 				if k.res.Kind == base.KindSetBlob {
 					blobs = append(blobs, k.i)
 				}
@@ -119,7 +119,7 @@ func (d *DB) multiGet(keys [][]byte, seq base.SeqNum, mt *MultiTrace) ([][]byte,
 		v, err := d.lookupBelow(rs, keys[k.i], k.seq, mt.keyTracer(k.i), k.ops, k.from, &clock)
 		switch {
 		case err == nil:
-			values[k.i] = foundValue(v)
+			values[k.i] = nonNil(v)
 		case err != ErrNotFound:
 			mt.finish(values)
 			return nil, err
@@ -143,7 +143,7 @@ func (d *DB) readBlobs(values [][]byte, blobs []int, mt *MultiTrace) error {
 	err := forEachConcurrently(len(blobs), multiGetReads, func(j int) error {
 		i := blobs[j]
 		v, err := d.readBlob(nil, values[i], &recs[j])
-		values[i] = foundValue(v)
+		values[i] = nonNil(v)
 		return err
 	})
 	if mt != nil {
@@ -184,15 +184,6 @@ func forEachConcurrently(n, limit int, f func(i int) error) error {
 	}
 	wg.Wait()
 	return first
-}
-
-// foundValue returns value as MultiGet returns a key found: never nil, so that
-// an empty value is told from a key not found.
-func foundValue(value []byte) []byte {
-	if value == nil {
-		return []byte{}
-	}
-	return value
 }
 
 // batchKey is one key of a MultiGet past the memtables: where in the

@@ -14,8 +14,8 @@ import (
 	"github.com/bloomkv/bloomkv/internal/compaction"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/memtable"
+	"github.com/bloomkv/bloomkv/record"
 	"github.com/bloomkv/bloomkv/vfs"
-	"github.com/bloomkv/bloomkv/wal"
 )
 
 // Open opens the DB in directory dirname, creating it if it does not exist.
@@ -183,12 +183,41 @@ func (d *DB) closeFiles() {
 	d.lock.Close()
 }
 
-// recover rebuilds the DB's state from the directory; see Open.
+// recover rebuilds the DB's state from the directory; see Open. Its steps:
+// the manifest (recoverManifest), the directory's files (scanFiles), the
+// WALs (replayWALs), then, unless read-only, a fresh manifest and WAL
+// (startFresh).
 func (d *DB) recover() error {
 	names, err := d.fs.List(d.dirname)
 	if err != nil {
 		return fmt.Errorf("bloomkv: open: %w", err)
 	}
+	rec, state, err := d.recoverManifest(names)
+	if err != nil {
+		return err
+	}
+	wals, err := d.scanFiles(names, rec, state)
+	if err != nil {
+		return err
+	}
+	edit, err := d.replayWALs(state, wals)
+	if err != nil {
+		return err
+	}
+	if d.opts.ReadOnly {
+		d.installVersionLocked(state)
+		d.visibleSeq.Store(uint64(d.mu.lastSeq))
+		return nil
+	}
+	return d.startFresh(names, state, edit)
+}
+
+// recoverManifest recovers the state the manifest records, or, for a new
+// DB (no manifest, neither read-only nor ErrorIfNotExists), the empty
+// state of a directory checked to hold nothing of a DB's; names is the
+// directory's listing. It checks Options.ErrorIfExists and the merger's
+// name.
+func (d *DB) recoverManifest(names []string) (manifest.Recovered, manifest.State, error) {
 	rec, err := manifest.Recover(d.fs, d.dirname)
 	state := rec.State
 	switch {
@@ -196,20 +225,28 @@ func (d *DB) recover() error {
 		// Checked before the lock too, but a DB may have been created or
 		// CURRENT removed since: only now, under the lock, is it certain.
 		if err := checkNewDBDir(d.fs, d.dirname, names); err != nil {
-			return fmt.Errorf("bloomkv: open %s: %w", d.dirname, err)
+			return rec, state, fmt.Errorf("bloomkv: open %s: %w", d.dirname, err)
 		}
 		state = manifest.State{Version: &manifest.Version{}, NextFileNumber: 1}
 	case errors.Is(err, manifest.ErrNoManifest):
-		return fmt.Errorf("bloomkv: open %s: %w", d.dirname, errNoDB())
+		return rec, state, fmt.Errorf("bloomkv: open %s: %w", d.dirname, errNoDB())
 	case err != nil:
-		return err
+		return rec, state, err
 	case d.opts.ErrorIfExists:
-		return fmt.Errorf("bloomkv: open %s: %w", d.dirname, errDBExists())
+		return rec, state, fmt.Errorf("bloomkv: open %s: %w", d.dirname, errDBExists())
 	}
 	if err := checkMergerName(state.MergerName, d.opts.Merger); err != nil {
-		return err
+		return rec, state, err
 	}
+	return rec, state, nil
+}
 
+// scanFiles moves the file counter past every numbered file of names,
+// returns the WALs the state has not retired, oldest first, and opens the
+// blob files and tables the state's version records, so that a missing
+// or damaged one fails Open. A torn last edit of the manifest whose
+// previous edit's WAL is gone is corruption.
+func (d *DB) scanFiles(names []string, rec manifest.Recovered, state manifest.State) ([]uint64, error) {
 	// WALs are created without a manifest edit: move the file counter past
 	// every numbered file, so that no number is handed out twice.
 	var wals []uint64
@@ -232,7 +269,7 @@ func (d *DB) recover() error {
 		// edit before it: WALs are deleted only after a later edit is
 		// durable. Missing, it says the dropped "tail" was a synced edit
 		// that damage made unreadable, and the writes it retired are gone.
-		return base.Corruptf(manifestPath, 0, "its last edit is unreadable, and the WAL %s of the edit before is gone",
+		return nil, base.Corruptf(manifestPath, 0, "its last edit is unreadable, and the WAL %s of the edit before is gone",
 			manifest.MakeFilename(manifest.FileTypeWAL, state.LogNumber))
 	}
 	for _, b := range state.Version.Blobs {
@@ -240,7 +277,7 @@ func (d *DB) recover() error {
 		// that a missing or damaged blob file fails Open as a table does,
 		// not a read later.
 		if _, err := d.blobFile(b.FileNum); err != nil {
-			return fmt.Errorf("bloomkv: open: the version %s records: %w", manifestPath, err)
+			return nil, fmt.Errorf("bloomkv: open: the version %s records: %w", manifestPath, err)
 		}
 	}
 	for _, files := range state.Version.Levels {
@@ -249,13 +286,19 @@ func (d *DB) recover() error {
 				if errors.Is(err, ErrCorruption) && rec.ManifestFileNum != 0 {
 					err = fmt.Errorf("bloomkv: open: the version %s records: %w", manifestPath, err)
 				}
-				return err
+				return nil, err
 			}
 		}
 	}
+	return wals, nil
+}
 
-	// Replay the WALs into memtables, writing each full one to L0 — or,
-	// read-only, keeping it as an immutable memtable.
+// replayWALs replays wals, oldest first, into memtables from the state's
+// last seqnum, writing each full one to an L0 table, and returns the edit
+// that adds those tables, newest first. Read-only, it keeps each full
+// memtable as an immutable one instead, and the last as the mutable one,
+// which no write will reach.
+func (d *DB) replayWALs(state manifest.State, wals []uint64) (*manifest.VersionEdit, error) {
 	d.mu.lastSeq = state.LastSeqNum
 	edit := &manifest.VersionEdit{}
 	mem := memtable.New(d.opts.MemtableSize)
@@ -292,26 +335,27 @@ func (d *DB) recover() error {
 	for i, num := range wals {
 		replayedWAL = num
 		if err := d.replayWAL(num, i == len(wals)-1, &mem, flushReplayed); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if d.opts.ReadOnly {
-		// The last replayed memtable stays the mutable one, which no write
-		// will reach.
 		d.mu.mem, mem = mem, nil
-		d.installVersionLocked(state)
-		d.visibleSeq.Store(uint64(d.mu.lastSeq))
-		return nil
+		return edit, nil
 	}
 	if err := flushReplayed(); err != nil {
-		return err
+		return nil, err
 	}
 	// A newer table must come first in L0: flushes above went oldest first.
 	slices.Reverse(edit.NewFiles)
+	return edit, nil
+}
 
-	// A fresh manifest naming everything, then a fresh WAL for new writes.
-	// In that order: until the manifest retires the WALs just replayed, the
-	// newest of them, which may end in a torn tail, must stay the newest.
+// startFresh writes a fresh manifest naming the state with edit applied,
+// then a fresh WAL for new writes, installs the version and removes the
+// files it retired (names is the directory's listing). In that order:
+// until the manifest retires the WALs just replayed, the newest of them,
+// which may end in a torn tail, must stay the newest.
+func (d *DB) startFresh(names []string, state manifest.State, edit *manifest.VersionEdit) error {
 	walNum := d.mu.nextFileNum
 	d.mu.nextFileNum++
 	manifestNum := d.mu.nextFileNum
@@ -322,7 +366,7 @@ func (d *DB) recover() error {
 	if state.MergerName == "" && d.opts.Merger != nil {
 		edit.MergerName = d.opts.Merger.Name // before any write can merge
 	}
-	state, err = state.Apply(edit)
+	state, err := state.Apply(edit)
 	if err != nil {
 		return fmt.Errorf("bloomkv: open: %w", err)
 	}
@@ -336,7 +380,7 @@ func (d *DB) recover() error {
 		return fmt.Errorf("bloomkv: open: %w", err)
 	}
 	d.mu.walFile = f
-	d.mu.mem, d.mu.memWAL, d.mu.wal = memtable.New(d.opts.MemtableSize), walNum, wal.NewWriter(f)
+	d.mu.mem, d.mu.memWAL, d.mu.wal = memtable.New(d.opts.MemtableSize), walNum, record.NewWriter(f)
 	for _, nf := range edit.NewFiles {
 		if err := d.openTableLocked(nf.Meta); err != nil {
 			return err
@@ -357,7 +401,7 @@ func (d *DB) replayWAL(num uint64, last bool, mem **memtable.Memtable, flush fun
 		return fmt.Errorf("bloomkv: open: %w", err)
 	}
 	defer f.Close()
-	r := wal.NewReader(f, path)
+	r := record.NewReader(f, path)
 	for {
 		record, err := r.Next()
 		if err == io.EOF {

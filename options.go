@@ -234,7 +234,7 @@ type Options struct {
 	// they are off until asked for. Asking them costs a short scan about a
 	// tenth of its time, so while fewer than one recent check in eight
 	// rules its range out — scans that find keys, in a tree of one level
-	// — bounded moves stop asking, save one in sixteen that keeps watch
+	// — range scans stop asking, save one in sixteen that keeps watch
 	// (Metrics.RangeScansUnfiltered); docs/bench/README.md ("Range filters
 	// in the store") has what 16 bits per key bought and cost. A table
 	// keeps the range filter it was written with, so a DB reopened with
@@ -514,48 +514,88 @@ const (
 // each rule once: the layers below take what it resolves (the compaction
 // field, the table writers' options in it) and check nothing on the DB's
 // behalf. The bits-per-key range is the filter's own rule
-// (bloom.CheckBitsPerKey), asked here.
+// (bloom.CheckBitsPerKey), asked here. It resolves the options a group at
+// a time, in the order of the list below, each group a method
+// (envDefaults, memtableDefaults, …); the first error stops it.
 func (o *Options) withDefaults() (Options, error) {
 	var opts Options
 	if o != nil {
 		opts = *o
 	}
 	memtableSet, cacheSet := opts.MemtableSize != 0, opts.BlockCacheSize != 0
+	for _, group := range []func() error{
+		opts.envDefaults,
+		opts.memtableDefaults,
+		opts.tableDefaults,
+		opts.fileDefaults,
+		opts.l0Defaults,
+		opts.txnDefaults,
+		opts.levelDefaults,
+		opts.compactionDefaults,
+		opts.filterDefaults,
+		func() error { return checkMerger(&opts) },
+		opts.valueSeparationDefaults,
+		func() error { return opts.divideMemory(memtableSet, cacheSet) },
+	} {
+		if err := group(); err != nil {
+			return opts, err
+		}
+	}
+	opts.compaction = opts.compactionOptions()
+	return opts, nil
+}
+
+// envDefaults defaults the environment: the file system (vfs.Default) and
+// the clock (the system's).
+func (opts *Options) envDefaults() error {
 	if opts.FS == nil {
 		opts.FS = vfs.Default
 	}
 	if opts.Clock == nil {
 		opts.Clock = systemClock{}
 	}
+	return nil
+}
+
+// memtableDefaults defaults and checks the memtables: their size and how
+// many immutable ones may wait for a flush.
+func (opts *Options) memtableDefaults() error {
 	switch {
 	case opts.MemtableSize == 0:
 		opts.MemtableSize = defaultMemtableSize
 	case opts.MemtableSize < 64<<10 || opts.MemtableSize > 1<<30:
-		return opts, argError("opts.MemtableSize", "%d is outside [64 KiB, 1 GiB]", opts.MemtableSize)
+		return argError("opts.MemtableSize", "%d is outside [64 KiB, 1 GiB]", opts.MemtableSize)
 	}
 	switch {
 	case opts.MaxImmutableMemtables == 0:
 		opts.MaxImmutableMemtables = defaultMaxImmutableMemtables
 	case opts.MaxImmutableMemtables < 0:
-		return opts, argError("opts.MaxImmutableMemtables", "%d is negative", opts.MaxImmutableMemtables)
+		return argError("opts.MaxImmutableMemtables", "%d is negative", opts.MaxImmutableMemtables)
 	}
+	return nil
+}
+
+// tableDefaults defaults and checks what the tables are written with and
+// read through: the block size, the compressions, the filters' bits per key
+// and the block cache.
+func (opts *Options) tableDefaults() error {
 	switch {
 	case opts.BlockSize == 0:
 		opts.BlockSize = defaultBlockSize
 	case opts.BlockSize < 256 || opts.BlockSize > 1<<20:
-		return opts, argError("opts.BlockSize", "%d is outside [256, 1 MiB]", opts.BlockSize)
+		return argError("opts.BlockSize", "%d is outside [256, 1 MiB]", opts.BlockSize)
 	}
 	if opts.Compression == DefaultCompression {
 		opts.Compression = SnappyCompression
 	}
 	if opts.Compression > ZstdCompression {
-		return opts, argError("opts.Compression", "unknown compression %d", uint8(opts.Compression))
+		return argError("opts.Compression", "unknown compression %d", uint8(opts.Compression))
 	}
 	if opts.TopLevelCompression == DefaultCompression {
 		opts.TopLevelCompression = NoCompression
 	}
 	if opts.TopLevelCompression > ZstdCompression {
-		return opts, argError("opts.TopLevelCompression", "unknown compression %d", uint8(opts.TopLevelCompression))
+		return argError("opts.TopLevelCompression", "unknown compression %d", uint8(opts.TopLevelCompression))
 	}
 	switch {
 	case opts.DisableFilters:
@@ -563,27 +603,37 @@ func (o *Options) withDefaults() (Options, error) {
 	case opts.BitsPerKey == 0:
 		opts.BitsPerKey = defaultBitsPerKey
 	case bloom.CheckBitsPerKey(opts.BitsPerKey) != nil:
-		return opts, argError("opts.BitsPerKey", "%v is outside [1, %d] (use DisableFilters for none)", opts.BitsPerKey, bloom.MaxBitsPerKey)
+		return argError("opts.BitsPerKey", "%v is outside [1, %d] (use DisableFilters for none)", opts.BitsPerKey, bloom.MaxBitsPerKey)
 	}
 	if opts.BlockCacheSize == 0 {
 		opts.BlockCacheSize = defaultBlockCacheSize
 	}
+	return nil
+}
+
+// fileDefaults defaults and checks the limits on the DB's files: the
+// manifest's size and the files open at once.
+func (opts *Options) fileDefaults() error {
 	switch {
 	case opts.MaxManifestFileSize == 0:
 		opts.MaxManifestFileSize = defaultMaxManifestFileSize
 	case opts.MaxManifestFileSize < minMaxManifestFileSize:
-		return opts, argError("opts.MaxManifestFileSize", "%d is below %d", opts.MaxManifestFileSize, minMaxManifestFileSize)
+		return argError("opts.MaxManifestFileSize", "%d is below %d", opts.MaxManifestFileSize, minMaxManifestFileSize)
 	}
 	switch {
 	case opts.MaxOpenFiles == 0:
 		opts.MaxOpenFiles = defaultMaxOpenFiles
 	case opts.MaxOpenFiles < minMaxOpenFiles:
-		return opts, argError("opts.MaxOpenFiles", "%d is below %d: the DB keeps up to %d files open besides its tables'",
+		return argError("opts.MaxOpenFiles", "%d is below %d: the DB keeps up to %d files open besides its tables'",
 			opts.MaxOpenFiles, minMaxOpenFiles, numNonTableCacheFiles)
 	}
+	return nil
+}
 
-	// The tree's shape. A trigger or multiplier that is not positive takes
-	// its default, like a zero one, as it always has.
+// l0Defaults defaults and checks L0's triggers, each at least the one
+// before it. A trigger that is not positive takes its default, like a zero
+// one.
+func (opts *Options) l0Defaults() error {
 	if opts.L0CompactionTrigger <= 0 {
 		opts.L0CompactionTrigger = defaultL0CompactionTrigger
 	}
@@ -595,77 +645,103 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	switch {
 	case opts.L0SlowdownTrigger < opts.L0CompactionTrigger:
-		return opts, argError("opts.L0SlowdownTrigger", "%d: must be at least L0CompactionTrigger (%d)",
+		return argError("opts.L0SlowdownTrigger", "%d: must be at least L0CompactionTrigger (%d)",
 			opts.L0SlowdownTrigger, opts.L0CompactionTrigger)
 	case opts.L0StopTrigger < opts.L0SlowdownTrigger:
-		return opts, argError("opts.L0StopTrigger", "%d: must be at least L0SlowdownTrigger (%d)",
+		return argError("opts.L0StopTrigger", "%d: must be at least L0SlowdownTrigger (%d)",
 			opts.L0StopTrigger, opts.L0SlowdownTrigger)
 	}
+	return nil
+}
+
+// txnDefaults defaults and checks the transactions' limits: a transaction's
+// size and the memory of the conflict records.
+func (opts *Options) txnDefaults() error {
 	switch {
 	case opts.MaxTransactionSize == 0:
 		opts.MaxTransactionSize = MaxBatchSize
 	case opts.MaxTransactionSize < 0 || opts.MaxTransactionSize > MaxBatchSize:
-		return opts, argError("opts.MaxTransactionSize", "%d is outside [1, MaxBatchSize (%d)]", opts.MaxTransactionSize, MaxBatchSize)
+		return argError("opts.MaxTransactionSize", "%d is outside [1, MaxBatchSize (%d)]", opts.MaxTransactionSize, MaxBatchSize)
 	}
 	switch {
 	case opts.TxnConflictMemory == 0:
 		opts.TxnConflictMemory = defaultTxnConflictMemory
 	case opts.TxnConflictMemory < 0:
-		return opts, argError("opts.TxnConflictMemory", "%d is negative", opts.TxnConflictMemory)
+		return argError("opts.TxnConflictMemory", "%d is negative", opts.TxnConflictMemory)
 	}
+	return nil
+}
+
+// levelDefaults defaults and checks the levels' sizes: the base level's,
+// the multiplier between levels (one that is not positive takes its
+// default, like a zero one), the tables' target size and the sizing.
+func (opts *Options) levelDefaults() error {
 	switch {
 	case opts.BaseLevelSize == 0:
 		opts.BaseLevelSize = defaultBaseLevelSize
 	case opts.BaseLevelSize < minLevelSize:
-		return opts, argError("opts.BaseLevelSize", "%d: must be at least %d", opts.BaseLevelSize, minLevelSize)
+		return argError("opts.BaseLevelSize", "%d: must be at least %d", opts.BaseLevelSize, minLevelSize)
 	}
 	switch {
 	case opts.LevelMultiplier <= 0:
 		opts.LevelMultiplier = defaultLevelMultiplier
 	case opts.LevelMultiplier < 2 || opts.LevelMultiplier > maxLevelMultiplier:
-		return opts, argError("opts.LevelMultiplier", "%d: must be in [2, %d]", opts.LevelMultiplier, maxLevelMultiplier)
+		return argError("opts.LevelMultiplier", "%d: must be in [2, %d]", opts.LevelMultiplier, maxLevelMultiplier)
 	}
 	switch {
 	case opts.TargetFileSize == 0:
 		opts.TargetFileSize = defaultTargetFileSize
 	case opts.TargetFileSize < minLevelSize:
-		return opts, argError("opts.TargetFileSize", "%d: must be at least %d", opts.TargetFileSize, minLevelSize)
+		return argError("opts.TargetFileSize", "%d: must be at least %d", opts.TargetFileSize, minLevelSize)
 	}
 	if opts.LevelSizing > StaticLevelSizing {
-		return opts, argError("opts.LevelSizing", "%d: unknown level sizing", uint8(opts.LevelSizing))
+		return argError("opts.LevelSizing", "%d: unknown level sizing", uint8(opts.LevelSizing))
 	}
+	return nil
+}
+
+// compactionDefaults defaults and checks how many compactions run at once,
+// of all and of L0's.
+func (opts *Options) compactionDefaults() error {
 	switch {
 	case opts.MaxConcurrentCompactions == 0:
 		opts.MaxConcurrentCompactions = min(runtime.GOMAXPROCS(0), maxDefaultConcurrentCompactions)
 	case opts.MaxConcurrentCompactions < 0:
-		return opts, argError("opts.MaxConcurrentCompactions", "%d is negative", opts.MaxConcurrentCompactions)
+		return argError("opts.MaxConcurrentCompactions", "%d is negative", opts.MaxConcurrentCompactions)
 	}
 	switch {
 	case opts.L0CompactionConcurrency == 0:
 		opts.L0CompactionConcurrency = 2 * opts.L0CompactionTrigger
 	case opts.L0CompactionConcurrency < 0:
-		return opts, argError("opts.L0CompactionConcurrency", "%d is negative", opts.L0CompactionConcurrency)
+		return argError("opts.L0CompactionConcurrency", "%d is negative", opts.L0CompactionConcurrency)
 	}
+	return nil
+}
+
+// filterDefaults defaults and checks the filters beyond BitsPerKey: the
+// allocation, each level's filter and range filter, and the prefix
+// extractor, the last three copied so that the DB's are its own.
+func (opts *Options) filterDefaults() error {
 	if opts.FilterAllocation > ProgressiveAllocation {
-		return opts, argError("opts.FilterAllocation", "%d: unknown allocation", uint8(opts.FilterAllocation))
+		return argError("opts.FilterAllocation", "%d: unknown allocation", uint8(opts.FilterAllocation))
 	}
 	if len(opts.LevelFilters) > manifest.NumLevels {
-		return opts, argError("opts.LevelFilters", "%d entries: at most one per level, %d", len(opts.LevelFilters), manifest.NumLevels)
+		return argError("opts.LevelFilters", "%d entries: at most one per level, %d", len(opts.LevelFilters), manifest.NumLevels)
 	}
 	for i, spec := range opts.LevelFilters {
 		if err := spec.Check(); err != nil {
-			return opts, argError(fmt.Sprintf("opts.LevelFilters[%d]", i), "%v", err)
+			return argError(fmt.Sprintf("opts.LevelFilters[%d]", i), "%v", err)
 		}
 		if spec.Family == sstable.NoFilter && opts.Prefix != nil && !opts.DisableFilters {
-			return opts, argError(fmt.Sprintf("opts.LevelFilters[%d]", i), "no filter, but opts.Prefix needs one in every table")
+			return argError(fmt.Sprintf("opts.LevelFilters[%d]", i), "no filter, but opts.Prefix needs one in every table")
 		}
 	}
 	if len(opts.RangeFilterBits) > manifest.NumLevels {
-		return opts, argError("opts.RangeFilterBits", "%d entries: at most one per level, %d", len(opts.RangeFilterBits), manifest.NumLevels)
+		return argError("opts.RangeFilterBits", "%d entries: at most one per level, %d", len(opts.RangeFilterBits), manifest.NumLevels)
 	}
 	for i, bits := range opts.RangeFilterBits {
 		if bits != 0 && rangefilter.CheckBitsPerKey(bits) != nil {
-			return opts, argError(fmt.Sprintf("opts.RangeFilterBits[%d]", i), "%v is outside [%d, %d] (0 for none)", bits, rangefilter.MinBitsPerKey, rangefilter.MaxBitsPerKey)
+			return argError(fmt.Sprintf("opts.RangeFilterBits[%d]", i), "%v is outside [%d, %d] (0 for none)", bits, rangefilter.MinBitsPerKey, rangefilter.MaxBitsPerKey)
 		}
 	}
 	opts.RangeFilterBits = slices.Clone(opts.RangeFilterBits)
@@ -678,18 +754,22 @@ func (o *Options) withDefaults() (Options, error) {
 	switch p := opts.Prefix; {
 	case p == nil:
 	case p.Name == "":
-		return opts, argError("opts.Prefix", "the extractor has no Name (tables record it, and prefix seeks trust only theirs)")
+		return argError("opts.Prefix", "the extractor has no Name (tables record it, and prefix seeks trust only theirs)")
 	case p.Split == nil:
-		return opts, argError("opts.Prefix", "the extractor %q has no Split", p.Name)
+		return argError("opts.Prefix", "the extractor %q has no Split", p.Name)
 	case opts.DisableFilters:
-		return opts, argError("opts.Prefix", "set with DisableFilters: there is no filter to hold the prefixes")
+		return argError("opts.Prefix", "set with DisableFilters: there is no filter to hold the prefixes")
 	default:
 		c := *p // the DB's own: a later change to the caller's changes nothing
 		opts.Prefix = &c
 	}
-	if err := checkMerger(&opts); err != nil {
-		return opts, err
-	}
+	return nil
+}
+
+// valueSeparationDefaults defaults and checks the value separation: the
+// size from which values go to blob files, and the dead share at which a
+// blob file is rewritten.
+func (opts *Options) valueSeparationDefaults() error {
 	if vs := &opts.ValueSeparation; vs.MinSize <= 0 {
 		vs.MinSize = ValueSeparationOff
 	}
@@ -697,13 +777,9 @@ func (o *Options) withDefaults() (Options, error) {
 	case vs.DeadShare == 0:
 		vs.DeadShare = defaultBlobDeadShare
 	case !(vs.DeadShare > 0 && vs.DeadShare <= 1):
-		return opts, argError("opts.ValueSeparation.DeadShare", "%v is outside (0, 1]", vs.DeadShare)
+		return argError("opts.ValueSeparation.DeadShare", "%v is outside (0, 1]", vs.DeadShare)
 	}
-	if err := opts.divideMemory(memtableSet, cacheSet); err != nil {
-		return opts, err
-	}
-	opts.compaction = opts.compactionOptions()
-	return opts, nil
+	return nil
 }
 
 // compactionOptions returns the resolved options the compaction package

@@ -6,12 +6,12 @@ import (
 	"github.com/bloomkv/bloomkv/sstable"
 )
 
-// Range filters in iterators: a move of an Iterator whose keys are bounded
-// on both sides — First or Last with both bounds set, SeekGE with an upper
-// bound, SeekLT with a lower bound — leaves out of its merge every table
-// whose range filter (Options.RangeFilterBits) rules the range out (while
-// the filters pay: see rangeFiltersPay below),
-// through the same restriction a prefix seek uses (tableSkip): an L0 table
+// Range filters in iterators: a range scan, a move of an Iterator whose
+// keys are bounded on both sides — First or Last with both bounds set,
+// SeekGE with an upper bound, SeekLT with a lower bound — leaves out of its
+// merge every table whose range filter (Options.RangeFilterBits) rules the
+// range out (while the filters pay: see range_filter_policy.go), through
+// the same restriction a prefix seek uses (tableSkip): an L0 table
 // is excluded from the merge when the move starts, a deeper level's table
 // passed over when the level's iterator reaches it, neither opened nor
 // sought, its index and data unread. Memtables, and tables without a range
@@ -29,25 +29,6 @@ import (
 // still apply, since the Iterator holds every source's in memory
 // (Iterator.rangeDels). Its point tombstones are keys the range filter
 // holds, so a table that deletes a key of the range is never left out.
-
-// Asking range filters is not free: the restriction and the filters'
-// queries cost a bounded move about a tenth of a short scan's time
-// (BenchmarkRangeScan, non-empty scans of a compacted tree), which a
-// table left out repays many times over — and nothing repays when the
-// filters keep answering "maybe", as they do for scans that find keys in
-// a tree of one level. So a DB keeps the recent share of its range
-// filters' checks that said "maybe" (dbCounters.rangeSought, a moving
-// average over some 32 checks), and while fewer than one in eight rule
-// their range out (rangeFiltersPay) its bounded moves ask no filter, save
-// every rangeSampleEvery-th, which keeps the share current: once scans
-// turn to empty ranges, some eighty moves bring the filters back.
-// Explained moves (DB.ExplainRange) always ask, to show what the filters
-// say. Metrics.RangeScansUnfiltered counts the moves that did not.
-
-// rangeSampleEvery is how many bounded moves in which one asks the range
-// filters while they do not pay (see rangeFiltersPay): the n-th such move
-// asks when n is a multiple of it.
-const rangeSampleEvery = 16
 
 // narrowRange restricts the stack to the range [lo, hi) of the move about
 // to start, when both are set and some table has a range filter; with
@@ -67,7 +48,7 @@ func (it *Iterator) narrowRange(lo, hi []byte) {
 	if ps.mode == skipRange && ps.tr == nil && bytes.Equal(ps.lo, lo) && bytes.Equal(ps.hi, hi) {
 		return // the same range: the same tables left out
 	}
-	if ps.tr == nil && !ps.counters.rangeFiltersPay() && ps.counters.rangeUnpaidMoves.Add(1)%rangeSampleEvery != 0 {
+	if ps.tr == nil && !ps.counters.rangeFiltersPay() && ps.counters.rangeScansUnpaid.Add(1)%rangeSampleEvery != 0 {
 		if ps.mode == skipRange {
 			ps.unrestrict(it.lower, it.upper)
 		}
@@ -129,7 +110,7 @@ func (it *Iterator) nextWidened() bool {
 	return it.findNext(it.inner.SeekGE(it.key), true)
 }
 
-// considerRange decides whether a bounded move reads table t of level,
+// considerRange decides whether a range scan reads table t of level,
 // whose key range overlaps the move's range: unless its range filter rules
 // the range out. It counts the check, if the table has a range filter, and
 // traces the decision.
@@ -146,7 +127,7 @@ func (ps *tableSkip) considerRange(level int, t *table) bool {
 	return sought
 }
 
-// rangeVerdict names the answer that decided whether a bounded move reads
+// rangeVerdict names the answer that decided whether a range scan reads
 // a table with range filter rf (nil: none), which said sought.
 func rangeVerdict(rf sstable.RangeFilter, sought bool) FilterVerdict {
 	switch {

@@ -167,11 +167,11 @@ func (d *DB) lookupBelow(rs *readState, key []byte, seq base.SeqNum, tr lookupTr
 	return nil, ErrNotFound
 }
 
-// rangeDelHit is a range tombstone a lookup met at one place, covering its
-// key and seen by its read: the fragment and its newest seqnum the read
+// lookupRangeDel is a range tombstone a point lookup (Get, MultiGet,
+// Explain) met at one place, covering its key and seen by its read: the fragment and its newest seqnum the read
 // sees. decided reports that it deleted the key: the place held no newer
 // version. The zero value means none was met.
-type rangeDelHit struct {
+type lookupRangeDel struct {
 	frag    *rangedel.Fragment
 	seq     base.SeqNum
 	decided bool
@@ -179,16 +179,16 @@ type rangeDelHit struct {
 
 // rangeDelAt returns the range tombstone of l that covers key for a read at
 // seq, if any.
-func rangeDelAt(l rangedel.List, key []byte, seq base.SeqNum) rangeDelHit {
+func rangeDelAt(l rangedel.List, key []byte, seq base.SeqNum) lookupRangeDel {
 	if len(l) == 0 {
-		return rangeDelHit{}
+		return lookupRangeDel{}
 	}
 	if f := l.Find(key); f != nil {
 		if s := f.Visible(seq); s > 0 {
-			return rangeDelHit{frag: f, seq: s}
+			return lookupRangeDel{frag: f, seq: s}
 		}
 	}
-	return rangeDelHit{}
+	return lookupRangeDel{}
 }
 
 // memtablesGet looks key up in rs's memtables, newest first from memtable
@@ -206,7 +206,7 @@ func memtablesGet(rs *readState, key []byte, seq base.SeqNum, from int, tr looku
 			m = rs.imm[i-1]
 		}
 		var (
-			hit   rangeDelHit
+			hit   lookupRangeDel
 			value []byte
 			kind  base.Kind
 			vseq  base.SeqNum
@@ -243,7 +243,7 @@ func memtablesGet(rs *readState, key []byte, seq base.SeqNum, from int, tr looku
 // table has no range tombstones, nothing of the table but its reader's
 // address is loaded (and the table, for a trace).
 func (d *DB) getFromTable(p *place, lk *sstable.LookupKey, tr lookupTracer) ([]byte, base.Kind, base.SeqNum, bool, error) {
-	var hit rangeDelHit
+	var hit lookupRangeDel
 	if p.probe.rangeDels {
 		hit = rangeDelAt(p.probe.reader.RangeDels(), lk.UserKey, lk.Seq)
 	}
@@ -283,12 +283,12 @@ func (d *DB) resolveBlob(enc []byte, tr lookupTracer) ([]byte, error) {
 type lookupTracer interface {
 	// memtable: memtable i (0 the mutable one, then the immutable ones,
 	// newest first) was searched; hit is the range tombstone it met.
-	memtable(i int, found bool, kind base.Kind, hit rangeDelHit)
+	memtable(i int, found bool, kind base.Kind, hit lookupRangeDel)
 	// outOfRange: an L0 table's key range rules the key out.
 	outOfRange(level int, t *table)
 	// table: a table was searched, at the cost stats says; hit is the
 	// range tombstone it met.
-	table(level int, t *table, stats sstable.LookupStats, found bool, kind base.Kind, hit rangeDelHit, err error)
+	table(level int, t *table, stats sstable.LookupStats, found bool, kind base.Kind, hit lookupRangeDel, err error)
 	// noTable: none of the level's tables holds the key's range.
 	noTable(level, tables int)
 	// blob: the version found was a handle, and its value was read.

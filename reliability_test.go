@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/record"
 	"github.com/bloomkv/bloomkv/vfs"
-	"github.com/bloomkv/bloomkv/wal"
 )
 
 // TestCorruptionManifestLastEdit: a bit flip in the last edit of a closed
@@ -22,10 +22,10 @@ import (
 // it would an edit a crash cut short. But a crash never tears an edit whose
 // Append returned, and the DB acts on one that did: after a flush edit it
 // deletes the WALs the edit retired, after a compaction edit the input
-// tables. Open used to recover the version before the edit regardless: a
-// dropped flush lost every write of the flushed memtable without an error
-// (wrong values), a dropped compaction failed with a plain "file does not
-// exist" instead of ErrCorruption. Both must be ErrCorruption naming the
+// tables. Were Open to recover the version before the edit regardless, a
+// dropped flush would lose every write of the flushed memtable without an
+// error (wrong values), a dropped compaction fail with a plain "file does
+// not exist" instead of ErrCorruption. Both must be ErrCorruption naming the
 // manifest.
 func TestCorruptionManifestLastEdit(t *testing.T) {
 	for _, last := range []string{"flush", "compaction"} {
@@ -74,7 +74,7 @@ func TestCorruptionManifestLastEdit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := wal.NewReader(f, path)
+			r := record.NewReader(f, path)
 			var lastOff int64
 			for {
 				if _, err := r.Next(); err == io.EOF {
@@ -85,7 +85,7 @@ func TestCorruptionManifestLastEdit(t *testing.T) {
 				lastOff = r.Offset()
 			}
 			f.Close()
-			if err := flipBit(fs, path, (lastOff+wal.HeaderSize+1)*8); err != nil {
+			if err := flipBit(fs, path, (lastOff+record.HeaderSize+1)*8); err != nil {
 				t.Fatal(err)
 			}
 

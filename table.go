@@ -32,9 +32,9 @@ func (d *DB) openTableLocked(meta *manifest.FileMetadata) error {
 	return nil
 }
 
-// openTable opens the table meta describes through the table cache. The file's first open
-// makes the same calls, in the same order, as the handle of its own it
-// used to keep: Open, Stat, then sstable.Open's reads.
+// openTable opens the table meta describes through the table cache. The
+// file's first open makes the calls of opening a table file, in this
+// order: Open, Stat, then sstable.Open's reads.
 func (d *DB) openTable(meta *manifest.FileMetadata) (*table, error) {
 	path := manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeTable, meta.FileNum)
 	tf := d.tableCache.newFile(path)

@@ -558,7 +558,7 @@ func TestTableCacheCapacityOption(t *testing.T) {
 		limit        uint64
 		want         int
 	}{
-		{defaultMaxOpenFiles, 0, 990}, // an unset MaxOpenFiles: see withDefaults below
+		{defaultMaxOpenFiles, 0, 990}, // an unset MaxOpenFiles: see withDefaults (options.go)
 		{1000, 1 << 20, 990},
 		{1000, 256, 118}, // half the limit, less the ten
 		{20, 0, 10},

@@ -28,7 +28,7 @@ type version struct {
 	logNum uint64
 	refs   int // guarded by DB.mu
 	// rangeFiltered counts the tables with a range filter: without one,
-	// bounded moves of iterators have no table to leave out.
+	// range scans of iterators have no table to leave out.
 	rangeFiltered int
 	// levelRangeDels are, per level from L1 down, the range tombstones of
 	// the level's tables end to end: one list, since the tables do not

@@ -9,8 +9,8 @@ import (
 	"github.com/bloomkv/bloomkv/internal/batchrepr"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/memtable"
+	"github.com/bloomkv/bloomkv/record"
 	"github.com/bloomkv/bloomkv/vfs"
-	"github.com/bloomkv/bloomkv/wal"
 )
 
 // The write path: Put, Delete and Apply hand their batch to the commit
@@ -318,7 +318,7 @@ func (d *DB) rotateMemtableLocked() error {
 	d.mu.imm = append(d.mu.imm, &immutable{mem: d.mu.mem, walNum: d.mu.memWAL})
 	d.mu.mem = memtable.New(d.opts.MemtableSize)
 	d.updateReadStateLocked()
-	d.mu.memWAL, d.mu.wal, d.mu.walFile = num, wal.NewWriter(f), f
+	d.mu.memWAL, d.mu.wal, d.mu.walFile = num, record.NewWriter(f), f
 	d.mu.cond.Broadcast() // wakes the flush loop
 	// Every byte of the old WAL is synced: a failure to close it loses
 	// nothing, and is only reported.

@@ -31,7 +31,8 @@ const (
 // other and of the block choice; double hashing inside a block is not (it
 // measures about 1.13% at 10 bits/key where the formula predicts 0.957%).
 //
-// Every SSTable carries a Blocked filter over its user keys. A Blocked is
+// A table whose filter family is Bloom carries a Blocked filter over its
+// user keys. A Blocked is
 // safe for concurrent use in the same way as a Classic.
 //
 // INVARIANT: blocks is aligned to 64 bytes and holds numBlocks·8 words;

@@ -27,8 +27,9 @@ func ceilDiv(a, b uint64) uint64 { return (a + b - 1) / b }
 
 // TestSizesFitThePlatform runs the sizing of every constructor and of the
 // decoders' header check as a 32-bit and as a 64-bit platform would: on a
-// 32-bit build NewClassicSize(1<<38, 3) used to make a filter of 0 words
-// (2^32 words convert to an int of 0) whose first Add panicked. A size
+// 32-bit build, sizing without the check makes NewClassicSize(1<<38, 3) a
+// filter of 0 words (2^32 words convert to an int of 0) whose first Add
+// panics. A size
 // must be refused, naming the argument, exactly when the oracle says the
 // filter does not fit.
 func TestSizesFitThePlatform(t *testing.T) {

@@ -63,10 +63,10 @@
 // a filter answers every query as the library's would.
 //
 // Keys are given as 64-bit hashes. Use bloom.Hash or bloom.HashString
-// (xxhash64): a table then hashes each key once for its Bloom and fuse
-// filters. Build drops repeats from a copy of the hashes — sorted by their
-// top bytes, which for random hashes brings equal ones together in two or
-// three passes — which the library would otherwise find only by failing
+// (xxhash64): a table then hashes each key once, whatever its filter's
+// family (Bloom, fuse or Ribbon). Build drops repeats from a copy of the
+// hashes — sorted by their top bytes, which for random hashes brings
+// equal ones together in two or three passes — which the library would otherwise find only by failing
 // and retrying; Keys counts distinct hashes. Its working memory is
 // recycled from build to build for tables of up to 65,536 keys. An empty set returns ErrEmpty. With distinct hashes a
 // build fails only if the library's 1024 seeds all fail, which is

@@ -40,7 +40,7 @@ type Filter struct {
 // Build returns the filter of the keys whose 64-bit hashes are hashes, with
 // fingerprints of bits bits (false-positive rate 2^−bits). Use bloom.Hash or
 // bloom.HashString for the hashes: the same hash then serves a table's
-// Bloom and fuse filters.
+// filter whatever its family (Bloom, fuse or Ribbon).
 //
 // Hashes may repeat and come in any order: Build sorts a copy and drops the
 // repeats (hashes itself is not modified), so Keys counts distinct hashes.

@@ -72,10 +72,10 @@
 // filter.
 //
 // Keys are given as 64-bit hashes. Use bloom.Hash or bloom.HashString
-// (xxhash64): a table then hashes each key once for its Bloom and Ribbon
-// filters. Build mixes a copy of the hashes with the seed, sorts it by its
-// top bytes (which orders the rows by start, so banding walks the band
-// from its first slot to its last) and drops the repeats; Keys counts
+// (xxhash64): a table then hashes each key once, whatever its filter's
+// family (Bloom, fuse or Ribbon). Build mixes a copy of the hashes with
+// the seed, sorts it by its top bytes (which orders the rows by start,
+// so banding walks the band from its first slot to its last) and drops the repeats; Keys counts
 // distinct hashes. Its working memory, some 36 bytes a key, is recycled
 // from build to build for tables of up to 65,536 keys. An empty set
 // returns ErrEmpty.

@@ -4,14 +4,15 @@ package peers
 
 import (
 	"github.com/bloomkv/bloomkv"
+	"github.com/bloomkv/bloomkv/cmd/bloomkv/benchstore"
 	"github.com/bloomkv/bloomkv/internal/workload"
 )
 
 func init() { register(Engine{"bloomkv", openBloomkv}) }
 
-// bloomkvStore adds Shaper and FullCompacter to workload's adapter.
+// bloomkvStore adds Shaper and FullCompacter to benchstore's adapter.
 type bloomkvStore struct {
-	*workload.Bloomkv
+	*benchstore.Bloomkv
 	l0Stop int
 }
 
@@ -29,7 +30,7 @@ func openBloomkv(dir string, s Settings) (workload.Store, error) {
 	if s.BloomkvMemoryLimit > 0 {
 		opts.MemoryLimit, opts.BlockCacheSize, opts.MemtableSize = s.BloomkvMemoryLimit, 0, 0
 	}
-	b, err := workload.OpenBloomkv(dir, opts)
+	b, err := benchstore.Open(dir, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -369,185 +369,255 @@ func (m *Measure) Run(e Engine, dir string, s Settings, cfg *workload.Config, ws
 	if err != nil {
 		return nil, fmt.Errorf("%s: open: %w", e.Name, err)
 	}
-	fail := func(err error) ([]*Outcome, error) {
-		st.Close()
-		return nil, fmt.Errorf("%s: %w", e.Name, err)
-	}
-	var (
-		shaper  Shaper
-		settler workload.Settler
-		counter Counter
-	)
-	bind := func() {
-		shaper, _ = st.(Shaper)
-		settler, _ = st.(workload.Settler)
-		counter, _ = st.(Counter)
-	}
-	bind()
-	dev, _ := procstat.DeviceOf(path) // nil on no block device: DeviceReads −1
+	r := &measureRun{m: m, e: e, s: s, path: path, st: st, held: func() {}}
+	r.bind()
+	r.dev, _ = procstat.DeviceOf(path) // nil on no block device: DeviceReads −1
 	_, noResident := procstat.ReadResident()
-	engineCounters := func() (Counters, error) {
-		if counter == nil {
-			return Counters{Tables: -1, Blocks: -1, Stall: -1}, nil
-		}
-		return counter.Counters()
-	}
+	defer func() { r.held() }()
 	var outs []*Outcome
 	var lastFill *Outcome
-	var lastTree *Tree // the last fill's, for the next one's write amplification
-	// held releases the page-cache lock a cold workload holds from its
-	// drop until it is measured (procstat.HoldPageCache), so that no other
-	// process drops the cache under it; released before the next drop.
-	held := func() {}
-	defer func() { held() }()
 	for _, w := range ws {
-		held()
-		held = func() {}
-		var pr func(int)
-		if m.Progress != nil {
-			pr = m.Progress(w)
-		}
-		var sampler *l0Sampler
-		if shaper != nil && w.IsFill() {
-			sampler = sampleL0(shaper, m.SampleInterval)
-		}
-		cold := m.Cold && !w.IsFill()
-		reopened := false
-		var preOpen *snapshot // with a reopen, the counters before it
-		var openIO procstat.Counters
-		if cold {
-			if mapper, ok := st.(TableMapper); ok && mapper.MapsTables() {
-				// Mapped pages stay resident through the drop: close
-				// first, so that the drop can evict them, and open again
-				// after it.
-				if err := st.Close(); err != nil {
-					return nil, fmt.Errorf("%s: close before %s: %w", e.Name, w, err)
-				}
-				reopened = true
-			}
-			if err := procstat.DropPageCache(); err != nil {
-				if reopened {
-					return nil, err
-				}
-				return fail(err)
-			}
-			release, err := procstat.HoldPageCache()
-			if err != nil {
-				if reopened {
-					return nil, err
-				}
-				return fail(err)
-			}
-			held = release
-			if reopened {
-				// The open's reads are the workload's: a mapping engine
-				// may read ahead at open what its Gets then find resident.
-				snap, err := measureNow(dev, func() (Counters, error) { return Counters{}, nil }, true)
-				if err != nil {
-					return nil, err
-				}
-				preOpen = &snap
-				if st, err = e.Open(path, s); err != nil {
-					return nil, fmt.Errorf("%s: open again before %s: %w", e.Name, w, err)
-				}
-				bind()
-				opened, err := measureNow(dev, func() (Counters, error) { return Counters{}, nil }, true)
-				if err != nil {
-					return fail(err)
-				}
-				openIO = opened.io.Minus(preOpen.io)
-			}
-		}
-		before, err := measureNow(dev, engineCounters, cold)
+		o, err := r.runWorkload(cfg, w, noResident == nil)
 		if err != nil {
-			return fail(err)
-		}
-		if preOpen != nil {
-			before.io, before.cpu = preOpen.io, preOpen.cpu
-		}
-		var mem *memorySampler
-		if noResident == nil {
-			mem = sampleMemory(st, m.SampleInterval)
-		}
-		r, err := cfg.Run(st, w, pr)
-		o := &Outcome{Result: r, Cold: cold, Reopened: reopened, OpenIO: openIO}
-		if sampler != nil {
-			l0, serr := sampler.finish()
-			if err == nil && serr != nil {
-				err = fmt.Errorf("%s: sampling L0: %w", w, serr)
-			}
-			o.L0 = &l0
-		}
-		if err != nil {
-			return fail(err)
+			return nil, err
 		}
 		outs = append(outs, o)
 		if w.IsFill() {
 			lastFill = o
-			if settler != nil {
-				if mem != nil {
-					mem.settling()
-				}
-				if err := settler.Settle(); err != nil {
-					return fail(fmt.Errorf("settle after %s: %w", w, err))
-				}
-			}
-		}
-		if mem != nil {
-			peak, err := mem.finish()
-			if err != nil {
-				return fail(fmt.Errorf("%s: sampling memory: %w", w, err))
-			}
-			o.Memory = &peak
-		}
-		after, err := measureNow(dev, engineCounters, cold)
-		if err != nil {
-			return fail(err)
-		}
-		o.IO, o.CPU, o.Engine = after.io.Minus(before.io), after.cpu-before.cpu, after.engine.minus(before.engine)
-		if !w.IsFill() {
-			continue
-		}
-		o.LiveBytes = cfg.LiveBytes(w)
-		if o.DiskBytes, err = procstat.DiskBytes(path); err != nil {
-			return fail(fmt.Errorf("disk usage after %s: %w", w, err))
-		}
-		if shaper != nil {
-			t, err := shaper.Tree()
-			if err != nil {
-				return fail(fmt.Errorf("tree after %s: %w", w, err))
-			}
-			t.Settled = settler != nil
-			o.Tree = &t
-			o.WriteAmp = -1
-			if amp, ok := t.WriteAmp(lastTree); ok {
-				o.WriteAmp = amp
-			}
-			lastTree = &t
 		}
 	}
-	if fc, ok := st.(FullCompacter); ok && m.SpaceAmp && lastFill != nil && lastFill.Tree != nil {
-		start := time.Now()
-		if err := fc.CompactAll(); err != nil {
-			return fail(fmt.Errorf("full compaction: %w", err))
+	if fc, ok := r.st.(FullCompacter); ok && m.SpaceAmp && lastFill != nil && lastFill.Tree != nil {
+		if err := r.compactAll(fc, lastFill); err != nil {
+			return nil, err
 		}
-		if settler != nil {
-			if err := settler.Settle(); err != nil {
-				return fail(fmt.Errorf("settle after the full compaction: %w", err))
-			}
-		}
-		lastFill.CompactTime = time.Since(start)
-		t, err := shaper.Tree()
-		if err != nil {
-			return fail(fmt.Errorf("tree after the full compaction: %w", err))
-		}
-		t.Settled = settler != nil
-		lastFill.Compacted = &t
 	}
-	if err := st.Close(); err != nil {
+	if err := r.st.Close(); err != nil {
 		return nil, fmt.Errorf("%s: close: %w", e.Name, err)
 	}
 	return outs, nil
+}
+
+// measureRun is one Measure.Run: the engine's store, opened again where a
+// cold workload closed it, with what the workloads need of it.
+type measureRun struct {
+	m    *Measure
+	e    Engine
+	s    Settings
+	path string // the database's directory
+	st   workload.Store
+	// The store as a Shaper, Settler and Counter, nil if it is not one
+	// (bind).
+	shaper  Shaper
+	settler workload.Settler
+	counter Counter
+	dev     *procstat.Device // the directory's block device, nil if none
+	// lastTree is the last fill's tree, for the next one's write
+	// amplification.
+	lastTree *Tree
+	// held releases the page-cache lock a cold workload holds from its
+	// drop until it is measured (procstat.HoldPageCache), so that no other
+	// process drops the cache under it; released before the next drop.
+	held func()
+}
+
+// bind finds what the store is besides a Store.
+func (r *measureRun) bind() {
+	r.shaper, _ = r.st.(Shaper)
+	r.settler, _ = r.st.(workload.Settler)
+	r.counter, _ = r.st.(Counter)
+}
+
+// counters returns the engine's counters, all −1 if it counts nothing.
+func (r *measureRun) counters() (Counters, error) {
+	if r.counter == nil {
+		return Counters{Tables: -1, Blocks: -1, Stall: -1}, nil
+	}
+	return r.counter.Counters()
+}
+
+// fail closes the store and returns err, naming the engine.
+func (r *measureRun) fail(err error) error {
+	r.st.Close()
+	return fmt.Errorf("%s: %w", r.e.Name, err)
+}
+
+// reopening is what a cold workload's reopen of the store measured: the
+// counters before it, and its reads.
+type reopening struct {
+	before snapshot
+	io     procstat.Counters
+}
+
+// runWorkload runs w on the store and measures it: its result, the device
+// and CPU use and the engine's counters over it, and the peak memory
+// while it runs (if memory is set: the platform reads a process's resident
+// set); for a fill also L0 while it runs, the settle after it, its live
+// and disk bytes, and the tree it left with its write amplification.
+func (r *measureRun) runWorkload(cfg *workload.Config, w workload.Workload, memory bool) (*Outcome, error) {
+	r.held()
+	r.held = func() {}
+	var pr func(int)
+	if r.m.Progress != nil {
+		pr = r.m.Progress(w)
+	}
+	var sampler *l0Sampler
+	if r.shaper != nil && w.IsFill() {
+		sampler = sampleL0(r.shaper, r.m.SampleInterval)
+	}
+	cold := r.m.Cold && !w.IsFill()
+	var reopen *reopening
+	if cold {
+		var err error
+		if reopen, err = r.coldStart(w); err != nil {
+			return nil, err
+		}
+	}
+	before, err := measureNow(r.dev, r.counters, cold)
+	if err != nil {
+		return nil, r.fail(err)
+	}
+	o := &Outcome{Cold: cold, Reopened: reopen != nil}
+	if reopen != nil {
+		before.io, before.cpu = reopen.before.io, reopen.before.cpu
+		o.OpenIO = reopen.io
+	}
+	var mem *memorySampler
+	if memory {
+		mem = sampleMemory(r.st, r.m.SampleInterval)
+	}
+	o.Result, err = cfg.Run(r.st, w, pr)
+	if sampler != nil {
+		l0, serr := sampler.finish()
+		if err == nil && serr != nil {
+			err = fmt.Errorf("%s: sampling L0: %w", w, serr)
+		}
+		o.L0 = &l0
+	}
+	if err != nil {
+		return nil, r.fail(err)
+	}
+	if w.IsFill() && r.settler != nil {
+		if mem != nil {
+			mem.settling()
+		}
+		if err := r.settler.Settle(); err != nil {
+			return nil, r.fail(fmt.Errorf("settle after %s: %w", w, err))
+		}
+	}
+	if mem != nil {
+		peak, err := mem.finish()
+		if err != nil {
+			return nil, r.fail(fmt.Errorf("%s: sampling memory: %w", w, err))
+		}
+		o.Memory = &peak
+	}
+	after, err := measureNow(r.dev, r.counters, cold)
+	if err != nil {
+		return nil, r.fail(err)
+	}
+	o.IO, o.CPU, o.Engine = after.io.Minus(before.io), after.cpu-before.cpu, after.engine.minus(before.engine)
+	if w.IsFill() {
+		if err := r.fillShape(cfg, w, o); err != nil {
+			return nil, r.fail(err)
+		}
+	}
+	return o, nil
+}
+
+// coldStart readies the store for a cold workload w: closed first if it
+// maps its tables (mapped pages stay resident through the drop), the page
+// cache dropped and held (r.held releases it), and the store opened again
+// after the drop, the open's reads being the workload's (a mapping engine
+// may read ahead at open what its Gets then find resident). It returns
+// what the reopen measured, nil if the store stayed open.
+func (r *measureRun) coldStart(w workload.Workload) (*reopening, error) {
+	reopened := false
+	if mapper, ok := r.st.(TableMapper); ok && mapper.MapsTables() {
+		if err := r.st.Close(); err != nil {
+			return nil, fmt.Errorf("%s: close before %s: %w", r.e.Name, w, err)
+		}
+		reopened = true
+	}
+	if err := procstat.DropPageCache(); err != nil {
+		if reopened {
+			return nil, err
+		}
+		return nil, r.fail(err)
+	}
+	release, err := procstat.HoldPageCache()
+	if err != nil {
+		if reopened {
+			return nil, err
+		}
+		return nil, r.fail(err)
+	}
+	r.held = release
+	if !reopened {
+		return nil, nil
+	}
+	none := func() (Counters, error) { return Counters{}, nil }
+	preOpen, err := measureNow(r.dev, none, true)
+	if err != nil {
+		return nil, err
+	}
+	if r.st, err = r.e.Open(r.path, r.s); err != nil {
+		return nil, fmt.Errorf("%s: open again before %s: %w", r.e.Name, w, err)
+	}
+	r.bind()
+	opened, err := measureNow(r.dev, none, true)
+	if err != nil {
+		return nil, r.fail(err)
+	}
+	return &reopening{before: preOpen, io: opened.io.Minus(preOpen.io)}, nil
+}
+
+// fillShape records in o what fill w left: its live and disk bytes and,
+// on a Shaper, the tree, with the write amplification since the last
+// fill's.
+func (r *measureRun) fillShape(cfg *workload.Config, w workload.Workload, o *Outcome) error {
+	o.LiveBytes = cfg.LiveBytes(w)
+	var err error
+	if o.DiskBytes, err = procstat.DiskBytes(r.path); err != nil {
+		return fmt.Errorf("disk usage after %s: %w", w, err)
+	}
+	if r.shaper == nil {
+		return nil
+	}
+	t, err := r.shaper.Tree()
+	if err != nil {
+		return fmt.Errorf("tree after %s: %w", w, err)
+	}
+	t.Settled = r.settler != nil
+	o.Tree = &t
+	o.WriteAmp = -1
+	if amp, ok := t.WriteAmp(r.lastTree); ok {
+		o.WriteAmp = amp
+	}
+	r.lastTree = &t
+	return nil
+}
+
+// compactAll compacts the whole key range of the store, fc, settles it,
+// and records in the last fill's outcome the time it took and the tree it
+// left.
+func (r *measureRun) compactAll(fc FullCompacter, lastFill *Outcome) error {
+	start := time.Now()
+	if err := fc.CompactAll(); err != nil {
+		return r.fail(fmt.Errorf("full compaction: %w", err))
+	}
+	if r.settler != nil {
+		if err := r.settler.Settle(); err != nil {
+			return r.fail(fmt.Errorf("settle after the full compaction: %w", err))
+		}
+	}
+	lastFill.CompactTime = time.Since(start)
+	t, err := r.shaper.Tree()
+	if err != nil {
+		return r.fail(fmt.Errorf("tree after the full compaction: %w", err))
+	}
+	t.Settled = r.settler != nil
+	lastFill.Compacted = &t
+	return nil
 }
 
 // snapshot is the counters Run reads before and after each workload.

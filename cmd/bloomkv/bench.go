@@ -16,6 +16,7 @@ import (
 
 	"github.com/bloomkv/bloomkv"
 	"github.com/bloomkv/bloomkv/bloom"
+	"github.com/bloomkv/bloomkv/cmd/bloomkv/benchstore"
 	"github.com/bloomkv/bloomkv/internal/compaction"
 	"github.com/bloomkv/bloomkv/internal/humanize"
 	"github.com/bloomkv/bloomkv/internal/manifest"
@@ -162,6 +163,10 @@ func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
 	return fs
 }
 
+// runBench runs bench: the flags checked and parsed (check), a run under a
+// memory cgroup handed to a child, else the directory, the workloads'
+// configuration (config) and the databases' options (baseOptions), then
+// the range comparison, the sweep or the workloads (workloadOptions).
 func runBench(args []string, stdout io.Writer) (err error) {
 	var f benchFlags
 	defer func() { err = f.optionError(err) }()
@@ -172,79 +177,11 @@ func runBench(args []string, stdout io.Writer) (err error) {
 	if f.chart != "" {
 		return redrawCharts(stdout, f.chart)
 	}
-	ws, err := workload.Parse(f.workloads)
-	if err != nil {
-		return usageError{err}
-	}
-	switch {
-	case f.n < 1 || f.sweepN < 1:
-		return usageError{errors.New("-n and -sweep-n must be at least 1")}
-	case f.reads < 1 || f.sweepReads < 1:
-		return usageError{errors.New("-reads and -sweep-reads must be at least 1")}
-	case f.keySize > bloomkv.MaxKeySize:
-		return usageError{fmt.Errorf("-key-size %d: more than a key may hold (MaxKeySize, %s)", f.keySize, sizeOf(bloomkv.MaxKeySize))}
-	case f.valueSize > bloomkv.MaxValueSize:
-		return usageError{fmt.Errorf("-value-size %d: more than a value may hold (MaxValueSize, %s)", f.valueSize, sizeOf(bloomkv.MaxValueSize))}
-	case f.scanLength < 1:
-		return usageError{errors.New("-scan-length must be at least 1")}
-	case f.writesPerKey < 1 || f.writesPerKey > workload.MaxWritesPerKey:
-		return usageError{fmt.Errorf("-writes-per-key %d is outside [1, %d]", f.writesPerKey, workload.MaxWritesPerKey)}
-	case !(f.missRatio >= 0 && f.missRatio <= 1):
-		return usageError{fmt.Errorf("-miss-ratio %v is outside [0, 1]", f.missRatio)}
-	case f.bitsPerKey != 0 && bloom.CheckBitsPerKey(f.bitsPerKey) != nil:
-		// Before the keys are generated: Open would refuse it too, as an
-		// *ArgumentError, but only after.
-		return usageError{fmt.Errorf("-bits-per-key %v is outside [1, %d] (0 for no filters)", f.bitsPerKey, bloom.MaxBitsPerKey)}
-	}
-	if !f.sweep && !f.rangeCompare && !ws[0].IsFill() {
-		return usageError{errors.New("-workloads must begin with a fill (fillseq, fillrandom, filloverwrite, fillprefix or ycsb-load): the database starts empty")}
-	}
-	if f.rangeFilterBits != 0 && rangefilter.CheckBitsPerKey(f.rangeFilterBits) != nil {
-		return usageError{fmt.Errorf("-range-filter-bits %v is outside [%d, %d] (0 for none)", f.rangeFilterBits, rangefilter.MinBitsPerKey, rangefilter.MaxBitsPerKey)}
-	}
-	if f.rangeCompare && f.sweep {
-		return usageError{errors.New("-range-compare and -sweep are two runs: give one")}
-	}
-	if f.threads < 1 {
-		return usageError{fmt.Errorf("-threads %d: want at least 1", f.threads)}
-	}
-	if err := workload.ParseYCSBProperties(f.ycsb); err != nil {
-		return usageError{fmt.Errorf("-ycsb: %w", err)}
-	}
-	if f.sizes != "" {
-		if f.sweep {
-			return usageError{errors.New("-sizes runs the workloads at each size; the sweep has its own -sweep-n")}
-		}
-		if f.sizeList, err = workload.ParseCounts(f.sizes); err != nil {
-			return usageError{fmt.Errorf("-sizes: %w", err)}
-		}
-	}
-	if f.cold && f.sweep {
-		return usageError{errors.New("-cold measures the workloads' runs, not the sweep")}
-	}
-	allocation, err := parseAllocation(f.allocation)
-	if err != nil {
-		return usageError{err}
-	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	levelFilters, err := f.levelFilters(set)
+	c, err := f.check(set)
 	if err != nil {
-		return usageError{err}
-	}
-	if f.sweep && levelFilters != nil {
-		return usageError{errors.New("-filter and -levels choose one database's filters; the sweep chooses its own")}
-	}
-	if f.prefixKeys < 1 {
-		return usageError{errors.New("-prefix-keys must be at least 1")}
-	}
-	compression, err := parseCompression("-compression", f.compression)
-	if err != nil {
-		return usageError{err}
-	}
-	topCompression, err := parseCompression("-top-compression", f.topCompression)
-	if err != nil {
-		return usageError{err}
+		return err
 	}
 	if f.memLimit > 0 && os.Getenv(memcgEnv) == "" {
 		// The flags are checked: the run itself is the child's.
@@ -261,19 +198,148 @@ func runBench(args []string, stdout io.Writer) (err error) {
 		return err
 	}
 	defer cleanup()
+	cfg, err := f.config()
+	if err != nil {
+		return err
+	}
+	base, err := f.baseOptions(set, c)
+	if err != nil {
+		return err
+	}
+	if f.rangeCompare {
+		opts := base
+		opts.BitsPerKey, opts.DisableFilters, opts.FilterAllocation = f.bitsPerKey, f.bitsPerKey == 0, c.allocation
+		return runRangeCompare(stdout, &f, dir, opts, cfg)
+	}
+	if f.sweep {
+		plan, err := f.sweepPlan()
+		if err != nil {
+			return usageError{err}
+		}
+		cfg.Reads = f.sweepReads
+		return runSweep(stdout, &f, plan, dir, base, cfg)
+	}
+	opts, err := f.workloadOptions(base, c)
+	if err != nil {
+		return err
+	}
+	return runWorkloads(stdout, &f, dir, &opts, cfg, c.ws)
+}
+
+// benchChoices are the values bench's flags parse to: the workloads, the
+// filter allocation, the filters of -filter or -levels (nil for none) and
+// the compressions.
+type benchChoices struct {
+	ws                          []workload.Workload
+	allocation                  bloomkv.FilterAllocation
+	levelFilters                []bloomkv.FilterSpec
+	compression, topCompression bloomkv.Compression
+}
+
+// check checks bench's flags, set those given on the command line, and
+// parses their values: a usage error names the first flag out of range.
+// It writes nothing.
+func (f *benchFlags) check(set map[string]bool) (benchChoices, error) {
+	ws, err := workload.Parse(f.workloads)
+	if err != nil {
+		return benchChoices{}, usageError{err}
+	}
+	switch {
+	case f.n < 1 || f.sweepN < 1:
+		return benchChoices{}, usageError{errors.New("-n and -sweep-n must be at least 1")}
+	case f.reads < 1 || f.sweepReads < 1:
+		return benchChoices{}, usageError{errors.New("-reads and -sweep-reads must be at least 1")}
+	case f.keySize > bloomkv.MaxKeySize:
+		return benchChoices{}, usageError{fmt.Errorf("-key-size %d: more than a key may hold (MaxKeySize, %s)", f.keySize, sizeOf(bloomkv.MaxKeySize))}
+	case f.valueSize > bloomkv.MaxValueSize:
+		return benchChoices{}, usageError{fmt.Errorf("-value-size %d: more than a value may hold (MaxValueSize, %s)", f.valueSize, sizeOf(bloomkv.MaxValueSize))}
+	case f.scanLength < 1:
+		return benchChoices{}, usageError{errors.New("-scan-length must be at least 1")}
+	case f.writesPerKey < 1 || f.writesPerKey > workload.MaxWritesPerKey:
+		return benchChoices{}, usageError{fmt.Errorf("-writes-per-key %d is outside [1, %d]", f.writesPerKey, workload.MaxWritesPerKey)}
+	case !(f.missRatio >= 0 && f.missRatio <= 1):
+		return benchChoices{}, usageError{fmt.Errorf("-miss-ratio %v is outside [0, 1]", f.missRatio)}
+	case f.bitsPerKey != 0 && bloom.CheckBitsPerKey(f.bitsPerKey) != nil:
+		// Before the keys are generated: Open would refuse it too, as an
+		// *ArgumentError, but only after.
+		return benchChoices{}, usageError{fmt.Errorf("-bits-per-key %v is outside [1, %d] (0 for no filters)", f.bitsPerKey, bloom.MaxBitsPerKey)}
+	}
+	if !f.sweep && !f.rangeCompare && !ws[0].IsFill() {
+		return benchChoices{}, usageError{errors.New("-workloads must begin with a fill (fillseq, fillrandom, filloverwrite, fillprefix or ycsb-load): the database starts empty")}
+	}
+	if f.rangeFilterBits != 0 && rangefilter.CheckBitsPerKey(f.rangeFilterBits) != nil {
+		return benchChoices{}, usageError{fmt.Errorf("-range-filter-bits %v is outside [%d, %d] (0 for none)", f.rangeFilterBits, rangefilter.MinBitsPerKey, rangefilter.MaxBitsPerKey)}
+	}
+	if f.rangeCompare && f.sweep {
+		return benchChoices{}, usageError{errors.New("-range-compare and -sweep are two runs: give one")}
+	}
+	if f.threads < 1 {
+		return benchChoices{}, usageError{fmt.Errorf("-threads %d: want at least 1", f.threads)}
+	}
+	if err := workload.ParseYCSBProperties(f.ycsb); err != nil {
+		return benchChoices{}, usageError{fmt.Errorf("-ycsb: %w", err)}
+	}
+	if f.sizes != "" {
+		if f.sweep {
+			return benchChoices{}, usageError{errors.New("-sizes runs the workloads at each size; the sweep has its own -sweep-n")}
+		}
+		if f.sizeList, err = workload.ParseCounts(f.sizes); err != nil {
+			return benchChoices{}, usageError{fmt.Errorf("-sizes: %w", err)}
+		}
+	}
+	if f.cold && f.sweep {
+		return benchChoices{}, usageError{errors.New("-cold measures the workloads' runs, not the sweep")}
+	}
+	allocation, err := parseAllocation(f.allocation)
+	if err != nil {
+		return benchChoices{}, usageError{err}
+	}
+	levelFilters, err := f.levelFilters(set)
+	if err != nil {
+		return benchChoices{}, usageError{err}
+	}
+	if f.sweep && levelFilters != nil {
+		return benchChoices{}, usageError{errors.New("-filter and -levels choose one database's filters; the sweep chooses its own")}
+	}
+	if f.prefixKeys < 1 {
+		return benchChoices{}, usageError{errors.New("-prefix-keys must be at least 1")}
+	}
+	compression, err := parseCompression("-compression", f.compression)
+	if err != nil {
+		return benchChoices{}, usageError{err}
+	}
+	topCompression, err := parseCompression("-top-compression", f.topCompression)
+	if err != nil {
+		return benchChoices{}, usageError{err}
+	}
+	return benchChoices{ws, allocation, levelFilters, compression, topCompression}, nil
+}
+
+// config makes the workloads' configuration: the keys (of -sweep-n under
+// -sweep) and the -out directory, created.
+func (f *benchFlags) config() (*workload.Config, error) {
 	n := f.n
 	if f.sweep {
 		n = f.sweepN
 	}
 	keys, err := workload.NewKeys(n, f.keySize, f.valueSize, f.seed)
 	if err != nil {
-		return usageError{err}
+		return nil, usageError{err}
 	}
 	if f.out != "" {
 		if err := os.MkdirAll(f.out, 0o755); err != nil {
-			return err
+			return nil, err
 		}
 	}
+	cfg := &workload.Config{Keys: keys, Reads: f.reads, MissRatio: f.missRatio, ScanLength: f.scanLength, PrefixKeys: f.prefixKeys, WritesPerKey: f.writesPerKey,
+		Threads: f.threads, YCSB: f.ycsb}
+	return cfg, nil
+}
+
+// baseOptions returns the options every database of the run starts from:
+// the level sizing, compactions, memory, compression and value separation
+// of the flags (set: those given), without the filters.
+func (f *benchFlags) baseOptions(set map[string]bool, c benchChoices) (bloomkv.Options, error) {
 	var sizing bloomkv.LevelSizing
 	switch f.levelSizing {
 	case "dynamic":
@@ -281,18 +347,18 @@ func runBench(args []string, stdout io.Writer) (err error) {
 	case "static":
 		sizing = bloomkv.StaticLevelSizing
 	default:
-		return usageError{fmt.Errorf("-level-sizing %q: want dynamic or static", f.levelSizing)}
+		return bloomkv.Options{}, usageError{fmt.Errorf("-level-sizing %q: want dynamic or static", f.levelSizing)}
 	}
 	if f.maxCompactions < 0 {
-		return usageError{fmt.Errorf("-max-compactions %d: want 0 (the default) or more", f.maxCompactions)}
+		return bloomkv.Options{}, usageError{fmt.Errorf("-max-compactions %d: want 0 (the default) or more", f.maxCompactions)}
 	}
 	base := bloomkv.Options{
 		LevelSizing:              sizing,
 		MaxConcurrentCompactions: f.maxCompactions,
 		MemtableSize:             int64(f.memtableSize),
 		BlockCacheSize:           int64(f.cacheSize),
-		Compression:              compression,
-		TopLevelCompression:      topCompression,
+		Compression:              c.compression,
+		TopLevelCompression:      c.topCompression,
 		BaseLevelSize:            uint64(f.baseLevelSize),
 		TargetFileSize:           uint64(f.targetFileSize),
 		ValueSeparation:          bloomkv.ValueSeparation{MinSize: f.valueSeparation},
@@ -309,39 +375,31 @@ func runBench(args []string, stdout io.Writer) (err error) {
 			base.MemtableSize = 0
 		}
 	}
-	cfg := &workload.Config{Keys: keys, Reads: f.reads, MissRatio: f.missRatio, ScanLength: f.scanLength, PrefixKeys: f.prefixKeys, WritesPerKey: f.writesPerKey,
-		Threads: f.threads, YCSB: f.ycsb}
-	if f.rangeCompare {
-		opts := base
-		opts.BitsPerKey, opts.DisableFilters, opts.FilterAllocation = f.bitsPerKey, f.bitsPerKey == 0, allocation
-		return runRangeCompare(stdout, &f, dir, opts, cfg)
-	}
-	if f.sweep {
-		plan, err := f.sweepPlan()
-		if err != nil {
-			return usageError{err}
-		}
-		cfg.Reads = f.sweepReads
-		return runSweep(stdout, &f, plan, dir, base, cfg)
-	}
+	return base, nil
+}
+
+// workloadOptions returns base with the filters of the flags — the bits
+// per key and allocation, or -filter or -levels' filters — the range
+// filters, and the prefix extractor if a workload needs one.
+func (f *benchFlags) workloadOptions(base bloomkv.Options, c benchChoices) (bloomkv.Options, error) {
 	opts := base
-	opts.BitsPerKey, opts.DisableFilters, opts.FilterAllocation = f.bitsPerKey, f.bitsPerKey == 0, allocation
-	if levelFilters != nil {
-		opts.BitsPerKey, opts.DisableFilters, opts.LevelFilters = 0, allFiltersOff(levelFilters), levelFilters
+	opts.BitsPerKey, opts.DisableFilters, opts.FilterAllocation = f.bitsPerKey, f.bitsPerKey == 0, c.allocation
+	if c.levelFilters != nil {
+		opts.BitsPerKey, opts.DisableFilters, opts.LevelFilters = 0, allFiltersOff(c.levelFilters), c.levelFilters
 	}
 	if f.rangeFilterBits > 0 {
 		opts.RangeFilterBits = []float64{f.rangeFilterBits}
 	}
-	for _, w := range ws {
+	for _, w := range c.ws {
 		if w == workload.FillPrefix || w.IsPrefixSeek() {
 			if opts.DisableFilters {
-				return usageError{errors.New("the prefix workloads need filters, which hold the prefixes: not -bits-per-key 0 or -filter none")}
+				return bloomkv.Options{}, usageError{errors.New("the prefix workloads need filters, which hold the prefixes: not -bits-per-key 0 or -filter none")}
 			}
-			opts.Prefix = workload.PrefixExtractor()
+			opts.Prefix = benchstore.PrefixExtractor()
 			break
 		}
 	}
-	return runWorkloads(stdout, &f, dir, &opts, cfg, ws)
+	return opts, nil
 }
 
 // levelFilters returns the LevelFilters of -filter or -levels, nil if
@@ -586,7 +644,7 @@ func delta(a, b bloomkv.LevelMetrics) bloomkv.LevelMetrics {
 
 // runPhase runs w on s and measures the metrics it moved; a fill is
 // followed by a Settle.
-func runPhase(s *workload.Bloomkv, cfg *workload.Config, w workload.Workload, label string) (*phase, error) {
+func runPhase(s *benchstore.Bloomkv, cfg *workload.Config, w workload.Workload, label string) (*phase, error) {
 	return runPhaseOS(s, cfg, w, label, nil)
 }
 
@@ -606,7 +664,7 @@ type osMeasure struct {
 // runPhaseOS is runPhase that, with m, also measures what m says: the
 // phase's I/O counters, CPU time and write stalls, and after a fill's
 // settle the database's bytes on disk.
-func runPhaseOS(s *workload.Bloomkv, cfg *workload.Config, w workload.Workload, label string, m *osMeasure) (*phase, error) {
+func runPhaseOS(s *benchstore.Bloomkv, cfg *workload.Config, w workload.Workload, label string, m *osMeasure) (*phase, error) {
 	var osBefore procstat.Counters
 	var cpuBefore time.Duration
 	cold := m != nil && m.cold && !w.IsFill()
@@ -759,7 +817,7 @@ func runSize(dir string, opts *bloomkv.Options, cfg *workload.Config, ws []workl
 		}
 		m = &mm
 	}
-	s, err := workload.OpenBloomkv(dir, opts)
+	s, err := benchstore.Open(dir, opts)
 	if err != nil {
 		return nil, err
 	}

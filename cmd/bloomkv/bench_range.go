@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bloomkv/bloomkv"
+	"github.com/bloomkv/bloomkv/cmd/bloomkv/benchstore"
 	"github.com/bloomkv/bloomkv/internal/humanize"
 	"github.com/bloomkv/bloomkv/internal/procstat"
 	"github.com/bloomkv/bloomkv/internal/progress"
@@ -79,9 +80,9 @@ func runRangeCompare(stdout io.Writer, f *benchFlags, dir string, base bloomkv.O
 	}
 	on, off := base, base
 	on.RangeFilterBits = []float64{bits}
-	var stores [2]*workload.Bloomkv
+	var stores [2]*benchstore.Bloomkv
 	for i, opts := range []*bloomkv.Options{&on, &off} {
-		s, err := workload.OpenBloomkv(filepath.Join(dir, strconv.Itoa(i)), opts)
+		s, err := benchstore.Open(filepath.Join(dir, strconv.Itoa(i)), opts)
 		if err != nil {
 			return err
 		}
@@ -185,7 +186,7 @@ func fillRangePairs(dir string, on, off bloomkv.Options, cfg *workload.Config, f
 		opts := sides[i]
 		label := fmt.Sprintf("fill pair %d/%d, %s", p+1, rangeFillPairs, labels[i])
 		pdir := filepath.Join(dir, fmt.Sprintf("pair%d-%d", p, i))
-		s, err := workload.OpenBloomkv(pdir, &opts)
+		s, err := benchstore.Open(pdir, &opts)
 		if err != nil {
 			return 0, err
 		}

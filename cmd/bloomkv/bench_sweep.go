@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/bloomkv/bloomkv"
+	"github.com/bloomkv/bloomkv/cmd/bloomkv/benchstore"
 	"github.com/bloomkv/bloomkv/internal/compaction"
 	"github.com/bloomkv/bloomkv/internal/humanize"
 	"github.com/bloomkv/bloomkv/internal/manifest"
@@ -541,7 +542,7 @@ func sweepOne(dir string, opts *bloomkv.Options, cfg *workload.Config, label str
 	// dirty pages whose writeback would slow it, more or less by chance.
 	// Off Linux there is no such sync.
 	_ = procstat.WriteBack()
-	s, err := workload.OpenBloomkv(dir, opts)
+	s, err := benchstore.Open(dir, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -704,13 +705,13 @@ func sweepPrefix(dir string, base bloomkv.Options, cfg *workload.Config, withPre
 	defer os.RemoveAll(dir)
 	opts := sweepConfig{policyUniform, 10}.options(base)
 	if withPrefix {
-		opts.Prefix = workload.PrefixExtractor()
+		opts.Prefix = benchstore.PrefixExtractor()
 	}
 	label := "prefix filters"
 	if !withPrefix {
 		label = "no prefix filters"
 	}
-	s, err := workload.OpenBloomkv(dir, &opts)
+	s, err := benchstore.Open(dir, &opts)
 	if err != nil {
 		return nil, err
 	}
@@ -722,8 +723,8 @@ func sweepPrefix(dir string, base bloomkv.Options, cfg *workload.Config, withPre
 		if err := s.Close(); err != nil {
 			return nil, err
 		}
-		opts.Prefix = workload.PrefixExtractor()
-		if s, err = workload.OpenBloomkv(dir, &opts); err != nil {
+		opts.Prefix = benchstore.PrefixExtractor()
+		if s, err = benchstore.Open(dir, &opts); err != nil {
 			return nil, err
 		}
 	}

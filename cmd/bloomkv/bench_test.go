@@ -176,8 +176,8 @@ func TestBenchSweep(t *testing.T) {
 			t.Errorf("%s %g: memory %d, fill %v/s, settled %v/s", r.Policy, r.Param, r.FilterMemory, r.FillOpsPerSec, r.FillSettledPerSec)
 		}
 	}
-	// The floors: perfect filters' reads at most those of Bloom and fuse
-	// filters at the tree's table sizes, which bound the model's reads of
+	// The floors: perfect filters' reads at most those of Bloom, fuse and
+	// Ribbon filters at the tree's table sizes, which bound the model's reads of
 	// the row's own filters (a table without one counted at rate 1).
 	for _, r := range rep.Rows {
 		if !(r.FloorBlocks > 0 && r.FloorBlocks <= r.FuseFloorBlocks) {
@@ -503,8 +503,8 @@ func treeState(t *testing.T, root string) map[string]string {
 // TestBenchRefusesUsedDir gives bench a -dir that already holds something:
 // a database, an unrelated file, an empty subdirectory (the sweep's own
 // subdirectories are named 0, 1, …), or a file instead of a directory.
-// bench used to open an existing database there and write its keys into
-// it; it must refuse with a usage error naming -dir, before it writes
+// bench must not open an existing database there and write its keys into
+// it: it must refuse with a usage error naming -dir, before it writes
 // anything, and leave the path byte for byte as it was. A new or an empty
 // directory is accepted.
 func TestBenchRefusesUsedDir(t *testing.T) {

@@ -27,9 +27,9 @@ import (
 	"github.com/bloomkv/bloomkv/internal/humanize"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/rangefilter"
+	"github.com/bloomkv/bloomkv/record"
 	"github.com/bloomkv/bloomkv/ribbon"
 	"github.com/bloomkv/bloomkv/sstable"
-	"github.com/bloomkv/bloomkv/wal"
 )
 
 func runInspect(args []string, stdout io.Writer) error {
@@ -125,7 +125,7 @@ func fileType(f io.ReaderAt, size int64, name string) string {
 			}
 		}
 	}
-	r := wal.NewReader(io.NewSectionReader(f, 0, size), name)
+	r := record.NewReader(io.NewSectionReader(f, 0, size), name)
 	if rec, err := r.Next(); err == nil {
 		if batchrepr.Decode(rec, func(batchrepr.Entry) {}) == nil {
 			return "wal"
@@ -381,8 +381,8 @@ func formatInternalKey(k base.InternalKey) string {
 func inspectWAL(out *bufio.Writer, f *os.File, size int64, name string, verbose bool) error {
 	var buf bytes.Buffer
 	w := bufio.NewWriter(&buf)
-	fmt.Fprintf(w, "WAL %s: %d bytes (%s), %s of 32 KiB\n", name, size, humanize.Bytes(uint64(size)), count(int((size+wal.BlockSize-1)/wal.BlockSize), "block"))
-	r := wal.NewReader(f, name)
+	fmt.Fprintf(w, "WAL %s: %d bytes (%s), %s of 32 KiB\n", name, size, humanize.Bytes(uint64(size)), count(int((size+record.BlockSize-1)/record.BlockSize), "block"))
+	r := record.NewReader(f, name)
 	var records, entries, sets, deletes, merges int
 	var minSeq, maxSeq uint64
 	var bad error
@@ -478,7 +478,7 @@ func inspectManifest(out *bufio.Writer, f *os.File, size int64, name string, ver
 	var buf bytes.Buffer
 	w := bufio.NewWriter(&buf)
 	fmt.Fprintf(w, "manifest %s: %d bytes, a log of version edits (the first a snapshot)\n", name, size)
-	r := wal.NewReader(f, name)
+	r := record.NewReader(f, name)
 	state := manifest.State{}
 	edits := 0
 	var bad error
@@ -565,7 +565,7 @@ func blobRefs(m *manifest.FileMetadata) string {
 }
 
 // notALog is the error for a file named as a WAL or manifest whose bytes
-// show no sign of being a log (see wal.Reader.NotALog). The Reader reads it
+// show no sign of being a log (see record.Reader.NotALog). The Reader reads it
 // as a torn tail at offset 0, which recovery would drop from the newest WAL;
 // out of recovery, with no crash to explain it, it is corruption.
 func notALog(name string) error {

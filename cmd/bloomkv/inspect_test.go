@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bloomkv/bloomkv/record"
 	"github.com/bloomkv/bloomkv/sstable"
-	"github.com/bloomkv/bloomkv/wal"
 )
 
 // TestInspectGolden inspects each kind of file of buildTestDB's database.
@@ -217,7 +217,7 @@ func TestInspectCorrupt(t *testing.T) {
 	// A damaged record in the middle of a WAL: three batches, the second
 	// with a flipped byte.
 	var buf bytes.Buffer
-	w := wal.NewWriter(&buf)
+	w := record.NewWriter(&buf)
 	var offsets []int64
 	for i := range 3 {
 		b := make([]byte, 12, 40)
@@ -234,7 +234,7 @@ func TestInspectCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := buf.Bytes()
-	data[offsets[1]+wal.HeaderSize+3] ^= 0xff
+	data[offsets[1]+record.HeaderSize+3] ^= 0xff
 	path := filepath.Join(t.TempDir(), "000007.log")
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
@@ -248,8 +248,8 @@ func TestInspectCorrupt(t *testing.T) {
 
 // TestInspectNotALog inspects, as a WAL and as a manifest, files that are
 // not logs and logs with and without a torn tail. Random bytes named
-// 000098.log or MANIFEST-000097 used to read as "a torn tail at 0" and exit
-// 0; a file with no intact chunk is a log only if it is zeros or a first
+// 000098.log or MANIFEST-000097 must not read as "a torn tail at 0" and
+// exit 0; a file with no intact chunk is a log only if it is zeros or a first
 // record cut short by the end of the file, and a manifest needs an intact
 // first edit.
 func TestInspectNotALog(t *testing.T) {
@@ -260,7 +260,7 @@ func TestInspectNotALog(t *testing.T) {
 	}
 	// A WAL of three batches, each setting "k" = "v".
 	var buf bytes.Buffer
-	w := wal.NewWriter(&buf)
+	w := record.NewWriter(&buf)
 	for i := range 3 {
 		b := make([]byte, 12, 40)
 		binary.LittleEndian.PutUint64(b, uint64(10+i))
@@ -274,7 +274,7 @@ func TestInspectNotALog(t *testing.T) {
 	}
 	walLog := buf.Bytes()
 
-	random := make([]byte, 3*wal.BlockSize)
+	random := make([]byte, 3*record.BlockSize)
 	rng := rand.New(rand.NewPCG(98, 97))
 	for i := range random {
 		random[i] = byte(rng.Uint32())
@@ -303,9 +303,9 @@ func TestInspectNotALog(t *testing.T) {
 			want{1, "not a log"}, want{1, "not a log"}},
 		{"random bytes over blocks", func([]byte) []byte { return random },
 			want{1, "not a log"}, want{1, "not a log"}},
-		{"only chunk, bad checksum", func(log []byte) []byte { return flip(firstChunk(t, log), wal.HeaderSize+2) },
+		{"only chunk, bad checksum", func(log []byte) []byte { return flip(firstChunk(t, log), record.HeaderSize+2) },
 			want{1, "not a log"}, want{1, "not a log"}},
-		{"first chunk, bad checksum, intact chunks after", func(log []byte) []byte { return flip(log, wal.HeaderSize+2) },
+		{"first chunk, bad checksum, intact chunks after", func(log []byte) []byte { return flip(log, record.HeaderSize+2) },
 			want{1, "checksum mismatch"}, want{1, "checksum mismatch"}},
 		{"valid log", func(log []byte) []byte { return log },
 			want{0, "torn tail: none"}, want{0, "after "}},
@@ -350,7 +350,7 @@ func TestInspectNotALog(t *testing.T) {
 // a log of its first record alone.
 func firstChunk(t *testing.T, log []byte) []byte {
 	t.Helper()
-	end := wal.HeaderSize + int(binary.LittleEndian.Uint16(log[4:6]))
+	end := record.HeaderSize + int(binary.LittleEndian.Uint16(log[4:6]))
 	if log[6] != 1 || end >= len(log) {
 		t.Fatalf("the log does not start with a FULL chunk followed by more")
 	}

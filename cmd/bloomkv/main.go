@@ -44,8 +44,8 @@
 // and read amplification per Get — tables considered, filter negatives,
 // data blocks read from the file and the cache — with the measured and
 // predicted false-positive rate and the filter family of each level;
-// -filter and -levels choose the filters (bloom:10, fuse:8, one per level),
-// -allocation how the memory is spread (uniform, optimal, best,
+// -filter and -levels choose the filters (bloom:10, fuse:8, ribbon:8, one
+// per level), -allocation how the memory is spread (uniform, optimal, best,
 // progressive); -sweep runs the bits-per-key × policy sweep, the prefix
 // workloads and the filter families' rates and costs by table size, and
 // -out DIR writes CSV, JSON and SVG charts.

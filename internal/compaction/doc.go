@@ -120,7 +120,7 @@
 // levels get many bits per key and the largest slightly fewer than the
 // average; with T = 10 the expected wasted reads drop to about the largest
 // level's rate, a constant. BestAllocation solves the same problem with a
-// choice of family per level — none, Bloom or binary fuse — and each
+// choice of family per level — none, Bloom, binary fuse or Ribbon — and each
 // family's real rate and cost in tables of the level's size, as a
 // knapsack's linear relaxation, in which one level may give a fraction of
 // its tables the next richer filter (FiltersForLevels, LevelFilter);

@@ -3,7 +3,6 @@ package compaction
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 
@@ -85,9 +84,10 @@ import (
 // pair removes reads, refilling after each; on small trees it is nearly
 // always the optimum over single candidates (TestBestMatchesBruteForce
 // searches every combination). Every step of both is checked against the
-// budget as FilterMemory sums it, so a plan never exceeds it. A plan
-// takes 0.1–0.2 ms for a tree of four levels (BenchmarkBestPlan), a
-// little more for seven; each table size's costs of the candidates (a
+// budget as FilterMemory sums it, so a plan never exceeds it. The steps
+// are the methods of planner (filters_best.go): relax, then bisect, fill
+// and exchange. A plan takes 0.1–0.2 ms for a tree of four levels
+// (BenchmarkBestPlan), a little more for seven; each table size's costs of the candidates (a
 // tableCurve, about 20 µs) are computed once and kept, the candidates'
 // rates once per process (about a fifth of a second of CPU).
 //
@@ -331,8 +331,10 @@ type candidate struct {
 // planned, spread over the CPUs.
 var bestCandidates = sync.OnceValue(func() []candidate {
 	specs := []sstable.FilterSpec{{}} // none first: FiltersForLevels drops it under a prefix extractor
-	for tenths := 10; tenths <= 300; tenths++ {
-		specs = append(specs, sstable.Bloom(float64(tenths)/10))
+	// Bloom from 1 to 30 bits per key, perBit grid steps to a bit.
+	const perBit = 1 / bitsGrid
+	for step := perBit; step <= 30*perBit; step++ {
+		specs = append(specs, sstable.Bloom(step/perBit))
 	}
 	for bits := 31; bits <= bloom.MaxBitsPerKey; bits++ {
 		specs = append(specs, sstable.Bloom(float64(bits)))
@@ -354,286 +356,7 @@ func newCandidates(specs []sstable.FilterSpec) []candidate {
 	return cands
 }
 
-// bestPlan solves BestAllocation over cands (see FiltersForLevels), for
-// an average of avg bits per key: of bestPlans' two plans, the one with
-// fewer expected reads, the relaxation's on a tie. If cands has no
-// candidate of zero cost (no none) and even the cheapest exceed the
-// budget, it returns the cheapest.
-func bestPlan(s Shape, avg float64, cands []candidate) FilterPlan {
-	relaxed, single, relaxedReads, singleReads := bestPlans(s, avg, cands)
-	if relaxedReads <= singleReads {
-		return relaxed
-	}
-	return single
-}
-
-// bestPlans returns BestAllocation's plans over cands for an average of
-// avg bits per key (see FiltersForLevels) and their expected reads: the
-// linear relaxation's, which mixes two candidates in one level (reads
-// +Inf if even the cheapest candidates exceed the budget), and the best
-// it finds of one candidate per level.
-func bestPlans(s Shape, avg float64, cands []candidate) (relaxed, single FilterPlan, relaxedReads, singleReads float64) {
-	// Each level's candidates as memory (bits) and expected reads, and
-	// the lower convex hull of those points, which is all the price's
-	// choice and the relaxation need: a linear cost is least at a
-	// vertex, and ties go to the cheaper, a vertex too.
-	type level struct {
-		index      int
-		mem, reads []float64
-		hull       []int
-		// The level's candidate, and in a mix the richer one, hi, for
-		// the fraction frac of its keys (0: choice alone). tables is
-		// the number of tables it holds, of which frac is a multiple.
-		choice, hi int
-		frac       float64
-		tables     float64
-		// byMem lists the candidates cheapest first, and fewest[k] is
-		// the one of byMem[:k+1] with the fewest reads: the best
-		// candidate within a memory, by a binary search.
-		byMem, fewest []int
-	}
-	var levels []*level
-	for i := range manifest.NumLevels {
-		if s.runs(i) == 0 {
-			continue
-		}
-		l := &level{index: i, mem: make([]float64, len(cands)), reads: make([]float64, len(cands))}
-		keys, n, runs := s.keys(i), s.tableKeys(i), float64(s.runs(i))
-		curve := curveFor(cands, n)
-		for c, cand := range cands {
-			l.mem[c] = keys * curve.bitsPerKey[c]
-			l.reads[c] = runs * cand.fpr
-		}
-		l.tables = max(1, math.Round(keys/float64(n)))
-		if i == 0 {
-			l.tables = runs
-		}
-		l.hull, l.byMem, l.fewest = curve.hull, curve.byMem, curve.fewest
-		levels = append(levels, l)
-	}
-	budget := s.totalKeys() * avg
-
-	// memory sums the chosen memory in level order, as FilterMemory does
-	// (LevelFilter.mix included), so that the check against the budget is
-	// FilterMemory's; reads sums the expected reads likewise.
-	mixOf := func(l *level) LevelFilter { return LevelFilter{HiFraction: l.frac} }
-	memory := func() float64 {
-		var m float64
-		for _, l := range levels {
-			m += mixOf(l).mix(l.mem[l.choice], l.mem[l.hi])
-		}
-		return m
-	}
-	reads := func() float64 {
-		var r float64
-		for _, l := range levels {
-			r += mixOf(l).mix(l.reads[l.choice], l.reads[l.hi])
-		}
-		return r
-	}
-	plan := func() FilterPlan {
-		var p FilterPlan
-		for _, l := range levels {
-			p[l.index] = Single(cands[l.choice].spec)
-			if l.frac > 0 {
-				p[l.index] = LevelFilter{Lo: cands[l.choice].spec, Hi: cands[l.hi].spec, HiFraction: l.frac}
-			}
-		}
-		return p
-	}
-	// pick sets each level's choice to its candidate minimizing
-	// reads + λ·memory; ties go to the cheaper.
-	pick := func(lambda float64) {
-		for _, l := range levels {
-			best := l.hull[0]
-			for _, c := range l.hull[1:] {
-				if l.reads[c]+lambda*l.mem[c] < l.reads[best]+lambda*l.mem[best] {
-					best = c
-				}
-			}
-			l.choice, l.hi, l.frac = best, best, 0
-		}
-	}
-
-	// Greedy repair: spend what the choices leave of the budget on the
-	// levels that do not mix. Every step lowers one level's reads, so
-	// there are at most as many as candidates per level. A step is
-	// checked against the budget as FilterMemory sums it; one the running
-	// total let through by a rounding is undone and not tried again.
-	var total float64
-	var rejected map[[2]int]bool // by fill, in one of the plans below
-	fill := func() {
-		for total <= budget {
-			var up *level
-			upTo, upScore := 0, 0.0
-			for _, l := range levels {
-				if l.frac > 0 {
-					continue
-				}
-				cur := l.choice
-				for c := range cands {
-					gain := l.reads[cur] - l.reads[c]
-					if !(gain > 0) || total-l.mem[cur]+l.mem[c] > budget || len(rejected) > 0 && rejected[[2]int{l.index, c}] {
-						continue
-					}
-					score := math.Inf(1) // as cheap or cheaper: take it
-					if extra := l.mem[c] - l.mem[cur]; extra > 0 {
-						score = gain / extra
-					}
-					if score > upScore {
-						up, upTo, upScore = l, c, score
-					}
-				}
-			}
-			if up == nil {
-				return
-			}
-			from := up.choice
-			up.choice, up.hi = upTo, upTo
-			if total = memory(); total > budget {
-				up.choice, up.hi = from, from
-				total = memory()
-				rejected[[2]int{up.index, upTo}] = true
-			}
-		}
-	}
-
-	// The relaxation (see FiltersForLevels).
-	relaxedReads = math.Inf(1)
-	for _, l := range levels {
-		l.choice, l.hi, l.frac = l.hull[0], l.hull[0], 0
-	}
-	rejected = map[[2]int]bool{}
-	if total = memory(); total <= budget {
-		type segment struct {
-			l     *level
-			k     int     // from l.hull[k] to l.hull[k+1]
-			slope float64 // reads per bit, < 0
-		}
-		var segs []segment
-		for _, l := range levels {
-			for k := range len(l.hull) - 1 {
-				a, b := l.hull[k], l.hull[k+1]
-				segs = append(segs, segment{l, k, (l.reads[b] - l.reads[a]) / (l.mem[b] - l.mem[a])})
-			}
-		}
-		// The most reads removed per bit first; a level's segments are
-		// in its hull's order already (their slopes rise), and stay so.
-		slices.SortStableFunc(segs, func(a, b segment) int { return cmp.Compare(a.slope, b.slope) })
-		for _, sg := range segs {
-			l := sg.l
-			from, to := l.hull[sg.k], l.hull[sg.k+1]
-			if l.choice != from {
-				continue // the level stopped at an earlier segment
-			}
-			l.choice, l.hi = to, to
-			if total = memory(); total <= budget {
-				continue
-			}
-			// The first segment that does not fit whole: the fraction
-			// of the level's keys the rest of the budget buys at to,
-			// in whole tables, rounded down (and down again while a
-			// rounding of the sum exceeds the budget).
-			l.choice, l.hi = from, from
-			left := budget - memory()
-			l.hi, l.frac = to, math.Floor(left/(l.mem[to]-l.mem[from])*l.tables)/l.tables
-			for l.frac > 0 && memory() > budget {
-				l.frac = max(0, l.frac-1/l.tables)
-			}
-			if l.frac > 0 {
-				break
-			}
-			// Not even one of the level's tables fits the step (a level
-			// of few tables, such as L0's few runs): the level stays at
-			// from — its later segments start elsewhere, and are passed
-			// over — and the next segments, of other levels, may still
-			// fit, whole or in part.
-			l.hi = from
-		}
-		total = memory()
-		fill() // what the rounding to whole tables left
-		relaxed, relaxedReads = plan(), reads()
-	}
-
-	// One candidate per level. The price λ = e^x, bisected on x: at λ = 0
-	// every level takes its lowest rate, at e^80 reads per bit its
-	// cheapest candidate (a bit of any level then costs more than all
-	// the reads of the tree).
-	pick(0)
-	if memory() > budget {
-		lo, hi := -80.0, 80.0
-		for range 64 {
-			mid := (lo + hi) / 2
-			pick(math.Exp(mid))
-			if memory() > budget {
-				lo = mid
-			} else {
-				hi = mid
-			}
-		}
-		pick(math.Exp(hi))
-	}
-	total, rejected = memory(), map[[2]int]bool{}
-	fill()
-
-	// Exchanges: where no single level's step fits what is left — a fuse
-	// width is a factor of 2 in rate, and the largest level's step can
-	// be most of the budget's slack — a pair of changes may: one level
-	// to another of its hull's candidates, up or down, and another to any
-	// candidate. Take the pair that removes the most reads within the
-	// budget, refill, and repeat while a pair helps.
-	for range 4 * len(levels) {
-		var li, lj *level
-		var ci, cj int
-		best := -1e-12 * reads() // the least improvement worth a step
-		for _, a := range levels {
-			for _, c := range a.hull {
-				if c == a.choice {
-					continue
-				}
-				ta := total - a.mem[a.choice] + a.mem[c]
-				da := a.reads[c] - a.reads[a.choice]
-				for _, b := range levels {
-					if b == a {
-						continue
-					}
-					// b's best candidate within what a leaves.
-					room := budget - ta + b.mem[b.choice]
-					k, _ := slices.BinarySearchFunc(b.byMem, room, func(c int, room float64) int {
-						return cmp.Compare(b.mem[c], room)
-					})
-					for k < len(b.byMem) && b.mem[b.byMem[k]] <= room {
-						k++ // past the candidates of memory equal to room
-					}
-					if k == 0 {
-						continue
-					}
-					d := b.fewest[k-1]
-					if delta := da + b.reads[d] - b.reads[b.choice]; delta < best {
-						li, ci, lj, cj, best = a, c, b, d, delta
-					}
-				}
-			}
-		}
-		if li == nil {
-			break
-		}
-		fromI, fromJ := li.choice, lj.choice
-		li.choice, lj.choice = ci, cj
-		li.hi, lj.hi = ci, cj
-		if total = memory(); total > budget {
-			li.choice, lj.choice = fromI, fromJ
-			li.hi, lj.hi = fromI, fromJ
-			total = memory()
-			break
-		}
-		fill()
-	}
-
-	return relaxed, plan(), relaxedReads, reads()
-}
-
-// tableCurve is what bestPlans needs of the candidates in a level whose
+// tableCurve is what the planner needs of the candidates in a level whose
 // tables hold n keys, all of which depends on n alone: each candidate's
 // bits per key (FilterSpec.BitsPerKey(n)), the lower convex hull of
 // their (bits per key, rate), the candidates by bits per key, cheapest

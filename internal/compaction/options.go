@@ -31,8 +31,8 @@ const (
 	// the largest level's rate. See BitsPerKeyForLevels.
 	OptimalAllocation
 	// BestAllocation chooses each level's filter family and parameter —
-	// none, Bloom at bits per key on a grid of tenths, or fuse at each
-	// fingerprint width — to minimize the expected false-positive reads
+	// none, Bloom at bits per key on a grid of tenths, fuse at each
+	// fingerprint width or Ribbon at each result width — to minimize the expected false-positive reads
 	// of an absent-key lookup, Σ over runs of their false-positive rates,
 	// within N·BitsPerKey bits (UniformAllocation's nominal memory),
 	// counting each family's real rate and its cost in tables of the

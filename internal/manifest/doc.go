@@ -122,14 +122,14 @@
 // Validate. Decode never panics and never reads outside its input. It does
 // not know where the edit came from; the manifest reader adds the file and
 // the record's offset. Bit flips are the record format's job: each edit is
-// one record of the log format of package wal, under a CRC.
+// one record of the log format of package record, under a CRC.
 //
 // The tags are this package's own: the framing is LevelDB's log format,
 // but an edit is not LevelDB's encoding.
 //
 // # The manifest and CURRENT
 //
-// A manifest, MANIFEST-NNNNNN, is a log (package wal) of edits. Its first
+// A manifest, MANIFEST-NNNNNN, is a log (package record) of edits. Its first
 // record is a snapshot edit, which builds the whole state from nothing; each
 // later record is one change. CURRENT holds the name of the live manifest
 // and a newline.
@@ -177,7 +177,7 @@
 // a crash is a torn tail, dropped, never acknowledged.
 //
 // INVARIANT: once a write or sync of a Log fails, it writes nothing more
-// (as in package wal), so the manifest never holds intact edits after a
+// (as in package record), so the manifest never holds intact edits after a
 // damaged one that a crash would reveal as mid-log corruption.
 //
 // INVARIANT: at most one Log takes appends, and its manifest is the one

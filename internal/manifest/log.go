@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/bloomkv/bloomkv/record"
 	"github.com/bloomkv/bloomkv/vfs"
-	"github.com/bloomkv/bloomkv/wal"
 )
 
 // Log is the live manifest of an open DB: it appends edits durably and keeps
@@ -23,7 +23,7 @@ type Log struct {
 	path    string
 	fileNum uint64
 	f       vfs.File
-	w       *wal.Writer
+	w       *record.Writer
 	state   State
 	buf     []byte
 	// err is sticky: set by the first failed write or sync, or by a Rotate
@@ -86,7 +86,7 @@ func create(fs vfs.FS, dir string, fileNum uint64, initial *VersionEdit) (l *Log
 	if err != nil {
 		return nil, false, fmt.Errorf("manifest: %w", err)
 	}
-	l = &Log{fs: fs, dir: dir, path: path, fileNum: fileNum, f: f, w: wal.NewWriter(f), state: state}
+	l = &Log{fs: fs, dir: dir, path: path, fileNum: fileNum, f: f, w: record.NewWriter(f), state: state}
 	abandon := func(err error) (*Log, bool, error) {
 		_ = f.Close()
 		_ = fs.Remove(path)

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/record"
 	"github.com/bloomkv/bloomkv/vfs"
-	"github.com/bloomkv/bloomkv/wal"
 )
 
 // ErrNoManifest is wrapped by Recover's error when dir has no CURRENT file:
@@ -64,7 +64,7 @@ func Recover(fs vfs.FS, dir string) (Recovered, error) {
 	defer f.Close()
 
 	rec := Recovered{ManifestFileNum: num}
-	r := wal.NewReader(f, path)
+	r := record.NewReader(f, path)
 	rp := newReplay(State{})
 	for {
 		record, err := r.Next()

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/record"
 	"github.com/bloomkv/bloomkv/vfs"
-	"github.com/bloomkv/bloomkv/wal"
 )
 
 func TestRecoverNoManifest(t *testing.T) {
@@ -61,7 +61,7 @@ func writeManifest(t *testing.T, mem *vfs.MemFS, num uint64, records ...[]byte) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := wal.NewWriter(f)
+	w := record.NewWriter(f)
 	var offs []int64
 	for _, r := range records {
 		off, err := w.WriteRecord(r)
@@ -140,7 +140,7 @@ func TestRecoverDamagedRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	var offs []int64
-	r := wal.NewReader(strings.NewReader(string(good)), name)
+	r := record.NewReader(strings.NewReader(string(good)), name)
 	for {
 		if _, err := r.Next(); err != nil {
 			break
@@ -152,7 +152,7 @@ func TestRecoverDamagedRecord(t *testing.T) {
 	}
 	for i, off := range offs {
 		bad := slices.Clone(good)
-		bad[off+wal.HeaderSize] ^= 0x10 // the record's first payload byte
+		bad[off+record.HeaderSize] ^= 0x10 // the record's first payload byte
 		writeFile(t, mem, name, bad)
 		rec, err := Recover(mem, dir)
 		if i == len(offs)-1 {

@@ -8,8 +8,8 @@
 // the peer stores) import it — Go's internal rule goes by import path, and
 // both live under github.com/bloomkv/bloomkv — so that the workloads, key
 // generator, seeds and latency histogram are written once and shared, and
-// only the adapters differ. It depends on the root package only for the
-// bloomkv adapter (Bloomkv).
+// only the adapters differ. It does not depend on the root package: the
+// bloomkv adapter is package cmd/bloomkv/benchstore.
 //
 // # Keys and values
 //
@@ -50,7 +50,8 @@
 // that share a prefix, "0000000000000/00" … "0000000000000/15",
 // "0000000000002/00" …, the present prefixes even numbers and the missing
 // ones odd, each between two present groups. They need a store with prefix
-// seeks (PrefixSeeker; for bloomkv, Options.Prefix = PrefixExtractor()):
+// seeks (PrefixSeeker; for bloomkv, Options.Prefix =
+// benchstore.PrefixExtractor()):
 //
 //	fillprefix         put the N keys in prefix form in a random order
 //	seekprefix         prefix-seek a random present prefix and read its

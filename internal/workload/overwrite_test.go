@@ -1,12 +1,8 @@
 package workload
 
 import (
-	"bytes"
 	"fmt"
-	"path/filepath"
 	"testing"
-
-	"github.com/bloomkv/bloomkv"
 )
 
 // putLog is a mapStore that also logs every Put, key and value copied.
@@ -191,44 +187,5 @@ func TestFillOverwriteConfig(t *testing.T) {
 	ws, err := Parse("filloverwrite,readrandom")
 	if err != nil || len(ws) != 2 || ws[0] != FillOverwrite || !ws[0].IsFill() || ws[0].IsGet() {
 		t.Errorf("Parse = %v, %v", ws, err)
-	}
-}
-
-// TestBloomkvFillOverwrite runs filloverwrite on bloomkv with a small
-// memtable, so that a key's writes land in different tables and
-// compactions merge them, and reads every key back: each must be its last
-// write's value.
-func TestBloomkvFillOverwrite(t *testing.T) {
-	const n = 5000
-	k, _ := NewKeys(n, 16, 100, 1)
-	cfg := &Config{Keys: k, Reads: 3 * n, WritesPerKey: 4}
-	opts := &bloomkv.Options{MemtableSize: 64 << 10, BaseLevelSize: 64 << 10, TargetFileSize: 32 << 10}
-	s, err := OpenBloomkv(filepath.Join(t.TempDir(), "db"), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := cfg.Run(s, FillOverwrite, nil); err != nil {
-		t.Fatal(err)
-	}
-	m := s.DB.Metrics()
-	if m.Flushes < 10 {
-		t.Errorf("%d flushes: want the writes spread over many tables", m.Flushes)
-	}
-	if _, err := cfg.Run(s, ReadRandom, nil); err != nil {
-		t.Fatalf("before the settle: %v", err)
-	}
-	if err := s.Settle(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cfg.Run(s, ReadRandom, nil); err != nil {
-		t.Fatalf("after the settle: %v", err)
-	}
-	// Every key, directly.
-	for i := range n {
-		v, err := s.DB.Get(k.Present(nil, i))
-		if err != nil || !bytes.Equal(v, k.Value(i)) {
-			t.Fatalf("key %d: %q, %v; want its last write", i, v, err)
-		}
 	}
 }

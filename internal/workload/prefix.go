@@ -26,7 +26,7 @@ const DefaultPrefixKeys = 16
 // PrefixLen returns the length of key's prefix under the prefix
 // workloads' layout: up to and including its first PrefixSeparator, or the
 // whole key if it has none. It is the Split of the stores' prefix
-// extractors (see PrefixExtractor).
+// extractors (see benchstore.PrefixExtractor).
 func PrefixLen(key []byte) int {
 	if i := bytes.IndexByte(key, PrefixSeparator); i >= 0 {
 		return i + 1

@@ -2,12 +2,9 @@ package workload
 
 import (
 	"bytes"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
-
-	"github.com/bloomkv/bloomkv"
 )
 
 // PrefixKey appends present key i (0 ≤ i < N) of the prefix workloads, at
@@ -145,73 +142,3 @@ func TestPrefixWorkloads(t *testing.T) {
 
 // noPrefixStore hides mapStore's SeekPrefix.
 type noPrefixStore struct{ Store }
-
-// TestBloomkvPrefixSeeks runs the prefix workloads on bloomkv with prefix
-// filters: a seek of a missing prefix skips nearly every table in its key
-// range, where without prefix filters it seeks every one.
-func TestBloomkvPrefixSeeks(t *testing.T) {
-	k, _ := NewKeys(4000, 16, 20, 1)
-	cfg := &Config{Keys: k, Reads: 400}
-	for _, withPrefix := range []bool{true, false} {
-		dir := filepath.Join(t.TempDir(), "db")
-		opts := &bloomkv.Options{MemtableSize: 64 << 10, BaseLevelSize: 32 << 10, TargetFileSize: 16 << 10, L0CompactionTrigger: 1}
-		if withPrefix {
-			opts.Prefix = PrefixExtractor()
-		}
-		s, err := OpenBloomkv(dir, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := cfg.Run(s, FillPrefix, nil); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Settle(); err != nil {
-			t.Fatal(err)
-		}
-		if !withPrefix {
-			// The tables hold no prefixes; seeks need an extractor.
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
-			opts.Prefix = PrefixExtractor()
-			if s, err = OpenBloomkv(dir, opts); err != nil {
-				t.Fatal(err)
-			}
-		}
-		// Per workload: the prefix seeks, and the tables they considered
-		// and sought.
-		var seeks, probes, sought [2]uint64
-		for j, w := range []Workload{SeekPrefix, SeekPrefixMissing} {
-			before := s.DB.Metrics()
-			if _, err := cfg.Run(s, w, nil); err != nil {
-				t.Fatalf("prefix filters %v: %v", withPrefix, err)
-			}
-			after := s.DB.Metrics()
-			seeks[j] = after.PrefixSeeks - before.PrefixSeeks
-			for i := range after.Levels {
-				probes[j] += after.Levels[i].PrefixProbes - before.Levels[i].PrefixProbes
-				sought[j] += after.Levels[i].PrefixSought - before.Levels[i].PrefixSought
-			}
-		}
-		t.Logf("prefix filters %v: seeks %v, tables considered %v, sought %v", withPrefix, seeks, probes, sought)
-		if seeks != [2]uint64{400, 400} {
-			t.Errorf("prefix filters %v: %v prefix seeks, want 400 of each", withPrefix, seeks)
-		}
-		// A present prefix's seek seeks the tables that hold it, at least
-		// one. A missing one's: none but the filters' false positives
-		// with prefix filters (at 10 bits per key about 1%), every table
-		// in range without.
-		switch {
-		case sought[0] < 400 || probes[1] < 400:
-			t.Errorf("prefix filters %v: %d tables sought for 400 present prefixes, %d considered for 400 missing ones; want at least one each",
-				withPrefix, sought[0], probes[1])
-		case withPrefix && sought[1] > probes[1]/20:
-			t.Errorf("with prefix filters: %d of %d tables sought for missing prefixes", sought[1], probes[1])
-		case !withPrefix && sought[1] != probes[1]:
-			t.Errorf("without prefix filters: %d of %d tables sought for missing prefixes, want all", sought[1], probes[1])
-		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-}

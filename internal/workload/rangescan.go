@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/bloomkv/bloomkv"
 )
 
 // The range workloads' keys. Present key i is the number
@@ -56,9 +54,9 @@ var rangeWorkloads = func() []Workload {
 // then empty.
 func RangeScans() []Workload { return append([]Workload(nil), rangeWorkloads...) }
 
-// rangeScan returns the width of w and whether its scans are empty, if w
+// RangeScan returns the width of w and whether its scans are empty, if w
 // is a range scan workload.
-func (w Workload) rangeScan() (width int, empty, ok bool) {
+func (w Workload) RangeScan() (width int, empty, ok bool) {
 	s := string(w)
 	switch {
 	case strings.HasPrefix(s, "rangescan"):
@@ -79,7 +77,7 @@ func (w Workload) rangeScan() (width int, empty, ok bool) {
 
 // IsRangeScan reports whether w is made of bounded scans.
 func (w Workload) IsRangeScan() bool {
-	_, _, ok := w.rangeScan()
+	_, _, ok := w.RangeScan()
 	return ok
 }
 
@@ -109,34 +107,6 @@ type RangeCursor interface {
 	ScanRange(lo, hi []byte) (int, error)
 	Close() error
 }
-
-// NewRangeCursor returns a cursor over one Iterator, re-bounded for each
-// scan.
-func (b *Bloomkv) NewRangeCursor() (RangeCursor, error) {
-	it, err := b.DB.NewIter(nil)
-	if err != nil {
-		return nil, err
-	}
-	return &bloomkvCursor{it: it}, nil
-}
-
-// bloomkvCursor is Bloomkv's RangeCursor.
-type bloomkvCursor struct{ it *bloomkv.Iterator }
-
-// ScanRange reads every entry of [lo, hi) after SetBounds(lo, hi) and
-// First: the same bounded move ScanRange makes, with the iterator's stack
-// (and the table it has open, if the range is within it) kept.
-func (c *bloomkvCursor) ScanRange(lo, hi []byte) (int, error) {
-	c.it.SetBounds(lo, hi)
-	n := 0
-	for ok := c.it.First(); ok; ok = c.it.Next() {
-		_, _ = c.it.Key(), c.it.Value()
-		n++
-	}
-	return n, c.it.Error()
-}
-
-func (c *bloomkvCursor) Close() error { return c.it.Close() }
 
 // rangeLayout is the range workloads' key layout for N keys.
 type rangeLayout struct {

@@ -12,7 +12,8 @@ import (
 )
 
 // Store is what a workload needs of an engine. Adapters implement it for
-// bloomkv (Bloomkv) and, in the bench module, for the peer stores.
+// bloomkv (package cmd/bloomkv/benchstore) and, in the bench module, for
+// the peer stores.
 type Store interface {
 	// Put sets key to value, through the engine's write-ahead log but
 	// without an fsync per write. It must not keep key or value after it
@@ -192,7 +193,7 @@ func (c *Config) Ops(w Workload) int {
 	case w == MultiGet:
 		return max(1, c.Reads/MultiGetBatch) // as many keys read as readrandom's Gets
 	}
-	if width, empty, ok := w.rangeScan(); ok && !empty {
+	if width, empty, ok := w.RangeScan(); ok && !empty {
 		return max(1, c.Reads/width) // as many keys read as a read workload's Gets
 	}
 	return c.Reads
@@ -529,7 +530,7 @@ func (t *thread) op(i int) error {
 		}
 		return err
 	}
-	if width, empty, ok := p.w.rangeScan(); ok {
+	if width, empty, ok := p.w.RangeScan(); ok {
 		return t.rangeScan(width, empty)
 	}
 	kind, err := t.ycsb.op(s)

@@ -111,6 +111,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -358,6 +359,58 @@ func (o *options) profile(engine string, f func() error) (err error) {
 // returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
 	var o options
+	if err := o.flagSet(stderr).Parse(args); err != nil {
+		return 2
+	}
+	if err := o.run(args, stdout, stderr); err != nil {
+		fmt.Fprintln(stderr, "peers:", err)
+		if errors.As(err, new(usageError)) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+// usageError is an error in the flags: the runner exits with status 2.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+// run runs the runner with parsed flags: the charts redrawn (-chart), or
+// the flags checked (check), then one engine's workloads as a child
+// (-engine: runChild), or the children prepared (prepare) and every
+// engine run at each size (runSizes).
+func (o *options) run(args []string, stdout, stderr io.Writer) error {
+	if errNoCharts != nil && o.out+o.chart != "" {
+		name := "-out"
+		if o.chart != "" {
+			name = "-chart"
+		}
+		return usageError{fmt.Errorf("%s: %w", name, errNoCharts)}
+	}
+	if o.chart != "" {
+		return o.redraw(stdout)
+	}
+	ws, es, sizes, err := o.check()
+	if err != nil {
+		return err
+	}
+	s := o.settings()
+	if o.engine != "" { // a child: one engine, results as JSON on stdout
+		return o.runChild(es[0], s, ws, stdout)
+	}
+	bins, cleanup, err := o.prepare(es, stderr)
+	defer cleanup()
+	if err != nil {
+		return err
+	}
+	return o.runSizes(args, es, bins, s, ws, sizes, stdout, stderr)
+}
+
+// flagSet returns the runner's flags, bound to o, with their usage on
+// stderr.
+func (o *options) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("peers", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.n, "n", 1_000_000, "keys the fills write")
@@ -401,35 +454,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 		})
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	return fs
+}
+
+// redraw draws the charts again from the report that -out wrote into
+// o.chart, and prints its tables.
+func (o *options) redraw(stdout io.Writer) error {
+	rep, err := readReport(o.chart)
+	if err != nil {
+		return err
 	}
-	fail := func(code int, err error) int {
-		fmt.Fprintln(stderr, "peers:", err)
-		return code
+	if err := rep.writeCharts(o.chart); err != nil {
+		return err
 	}
-	if errNoCharts != nil && o.out+o.chart != "" {
-		name := "-out"
-		if o.chart != "" {
-			name = "-chart"
-		}
-		return fail(2, fmt.Errorf("%s: %w", name, errNoCharts))
-	}
-	if o.chart != "" {
-		rep, err := readReport(o.chart)
-		if err != nil {
-			return fail(1, err)
-		}
-		if err := rep.writeCharts(o.chart); err != nil {
-			return fail(1, err)
-		}
-		rep.print(stdout)
-		fmt.Fprintf(stdout, "\ncharts drawn again from %s\n", filepath.Join(o.chart, reportFile))
-		return 0
-	}
+	rep.print(stdout)
+	fmt.Fprintf(stdout, "\ncharts drawn again from %s\n", filepath.Join(o.chart, reportFile))
+	return nil
+}
+
+// check checks the flags and parses the workloads, engines and sizes:
+// a usageError names the first flag out of range. Where a run would fail
+// only after its first fill or engine (-cold without the right to drop
+// the page cache, -memlimit without cgroups), the parent fails now.
+func (o *options) check() ([]workload.Workload, []peers.Engine, []int, error) {
 	ws, err := workload.Parse(o.workloads)
 	if err != nil {
-		return fail(2, err)
+		return nil, nil, nil, usageError{err}
 	}
 	names := []string{o.engine}
 	if o.engine == "" {
@@ -439,7 +489,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	for _, name := range names {
 		e, err := peers.Lookup(strings.TrimSpace(name))
 		if err != nil {
-			return fail(2, err)
+			return nil, nil, nil, usageError{err}
 		}
 		es = append(es, e)
 	}
@@ -447,38 +497,38 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case o.writesPerKey == 0: // as workload.Config takes it
 		o.writesPerKey = workload.DefaultWritesPerKey
 	case o.writesPerKey < 1 || o.writesPerKey > workload.MaxWritesPerKey:
-		return fail(2, fmt.Errorf("-writes-per-key %d is outside [1, %d]", o.writesPerKey, workload.MaxWritesPerKey))
+		return nil, nil, nil, usageError{fmt.Errorf("-writes-per-key %d is outside [1, %d]", o.writesPerKey, workload.MaxWritesPerKey)}
 	}
 	if o.threads < 1 {
-		return fail(2, fmt.Errorf("-threads %d: want at least 1", o.threads))
+		return nil, nil, nil, usageError{fmt.Errorf("-threads %d: want at least 1", o.threads)}
 	}
 	if o.sharedBinary && o.inProcess {
-		return fail(2, fmt.Errorf("-shared-binary with -in-process: -in-process runs no child"))
+		return nil, nil, nil, usageError{fmt.Errorf("-shared-binary with -in-process: -in-process runs no child")}
 	}
 	if err := workload.ParseYCSBProperties(o.ycsb); err != nil {
-		return fail(2, fmt.Errorf("-ycsb: %w", err))
+		return nil, nil, nil, usageError{fmt.Errorf("-ycsb: %w", err)}
 	}
 	if !ws[0].IsFill() {
-		return fail(2, fmt.Errorf("-workloads must begin with a fill (such as fillrandom or ycsb-load): each engine starts empty"))
+		return nil, nil, nil, usageError{fmt.Errorf("-workloads must begin with a fill (such as fillrandom or ycsb-load): each engine starts empty")}
 	}
 	sizes := []int{o.n}
 	if o.sizes != "" {
 		if sizes, err = workload.ParseCounts(o.sizes); err != nil {
-			return fail(2, fmt.Errorf("-sizes: %w", err))
+			return nil, nil, nil, usageError{fmt.Errorf("-sizes: %w", err)}
 		}
 	}
 	if o.cold && o.engine == "" {
 		// Fail now, not after the first fill.
 		if err := procstat.DropPageCache(); err != nil {
-			return fail(2, fmt.Errorf("-cold: %w", err))
+			return nil, nil, nil, usageError{fmt.Errorf("-cold: %w", err)}
 		}
 		if _, err := procstat.ReadProcIO(); err != nil {
-			return fail(2, fmt.Errorf("-cold: %w", err))
+			return nil, nil, nil, usageError{fmt.Errorf("-cold: %w", err)}
 		}
 	}
 	if o.memLimit > 0 && o.engine == "" {
 		if o.inProcess {
-			return fail(2, fmt.Errorf("-memlimit runs each engine's child in a memory cgroup: not with -in-process"))
+			return nil, nil, nil, usageError{fmt.Errorf("-memlimit runs each engine's child in a memory cgroup: not with -in-process")}
 		}
 		// Fail now, not after the first engine.
 		g, err := memcg.New(o.memLimit)
@@ -486,35 +536,45 @@ func run(args []string, stdout, stderr io.Writer) int {
 			err = g.Remove()
 		}
 		if err != nil {
-			return fail(2, fmt.Errorf("-memlimit: %w", err))
+			return nil, nil, nil, usageError{fmt.Errorf("-memlimit: %w", err)}
 		}
 	}
-	s := o.settings()
+	return ws, es, sizes, nil
+}
 
-	if o.engine != "" { // a child: one engine, results as JSON on stdout
-		if o.dir == "" {
-			return fail(2, fmt.Errorf("-engine needs -dir"))
-		}
-		keys, err := workload.NewKeys(o.n, o.keySize, o.valueSize, o.seed)
-		if err != nil {
-			return fail(2, err)
-		}
-		cfg := o.config(keys)
-		var rs []*peers.Outcome
-		err = o.profile(es[0].Name, func() (err error) {
-			rs, err = o.measure(es[0].Name, cfg).Run(es[0], o.dir, s, cfg, ws)
-			return err
-		})
-		if err != nil {
-			return fail(1, err)
-		}
-		if err := json.NewEncoder(stdout).Encode(fromOutcomes(rs)); err != nil {
-			return fail(1, err)
-		}
-		return 0
+// runChild runs the workloads on engine e as a child of the runner, in
+// o.dir, and writes its results to stdout as JSON.
+func (o *options) runChild(e peers.Engine, s peers.Settings, ws []workload.Workload, stdout io.Writer) error {
+	if o.dir == "" {
+		return usageError{fmt.Errorf("-engine needs -dir")}
 	}
+	keys, err := workload.NewKeys(o.n, o.keySize, o.valueSize, o.seed)
+	if err != nil {
+		return usageError{err}
+	}
+	cfg := o.config(keys)
+	var rs []*peers.Outcome
+	err = o.profile(e.Name, func() (err error) {
+		rs, err = o.measure(e.Name, cfg).Run(e, o.dir, s, cfg, ws)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(stdout).Encode(fromOutcomes(rs))
+}
 
-	var bins map[string]*binary // nil: -in-process
+// prepare builds the engines' children, unless -in-process (nil: run in
+// this process), and makes the directories: a temporary one for the
+// databases unless -dir, and -out. cleanup removes the temporary ones; it
+// is to be called even on an error.
+func (o *options) prepare(es []peers.Engine, stderr io.Writer) (bins map[string]*binary, cleanup func(), err error) {
+	var temps []string
+	cleanup = func() {
+		for _, dir := range temps {
+			os.RemoveAll(dir)
+		}
+	}
 	switch {
 	case o.inProcess:
 	case o.sharedBinary:
@@ -522,56 +582,43 @@ func run(args []string, stdout, stderr io.Writer) int {
 	default:
 		var dir string
 		if dir, err = os.MkdirTemp("", "bloomkv-peers-bin-"); err != nil {
-			return fail(1, err)
+			return nil, cleanup, err
 		}
-		defer os.RemoveAll(dir)
+		temps = append(temps, dir)
 		bins, err = buildChildren(es, dir, stderr)
 	}
 	if err != nil {
-		return fail(1, err)
+		return nil, cleanup, err
 	}
 	if o.dir == "" {
 		tmp, err := os.MkdirTemp("", "bloomkv-peers-")
 		if err != nil {
-			return fail(1, err)
+			return nil, cleanup, err
 		}
-		defer os.RemoveAll(tmp)
+		temps = append(temps, tmp)
 		o.dir = tmp
 	}
 	if o.out != "" {
 		if err := os.MkdirAll(o.out, 0o755); err != nil {
-			return fail(1, err)
+			return nil, cleanup, err
 		}
 	}
-	rep := newReport(&o, args, ws)
+	return bins, cleanup, nil
+}
+
+// runSizes runs the workloads on every engine at each of sizes, printing
+// each size's tables as it ends (and with -out writing the report after
+// each engine), then the scaling across sizes and, with -out, the charts.
+func (o *options) runSizes(args []string, es []peers.Engine, bins map[string]*binary, s peers.Settings, ws []workload.Workload, sizes []int, stdout, stderr io.Writer) error {
+	rep := newReport(o, args, ws)
 	for _, n := range sizes {
 		o.n = n
 		keys, err := workload.NewKeys(o.n, o.keySize, o.valueSize, o.seed)
 		if err != nil {
-			return fail(2, err)
+			return usageError{err}
 		}
 		cfg := o.config(keys)
-		fmt.Fprintf(stdout, "peers: %s keys of %d B, values of %d B, seed %d; %d bits/key filters, block cache %d MiB, snappy (bloomkv: below its base level), memtable %d MiB, base level %d MiB ×10, tables %d MiB, WAL on without fsync; %d thread(s)",
-			fmtCount(n), o.keySize, o.valueSize, o.seed, s.BitsPerKey, s.CacheSize>>20, s.MemtableSize>>20, s.BaseLevelSize>>20, s.TargetFileSize>>20, o.threads)
-		for _, w := range ws {
-			if w == workload.FillOverwrite {
-				fmt.Fprintf(stdout, "; filloverwrite writes each key %d times", o.writesPerKey)
-				break
-			}
-		}
-		if o.ycsb != "" {
-			fmt.Fprintf(stdout, "; YCSB properties %s", o.ycsb)
-		}
-		if o.cold {
-			fmt.Fprint(stdout, "; page cache dropped before each read workload")
-		}
-		if o.memLimit > 0 {
-			fmt.Fprintf(stdout, "; each engine in a memory cgroup of %s that counts its page cache", size(o.memLimit))
-		}
-		if o.bloomkvMemoryLimit > 0 {
-			fmt.Fprintf(stdout, "; bloomkv with Options.MemoryLimit %s, its cache and memtables sized from it", size(o.bloomkvMemoryLimit))
-		}
-		fmt.Fprint(stdout, "\n\n")
+		o.printHeader(stdout, s, n, ws)
 		// With -out, the report is written after each engine, so that a
 		// long run stopped early keeps what it finished.
 		var done func([]engineRun) error
@@ -582,9 +629,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 				return partial.write(o.out)
 			}
 		}
-		runs, err := runEngines(&o, es, bins, cfg, ws, stderr, done)
+		runs, err := runEngines(o, es, bins, cfg, ws, stderr, done)
 		if err != nil {
-			return fail(1, err)
+			return err
 		}
 		rep.add(n, cfg, runs)
 		printTables(stdout, runs, ws, rep.Sizes[len(rep.Sizes)-1].Written)
@@ -596,11 +643,36 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, notEqual())
 	if o.out != "" {
 		if err := rep.writeCharts(o.out); err != nil {
-			return fail(1, err)
+			return err
 		}
 		fmt.Fprintf(stdout, "\nwrote %s and the charts into %s\n", reportFile, o.out)
 	}
-	return 0
+	return nil
+}
+
+// printHeader prints the settings of a run at n keys, on one line.
+func (o *options) printHeader(stdout io.Writer, s peers.Settings, n int, ws []workload.Workload) {
+	fmt.Fprintf(stdout, "peers: %s keys of %d B, values of %d B, seed %d; %d bits/key filters, block cache %d MiB, snappy (bloomkv: below its base level), memtable %d MiB, base level %d MiB ×10, tables %d MiB, WAL on without fsync; %d thread(s)",
+		fmtCount(n), o.keySize, o.valueSize, o.seed, s.BitsPerKey, s.CacheSize>>20, s.MemtableSize>>20, s.BaseLevelSize>>20, s.TargetFileSize>>20, o.threads)
+	for _, w := range ws {
+		if w == workload.FillOverwrite {
+			fmt.Fprintf(stdout, "; filloverwrite writes each key %d times", o.writesPerKey)
+			break
+		}
+	}
+	if o.ycsb != "" {
+		fmt.Fprintf(stdout, "; YCSB properties %s", o.ycsb)
+	}
+	if o.cold {
+		fmt.Fprint(stdout, "; page cache dropped before each read workload")
+	}
+	if o.memLimit > 0 {
+		fmt.Fprintf(stdout, "; each engine in a memory cgroup of %s that counts its page cache", size(o.memLimit))
+	}
+	if o.bloomkvMemoryLimit > 0 {
+		fmt.Fprintf(stdout, "; bloomkv with Options.MemoryLimit %s, its cache and memtables sized from it", size(o.bloomkvMemoryLimit))
+	}
+	fmt.Fprint(stdout, "\n\n")
 }
 
 // runEngines runs each engine: in a child process running bins[e.Name],

@@ -1,4 +1,4 @@
-// Package wal is the log record format shared by bloomkv's write-ahead logs
+// Package record is the log record format shared by bloomkv's write-ahead logs
 // and its manifest: a Writer that appends records to a log and a Reader that
 // replays them, telling a torn tail (the unfinished last write of a crashed
 // process, which recovery drops) from corruption in the middle of a log
@@ -132,4 +132,4 @@
 // (type 1..4, a length that fits the block): a few dozen bytes of CRC per
 // byte searched on random bytes, up to a block's worth on crafted ones. It
 // runs at most once per log, and only when the log is damaged.
-package wal
+package record

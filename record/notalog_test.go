@@ -1,4 +1,4 @@
-package wal
+package record
 
 import (
 	"bytes"
@@ -27,8 +27,8 @@ func readNotALog(t *testing.T, log []byte) (torn, notALog bool, err error) {
 }
 
 // TestNotALog pins which files without an intact chunk NotALog calls not a
-// log: random bytes named as a log used to read as a torn tail at offset 0,
-// which bloomkv inspect reported as a healthy log. The torn first write of
+// log: random bytes named as a log read as a torn tail at offset 0, which
+// bloomkv inspect would report as a healthy log. The torn first write of
 // a real log — cut short by the end of the file, or zeros — must not be
 // called so, nor may any log with an intact chunk, whatever its tail. Next
 // and TornTail are unchanged: each case reads as a torn tail (or a clean

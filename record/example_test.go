@@ -1,4 +1,4 @@
-package wal_test
+package record_test
 
 import (
 	"bytes"
@@ -6,14 +6,14 @@ import (
 	"io"
 	"log"
 
-	"github.com/bloomkv/bloomkv/wal"
+	"github.com/bloomkv/bloomkv/record"
 )
 
 func Example() {
 	// Write four records. Given a file, which has a Sync method, w.Sync
 	// would make them durable; a bytes.Buffer can only be flushed to.
 	var file bytes.Buffer
-	w := wal.NewWriter(&file)
+	w := record.NewWriter(&file)
 	for _, rec := range []string{"put apple=red", "", "delete pear", "put plum=purple"} {
 		off, err := w.WriteRecord([]byte(rec))
 		if err != nil {
@@ -28,7 +28,7 @@ func Example() {
 	// A crash while the last record was reaching the disk cuts it short.
 	torn := file.Bytes()[:file.Len()-6]
 
-	r := wal.NewReader(bytes.NewReader(torn), "000001.log")
+	r := record.NewReader(bytes.NewReader(torn), "000001.log")
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {

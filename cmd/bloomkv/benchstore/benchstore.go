@@ -1,19 +1,26 @@
-package workload
+// Package benchstore adapts a bloomkv DB to the workloads of package
+// internal/workload: the store that `bloomkv bench`, the peers runner of
+// the bench module and the root package's benchmarks run them on. It lives
+// outside internal/ so that nothing there imports the root package.
+package benchstore
 
 import (
 	"errors"
 	"time"
 
 	"github.com/bloomkv/bloomkv"
+	"github.com/bloomkv/bloomkv/internal/workload"
 )
 
-// Bloomkv adapts a bloomkv DB to Store and Settler.
+// Bloomkv adapts a bloomkv DB to workload.Store, workload.Settler and the
+// workloads' optional interfaces (MultiGetter, PrefixSeeker,
+// RangeScanner, RangeReuser).
 type Bloomkv struct {
 	DB *bloomkv.DB
 }
 
-// OpenBloomkv opens (or creates) the bloomkv database in dir.
-func OpenBloomkv(dir string, opts *bloomkv.Options) (*Bloomkv, error) {
+// Open opens (or creates) the bloomkv database in dir.
+func Open(dir string, opts *bloomkv.Options) (*Bloomkv, error) {
 	db, err := bloomkv.Open(dir, opts)
 	if err != nil {
 		return nil, err
@@ -33,7 +40,7 @@ func (b *Bloomkv) Get(key []byte) ([]byte, bool, error) {
 	return v, err == nil, err
 }
 
-// MultiGet reads keys in one DB.MultiGet (MultiGetter).
+// MultiGet reads keys in one DB.MultiGet (workload.MultiGetter).
 func (b *Bloomkv) MultiGet(keys [][]byte) ([][]byte, error) { return b.DB.MultiGet(keys) }
 
 // Scan reads n entries from start with an iterator.
@@ -80,9 +87,9 @@ func (b *Bloomkv) ScanRange(lo, hi []byte) (int, error) {
 
 // PrefixExtractor returns the prefix extractor of the prefix workloads'
 // keys, for bloomkv.Options.Prefix: a key's prefix is everything up to and
-// including its first PrefixSeparator (PrefixLen).
+// including its first workload.PrefixSeparator (workload.PrefixLen).
 func PrefixExtractor() *bloomkv.PrefixExtractor {
-	return &bloomkv.PrefixExtractor{Name: "workload.prefix-to-slash", Split: PrefixLen}
+	return &bloomkv.PrefixExtractor{Name: "workload.prefix-to-slash", Split: workload.PrefixLen}
 }
 
 // Settle flushes the memtable and waits until background compaction has
@@ -102,3 +109,38 @@ func (b *Bloomkv) Settle() error {
 
 // Close closes the DB.
 func (b *Bloomkv) Close() error { return b.DB.Close() }
+
+// NewRangeCursor returns a cursor over one Iterator, re-bounded for each
+// scan.
+func (b *Bloomkv) NewRangeCursor() (workload.RangeCursor, error) {
+	it, err := b.DB.NewIter(nil)
+	if err != nil {
+		return nil, err
+	}
+	return &bloomkvCursor{it: it}, nil
+}
+
+// bloomkvCursor is Bloomkv's RangeCursor.
+type bloomkvCursor struct{ it *bloomkv.Iterator }
+
+// ScanRange reads every entry of [lo, hi) after SetBounds(lo, hi) and
+// First: the same range scan ScanRange makes, with the iterator's stack
+// (and the table it has open, if the range is within it) kept.
+func (c *bloomkvCursor) ScanRange(lo, hi []byte) (int, error) {
+	c.it.SetBounds(lo, hi)
+	n := 0
+	for ok := c.it.First(); ok; ok = c.it.Next() {
+		_, _ = c.it.Key(), c.it.Value()
+		n++
+	}
+	return n, c.it.Error()
+}
+
+func (c *bloomkvCursor) Close() error { return c.it.Close() }
+
+var (
+	_ workload.Settler      = (*Bloomkv)(nil)
+	_ workload.MultiGetter  = (*Bloomkv)(nil)
+	_ workload.PrefixSeeker = (*Bloomkv)(nil)
+	_ workload.RangeReuser  = (*Bloomkv)(nil)
+)

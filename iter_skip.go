@@ -35,7 +35,7 @@ type tableSkip struct {
 	excluded  []bool      // by child of the merge; reused by every restriction
 	levels    []skipLevel // in room the caller gives init, enough for every level
 	mode      skipMode    // what the current restriction asks the tables
-	ranges    bool        // bounded moves restrict: some table has a range filter
+	ranges    bool        // range scans restrict: some table has a range filter
 	tr        skipTracer  // nil unless the move is explained
 
 	// Under skipPrefix: the prefix (extractor nil without Options.Prefix).
