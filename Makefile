@@ -54,13 +54,14 @@ test-race:
 # the smaller form exercises as well, or an oracle it would spoil.
 #   sstable: the 1,000,000-entry round trip (-race: 20,000); 10,000 bit
 #     flips in a table (-race: 2,000).
-#   the root package: the Optimal-vs-Uniform tree; 2,000 tables under a
-#     256-file limit; the reliability suites whose -race forms are a third
-#     to a half of their size (the metamorphic histories, the bit flips,
-#     the iterator's model, the manifest rotation crashes, the SIGKILL
-#     crash cycles: sequences of single-threaded steps, where the race
-#     detector checks the background work beside them in the smaller form
-#     as well); half of 100,000 keys expiring (-race: 4,000); the memory
+#   the root package: the Optimal-vs-Uniform tree of four levels
+#     (-alloc.keys=250000; go test's default and -race: 20,000 keys);
+#     2,000 tables under a 256-file limit; the reliability suites whose
+#     -race forms are a third to a half of their size (the metamorphic
+#     histories, the bit flips, the iterator's model, the manifest
+#     rotation crashes, the SIGKILL crash cycles: sequences of
+#     single-threaded steps, where the race detector checks the
+#     background work beside them in the smaller form as well); half of 100,000 keys expiring (-race: 4,000); the memory
 #     accounting and the memory limit, whose oracle, the process's
 #     resident memory, the race detector's shadow memory would swamp; what
 #     a new Iterator allocates, which -race's sync.Pool, dropping a quarter
@@ -79,7 +80,7 @@ test-race:
 #     forty times slower under -race.
 test-plain:
 	$(GO) test -vet=off -count=1 -run='^(TestRoundTrip|TestRandomBitFlipsLargeTable)$$' ./sstable
-	$(GO) test -vet=off -count=1 -run='^(TestOptimalFilterAllocation|TestMemoryAccounted|TestMemoryLimitHolds|TestNewIterAllocs|TestTableCacheUnderFileLimit|TestMetamorphic|TestCorruptionBitFlips|TestIterModel|TestManifestRotationCrash|TestCrashSIGKILL|TestTTLExpiresHalf)$$' .
+	$(GO) test -vet=off -count=1 -run='^(TestOptimalFilterAllocation|TestMemoryAccounted|TestMemoryLimitHolds|TestNewIterAllocs|TestTableCacheUnderFileLimit|TestMetamorphic|TestCorruptionBitFlips|TestIterModel|TestManifestRotationCrash|TestCrashSIGKILL|TestTTLExpiresHalf)$$' . -alloc.keys=250000
 	$(GO) test -vet=off -count=1 -run='^(TestBlockedFalsePositiveRate|TestClassicFalsePositiveRate)$$' ./bloom
 	$(GO) test -vet=off -count=1 -run='^TestPickConcurrentlyKeepsTheTree$$' ./internal/compaction
 	$(GO) test -vet=off -count=1 -run='^(TestBuildNoFalseNegatives|TestFalsePositiveRate|TestSizeBytes|TestBitsPerKeyAtOneMillion)$$' ./fuse

@@ -1,13 +1,19 @@
 package bloomkv
 
 import (
+	"flag"
 	"math"
 	"math/rand/v2"
 	"testing"
 
-	"github.com/bloomkv/bloomkv/internal/race"
 	"github.com/bloomkv/bloomkv/vfs"
 )
+
+// fullAllocKeys are the keys of TestOptimalFilterAllocation's tree of four
+// levels below L0.
+const fullAllocKeys = 250_000
+
+var allocKeys = flag.Int("alloc.keys", 20_000, "keys TestOptimalFilterAllocation writes; from 250000, a tree of four levels below L0 where Optimal must halve Uniform's wasted reads (make test-plain)")
 
 // TestOptimalFilterAllocation measures Monkey (OptimalAllocation) against
 // UniformAllocation in a real tree: the same keys, written the same way,
@@ -21,14 +27,17 @@ import (
 // Optimal sizes each table for the shape the tree is growing into, so its
 // memory lands near, not on, the budget; Uniform is then measured at
 // Optimal's memory (see uniformAtMemory), and the comparison is made there.
+//
+// The tree of four levels takes 250,000 keys (-alloc.keys=250000, which
+// `make test-plain` passes): a minute or more of the plain run, whose
+// trees (Optimal's and up to six Uniform ones) would make go test ./... alone run past its default
+// timeout with -count=3. At the default 20,000 keys, and under -race, the
+// tree is shallower and the test checks only that Optimal beats Uniform.
 func TestOptimalFilterAllocation(t *testing.T) {
 	t.Parallel() // one of the package's longest: it runs beside the others
-	// Four levels below L0 at T = 10 take 400,000 keys, too slow under
-	// -race; there the test runs a shallower tree and only checks that
-	// Optimal beats Uniform, and `make test` runs it again at full size.
-	keys, lookups, full := 250_000, 100_000, true
-	if race.Enabled || testing.Short() {
-		keys, lookups, full = 20_000, 40_000, false
+	keys, lookups, full := *allocKeys, 100_000, *allocKeys >= fullAllocKeys
+	if !full {
+		lookups = 40_000
 	}
 	type result struct {
 		wastedReads float64 // Σ over levels of the measured FPR

@@ -119,10 +119,13 @@ func (p *page) do(actions ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
-// wait polls the JavaScript condition until it holds.
+// wait polls the JavaScript condition until it holds, within the page's
+// deadline: not chromedp's own 30 s, which an explain outran once on a
+// machine at load 20 (go test -count=3 ./... beside two builds).
 func (p *page) wait(cond string) {
 	p.t.Helper()
-	if _, err := chromedp.Run(p.ctx, chromedp.Poll[chromedp.Void](cond, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+	poll := chromedp.Poll[chromedp.Void](cond, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(0))
+	if _, err := chromedp.Run(p.ctx, poll); err != nil {
 		p.t.Fatalf("waiting for %s: %v", cond, err)
 	}
 }
