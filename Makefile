@@ -61,7 +61,8 @@ test-race:
 #     histories, the bit flips, the iterator's model, the manifest
 #     rotation crashes, the SIGKILL crash cycles: sequences of
 #     single-threaded steps, where the race detector checks the
-#     background work beside them in the smaller form as well); half of 100,000 keys expiring (-race: 4,000); the memory
+#     background work beside them in the smaller form as well); half of
+#     100,000 keys expiring (-race: 4,000); the memory
 #     accounting and the memory limit, whose oracle, the process's
 #     resident memory, the race detector's shadow memory would swamp; what
 #     a new Iterator allocates, which -race's sync.Pool, dropping a quarter
