@@ -51,20 +51,7 @@ func (r *modelRun) txn() error {
 		default:
 			op := r.randOp()
 			log = append(log, op.String())
-			var err error
-			switch {
-			case op.rangeDel:
-				err = txn.DeleteRange([]byte(op.key), []byte(op.end))
-			case op.del:
-				err = txn.Delete([]byte(op.key))
-			case op.merge:
-				err = txn.Merge([]byte(op.key), []byte(op.value))
-			case op.ttl > 0:
-				err = txn.SetWithTTL([]byte(op.key), []byte(op.value), op.ttl)
-			default:
-				err = txn.Set([]byte(op.key), []byte(op.value))
-			}
-			if err != nil {
+			if err := op.writeTo(txn); err != nil {
 				return fmt.Errorf("transaction %v: %w", log, err)
 			}
 			ops = append(ops, op)

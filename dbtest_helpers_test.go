@@ -137,6 +137,21 @@ func (op kvOp) addTo(b *Batch) error {
 	return b.Set([]byte(op.key), []byte(op.value))
 }
 
+// writeTo writes op in txn, as addTo does in a batch.
+func (op kvOp) writeTo(txn *Transaction) error {
+	switch {
+	case op.rangeDel:
+		return txn.DeleteRange([]byte(op.key), []byte(op.end))
+	case op.del:
+		return txn.Delete([]byte(op.key))
+	case op.merge:
+		return txn.Merge([]byte(op.key), []byte(op.value))
+	case op.ttl > 0:
+		return txn.SetWithTTL([]byte(op.key), []byte(op.value), op.ttl)
+	}
+	return txn.Set([]byte(op.key), []byte(op.value))
+}
+
 // applyOps writes ops as a Put or Delete when there is one, else as a batch.
 func applyOps(d *DB, ops []kvOp, wo *WriteOptions) error {
 	if len(ops) == 1 {
