@@ -78,5 +78,7 @@ func (r *modelRun) txn() error {
 	case !conflict && len(ops) > 0:
 		r.committed(ops, sync)
 	}
+	r.stats.txns++
+	r.stats.txnConflicts += b2i(conflict)
 	return nil
 }
