@@ -196,7 +196,7 @@ func (op crashOp) run(d *DB, staging string) error {
 				return err
 			}
 			for _, w := range op.ops {
-				if err := w.writeTo(txn); err != nil {
+				if err := w.addTo(txn); err != nil {
 					return err
 				}
 			}
@@ -471,15 +471,24 @@ wait:
 		}
 	}
 	// Open deleted the blob files no version lists: a kill mid-flush or
-	// mid-rewrite leaves none behind.
+	// mid-rewrite leaves none behind. Once no flush or compaction runs,
+	// and while d.mu keeps one from starting (it must join d.mu.imm or
+	// d.mu.compactions first), every blob file on disk is Open's or a
+	// finished job's: the version lists it.
+	d.mu.Lock()
+	for d.mu.bgErr == nil && (len(d.mu.compactions) > 0 || len(d.mu.imm) > 0) {
+		d.mu.cond.Wait()
+	}
+	idle := d.mu.current.Version
 	after, err := os.ReadDir(dir)
+	d.mu.Unlock()
 	if err != nil {
 		d.Close()
 		return err
 	}
 	for _, e := range after {
 		if ft, num, ok := manifest.ParseFilename(e.Name()); ok && ft == manifest.FileTypeBlob {
-			if _, listed := current.BlobFile(num); !listed {
+			if _, listed := idle.BlobFile(num); !listed {
 				d.Close()
 				return fmt.Errorf("after %d acks, reopened: blob file %s left on disk, in no version", acks, e.Name())
 			}

@@ -51,7 +51,7 @@ func (r *modelRun) txn() error {
 		default:
 			op := r.randOp()
 			log = append(log, op.String())
-			if err := op.writeTo(txn); err != nil {
+			if err := op.addTo(txn); err != nil {
 				return fmt.Errorf("transaction %v: %w", log, err)
 			}
 			ops = append(ops, op)

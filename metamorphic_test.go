@@ -596,7 +596,7 @@ func (r *metaRunner) txnStep(i int, op metaOp, j int) error {
 	}
 	for _, w := range op.ops {
 		if t.txn != nil {
-			if err := w.writeTo(t.txn); err != nil {
+			if err := w.addTo(t.txn); err != nil {
 				return err
 			}
 		}
