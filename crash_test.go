@@ -17,6 +17,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,6 +27,8 @@ import (
 
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/race"
+	"github.com/bloomkv/bloomkv/vfs"
+	"github.com/cespare/xxhash/v2"
 )
 
 var (
@@ -89,11 +93,123 @@ func crashOptionsAt(seed uint64, now int64) *Options {
 	return o
 }
 
-// crashOps returns the batch of op index i of cycle seed: a Put (now and
-// then with a time-to-live of 1 to 3 cycles), a Delete, a DeleteRange, a
-// Merge or a batch of them. The parent regenerates the child's ops from
-// the seed.
-func crashOps(seed uint64, i int) []kvOp {
+// crashOp is op index i of a cycle: a batch of writes (crashWrites);
+// an update transaction, which reads a key first and sets one to a value
+// made of what it read, then makes more writes; or an ingest of tables
+// (randomIngestTables). The child runs it (run), the parent regenerates
+// it from the seed and knows what it writes (effects). Each is one commit
+// of the DB: acknowledged, it survives; in flight at the kill, it is all
+// there or none of it.
+type crashOp struct {
+	seed   uint64
+	i      int
+	ops    []kvOp   // a batch's; a transaction's after its first, the set made of its read
+	txn    bool     // ops in a transaction, after it reads read and sets set
+	read   string   // txn
+	set    string   // txn
+	tables [][]kvOp // an ingest's tables, one file each
+}
+
+// crashKeySpace holds the crash workload's keys, for randomIngestTables.
+var crashKeySpace = func() *keySpace {
+	ks := &keySpace{}
+	for i := range crashKeys {
+		ks.keys = append(ks.keys, []byte(crashKey(i)))
+	}
+	return ks
+}()
+
+// crashOps returns op index i of cycle seed: one in 8 a transaction, one
+// in 50 an ingest, the others a batch.
+func crashOps(seed uint64, i int) crashOp {
+	rng := rand.New(rand.NewPCG(seed, uint64(i)^0x7a11))
+	op := crashOp{seed: seed, i: i}
+	switch r := rng.IntN(50); {
+	case r == 0:
+		// A step number unique to the cycle and op: the values say which
+		// ingest wrote them.
+		op.tables = randomIngestTables(rng, crashKeySpace, int(seed%1_000_000)*10_000_000+i)
+	case r < 7:
+		op.txn = true
+		op.read, op.set = crashKey(rng.IntN(crashKeys)), crashKey(rng.IntN(crashKeys))
+		op.ops = crashWrites(seed, i)
+	default:
+		op.ops = crashWrites(seed, i)
+	}
+	return op
+}
+
+// txnValue is what transaction op sets op.set to, having read v (found or
+// not) at op.read.
+func (op crashOp) txnValue(v []byte, found bool) string {
+	read := "none"
+	if found {
+		read = fmt.Sprintf("%016x", xxhash.Sum64(v))
+	}
+	return fmt.Sprintf("%s=txn/%d/%d/read:%s", op.set, op.seed, op.i, read)
+}
+
+// effects returns op's writes as the model applies them, for a DB that
+// shows live before it.
+func (op crashOp) effects(live kvModel) []kvOp {
+	if op.tables != nil {
+		return slices.Concat(op.tables...) // disjoint tables, distinct keys: their order does not matter
+	}
+	if !op.txn {
+		return op.ops
+	}
+	v, ok := live[op.read]
+	return append([]kvOp{{key: op.set, value: op.txnValue([]byte(v), ok)}}, op.ops...)
+}
+
+// run runs op on d, durably; an ingest's files are written in staging
+// first, and removed once it is acknowledged.
+func (op crashOp) run(d *DB, staging string) error {
+	switch {
+	case op.tables != nil:
+		var paths []string
+		for j, t := range op.tables {
+			path := filepath.Join(staging, fmt.Sprintf("%d-%d-%d.sst", op.seed, op.i, j))
+			if err := writeIngestFile(vfs.Default, path, t); err != nil {
+				return err
+			}
+			paths = append(paths, path)
+		}
+		if err := d.Ingest(paths); err != nil {
+			return err
+		}
+		for _, p := range paths {
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	case op.txn:
+		// Single-threaded, the child's transactions never conflict:
+		// ErrConflict is an error like any other.
+		return d.Update(func(txn *Transaction) error {
+			v, err := txn.Get([]byte(op.read))
+			if err != nil && err != ErrNotFound {
+				return err
+			}
+			if err := txn.Set([]byte(op.set), []byte(op.txnValue(v, err == nil))); err != nil {
+				return err
+			}
+			for _, w := range op.ops {
+				if err := w.addTo(txn); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	return applyOps(d, op.ops, nil)
+}
+
+// crashWrites returns the batch of op index i of cycle seed: a Put (now
+// and then with a time-to-live of 1 to 3 cycles), a Delete, a DeleteRange,
+// a Merge or a batch of them.
+func crashWrites(seed uint64, i int) []kvOp {
 	rng := rand.New(rand.NewPCG(seed, uint64(i)))
 	n := 1
 	if rng.IntN(4) == 0 {
@@ -130,7 +246,8 @@ func crashOps(seed uint64, i int) []kvOp {
 
 // TestCrashChild is the child of TestCrashSIGKILL; it does nothing unless
 // BLOOMKV_CRASH_CHILD=dir,seed,clock is set (clock: the cycle's instant,
-// Unix nanoseconds, at which its clock stands). It writes ops 0, 1, … durably and
+// Unix nanoseconds, at which its clock stands). It runs ops 0, 1, …
+// durably (crashOps), its ingests' files written in dir.ingest, and
 // prints "ack i" after op i returns, until it is killed.
 func TestCrashChild(t *testing.T) {
 	env := os.Getenv(crashChildEnv)
@@ -156,7 +273,7 @@ func TestCrashChild(t *testing.T) {
 	}
 	fmt.Println("open")
 	for i := 0; ; i++ {
-		if err := applyOps(d, crashOps(seed, i), nil); err != nil {
+		if err := crashOps(seed, i).run(d, dir+".ingest"); err != nil {
 			fmt.Printf("err op %d: %v\n", i, err)
 			os.Exit(2)
 		}
@@ -180,6 +297,9 @@ type crashStats struct {
 	orphanCycles int
 	// merges counts the acknowledged writes that were merge operands.
 	merges int
+	// txns and ingests count the acknowledged transactions and ingests;
+	// inflightTxns and inflightIngests those in flight found applied.
+	txns, ingests, inflightTxns, inflightIngests int
 }
 
 func TestCrashSIGKILL(t *testing.T) {
@@ -209,8 +329,8 @@ func TestCrashSIGKILL(t *testing.T) {
 			st.separated++
 		}
 	}
-	t.Logf("%d crash cycles (%d with values separated) in %v: %d acknowledged writes verified, %d merge operands in them (%d in-flight writes found applied; %d with a time-to-live, %d keys checked gone once it ended), %d kills mid-flush or mid-compaction (a table or blob file left that no version lists), %d kills before the child had opened the DB, %d key checks",
-		st.cycles, st.separated, time.Since(start).Round(time.Millisecond), st.acked, st.merges, st.inflightApplied, st.ttlAcked, st.expiredVerified, st.orphanCycles, st.killsBeforeOpen, st.keysVerified)
+	t.Logf("%d crash cycles (%d with values separated) in %v: %d acknowledged writes verified, %d merge operands in them, %d transactions and %d ingests among them (%d in-flight writes found applied, %d transactions and %d ingests; %d with a time-to-live, %d keys checked gone once it ended), %d kills mid-flush or mid-compaction (a table or blob file left that no version lists), %d kills before the child had opened the DB, %d key checks",
+		st.cycles, st.separated, time.Since(start).Round(time.Millisecond), st.acked, st.merges, st.txns, st.ingests, st.inflightApplied, st.inflightTxns, st.inflightIngests, st.ttlAcked, st.expiredVerified, st.orphanCycles, st.killsBeforeOpen, st.keysVerified)
 }
 
 // crashCycle runs one child on dir, its clock stopped at now, kills it, and
@@ -301,7 +421,10 @@ wait:
 	// The expected state: every acknowledged op applied; the one op in
 	// flight (index acks) applied whole or not at all.
 	for i := range acks {
-		ops := crashOps(seed, i)
+		op := crashOps(seed, i)
+		st.txns += b2i(op.txn)
+		st.ingests += b2i(op.tables != nil)
+		ops := op.effects(liveAt(model, exp, now))
 		for _, op := range ops {
 			if op.merge {
 				st.merges++
@@ -314,7 +437,8 @@ wait:
 		applyExpiries(exp, ops, now)
 	}
 	st.acked += acks
-	inflight := crashOps(seed, acks)
+	inflightOp := crashOps(seed, acks)
+	inflight := inflightOp.effects(liveAt(model, exp, now))
 	withInflight, expInflight := model.clone(), maps.Clone(exp)
 	withInflight.apply(inflight)
 	applyExpiries(expInflight, inflight, now)
@@ -347,15 +471,24 @@ wait:
 		}
 	}
 	// Open deleted the blob files no version lists: a kill mid-flush or
-	// mid-rewrite leaves none behind.
+	// mid-rewrite leaves none behind. Once no flush or compaction runs,
+	// and while d.mu keeps one from starting (it must join d.mu.imm or
+	// d.mu.compactions first), every blob file on disk is Open's or a
+	// finished job's: the version lists it.
+	d.mu.Lock()
+	for d.mu.bgErr == nil && (len(d.mu.compactions) > 0 || len(d.mu.imm) > 0) {
+		d.mu.cond.Wait()
+	}
+	idle := d.mu.current.Version
 	after, err := os.ReadDir(dir)
+	d.mu.Unlock()
 	if err != nil {
 		d.Close()
 		return err
 	}
 	for _, e := range after {
 		if ft, num, ok := manifest.ParseFilename(e.Name()); ok && ft == manifest.FileTypeBlob {
-			if _, listed := current.BlobFile(num); !listed {
+			if _, listed := idle.BlobFile(num); !listed {
 				d.Close()
 				return fmt.Errorf("after %d acks, reopened: blob file %s left on disk, in no version", acks, e.Name())
 			}
@@ -379,6 +512,8 @@ wait:
 		clear(exp)
 		maps.Copy(exp, expInflight)
 		st.inflightApplied++
+		st.inflightTxns += b2i(inflightOp.txn)
+		st.inflightIngests += b2i(inflightOp.tables != nil)
 	default:
 		return fmt.Errorf("after %d acks, the DB holds neither the acknowledged state nor it plus the op in flight %v:\n%s",
 			acks, inflight, diffModels(got, acked))

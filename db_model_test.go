@@ -31,8 +31,8 @@ func TestDBModel(t *testing.T) {
 			r := newModelRun(seed)
 			err := r.run(modelSteps)
 			r.closeAll()
-			t.Logf("options %s: %d reopens, %d flushes, %d tables at the end, %d snapshots, %d ingests", describeOptions(r.firstOpts),
-				r.stats.reopens, r.stats.flushes, r.stats.tables, r.stats.snapshots, r.stats.ingests)
+			t.Logf("options %s: %d reopens, %d flushes, %d tables at the end, %d snapshots, %d ingests, %d transactions (%d in conflict)", describeOptions(r.firstOpts),
+				r.stats.reopens, r.stats.flushes, r.stats.tables, r.stats.snapshots, r.stats.ingests, r.stats.txns, r.stats.txnConflicts)
 			if err != nil {
 				t.Fatalf("seed %d, options %s (now %s):\n%v\nlast operations:\n  %s\nrerun: go test -run 'TestDBModel$' -db.seed=%d",
 					seed, describeOptions(r.firstOpts), describeOptions(r.opts), err, strings.Join(r.log, "\n  "), seed)
@@ -66,7 +66,7 @@ type modelRun struct {
 	gets, writes, batches, syncs uint64
 
 	// What the run exercised, for -v.
-	stats struct{ reopens, flushes, tables, snapshots, ingests int }
+	stats struct{ reopens, flushes, tables, snapshots, ingests, txns, txnConflicts int }
 }
 
 type modelSnap struct {

@@ -51,20 +51,7 @@ func (r *modelRun) txn() error {
 		default:
 			op := r.randOp()
 			log = append(log, op.String())
-			var err error
-			switch {
-			case op.rangeDel:
-				err = txn.DeleteRange([]byte(op.key), []byte(op.end))
-			case op.del:
-				err = txn.Delete([]byte(op.key))
-			case op.merge:
-				err = txn.Merge([]byte(op.key), []byte(op.value))
-			case op.ttl > 0:
-				err = txn.SetWithTTL([]byte(op.key), []byte(op.value), op.ttl)
-			default:
-				err = txn.Set([]byte(op.key), []byte(op.value))
-			}
-			if err != nil {
+			if err := op.addTo(txn); err != nil {
 				return fmt.Errorf("transaction %v: %w", log, err)
 			}
 			ops = append(ops, op)
@@ -91,5 +78,7 @@ func (r *modelRun) txn() error {
 	case !conflict && len(ops) > 0:
 		r.committed(ops, sync)
 	}
+	r.stats.txns++
+	r.stats.txnConflicts += b2i(conflict)
 	return nil
 }

@@ -122,19 +122,28 @@ func batchOf(ops []kvOp) (*Batch, error) {
 	return b, nil
 }
 
-// addTo adds op to b.
-func (op kvOp) addTo(b *Batch) error {
+// kvWriter is what a kvOp is written to: a Batch or a Transaction.
+type kvWriter interface {
+	Set(key, value []byte) error
+	Delete(key []byte) error
+	DeleteRange(start, end []byte) error
+	Merge(key, operand []byte) error
+	SetWithTTL(key, value []byte, ttl time.Duration) error
+}
+
+// addTo adds op to w.
+func (op kvOp) addTo(w kvWriter) error {
 	switch {
 	case op.rangeDel:
-		return b.DeleteRange([]byte(op.key), []byte(op.end))
+		return w.DeleteRange([]byte(op.key), []byte(op.end))
 	case op.del:
-		return b.Delete([]byte(op.key))
+		return w.Delete([]byte(op.key))
 	case op.merge:
-		return b.Merge([]byte(op.key), []byte(op.value))
+		return w.Merge([]byte(op.key), []byte(op.value))
 	case op.ttl > 0:
-		return b.SetWithTTL([]byte(op.key), []byte(op.value), op.ttl)
+		return w.SetWithTTL([]byte(op.key), []byte(op.value), op.ttl)
 	}
-	return b.Set([]byte(op.key), []byte(op.value))
+	return w.Set([]byte(op.key), []byte(op.value))
 }
 
 // applyOps writes ops as a Put or Delete when there is one, else as a batch.

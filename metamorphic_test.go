@@ -44,7 +44,17 @@ const (
 	mReopen
 	mAdvance // the clock moves on, expiring what lived until then
 	mIngest  // tables of sets, deletes and range deletions, ingested at once
+	// mTxnBegin begins an update transaction, if fewer than metaMaxTxns
+	// are open; mTxn reads and writes in an open one and may commit it.
+	// Its Commit conflicts only by the history: single-threaded, a
+	// transaction's commit is checked against exactly the writes, commits
+	// and ingests the history made since it began (metaRunner.conflicts).
+	mTxnBegin
+	mTxn
 )
+
+// metaMaxTxns is how many transactions a history keeps open at most.
+const metaMaxTxns = 3
 
 // metaOp is one operation of a history. Which snapshot an op reads is an
 // index into the live snapshots (-1: the DB), taken modulo their number.
@@ -58,6 +68,9 @@ type metaOp struct {
 	lo, hi []byte        // mCompact
 	by     time.Duration // mAdvance
 	tables [][]kvOp      // mIngest
+	reads  [][]byte      // mTxn: keys it Gets, before its writes (ops)
+	scan   bool          // mTxn: a full scan within bounds, after reads
+	commit bool          // mTxn: Commit after the writes
 	// keep, on mReopen, keeps an iterator of the DB open across the Close
 	// and the Open, to be walked (bounds, moves) at the next reopen or at
 	// the end of the history, by when the new DB's compactions may have
@@ -88,25 +101,20 @@ func genHistory(seed uint64, n int) []metaOp {
 	for i := range n {
 		var op metaOp
 		switch r := rng.IntN(1000); {
+		case r < 560:
+			op.kind, op.ops = mWrite, randMetaWrites(rng, ks, i, 1+rng.IntN(4)*rng.IntN(3))
+		case r < 572:
+			op.kind = mTxnBegin
 		case r < 600:
-			op.kind = mWrite
-			for range 1 + rng.IntN(4)*rng.IntN(3) {
-				if rng.IntN(25) == 0 {
-					op.ops = append(op.ops, randRangeDel(rng, ks))
-					continue
-				}
-				k := string(ks.pick(rng))
-				switch rng.IntN(10) {
-				case 0, 1:
-					op.ops = append(op.ops, kvOp{del: true, key: k})
-				case 2, 3:
-					op.ops = append(op.ops, kvOp{merge: true, key: k, value: fmt.Sprintf("+%d.", i)})
-				case 4:
-					op.ops = append(op.ops, kvOp{key: k, value: string(randValue(rng, fmt.Sprint(i))), ttl: randTTL(rng)})
-				default:
-					op.ops = append(op.ops, kvOp{key: k, value: string(randValue(rng, fmt.Sprint(i)))})
-				}
+			op.kind, op.snap = mTxn, rng.IntN(metaMaxTxns)
+			for range rng.IntN(4) {
+				op.reads = append(op.reads, ks.probe(rng))
 			}
+			if op.scan = rng.IntN(4) == 0; op.scan {
+				op.bounds = randBounds(rng, ks)
+			}
+			op.ops = randMetaWrites(rng, ks, i, rng.IntN(4))
+			op.commit = rng.IntN(2) == 0
 		case r < 785:
 			op.kind, op.key, op.snap = mGet, ks.probe(rng), rng.IntN(4)-1
 		case r < 800:
@@ -141,6 +149,30 @@ func genHistory(seed uint64, n int) []metaOp {
 		h = append(h, op)
 	}
 	return h
+}
+
+// randMetaWrites returns n writes of op i of a history: sets, with a
+// time-to-live or not, deletes, merges and now and then a range deletion.
+func randMetaWrites(rng *rand.Rand, ks *keySpace, i, n int) []kvOp {
+	var ops []kvOp
+	for range n {
+		if rng.IntN(25) == 0 {
+			ops = append(ops, randRangeDel(rng, ks))
+			continue
+		}
+		k := string(ks.pick(rng))
+		switch rng.IntN(10) {
+		case 0, 1:
+			ops = append(ops, kvOp{del: true, key: k})
+		case 2, 3:
+			ops = append(ops, kvOp{merge: true, key: k, value: fmt.Sprintf("+%d.", i)})
+		case 4:
+			ops = append(ops, kvOp{key: k, value: string(randValue(rng, fmt.Sprint(i))), ttl: randTTL(rng)})
+		default:
+			ops = append(ops, kvOp{key: k, value: string(randValue(rng, fmt.Sprint(i)))})
+		}
+	}
+	return ops
 }
 
 // randMoves returns an iterator's moves, drawn from ops (a multiset of
@@ -218,7 +250,26 @@ type metaRunner struct {
 	// kept are the iterators mReopen keeps open across a Close (nil its
 	// for the model), each with the model as it was made.
 	kept []metaKeptIter
-	out  []string
+	// txns are the open transactions, oldest first; history is every
+	// commit's writes in commit order (an ingest's: a range deletion over
+	// each table's keys, as the DB records it), which their commits are
+	// checked against; committed and conflicts count their commits.
+	txns       []*metaTxn
+	history    [][]kvOp
+	txnCount   int
+	committed  int
+	conflicted int
+	out        []string
+}
+
+// metaTxn is an open transaction of a history (txn nil for the model)
+// and what the model knows of it: its view, the snapshot under its own
+// writes, with the expiries exp of the view's keys.
+type metaTxn struct {
+	txn *Transaction
+	id  int
+	m   modelTxn
+	exp kvExpiries
 }
 
 type metaKeptIter struct {
@@ -245,6 +296,46 @@ func (r *metaRunner) reader(i int) (dbReader, kvModel, string) {
 		return nil, liveAt(r.snapM[i], r.snapE[i], now), fmt.Sprintf("snap%d", i)
 	}
 	return r.snaps[i], liveAt(r.snapM[i], r.snapE[i], now), fmt.Sprintf("snap%d", i)
+}
+
+// discardTxns discards the open transactions.
+func (r *metaRunner) discardTxns() {
+	for _, t := range r.txns {
+		if t.txn != nil {
+			t.txn.Discard()
+		}
+	}
+	r.txns = nil
+}
+
+// conflicts reports whether t's Commit must fail with ErrConflict: it
+// writes, and a commit since it began wrote what it read.
+func (r *metaRunner) conflicts(t *metaTxn) bool {
+	if len(t.m.own) == 0 {
+		return false // a Commit with nothing to write checks nothing
+	}
+	for _, ops := range r.history[t.m.begun:] {
+		for _, op := range ops {
+			if t.m.touches(op) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ingestSpans returns the range deletions that stand, in the record of
+// commits, for tables ingested: [smallest, largest] key of each.
+func ingestSpans(tables [][]kvOp) []kvOp {
+	var spans []kvOp
+	for _, ops := range tables {
+		lo, hi := ops[0].key, ops[0].key
+		for _, op := range ops {
+			lo, hi = min(lo, op.key), max(hi, op.key, op.end)
+		}
+		spans = append(spans, kvOp{rangeDel: true, key: lo, end: hi + "\x00"})
+	}
+	return spans
 }
 
 func (r *metaRunner) closeSnaps() {
@@ -305,6 +396,7 @@ func (r *metaRunner) step(i int, op metaOp) error {
 	case mAdvance:
 		r.clock.advance(op.by)
 	case mWrite:
+		r.history = append(r.history, op.ops)
 		r.model.apply(op.ops)
 		applyExpiries(r.exp, op.ops, r.clock.nanos())
 		if r.db != nil {
@@ -375,6 +467,7 @@ func (r *metaRunner) step(i int, op metaOp) error {
 			return r.db.Flush()
 		}
 	case mIngest:
+		r.history = append(r.history, ingestSpans(op.tables))
 		for _, ops := range op.tables {
 			r.model.apply(ops)
 			applyExpiries(r.exp, ops, r.clock.nanos())
@@ -394,6 +487,25 @@ func (r *metaRunner) step(i int, op metaOp) error {
 		if r.db != nil {
 			return r.db.Compact(op.lo, op.hi)
 		}
+	case mTxnBegin:
+		if len(r.txns) == metaMaxTxns {
+			break
+		}
+		t := &metaTxn{id: r.txnCount, exp: maps.Clone(r.exp), m: modelTxn{view: r.model.clone(), begun: len(r.history), reads: map[string]bool{}}}
+		r.txnCount++
+		if r.db != nil {
+			txn, err := r.db.NewTransaction(true)
+			if err != nil {
+				return err
+			}
+			t.txn = txn
+		}
+		r.txns = append(r.txns, t)
+	case mTxn:
+		if len(r.txns) == 0 {
+			break
+		}
+		return r.txnStep(i, op, op.snap%len(r.txns))
 	case mReopen:
 		if err := r.walkKept(); err != nil {
 			return err
@@ -410,6 +522,7 @@ func (r *metaRunner) step(i int, op metaOp) error {
 			r.kept = append(r.kept, k)
 		}
 		r.closeSnaps()
+		r.discardTxns()
 		if r.db != nil {
 			if err := r.db.Close(); err != nil {
 				return err
@@ -420,6 +533,105 @@ func (r *metaRunner) step(i int, op metaOp) error {
 			}
 			r.db = d
 		}
+	}
+	return nil
+}
+
+// txnStep runs mTxn op (index i of the history) in the open transaction
+// j: its Gets and scan, shown in the transcript, its writes, and its
+// Commit, whose outcome the transcript shows too.
+func (r *metaRunner) txnStep(i int, op metaOp, j int) error {
+	t := r.txns[j]
+	now := r.clock.nanos()
+	view := liveAt(t.m.view, t.exp, now)
+	for _, k := range op.reads {
+		own := false
+		for _, w := range t.m.own {
+			own = own || w.covers(string(k)) && !w.merge // a merge reads on below it
+		}
+		if !own {
+			t.m.reads[string(k)] = true
+		}
+		v, ok := view[string(k)]
+		var err error
+		if r.db != nil {
+			var got []byte
+			got, err = t.txn.Get(k)
+			v, ok = string(got), err == nil
+		}
+		switch {
+		case ok:
+			r.printf("%d txn%d.Get(%q) = %q", i, t.id, k, v)
+		case r.db == nil || err == ErrNotFound:
+			r.printf("%d txn%d.Get(%q) not found", i, t.id, k)
+		default:
+			r.printf("%d txn%d.Get(%q) error %v", i, t.id, k, err)
+		}
+	}
+	if op.scan {
+		var lo, hi []byte
+		if op.bounds != nil {
+			lo, hi = op.bounds.LowerBound, op.bounds.UpperBound
+		}
+		// A full scan reads from its lower bound to its upper, both
+		// included, in whichever order they are (docs/transactions.md).
+		sp := modelSpan{lo: string(lo), hi: string(hi), inf: hi == nil}
+		if !sp.inf && sp.hi < sp.lo {
+			sp.lo, sp.hi = sp.hi, sp.lo
+		}
+		t.m.spans = append(t.m.spans, sp)
+		r.printf("%d txn%d.NewIter[%q, %q)", i, t.id, lo, hi)
+		moves := []metaMove{{op: 'S'}}
+		if r.db == nil {
+			r.walkModel(view, op.bounds, moves)
+		} else {
+			it, err := t.txn.NewIter(op.bounds)
+			if err != nil {
+				return err
+			}
+			if err := r.walkDB(nil, it, op.bounds, moves); err != nil {
+				return err
+			}
+		}
+	}
+	for _, w := range op.ops {
+		if t.txn != nil {
+			if err := w.addTo(t.txn); err != nil {
+				return err
+			}
+		}
+		t.m.own = append(t.m.own, w)
+		t.m.view.apply([]kvOp{w})
+		// The transaction's own set with a time-to-live does not expire
+		// before its commit: its reads see a plain set.
+		w.ttl = 0
+		applyExpiries(t.exp, []kvOp{w}, now)
+	}
+	if !op.commit {
+		return nil
+	}
+	r.txns = append(r.txns[:j], r.txns[j+1:]...)
+	conflict := r.conflicts(t)
+	if !conflict && len(t.m.own) > 0 {
+		r.history = append(r.history, t.m.own)
+		r.model.apply(t.m.own)
+		applyExpiries(r.exp, t.m.own, now)
+	}
+	var err error
+	if t.txn != nil {
+		err = t.txn.Commit(NoSync)
+	} else if conflict {
+		err = ErrConflict
+	}
+	switch {
+	case err == nil:
+		r.committed++
+		r.printf("%d txn%d.Commit() ok", i, t.id)
+	case err == ErrConflict:
+		r.conflicted++
+		r.printf("%d txn%d.Commit() conflict", i, t.id)
+	default:
+		r.printf("%d txn%d.Commit() error %v", i, t.id, err)
 	}
 	return nil
 }
@@ -563,7 +775,7 @@ func TestMetamorphic(t *testing.T) {
 		ops = min(ops, 500)
 	}
 	start := time.Now()
-	runs, separated, lines, ttlWrites, clockSteps, ingests := 0, 0, 0, 0, 0, 0
+	runs, separated, lines, ttlWrites, clockSteps, ingests, txns, txnCommits, txnConflicts := 0, 0, 0, 0, 0, 0, 0, 0, 0
 	var flushes, compactions uint64 // since each run's last reopen
 	for _, seed := range seeds {
 		h := genHistory(seed, ops)
@@ -578,6 +790,7 @@ func TestMetamorphic(t *testing.T) {
 		if err := model.run(h); err != nil {
 			t.Fatalf("seed %d: the model: %v", seed, err)
 		}
+		txns, txnCommits, txnConflicts = txns+model.txnCount, txnCommits+model.committed, txnConflicts+model.conflicted
 		for c := 0; c <= race.Size("meta.configs", *metaConfigs, 2); c++ {
 			o := metaConfig(seed, c)
 			o.FS = vfs.NewMem()
@@ -591,6 +804,7 @@ func TestMetamorphic(t *testing.T) {
 			err = r.run(h)
 			r.closeKept()
 			r.closeSnaps()
+			r.discardTxns()
 			m := r.db.Metrics()
 			flushes += m.Flushes
 			compactions += m.Compactions
@@ -612,8 +826,8 @@ func TestMetamorphic(t *testing.T) {
 			lines += len(r.out)
 		}
 	}
-	t.Logf("%d histories of %d ops (%d writes with a time-to-live, %d clock steps, %d ingests) × %d configurations (+ the model): %d runs (%d with values separated), %d transcript lines compared, ≥ %d flushes and %d compactions, in %v",
-		len(seeds), ops, ttlWrites, clockSteps, ingests, *metaConfigs+1, runs, separated, lines, flushes, compactions, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d histories of %d ops (%d writes with a time-to-live, %d clock steps, %d ingests, %d transactions: %d commits, %d conflicts) × %d configurations (+ the model): %d runs (%d with values separated), %d transcript lines compared, ≥ %d flushes and %d compactions, in %v",
+		len(seeds), ops, ttlWrites, clockSteps, ingests, txns, txnCommits, txnConflicts, *metaConfigs+1, runs, separated, lines, flushes, compactions, time.Since(start).Round(time.Millisecond))
 }
 
 // metaPrefixIter is prefix mode made of plain moves, for a DB without
