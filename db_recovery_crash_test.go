@@ -4,6 +4,7 @@ package bloomkv
 // every acknowledged write and nothing else (crashWorkload).
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -47,7 +48,7 @@ type crashWorkload struct {
 	// it is closed, so that full memtables pile up waiting for theirs.
 	gate atomic.Pointer[chan struct{}]
 
-	stats struct{ crashes, inRecovery, flushes, piledUp, ingests int }
+	stats struct{ crashes, inRecovery, flushes, piledUp, ingests, txns int }
 }
 
 // crashPointsPerCycle bounds the crash points one workload takes at file
@@ -123,13 +124,7 @@ func (w *crashWorkload) write(d *DB, live kvModel) error {
 	ops := randOps(w.rng, w.ks, fmt.Sprint("w", idx))
 	w.history = append(w.history, ops)
 	w.started.Store(int64(idx + 1))
-	wo, sync := NoSync, false
-	switch w.rng.IntN(4) {
-	case 0:
-		wo, sync = nil, true
-	case 1:
-		wo, sync = Sync, true
-	}
+	wo, sync := w.writeOptions()
 	if err := applyOps(d, ops, wo); err != nil {
 		return fmt.Errorf("write %d %v: %w", idx, ops, err)
 	}
@@ -137,6 +132,57 @@ func (w *crashWorkload) write(d *DB, live kvModel) error {
 	if sync {
 		w.durable.Store(int64(idx + 1))
 	}
+	return nil
+}
+
+// writeOptions picks how a write is committed: durable (the default
+// options, or Sync), or not (NoSync), and says which.
+func (w *crashWorkload) writeOptions() (wo *WriteOptions, durable bool) {
+	switch w.rng.IntN(4) {
+	case 0:
+		return nil, true
+	case 1:
+		return Sync, true
+	}
+	return NoSync, false
+}
+
+// txn runs an update transaction: a Get, checked against the model, then
+// randOps's writes and a Set of a value made from what the Get read,
+// committed as write commits a batch (durable or not) — one write of the
+// history, all of it or none. The workload is one goroutine, so no commit
+// conflicts.
+func (w *crashWorkload) txn(d *DB, live kvModel) error {
+	idx := len(w.history)
+	txn, err := d.NewTransaction(true)
+	if err != nil {
+		return err
+	}
+	defer txn.Discard()
+	read := w.ks.pick(w.rng)
+	v, err := txn.Get(read)
+	want, ok := live[string(read)]
+	if ok && (err != nil || string(v) != want) || !ok && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("transaction %d: Get(%s) = %s, %v; want %s (present %v)", idx, shortKey(string(read)), shortKey(string(v)), err, shortKey(want), ok)
+	}
+	ops := randOps(w.rng, w.ks, fmt.Sprint("t", idx))
+	ops = append(ops, kvOp{key: string(w.ks.pick(w.rng)), value: fmt.Sprintf("t%d|read %d bytes", idx, len(v))})
+	for _, op := range ops {
+		if err := op.addTo(txn); err != nil {
+			return fmt.Errorf("transaction %d %v: %w", idx, op, err)
+		}
+	}
+	w.history = append(w.history, ops)
+	w.started.Store(int64(idx + 1))
+	wo, sync := w.writeOptions()
+	if err := txn.Commit(wo); err != nil {
+		return fmt.Errorf("transaction %d %v: Commit: %w", idx, ops, err)
+	}
+	live.apply(ops)
+	if sync {
+		w.durable.Store(int64(idx + 1))
+	}
+	w.stats.txns++
 	return nil
 }
 
@@ -233,6 +279,10 @@ func (w *crashWorkload) run(writes int) error {
 			}
 		case x < 7:
 			if err := w.ingest(d, live); err != nil {
+				return err
+			}
+		case x < 12:
+			if err := w.txn(d, live); err != nil {
 				return err
 			}
 		default:
@@ -432,8 +482,8 @@ func TestDBRecoveryCrash(t *testing.T) {
 				t.Fatalf("seed %d, options %s:\n%v\nrerun: go test -run 'TestDBRecoveryCrash$' -db.seed=%d",
 					seed, describeOptions(w.opts), err, seed)
 			}
-			t.Logf("options %s: %d writes (%d ingests), %d flushes, %d pile-ups, %d crashes verified, %d of them crashed again in recovery",
-				describeOptions(w.opts), len(w.history), w.stats.ingests, w.stats.flushes, w.stats.piledUp, w.stats.crashes, w.stats.inRecovery)
+			t.Logf("options %s: %d writes (%d ingests, %d transactions), %d flushes, %d pile-ups, %d crashes verified, %d of them crashed again in recovery",
+				describeOptions(w.opts), len(w.history), w.stats.ingests, w.stats.txns, w.stats.flushes, w.stats.piledUp, w.stats.crashes, w.stats.inRecovery)
 		})
 	}
 }
