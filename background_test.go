@@ -115,23 +115,8 @@ func TestBackgroundFailureAtEveryOperation(t *testing.T) {
 			// returns the operation range of the job.
 			run := func(fail int64) (lo, hi int64, failedOp string) {
 				mem := vfs.NewMem()
-				var failed vfs.Op
-				var mu sync.Mutex
-				readOnly := map[string]bool{} // the name's latest handle was opened with Open
-				failedReadOnly := false
-				inj := vfs.NewInjecting(mem, func(op vfs.Op) bool {
-					mu.Lock()
-					defer mu.Unlock()
-					switch op.Kind {
-					case vfs.OpOpen, vfs.OpCreate:
-						readOnly[op.Name] = op.Kind == vfs.OpOpen
-					}
-					if op.Index == fail {
-						failed, failedReadOnly = op, readOnly[op.Name]
-						return true
-					}
-					return false
-				})
+				fo := &failOne{at: fail}
+				inj := vfs.NewInjecting(mem, fo.policy)
 				var log bgErrorLog
 				// Values in blob files or inline; reclaimed only in the
 				// blob rewrite job, one compaction at a time, so that the
@@ -191,8 +176,9 @@ func TestBackgroundFailureAtEveryOperation(t *testing.T) {
 				if job == "blob rewrite" && fail < 0 && relocated == 0 {
 					t.Fatalf("no blob rewrite: %+v", d.Metrics().Blobs)
 				}
+				failed, failedReadOnly := fo.failed()
 				where := fmt.Sprintf("failing %v", failed)
-				if fail < 0 || fail >= hi {
+				if failed == nil {
 					if jobErr != nil {
 						t.Fatalf("%s with no failure: %v", job, jobErr)
 					}
@@ -205,7 +191,7 @@ func TestBackgroundFailureAtEveryOperation(t *testing.T) {
 					t.Fatalf("%s: reads during the failure: %v", where, err)
 				}
 				// The DB gets over it: by itself, or, for a WAL, by Resume.
-				if walDamaged(failed) {
+				if walDamaged(*failed) {
 					if err := d.Resume(); err != nil {
 						t.Fatalf("%s: Resume: %v", where, err)
 					}
@@ -235,7 +221,7 @@ func TestBackgroundFailureAtEveryOperation(t *testing.T) {
 				log.mu.Lock()
 				nErrors := len(log.errors)
 				log.mu.Unlock()
-				if jobErr == nil && nErrors == 0 && !benignFailure(failed, failedReadOnly) {
+				if jobErr == nil && nErrors == 0 && !benignFailure(*failed, failedReadOnly) {
 					t.Errorf("%s: the failure surfaced nowhere: no error, no BackgroundError event", where)
 				}
 				crashed := mem.CrashClone(vfs.CrashOptions{})

@@ -47,14 +47,16 @@ func TestOptimalFilterAllocation(t *testing.T) {
 	run := func(alloc FilterAllocation, bitsPerKey float64) result {
 		db, err := Open("/db", &Options{
 			FS: vfs.NewMem(), FilterAllocation: alloc, BitsPerKey: bitsPerKey, LevelMultiplier: 10,
-			MemtableSize: 64 << 10, BaseLevelSize: 8 << 10, TargetFileSize: 2 << 10, BlockSize: 1024,
+			BaseLevelSize: 4 << 10, TargetFileSize: 2 << 10, BlockSize: 1024,
 			// L0 drains after every flush, so both trees end with the same
 			// (empty) L0 and compare only the levels the allocation shapes.
-			// One compaction at a time, and the writes below wait for them
-			// after every memtable's worth of keys, so that the shapes
-			// depend on the allocation, not on how the compactions raced
-			// the writes (on a loaded machine, they did: a ratio of 0.53).
-			L0CompactionTrigger: 1, MaxConcurrentCompactions: 1,
+			// One compaction at a time, and the writes below flush and wait
+			// for them after every 1,000 keys, which a memtable of 1 MiB
+			// holds with room to spare: no flush but those, and no
+			// compaction beside the writes, so that the shapes depend on
+			// the allocation alone, not on how the background work raced
+			// the writes on a busy machine.
+			MemtableSize: 1 << 20, L0CompactionTrigger: 1, MaxConcurrentCompactions: 1,
 		})
 		if err != nil {
 			t.Fatal(err)

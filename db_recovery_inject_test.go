@@ -24,10 +24,7 @@ type injectedRun struct {
 	// bgErrors are the background errors the EventListener was told of:
 	// a failed background flush is retried, and may surface nowhere else.
 	bgErrors []string
-	failed   *vfs.Op // the operation that failed, if any
-	// failedReadOnly reports that the operation failed was on a file
-	// opened for reading.
-	failedReadOnly bool
+	fail     *failOne // the failing operation, and which it was once it ran
 	// problems are violations seen while running.
 	problems []string
 
@@ -55,22 +52,9 @@ func (r *injectedRun) problemf(format string, args ...any) {
 // whether a failure surfaced would depend on timing. The compaction tests
 // inject their own failures.
 func runInjected(mem *vfs.MemFS, fail int64, cfg injectedConfig) *injectedRun {
-	r := &injectedRun{live: kvModel{}, valueSize: cfg.valueSize}
+	r := &injectedRun{live: kvModel{}, valueSize: cfg.valueSize, fail: &failOne{at: fail}}
 	var mu sync.Mutex
-	readOnly := map[string]bool{} // whether the name's latest handle was opened with Open
-	inj := vfs.NewInjecting(mem, func(op vfs.Op) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		switch op.Kind {
-		case vfs.OpOpen, vfs.OpCreate:
-			readOnly[op.Name] = op.Kind == vfs.OpOpen
-		}
-		if op.Index != fail {
-			return false
-		}
-		r.failed, r.failedReadOnly = &op, readOnly[op.Name]
-		return true
-	})
+	inj := vfs.NewInjecting(mem, r.fail.policy)
 	listener := &EventListener{BackgroundError: func(info BackgroundErrorInfo) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -158,7 +142,7 @@ func (r *injectedRun) write(wo *WriteOptions, ops ...kvOp) {
 		r.refused = append(r.refused, idx)
 		return
 	}
-	if r.writeFailed && walDamaged(*r.failed) {
+	if r.writeFailed && r.failedInWAL() {
 		r.problemf("write %d succeeded after a write failed in the WAL: the error is not sticky", idx)
 	}
 	for _, i := range r.refused {
@@ -179,7 +163,7 @@ func (r *injectedRun) flush() {
 	if !r.succeeded("Flush", r.d.Flush()) {
 		return
 	}
-	if r.writeFailed && walDamaged(*r.failed) {
+	if r.writeFailed && r.failedInWAL() {
 		r.problemf("Flush succeeded after a write failed in the WAL")
 	}
 	r.lo = len(r.history)
@@ -252,7 +236,7 @@ func TestDBRecoveryErrorInjection(t *testing.T) {
 				}
 				mem := vfs.NewMem()
 				r := runInjected(mem, fail, tc.cfg)
-				if r.failed == nil {
+				if op, _ := r.fail.failed(); op == nil {
 					if len(r.calls) > 0 || len(r.problems) > 0 {
 						t.Fatalf("without a failure: errors %v, problems %v", r.calls, r.problems)
 					}
@@ -269,11 +253,12 @@ func TestDBRecoveryErrorInjection(t *testing.T) {
 // failing: what the run saw, then a crash and recovery.
 func checkInjectedRun(t *testing.T, mem *vfs.MemFS, r *injectedRun, fail int64, cfg injectedConfig) {
 	t.Helper()
-	where := fmt.Sprintf("failing %s", r.failed)
+	failed, failedReadOnly := r.fail.failed()
+	where := fmt.Sprintf("failing %s", failed)
 	for _, p := range r.problems {
 		t.Errorf("%s: %s", where, p)
 	}
-	if len(r.calls) == 0 && len(r.bgErrors) == 0 && !benignFailure(*r.failed, r.failedReadOnly) {
+	if len(r.calls) == 0 && len(r.bgErrors) == 0 && !benignFailure(*failed, failedReadOnly) {
 		t.Errorf("%s: the failure surfaced in no call and no background error", where)
 	}
 	// A crash now, then recovery on the plain file system.
@@ -313,4 +298,11 @@ func walDamaged(op vfs.Op) bool {
 // nothing.
 func benignFailure(op vfs.Op, readOnly bool) bool {
 	return op.Kind == vfs.OpRemove || op.Kind == vfs.OpList || op.Kind == vfs.OpClose && readOnly
+}
+
+// failedInWAL reports that the failed operation damaged the WAL
+// (walDamaged), which makes the write error sticky.
+func (r *injectedRun) failedInWAL() bool {
+	op, _ := r.fail.failed()
+	return op != nil && walDamaged(*op)
 }

@@ -16,10 +16,12 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/bloomkv/bloomkv/internal/race"
+	"github.com/bloomkv/bloomkv/vfs"
 )
 
 var (
@@ -733,3 +735,43 @@ func b2i(b bool) int {
 
 // noCompaction is an L0CompactionTrigger no test workload reaches.
 const noCompaction = 1000
+
+// failOne is the policy of an Injecting that fails one operation, the
+// one of index at (none for -1), and remembers it, with whether its
+// file's latest handle was opened read-only (by Open), which makes some
+// failures harmless (benignFailure). It is called from the DB's
+// goroutines: failed reads it under the same lock.
+type failOne struct {
+	at int64
+
+	mu         sync.Mutex
+	readOnly   map[string]bool // whether the name's latest handle was opened by Open
+	op         *vfs.Op
+	opReadOnly bool
+}
+
+// policy is the Injecting's policy.
+func (f *failOne) policy(op vfs.Op) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch op.Kind {
+	case vfs.OpOpen, vfs.OpCreate:
+		if f.readOnly == nil {
+			f.readOnly = map[string]bool{}
+		}
+		f.readOnly[op.Name] = op.Kind == vfs.OpOpen
+	}
+	if op.Index != f.at {
+		return false
+	}
+	f.op, f.opReadOnly = &op, f.readOnly[op.Name]
+	return true
+}
+
+// failed returns the operation failed, nil before it ran, and whether its
+// file was opened read-only.
+func (f *failOne) failed() (*vfs.Op, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.op, f.opReadOnly
+}
