@@ -3,6 +3,7 @@ package bloomkv_test
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -38,8 +39,9 @@ func peersOptions() *bloomkv.Options {
 // openScaleDB returns the database of -scale.n workload keys (the peers
 // runner's keys: fillrandom's, in its order, then settled) in -scale.dir,
 // filling it first if the directory holds none, opened read-only so that
-// every run reads the same tree.
-func openScaleDB(b *testing.B, keys *workload.Keys) *bloomkv.DB {
+// every run reads the same tree; with mmap, its tables read through
+// mappings (Options.MmapTables).
+func openScaleDB(b *testing.B, keys *workload.Keys, mmap bool) *bloomkv.DB {
 	dir := *scaleDir
 	if dir == "" {
 		dir = b.TempDir()
@@ -63,7 +65,7 @@ func openScaleDB(b *testing.B, keys *workload.Keys) *bloomkv.DB {
 		}
 	}
 	opts := peersOptions()
-	opts.ReadOnly = true
+	opts.ReadOnly, opts.MmapTables = true, mmap
 	d, err := bloomkv.Open(dir, opts)
 	if err != nil {
 		b.Fatal(err)
@@ -86,13 +88,20 @@ func cpuTime() time.Duration {
 // keys (present), uniformly over the whole key space of a database of
 // -scale.n keys: where filters and indexes outgrow the CPU cache, the
 // cost of a missing key is its cache misses. One op is one Get; the keys
-// are drawn ahead, so that the loop times Get alone.
+// are drawn ahead, so that the loop times Get alone. Each runs with the
+// tables read by pread(2) (mmap=false) and through mappings (mmap=true,
+// Options.MmapTables).
 func BenchmarkGetAtScale(b *testing.B) {
 	keys, err := workload.NewKeys(*scaleKeys, workload.DefaultKeySize, workload.DefaultValueSize, workload.DefaultSeed)
 	if err != nil {
 		b.Fatal(err)
 	}
-	d := openScaleDB(b, keys)
+	for _, mmap := range []bool{false, true} {
+		b.Run(fmt.Sprintf("mmap=%v", mmap), func(b *testing.B) { benchGetAtScale(b, keys, openScaleDB(b, keys, mmap)) })
+	}
+}
+
+func benchGetAtScale(b *testing.B, keys *workload.Keys, d *bloomkv.DB) {
 	const drawn = 1 << 20
 	for _, set := range []struct {
 		name string

@@ -338,6 +338,22 @@ type Options struct {
 	// the table cache's descriptors with the tables.
 	MaxOpenFiles int
 
+	// MmapTables reads the tables' data blocks through a mapping of each
+	// open table file (mmap(2), read-only) instead of a pread(2) per block:
+	// a block in the page cache is copied from memory with no system
+	// call. In BenchmarkGetAtScale (1,000,000 keys, the peers runner's
+	// options: an 8 MiB block cache, so most present-key Gets read a
+	// block), a present key's Get took 0.46× the CPU (6.2 against 13.3
+	// µs), a missing key's 0.78×. A device error or a file truncated beneath
+	// the mapping is an error of the read (vfs.ErrMappedFault), never a
+	// crash. The pages the reads touch count in the process's resident
+	// memory (RSS) while mapped, as the page cache they are; the kernel
+	// reclaims them as it does the page cache. On Unix systems with the
+	// OS file system (vfs.Default); elsewhere, and where a file cannot be
+	// mapped, the tables are read with ReadAt. Blob files are always read
+	// with ReadAt. Default false.
+	MmapTables bool
+
 	// ValueSeparation moves large values out of the tables into blob files
 	// (see ValueSeparation).
 	ValueSeparation ValueSeparation

@@ -37,7 +37,7 @@ func (d *DB) openTableLocked(meta *manifest.FileMetadata) error {
 // order: Open, Stat, then sstable.Open's reads.
 func (d *DB) openTable(meta *manifest.FileMetadata) (*table, error) {
 	path := manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeTable, meta.FileNum)
-	tf := d.tableCache.newFile(path)
+	tf := d.tableCache.newMappedFile(path)
 	// Tables are deleted only once no version lists them: a missing one is
 	// damage, not an I/O error to retry (acquire reports it so).
 	h, err := tf.acquire()

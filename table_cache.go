@@ -75,7 +75,10 @@ func tableCacheCapacity(maxOpenFiles int, fileLimit uint64) int {
 type tableCache struct {
 	fs       vfs.FS
 	capacity int
-	mu       struct {
+	// mmap is Options.MmapTables: the files of newMappedFile are read
+	// through a mapping where their file system can map them.
+	mmap bool
+	mu   struct {
 		sync.Mutex
 		// lru is the sentinel of a circular list of the tableFiles that hold
 		// a handle: lru.next is the most recently used, lru.prev the least.
@@ -89,9 +92,10 @@ type tableCache struct {
 }
 
 // newTableCache returns an empty cache of capacity handles (at least one)
-// of files of fs.
-func newTableCache(fs vfs.FS, capacity int) *tableCache {
-	c := &tableCache{fs: fs, capacity: max(capacity, 1)}
+// of files of fs; with mmap, the files of newMappedFile are read through
+// mappings of them.
+func newTableCache(fs vfs.FS, capacity int, mmap bool) *tableCache {
+	c := &tableCache{fs: fs, capacity: max(capacity, 1), mmap: mmap}
 	c.mu.lru.prev, c.mu.lru.next = &c.mu.lru, &c.mu.lru
 	return c
 }
@@ -100,6 +104,13 @@ func newTableCache(fs vfs.FS, capacity int) *tableCache {
 // its first read opens it.
 func (c *tableCache) newFile(path string) *tableFile {
 	return &tableFile{cache: c, path: path}
+}
+
+// newMappedFile is newFile for a file read through a mapping of it while
+// its handle is open, if the cache maps files (Options.MmapTables) and the
+// file system can (vfs.Mapper); otherwise it is read as newFile's are.
+func (c *tableCache) newMappedFile(path string) *tableFile {
+	return &tableFile{cache: c, path: path, mapped: c.mmap}
 }
 
 // tableCacheStats are a tableCache's counters and its number of handles.
@@ -143,7 +154,7 @@ func (c *tableCache) evictLocked() (toClose *tableHandle) {
 		c.mu.evictions++
 		if h.refs.Add(-1) == 0 {
 			if toClose != nil {
-				toClose.file.Close()
+				toClose.close()
 			}
 			toClose = h
 		}
@@ -151,10 +162,23 @@ func (c *tableCache) evictLocked() (toClose *tableHandle) {
 	return toClose
 }
 
-// tableHandle is one open file of a table.
+// tableHandle is one open file of a table, and its mapping if it is read
+// through one.
 type tableHandle struct {
 	file vfs.File
-	refs atomic.Int32 // see tableCache's INVARIANT
+	// mapping, if not nil, is the file mapped (tableFile.mapped): reads
+	// copy from it rather than call file.ReadAt. It is unmapped when the
+	// last reference goes, so never under a read.
+	mapping *vfs.Mapping
+	refs    atomic.Int32 // see tableCache's INVARIANT
+}
+
+// readAt reads from the handle's mapping, or its file.
+func (h *tableHandle) readAt(p []byte, off int64) (int, error) {
+	if h.mapping != nil {
+		return h.mapping.ReadAt(p, off)
+	}
+	return h.file.ReadAt(p, off)
 }
 
 // unref drops a reference and closes the file with the last one. A read
@@ -162,9 +186,18 @@ type tableHandle struct {
 // reported it before the cache existed, returns it.
 func (h *tableHandle) unref() error {
 	if h.refs.Add(-1) == 0 {
-		return h.file.Close()
+		return h.close()
 	}
 	return nil
+}
+
+// close unmaps the file, if mapped, and closes it.
+func (h *tableHandle) close() error {
+	var unmapErr error
+	if h.mapping != nil {
+		unmapErr = h.mapping.Close()
+	}
+	return errors.Join(unmapErr, h.file.Close())
 }
 
 // tableFile is the io.ReaderAt an sstable.Reader reads one table through:
@@ -177,6 +210,8 @@ func (h *tableHandle) unref() error {
 type tableFile struct {
 	cache *tableCache
 	path  string
+	// mapped is set for a file read through a mapping of it (newMappedFile).
+	mapped bool
 
 	handle     *tableHandle
 	prev, next *tableFile
@@ -198,7 +233,7 @@ func (f *tableFile) ReadAt(p []byte, off int64) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, err := h.file.ReadAt(p, off)
+	n, err := h.readAt(p, off)
 	h.unref()
 	return n, err
 }
@@ -247,17 +282,16 @@ func (f *tableFile) acquire() (*tableHandle, error) {
 	victim := c.evictLocked()
 	c.mu.Unlock()
 	if victim != nil {
-		victim.file.Close()
+		victim.close()
 	}
 
-	file, err := f.open()
+	h, err := f.open()
 	if err != nil {
 		c.mu.Lock()
 		c.mu.n--
 		c.mu.Unlock()
 		return nil, f.openError(err)
 	}
-	h := &tableHandle{file: file}
 	h.refs.Store(1) // the caller's
 
 	c.mu.Lock()
@@ -272,7 +306,7 @@ func (f *tableFile) acquire() (*tableHandle, error) {
 		}
 		c.mu.Unlock()
 		if theirs != nil {
-			file.Close()
+			h.close()
 			return theirs, nil
 		}
 		return h, nil
@@ -284,15 +318,24 @@ func (f *tableFile) acquire() (*tableHandle, error) {
 	return h, nil
 }
 
-// open opens the table's file for reading. Lookups read single blocks:
-// no read-ahead. The readers that go through a table in order read large
-// chunks themselves.
-func (f *tableFile) open() (vfs.File, error) {
+// open opens the table's file for reading, and maps it if f is read
+// through a mapping and its file system can map it; a file that cannot be
+// mapped is read with ReadAt. Lookups read single blocks: no read-ahead.
+// The readers that go through a table in order read large chunks
+// themselves.
+func (f *tableFile) open() (*tableHandle, error) {
 	file, err := f.cache.fs.Open(f.path)
-	if err == nil {
-		_ = vfs.AdviseRandom(file)
+	if err != nil {
+		return nil, err
 	}
-	return file, err
+	_ = vfs.AdviseRandom(file)
+	h := &tableHandle{file: file}
+	if f.mapped {
+		if m, err := vfs.Map(file); err == nil {
+			h.mapping = m
+		}
+	}
+	return h, nil
 }
 
 // openError is the error of a failed open of the table's file. While a DB
@@ -330,7 +373,7 @@ func (f *tableFile) keepOpen() error {
 	}
 	c.mu.Unlock()
 
-	file, err := f.open()
+	h, err := f.open()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
@@ -351,14 +394,13 @@ func (f *tableFile) keepOpen() error {
 		}
 		return f.keptErr
 	default:
-		h := &tableHandle{file: file}
 		h.refs.Store(1) // f's
 		f.handle = h
 		f.kept = true
 		return nil
 	}
-	if file != nil {
-		file.Close()
+	if h != nil {
+		h.close()
 	}
 	return nil
 }
