@@ -26,6 +26,7 @@ func openBloomkv(dir string, s Settings) (workload.Store, error) {
 		BaseLevelSize:   uint64(s.BaseLevelSize),
 		TargetFileSize:  uint64(s.TargetFileSize),
 		ValueSeparation: bloomkv.ValueSeparation{MinSize: s.ValueThreshold},
+		MmapTables:      s.BloomkvMmapTables,
 	}
 	if s.BloomkvMemoryLimit > 0 {
 		opts.MemoryLimit, opts.BlockCacheSize, opts.MemtableSize = s.BloomkvMemoryLimit, 0, 0

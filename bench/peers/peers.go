@@ -178,6 +178,8 @@ type Settings struct {
 	// bloomkv then sizes its block cache and memtables from it, and not
 	// from CacheSize and MemtableSize, which the other engines keep.
 	BloomkvMemoryLimit int64
+	// BloomkvMmapTables is bloomkv's Options.MmapTables.
+	BloomkvMmapTables bool
 }
 
 // DefaultSettings are bloomkv's defaults: 10 bits per key, an 8 MiB block

@@ -72,7 +72,8 @@
 // -cold does, and each child's cgroup peak. A child the cgroup's OOM
 // killer ends fails the run, saying so. -bloomkv-memory-limit SIZE gives
 // bloomkv Options.MemoryLimit SIZE, from which it sizes its block cache
-// and memtables instead of the settings every engine gets. -threads N runs each
+// and memtables instead of the settings every engine gets; -bloomkv-mmap
+// gives it Options.MmapTables. -threads N runs each
 // workload on N goroutines. The YCSB workloads (ycsb-load, ycsb-a …
 // ycsb-f; -ycsb overrides their properties) run like the others. -sizes
 // runs everything at each number of keys in turn and ends with a table of
@@ -88,7 +89,7 @@
 //	go run ./cmd/peers [-n 1000000] [-reads 200000] [-engines bloomkv,pebble,goleveldb,badger]
 //	                   [-workloads fillrandom,readrandom,readmissing,readmixed,scan] [-in-process | -shared-binary]
 //	                   [-writes-per-key 3] [-sample-interval 100ms] [-space-amp] [-cold] [-memlimit SIZE]
-//	                   [-bloomkv-memory-limit SIZE]
+//	                   [-bloomkv-memory-limit SIZE] [-bloomkv-mmap]
 //	                   [-threads 1] [-ycsb props] [-sizes 1M,10M,30M] [-out DIR] [-chart DIR]
 //	                   [-cpuprofile FILE]
 //
@@ -286,6 +287,7 @@ type options struct {
 	inProcess, sharedBinary, spaceAmp, cold                         bool
 	memLimit                                                        int64 // -memlimit, bytes; 0: none
 	bloomkvMemoryLimit                                              int64 // -bloomkv-memory-limit, bytes; 0: none
+	bloomkvMmap                                                     bool  // -bloomkv-mmap
 	sampleInterval                                                  time.Duration
 }
 
@@ -295,6 +297,7 @@ func (o *options) settings() peers.Settings {
 	s := peers.DefaultSettings
 	s.ValueThreshold = o.valueThreshold
 	s.BloomkvMemoryLimit = o.bloomkvMemoryLimit
+	s.BloomkvMmapTables = o.bloomkvMmap
 	return s
 }
 
@@ -329,7 +332,7 @@ func (o *options) childArgs(name string) []string {
 		"-writes-per-key", strconv.Itoa(o.writesPerKey), "-sample-interval", o.sampleInterval.String(),
 		"-space-amp=" + strconv.FormatBool(o.spaceAmp), "-cold=" + strconv.FormatBool(o.cold),
 		"-threads", strconv.Itoa(max(o.threads, 1)), "-ycsb", o.ycsb, "-cpuprofile", o.cpuProfile,
-		"-bloomkv-memory-limit", strconv.FormatInt(o.bloomkvMemoryLimit, 10)}
+		"-bloomkv-memory-limit", strconv.FormatInt(o.bloomkvMemoryLimit, 10), "-bloomkv-mmap=" + strconv.FormatBool(o.bloomkvMmap)}
 }
 
 // profile runs engine's workloads through f, under a CPU profile written
@@ -438,6 +441,7 @@ func (o *options) flagSet(stderr io.Writer) *flag.FlagSet {
 		o.bloomkvMemoryLimit, err = humanize.ParseBytes(v)
 		return err
 	})
+	fs.BoolVar(&o.bloomkvMmap, "bloomkv-mmap", false, "bloomkv's Options.MmapTables: it reads its tables through mappings of their files, not a pread per block")
 	fs.IntVar(&o.threads, "threads", 1, "goroutines running each workload's operations at once (filloverwrite: 1)")
 	fs.StringVar(&o.ycsb, "ycsb", "", "YCSB properties overriding every ycsb-* workload's, name=value,… (e.g. requestdistribution=uniform,fieldcount=1); recordcount defaults to -n, operationcount to -reads")
 	fs.StringVar(&o.sizes, "sizes", "", "run the workloads at each of these key counts (e.g. 1M,10M,30M; instead of -n) and chart ops/s, p99 and reads per op against n")
