@@ -113,6 +113,9 @@ type DB struct {
 	// Go heap; released once the DB is closed and its last table too. Its
 	// ReleaseFrom is tableMemoryReleaseFrom.
 	tableMemory offheap.Allocator
+	// memtables makes every memtable, so that their arenas recycle each
+	// other's chunks (memtable.Pool); closed with the DB.
+	memtables *memtable.Pool
 	// budget is what the DB tracks to keep Options.MemoryLimit.
 	budget    memoryBudget
 	counters  dbCounters
@@ -343,7 +346,8 @@ func (d *DB) Close() error {
 		imm.mem.Unref()
 	}
 	d.mu.imm = nil
-	d.cache.Close() // its memory is returned once open iterators release their blocks
+	d.memtables.Close() // the chunks it keeps; a reader's memtable frees its own
+	d.cache.Close()     // its memory is returned once open iterators release their blocks
 	errs = append(errs, d.lock.Close())
 	for _, err := range errs {
 		if err != nil {

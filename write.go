@@ -316,7 +316,7 @@ func (d *DB) rotateMemtableLocked() error {
 	}
 	old := d.mu.walFile
 	d.mu.imm = append(d.mu.imm, &immutable{mem: d.mu.mem, walNum: d.mu.memWAL})
-	d.mu.mem = memtable.New(d.opts.MemtableSize)
+	d.mu.mem = d.memtables.New()
 	d.updateReadStateLocked()
 	d.mu.memWAL, d.mu.wal, d.mu.walFile = num, record.NewWriter(f), f
 	d.mu.cond.Broadcast() // wakes the flush loop
