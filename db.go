@@ -144,13 +144,17 @@ type DB struct {
 	compactCtx    context.Context
 	cancelCompact context.CancelFunc
 
+	// writers counts the writes in progress (enterWriter), which Close
+	// waits for once it has set closing; see enterWriter.
+	writers atomic.Int64
+	closing atomic.Bool
+
 	mu struct {
 		sync.Mutex
 		// cond is broadcast when an immutable memtable is flushed, when a
 		// background error occurs, and when Close starts.
-		cond    sync.Cond
-		closed  bool
-		writers int // commits in progress; Close waits for them
+		cond   sync.Cond
+		closed bool
 
 		// Background errors (background.go). bgErr is the sticky error of
 		// a corruption or an unrecoverable manifest failure: every later
@@ -292,11 +296,12 @@ func (d *DB) Close() error {
 		return ErrClosed
 	}
 	d.mu.closed = true
+	d.closing.Store(true)
 	if d.cancelCompact != nil { // nil when read-only
 		d.cancelCompact()
 	}
 	d.mu.cond.Broadcast()
-	for d.mu.writers > 0 {
+	for d.writers.Load() > 0 {
 		d.mu.cond.Wait()
 	}
 	d.mu.Unlock()
