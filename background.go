@@ -8,7 +8,6 @@ import (
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/manifest"
-	"github.com/bloomkv/bloomkv/internal/memtable"
 	"github.com/bloomkv/bloomkv/record"
 )
 
@@ -185,7 +184,7 @@ func (d *DB) recoverWALLocked() (bool, error) {
 		d.mu.wal, d.mu.walFile = nil, nil
 		if !d.mu.mem.Empty() {
 			d.mu.imm = append(d.mu.imm, &immutable{mem: d.mu.mem, walNum: d.mu.memWAL})
-			d.mu.mem = memtable.New(d.opts.MemtableSize)
+			d.mu.mem = d.memtables.New()
 			d.updateReadStateLocked()
 		}
 		d.mu.memWAL = d.mu.nextFileNum

@@ -113,6 +113,9 @@ type DB struct {
 	// Go heap; released once the DB is closed and its last table too. Its
 	// ReleaseFrom is tableMemoryReleaseFrom.
 	tableMemory offheap.Allocator
+	// memtables makes every memtable, so that their arenas recycle each
+	// other's chunks (memtable.Pool); closed with the DB.
+	memtables *memtable.Pool
 	// budget is what the DB tracks to keep Options.MemoryLimit.
 	budget    memoryBudget
 	counters  dbCounters
@@ -141,13 +144,17 @@ type DB struct {
 	compactCtx    context.Context
 	cancelCompact context.CancelFunc
 
+	// writers counts the writes in progress (enterWriter), which Close
+	// waits for once it has set closing; see enterWriter.
+	writers atomic.Int64
+	closing atomic.Bool
+
 	mu struct {
 		sync.Mutex
 		// cond is broadcast when an immutable memtable is flushed, when a
 		// background error occurs, and when Close starts.
-		cond    sync.Cond
-		closed  bool
-		writers int // commits in progress; Close waits for them
+		cond   sync.Cond
+		closed bool
 
 		// Background errors (background.go). bgErr is the sticky error of
 		// a corruption or an unrecoverable manifest failure: every later
@@ -289,11 +296,12 @@ func (d *DB) Close() error {
 		return ErrClosed
 	}
 	d.mu.closed = true
+	d.closing.Store(true)
 	if d.cancelCompact != nil { // nil when read-only
 		d.cancelCompact()
 	}
 	d.mu.cond.Broadcast()
-	for d.mu.writers > 0 {
+	for d.writers.Load() > 0 {
 		d.mu.cond.Wait()
 	}
 	d.mu.Unlock()
@@ -343,7 +351,8 @@ func (d *DB) Close() error {
 		imm.mem.Unref()
 	}
 	d.mu.imm = nil
-	d.cache.Close() // its memory is returned once open iterators release their blocks
+	d.memtables.Close() // the chunks it keeps; a reader's memtable frees its own
+	d.cache.Close()     // its memory is returned once open iterators release their blocks
 	errs = append(errs, d.lock.Close())
 	for _, err := range errs {
 		if err != nil {

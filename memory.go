@@ -13,7 +13,8 @@ import "runtime/metrics"
 // within 10% in TestMemoryAccounted, which checks it.
 type MemoryMetrics struct {
 	// Memtables is the arena chunks of the mutable and immutable
-	// memtables: their keys and values.
+	// memtables — their keys and values — and those of flushed
+	// memtables kept for the next ones (at most a memtable's).
 	Memtables int64
 	// Tables is the open tables' filters (Metrics.FilterMemory) and
 	// indexes, pinned for their tables' lifetime, and what stays resident

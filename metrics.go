@@ -504,6 +504,7 @@ func (d *DB) Metrics() Metrics {
 	for _, imm := range d.mu.imm {
 		m.Memory.Memtables += imm.mem.ArenaBytes()
 	}
+	m.Memory.Memtables += d.memtables.Bytes()
 	m.ImmutableMemtables = len(d.mu.imm)
 	m.CompactionsInProgress = len(d.mu.compactions)
 	if v := d.mu.current; v != nil {

@@ -48,6 +48,7 @@ func Open(dirname string, opts *Options) (*DB, error) {
 	// table, seldom, and may wait long for the next table of their size:
 	// their pages go back to the system, from a page up.
 	d.tableMemory.ReleaseFrom = tableMemoryReleaseFrom
+	d.memtables = memtable.NewPool(o.MemtableSize)
 	d.oracle.limit = o.TxnConflictMemory
 	if err := d.checkDir(); err != nil {
 		return nil, fmt.Errorf("bloomkv: open %s: %w", dirname, err)
@@ -179,6 +180,7 @@ func (d *DB) closeFiles() {
 			m.Unref()
 		}
 	}
+	d.memtables.Close()
 	d.cache.Close()
 	d.lock.Close()
 }
@@ -301,7 +303,7 @@ func (d *DB) scanFiles(names []string, rec manifest.Recovered, state manifest.St
 func (d *DB) replayWALs(state manifest.State, wals []uint64) (*manifest.VersionEdit, error) {
 	d.mu.lastSeq = state.LastSeqNum
 	edit := &manifest.VersionEdit{}
-	mem := memtable.New(d.opts.MemtableSize)
+	mem := d.memtables.New()
 	defer func() {
 		if mem != nil {
 			mem.Unref()
@@ -312,7 +314,7 @@ func (d *DB) replayWALs(state manifest.State, wals []uint64) (*manifest.VersionE
 		if d.opts.ReadOnly {
 			if !mem.Empty() {
 				d.mu.imm = append(d.mu.imm, &immutable{mem: mem, walNum: replayedWAL})
-				mem = memtable.New(d.opts.MemtableSize)
+				mem = d.memtables.New()
 			}
 			return nil
 		}
@@ -329,7 +331,7 @@ func (d *DB) replayWALs(state manifest.State, wals []uint64) (*manifest.VersionE
 			edit.NewBlobFiles = append(edit.NewBlobFiles, blobMeta)
 		}
 		mem.Unref()
-		mem = memtable.New(d.opts.MemtableSize)
+		mem = d.memtables.New()
 		return nil
 	}
 	for i, num := range wals {
@@ -380,7 +382,7 @@ func (d *DB) startFresh(names []string, state manifest.State, edit *manifest.Ver
 		return fmt.Errorf("bloomkv: open: %w", err)
 	}
 	d.mu.walFile = f
-	d.mu.mem, d.mu.memWAL, d.mu.wal = memtable.New(d.opts.MemtableSize), walNum, record.NewWriter(f)
+	d.mu.mem, d.mu.memWAL, d.mu.wal = d.memtables.New(), walNum, record.NewWriter(f)
 	for _, nf := range edit.NewFiles {
 		if err := d.openTableLocked(nf.Meta); err != nil {
 			return err

@@ -114,22 +114,36 @@ func (d *DB) apply(b *Batch, req *commitRequest, opts *WriteOptions) error {
 }
 
 // enterWriter admits a write, or returns why the DB takes none; Close waits
-// for every admitted write to exitWriter.
+// for every admitted write to exitWriter. It takes no lock, so that a
+// write takes d.mu once, in applyGroup: a flush or a compaction holding it
+// (or descheduled while holding it) delays a write at one point rather
+// than three, and no write wakes the loops that wait on d.mu.cond. A
+// background error stops the write in makeRoomLocked, under d.mu.
+//
+// INVARIANT: a write Close does not see in d.writers sees d.closing: each
+// side stores its own word before it loads the other's (sequentially
+// consistent atomics), so Close never returns with a write admitted.
 func (d *DB) enterWriter() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := d.writeErrLocked(); err != nil {
-		return err
+	d.writers.Add(1)
+	switch {
+	case d.closing.Load():
+		d.exitWriter()
+		return ErrClosed
+	case d.opts.ReadOnly:
+		d.exitWriter()
+		return ErrReadOnly
 	}
-	d.mu.writers++
 	return nil
 }
 
+// exitWriter ends a write that enterWriter admitted, waking Close if it
+// waits for it.
 func (d *DB) exitWriter() {
-	d.mu.Lock()
-	d.mu.writers--
-	d.mu.cond.Broadcast()
-	d.mu.Unlock()
+	if d.writers.Add(-1) == 0 && d.closing.Load() {
+		d.mu.Lock()
+		d.mu.cond.Broadcast()
+		d.mu.Unlock()
+	}
 }
 
 // applyGroup commits one group of batches: it is the leader's work in the
@@ -316,7 +330,7 @@ func (d *DB) rotateMemtableLocked() error {
 	}
 	old := d.mu.walFile
 	d.mu.imm = append(d.mu.imm, &immutable{mem: d.mu.mem, walNum: d.mu.memWAL})
-	d.mu.mem = memtable.New(d.opts.MemtableSize)
+	d.mu.mem = d.memtables.New()
 	d.updateReadStateLocked()
 	d.mu.memWAL, d.mu.wal, d.mu.walFile = num, record.NewWriter(f), f
 	d.mu.cond.Broadcast() // wakes the flush loop

@@ -99,8 +99,8 @@ func TestBenchYCSBThreads(t *testing.T) {
 		if ops := row[1]; (w == "ycsb-load" && ops != "4,000") || (w != "ycsb-load" && ops != "2,000") {
 			t.Errorf("%s: %s ops", w, ops)
 		}
-		if w == "ycsb-c" && field(t, row, 5) < 1 {
-			t.Errorf("ycsb-c: %v tables per Get, want ≥ 1 (every read probes a table)", field(t, row, 5))
+		if w == "ycsb-c" && field(t, row, 7) < 1 {
+			t.Errorf("ycsb-c: %v tables per Get, want ≥ 1 (every read probes a table)", field(t, row, 7))
 		}
 	}
 	for _, want := range []string{"ycsb-a: read ", ", update ", "ycsb-d: read ", ", insert ", "ycsb-e: insert ", ", scan ", "ycsb-f: read ", ", readmodifywrite "} {

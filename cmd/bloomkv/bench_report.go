@@ -104,6 +104,8 @@ type workloadRow struct {
 	OpsPerSec     float64 `json:"ops_per_sec"`
 	P50Micros     float64 `json:"p50_us"`
 	P99Micros     float64 `json:"p99_us"`
+	P999Micros    float64 `json:"p999_us"`
+	MaxMicros     float64 `json:"max_us"`
 	SettleSeconds float64 `json:"settle_seconds,omitempty"` // fills: flush and compactions after
 
 	// Read amplification per Get (read workloads only).
@@ -217,6 +219,7 @@ func newBenchReport(opts *bloomkv.Options, cfg *workload.Config, phases []*phase
 		row := workloadRow{
 			Workload: string(res.Workload), Ops: res.Ops, Seconds: res.Elapsed.Seconds(), OpsPerSec: res.OpsPerSec(),
 			P50Micros: micros(res.Latency.Percentile(0.5)), P99Micros: micros(res.Latency.Percentile(0.99)),
+			P999Micros: micros(res.Latency.Percentile(0.999)), MaxMicros: micros(res.Latency.Max()),
 			SettleSeconds: p.settleTime.Seconds(), OS: newOSRow(p),
 		}
 		if res.Workload.IsYCSB() {
@@ -283,10 +286,10 @@ func fmtMicros(us float64) string {
 func (r *benchReport) print(w io.Writer) {
 	fmt.Fprintf(w, "bloomkv bench: %s\n\n", r.Settings.String())
 	t := newTable(w)
-	fmt.Fprintln(t, "workload\tops\tops/s\tp50\tp99\ttables/Get\tfilter neg/Get\tfalse pos/Get\tblocks file/Get\tblocks cache/Get\tbytes/Get\t")
+	fmt.Fprintln(t, "workload\tops\tops/s\tp50\tp99\tp99.9\tmax\ttables/Get\tfilter neg/Get\tfalse pos/Get\tblocks file/Get\tblocks cache/Get\tbytes/Get\t")
 	for _, row := range r.Workloads {
-		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t", row.Workload, fmtCount(int64(row.Ops)), fmtCount(int64(row.OpsPerSec)),
-			fmtMicros(row.P50Micros), fmtMicros(row.P99Micros))
+		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t", row.Workload, fmtCount(int64(row.Ops)), fmtCount(int64(row.OpsPerSec)),
+			fmtMicros(row.P50Micros), fmtMicros(row.P99Micros), fmtMicros(row.P999Micros), fmtMicros(row.MaxMicros))
 		if row.PrefixSeeks > 0 {
 			fp := "-"
 			if row.Workload == string(workload.SeekPrefixMissing) {
@@ -466,11 +469,11 @@ func (r *benchReport) write(dir string) error {
 	if err := writeJSON(filepath.Join(dir, "bench.json"), r); err != nil {
 		return err
 	}
-	rows := [][]string{{"workload", "ops", "seconds", "ops_per_sec", "p50_us", "p99_us", "gets", "tables_per_get",
+	rows := [][]string{{"workload", "ops", "seconds", "ops_per_sec", "p50_us", "p99_us", "p999_us", "max_us", "gets", "tables_per_get",
 		"filter_negatives_per_get", "false_positives_per_get", "blocks_from_file_per_get", "blocks_from_cache_per_get", "bytes_read_per_get"}}
 	for _, w := range r.Workloads {
 		rows = append(rows, []string{w.Workload, strconv.Itoa(w.Ops), ftoa(w.Seconds), ftoa(w.OpsPerSec), ftoa(w.P50Micros),
-			ftoa(w.P99Micros), strconv.FormatUint(w.Gets, 10), ftoa(w.TablesPerGet), ftoa(w.FilterNegativesPerGet),
+			ftoa(w.P99Micros), ftoa(w.P999Micros), ftoa(w.MaxMicros), strconv.FormatUint(w.Gets, 10), ftoa(w.TablesPerGet), ftoa(w.FilterNegativesPerGet),
 			ftoa(w.FalsePositivesPerGet), ftoa(w.BlocksFromFilePerGet), ftoa(w.BlocksFromCachePerGet), ftoa(w.BytesReadPerGet)})
 	}
 	return writeCSV(filepath.Join(dir, "bench.csv"), rows)

@@ -50,13 +50,13 @@ func benchRow(t *testing.T, out, w string) []string {
 func TestBenchTable(t *testing.T) {
 	out := runBenchCmd(t, tinyBench...)
 	header := benchRow(t, out, "workload")
-	wantHeader := "workload ops ops/s p50 p99 tables/Get filter neg/Get false pos/Get blocks file/Get blocks cache/Get bytes/Get"
+	wantHeader := "workload ops ops/s p50 p99 p99.9 max tables/Get filter neg/Get false pos/Get blocks file/Get blocks cache/Get bytes/Get"
 	if got := strings.Join(header, " "); got != wantHeader {
 		t.Errorf("header %q, want %q", got, wantHeader)
 	}
 	for _, w := range []string{"fillrandom", "readrandom", "readmissing", "readmixed", "scan"} {
 		row := benchRow(t, out, w)
-		if len(row) != 11 {
+		if len(row) != 13 {
 			t.Errorf("%s row has %d fields: %q", w, len(row), row)
 		}
 	}
@@ -72,19 +72,19 @@ func TestBenchTable(t *testing.T) {
 	if levels < 2 {
 		t.Errorf("%d levels in the tree, want at least 2:\n%s", levels, out)
 	}
-	if neg := field(t, benchRow(t, out, "readmissing"), 6); neg <= 0 {
+	if neg := field(t, benchRow(t, out, "readmissing"), 8); neg <= 0 {
 		t.Errorf("readmissing: filter negatives per Get %v, want > 0:\n%s", neg, out)
 	}
-	if tables := field(t, benchRow(t, out, "readmissing"), 5); tables < 1 {
+	if tables := field(t, benchRow(t, out, "readmissing"), 7); tables < 1 {
 		t.Errorf("readmissing: tables per Get %v, want ≥ 1:\n%s", tables, out)
 	}
 
 	off := runBenchCmd(t, append(tinyBench, "-bits-per-key", "0", "-workloads", "fillrandom,readmissing")...)
 	row := benchRow(t, off, "readmissing")
-	if neg := field(t, row, 6); neg != 0 {
+	if neg := field(t, row, 8); neg != 0 {
 		t.Errorf("without filters: filter negatives per Get %v, want 0:\n%s", neg, off)
 	}
-	if blocks := field(t, row, 8) + field(t, row, 9); blocks < 1 {
+	if blocks := field(t, row, 10) + field(t, row, 11); blocks < 1 {
 		t.Errorf("without filters: %v blocks per missing-key Get, want ≥ 1:\n%s", blocks, off)
 	}
 }
@@ -418,13 +418,13 @@ func TestBenchPrefixWorkloads(t *testing.T) {
 		t.Errorf("no prefix extractor in the settings:\n%s", out)
 	}
 	present, missing := benchRow(t, out, "seekprefix"), benchRow(t, out, "seekprefixmissing")
-	if tables, skipped := field(t, missing, 5), field(t, missing, 6); tables < 1 || skipped < 0.9*tables {
+	if tables, skipped := field(t, missing, 7), field(t, missing, 8); tables < 1 || skipped < 0.9*tables {
 		t.Errorf("seekprefixmissing: %v tables per seek, %v skipped; want nearly all skipped:\n%s", tables, skipped, out)
 	}
-	if fp := field(t, missing, 7); fp > 0.1 {
+	if fp := field(t, missing, 9); fp > 0.1 {
 		t.Errorf("seekprefixmissing: %v tables sought in vain per seek:\n%s", fp, out)
 	}
-	if blocks := field(t, present, 8) + field(t, present, 9); blocks < 1 {
+	if blocks := field(t, present, 10) + field(t, present, 11); blocks < 1 {
 		t.Errorf("seekprefix: %v blocks per seek, want at least one:\n%s", blocks, out)
 	}
 }

@@ -15,12 +15,14 @@ import (
 // memtable's megabytes of keys and values cost their size in memory, not
 // the twice that the garbage collector's heap growth would make of them,
 // and the collector never scans them. They are freed by free, when the
-// memtable's last reference is dropped.
+// memtable's last reference is dropped: to pool, if the memtable has one
+// (see Pool), else to the system. A new chunk comes from pool first.
 type arena struct {
 	chunk     []byte // current chunk; len is the used prefix
 	chunkSize int
 	chunks    []offheap.Buffer // every chunk and large allocation, for free
 	allocated atomic.Int64     // bytes of chunks and large allocations (Memtable.ArenaBytes)
+	pool      *Pool            // nil: none
 }
 
 // Chunk sizes: large enough that per-chunk overhead and the unused tail of a
@@ -57,11 +59,24 @@ func (a *arena) alloc(key, value []byte) []byte {
 		return kv
 	}
 	if cap(a.chunk)-len(a.chunk) < n {
-		a.chunk = a.newBuffer(a.chunkSize)[:0]
+		a.chunk = a.newChunk()[:0]
 	}
 	start := len(a.chunk)
 	a.chunk = append(append(a.chunk, key...), value...)
 	return a.chunk[start:len(a.chunk):len(a.chunk)]
+}
+
+// newChunk returns a chunk of chunkSize bytes, from the pool if it keeps
+// one.
+func (a *arena) newChunk() []byte {
+	if a.pool != nil {
+		if b, ok := a.pool.get(); ok {
+			a.chunks = append(a.chunks, b)
+			a.allocated.Add(int64(len(b.Bytes)))
+			return b.Bytes
+		}
+	}
+	return a.newBuffer(a.chunkSize)
 }
 
 func (a *arena) newBuffer(n int) []byte {
@@ -71,11 +86,14 @@ func (a *arena) newBuffer(n int) []byte {
 	return b.Bytes
 }
 
-// free returns every chunk to the system. Nothing may use the arena's
-// bytes afterwards: the caller has made sure no reference to them remains.
+// free returns every chunk to the pool, or to the system if the pool does
+// not take it. Nothing may use the arena's bytes afterwards: the caller has
+// made sure no reference to them remains.
 func (a *arena) free() {
 	for _, b := range a.chunks {
-		offheap.Free(b)
+		if a.pool == nil || !a.pool.put(b) {
+			offheap.Free(b)
+		}
 	}
 	a.chunk, a.chunks = nil, nil
 }

@@ -34,7 +34,9 @@
 // INVARIANT: the arena is freed exactly when the last reference is dropped.
 // New returns a memtable holding its creator's reference; Ref and Unref
 // count more (the DB takes one per read in progress). A slice used after
-// that faults: it never reads another memtable's bytes.
+// that faults — or, for a memtable a Pool made, whose chunks the pool
+// keeps for the next memtables, reads a later memtable's bytes: the count
+// is what rules out such a use.
 //
 // # Memory
 //
@@ -42,7 +44,9 @@
 // New's size hint) rather than allocated one by one, and the chunks come
 // from package offheap: outside the Go heap, so that a memtable's bytes cost
 // their size in memory, not twice that once the garbage collector's heap
-// growth is counted, and are never scanned. A tree item is a 40-byte value
+// growth is counted, and are never scanned. Memtables made by a Pool (the
+// DB's) recycle each other's chunks, so that the writer does not take a
+// page fault for every page of a fresh chunk. A tree item is a 40-byte value
 // on the heap: a pointer into the arena, two lengths, the trailer and the
 // key's first 16 bytes, which settle most comparisons of a tree descent
 // without a cache miss into the arena (keys sharing a longer prefix fall
