@@ -295,10 +295,10 @@ type blobSink struct {
 	minSize     int
 	compression blob.Compression
 	num         uint64
-	out     *compaction.Output
-	w       *blob.Writer
+	out         *compaction.Output
+	w           *blob.Writer
 	refs        uint64 // the stored value bytes written, the table's reference
-	enc     []byte
+	enc         []byte
 }
 
 // separate returns the entry to write to the table for (k, value): value
