@@ -52,6 +52,20 @@ func (b *Bloomkv) Scan(start []byte, n int) (int, error) {
 	return readN(it, it.SeekGE(start), n)
 }
 
+// ScanKeys is Scan reading keys only: no blob file is read.
+func (b *Bloomkv) ScanKeys(start []byte, n int) (int, error) {
+	it, err := b.DB.NewIter(nil)
+	if err != nil {
+		return 0, err
+	}
+	read := 0
+	for ok := it.SeekGE(start); ok && read < n; ok = it.Next() {
+		_ = it.Key()
+		read++
+	}
+	return read, it.Close()
+}
+
 // readN reads up to n entries of it, which ok says is at its first, and
 // closes it.
 func readN(it *bloomkv.Iterator, ok bool, n int) (int, error) {
