@@ -272,7 +272,7 @@ type plan struct {
 	getter MultiGetter // multiget's
 	// keyScanner is scankeys'.
 	keyScanner KeyScanner
-	ycsb   *ycsbRun
+	ycsb       *ycsbRun
 	// The range workloads': the layout, and the store's bounded scans.
 	ranges  rangeLayout
 	scanner RangeScanner
