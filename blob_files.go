@@ -40,10 +40,11 @@ type blobFiles struct {
 	bytesRead, reads, bytesWritten atomic.Uint64
 }
 
-// blobFile is a blob file being read.
+// blobFile is a blob file being read, number num.
 type blobFile struct {
-	f *tableFile
-	r *blob.Reader
+	num uint64
+	f   *tableFile
+	r   *blob.Reader
 }
 
 // blobFile returns blob file num, making its Reader if it has none. The
@@ -74,7 +75,7 @@ func (d *DB) blobFile(num uint64) (*blobFile, error) {
 		f.close()
 		return nil, fmt.Errorf("bloomkv: blob file: %w", err)
 	}
-	bf := &blobFile{f: f, r: r}
+	bf := &blobFile{num: num, f: f, r: r}
 	b.store(num, bf)
 	return bf, nil
 }
@@ -184,19 +185,19 @@ func (d *DB) readBlobAt(dst []byte, h blob.Handle, rec *blobRead) ([]byte, error
 	return dst, err
 }
 
-// readBlobAhead is readBlob for a forward scan: ra gives the read-ahead
-// of the value's blob file, whose buffer the value is returned in, valid
+// readBlobAhead is readBlob for a forward scan: s gives the value's blob
+// file and its read-ahead, whose buffers the value is returned in, valid
 // until that read-ahead's next read (blob.Reader.ReadValueAhead).
-func (d *DB) readBlobAhead(enc []byte, ra func(*blob.Reader) *blob.Readahead) ([]byte, error) {
+func (d *DB) readBlobAhead(enc []byte, s *blobReadaheadSet) ([]byte, error) {
 	h, err := decodeBlobHandle(enc)
 	if err != nil {
 		return nil, err
 	}
-	bf, err := d.blobFile(h.FileNum)
+	bf, ra, err := s.get(d, h.FileNum)
 	if err != nil {
 		return nil, err
 	}
-	v, err := bf.r.ReadValueAhead(h.Offset, h.Length, ra(bf.r))
+	v, err := bf.r.ReadValueAhead(h.Offset, h.Length, ra)
 	d.blobs.reads.Add(1)
 	d.blobs.bytesRead.Add(bf.r.RecordLen(h.Length))
 	return v, err

@@ -6,7 +6,7 @@ package blob
 // Readahead's own bound, SetMax).
 const (
 	minReadahead = 4 << 10
-	maxReadahead = 64 << 10
+	maxReadahead = 256 << 10
 )
 
 // Readahead is the state of a reader going through one blob file's values
@@ -30,7 +30,7 @@ type Readahead struct {
 
 // SetMax bounds the bytes a read ahead reads at n, no fewer than 4 KiB (a
 // record longer than that is read whole): the owner of many Readaheads
-// keeps their buffers within a budget of its own. 0 sets the default, 64
+// keeps their buffers within a budget of its own. 0 sets the default, 256
 // KiB.
 func (ra *Readahead) SetMax(n int) {
 	if n != 0 {
@@ -93,6 +93,3 @@ func (r *Reader) ReadValueAhead(off, n uint64, ra *Readahead) ([]byte, error) {
 	ra.value, err = r.decompress(ra.value[:0], off, c, stored)
 	return ra.value, err
 }
-
-// Reader is the Reader ra last read for, nil if none.
-func (ra *Readahead) Reader() *Reader { return ra.r }
