@@ -2,10 +2,13 @@ package blob
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -64,6 +67,16 @@ func randomValues(rng *rand.Rand, n, maxLen int) [][]byte {
 	return values
 }
 
+// oracleZstd is the oracle's zstd encoder, an encoder of its own with
+// the package's options.
+var oracleZstd = sync.OnceValue(func() *zstd.Encoder {
+	e, err := zstd.NewWriter(nil, zstd.WithEncoderCRC(false))
+	if err != nil {
+		panic(err)
+	}
+	return e
+})
+
 // storedLen is the oracle of how a value is stored under c: the
 // compressor's output when it saves at least len/8 (rounded down) of a
 // value not empty, the value otherwise.
@@ -73,11 +86,7 @@ func storedLen(t *testing.T, c Compression, v []byte) (uint64, Compression) {
 	case SnappyCompression:
 		n = len(s2.EncodeSnappy(nil, v))
 	case ZstdCompression:
-		e, err := zstd.NewWriter(nil, zstd.WithEncoderCRC(false))
-		if err != nil {
-			t.Fatal(err)
-		}
-		n = len(e.EncodeAll(v, nil))
+		n = len(oracleZstd().EncodeAll(v, nil))
 	default:
 		return uint64(len(v)), NoCompression
 	}
@@ -263,7 +272,26 @@ func TestReadVersion1(t *testing.T) {
 			t.Fatalf("copy's value %d: %v (differs: %v)", i, err, err == nil)
 		}
 	}
-	t.Run("bit flips", func(t *testing.T) { checkBitFlips(t, file, handles[:0], nil) })
+	// The bit flips: every byte of each record's header and of the
+	// footer, and every 13th of the values (20,000 bytes of them would
+	// take each flip through every value; the value bytes are all alike
+	// to the checksum).
+	var positions []int
+	off = 0
+	for _, n := range fixtureLens {
+		hdr := crcLen + len(binaryUvarint(uint64(n)))
+		for p := int(off); p < int(off)+hdr; p++ {
+			positions = append(positions, p)
+		}
+		for p := int(off) + hdr; p < int(off)+hdr+n; p += 13 {
+			positions = append(positions, p)
+		}
+		off += uint64(hdr + n)
+	}
+	for p := int(off); p < len(file); p++ {
+		positions = append(positions, p)
+	}
+	t.Run("bit flips", func(t *testing.T) { checkBitFlips(t, file, nil, nil, positions) })
 }
 
 func TestHandleEncoding(t *testing.T) {
@@ -308,17 +336,18 @@ func TestBitFlips(t *testing.T) {
 			if c != NoCompression && compressed < 3 {
 				t.Fatalf("%d compressed values, want some to flip bits in", compressed)
 			}
-			checkBitFlips(t, file, handles, values)
+			checkBitFlips(t, file, handles, values, nil)
 		})
 	}
 }
 
-// checkBitFlips flips one bit of every byte of file in turn: Open, a read
-// of some value (ReadValue, ReadValueAhead, ReadStored) or the scan must
-// fail with a CorruptionError naming the file, and no read may return a
-// value other than the one written (values[i] at handles[i]; without
-// handles, the scan's values against the unflipped file's).
-func checkBitFlips(t *testing.T, file []byte, handles []Handle, values [][]byte) {
+// checkBitFlips flips one bit of each byte of file at positions (nil:
+// every byte) in turn: Open, a read of some value (ReadValue,
+// ReadValueAhead, ReadStored) or the scan must fail with a CorruptionError
+// naming the file, and no read may return a value other than the one
+// written (values[i] at handles[i]; with nil handles, the scan's values
+// against the unflipped file's).
+func checkBitFlips(t *testing.T, file []byte, handles []Handle, values [][]byte, positions []int) {
 	t.Helper()
 	if handles == nil {
 		r, err := Open(bytes.NewReader(file), int64(len(file)), "000007.blob")
@@ -333,7 +362,12 @@ func checkBitFlips(t *testing.T, file []byte, handles []Handle, values [][]byte)
 			t.Fatal(err)
 		}
 	}
-	for pos := range file {
+	if positions == nil {
+		for pos := range file {
+			positions = append(positions, pos)
+		}
+	}
+	for _, pos := range positions {
 		bad := bytes.Clone(file)
 		bad[pos] ^= 1 << (pos % 8)
 		failed := false
@@ -390,17 +424,22 @@ func checkBitFlips(t *testing.T, file []byte, handles []Handle, values [][]byte)
 // read is corruption at the record, not a panic or an allocation.
 func TestCorruptCompressedRecords(t *testing.T) {
 	huge := binaryUvarint(MaxValueLen + 1) // a snappy header claiming that many bytes
-	bigZstd := zstdEncoder().EncodeAll(make([]byte, MaxValueLen+1), nil)
+	// A zstd frame header claiming MaxValueLen+1 bytes (single segment,
+	// an 8-byte content size), and an empty last raw block.
+	bigZstd := binary.LittleEndian.AppendUint32(nil, 0xFD2FB528)
+	bigZstd = binary.LittleEndian.AppendUint64(append(bigZstd, 0xE0), MaxValueLen+1)
+	bigZstd = append(bigZstd, 0x01, 0x00, 0x00)
 	for _, tc := range []struct {
 		name   string
 		c      Compression
 		stored []byte
+		reason string // in the error
 	}{
-		{"snappy garbage", SnappyCompression, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}},
-		{"snappy claims too much", SnappyCompression, append(huge, 0)},
-		{"zstd garbage", ZstdCompression, []byte("not a zstd frame")},
-		{"zstd claims too much", ZstdCompression, bigZstd},
-		{"unknown compression", Compression(3), []byte("abc")},
+		{"snappy garbage", SnappyCompression, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, "does not decode"},
+		{"snappy claims too much", SnappyCompression, append(huge, 0), "claims 67108865 bytes"},
+		{"zstd garbage", ZstdCompression, []byte("not a zstd frame"), "does not decode"},
+		{"zstd claims too much", ZstdCompression, bigZstd, "claims 67108865 bytes"},
+		{"unknown compression", Compression(3), []byte("abc"), "unknown compression 3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
@@ -425,8 +464,8 @@ func TestCorruptCompressedRecords(t *testing.T) {
 			_, errRead := r.ReadValue(nil, off, n)
 			for _, err := range []error{errRead, errAhead, r.Scan(func(Record) error { return nil })} {
 				var ce *base.CorruptionError
-				if !errors.As(err, &ce) || ce.File != "000009.blob" || ce.Offset != int64(off) {
-					t.Fatalf("read = %v, want corruption of 000009.blob at %d", err, off)
+				if !errors.As(err, &ce) || ce.File != "000009.blob" || ce.Offset != int64(off) || !strings.Contains(ce.Reason, tc.reason) {
+					t.Fatalf("read = %v, want corruption of 000009.blob at %d: %s", err, off, tc.reason)
 				}
 			}
 		})
