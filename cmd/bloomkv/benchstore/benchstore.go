@@ -13,7 +13,7 @@ import (
 )
 
 // Bloomkv adapts a bloomkv DB to workload.Store, workload.Settler and the
-// workloads' optional interfaces (MultiGetter, PrefixSeeker,
+// workloads' optional interfaces (MultiGetter, KeyScanner, PrefixSeeker,
 // RangeScanner, RangeReuser).
 type Bloomkv struct {
 	DB *bloomkv.DB
