@@ -231,8 +231,9 @@ type BlobMetrics struct {
 	// the rest, which reclaiming relocates and deletes
 	// (ValueSeparation.DeadShare).
 	Bytes, ValueBytes, LiveBytes, DeadBytes uint64
-	// BytesWritten counts the bytes of blob files written, by flushes and
-	// by the compactions that relocate values; Reads and BytesRead the
+	// BytesWritten counts the bytes of blob files written — their records
+	// as stored, compressed or not, and footers — by flushes and by the
+	// compactions that relocate values; Reads and BytesRead the
 	// values read and the bytes of their records as stored — compressed
 	// bytes for a compressed value, not the value's length.
 	BytesWritten, Reads, BytesRead uint64
