@@ -40,10 +40,11 @@ type blobFiles struct {
 	bytesRead, reads, bytesWritten atomic.Uint64
 }
 
-// blobFile is a blob file being read.
+// blobFile is a blob file being read, number num.
 type blobFile struct {
-	f *tableFile
-	r *blob.Reader
+	num uint64
+	f   *tableFile
+	r   *blob.Reader
 }
 
 // blobFile returns blob file num, making its Reader if it has none. The
@@ -74,7 +75,7 @@ func (d *DB) blobFile(num uint64) (*blobFile, error) {
 		f.close()
 		return nil, fmt.Errorf("bloomkv: blob file: %w", err)
 	}
-	bf := &blobFile{f: f, r: r}
+	bf := &blobFile{num: num, f: f, r: r}
 	b.store(num, bf)
 	return bf, nil
 }
@@ -175,7 +176,7 @@ func (d *DB) readBlobAt(dst []byte, h blob.Handle, rec *blobRead) ([]byte, error
 		return dst, err
 	}
 	dst, err = bf.r.ReadValue(dst, h.Offset, h.Length)
-	n := blob.RecordLen(h)
+	n := bf.r.RecordLen(h.Length)
 	d.blobs.reads.Add(1)
 	d.blobs.bytesRead.Add(n)
 	if rec != nil {
@@ -184,22 +185,36 @@ func (d *DB) readBlobAt(dst []byte, h blob.Handle, rec *blobRead) ([]byte, error
 	return dst, err
 }
 
-// readBlobAhead is readBlob for a forward scan: ra gives the read-ahead
-// of the value's blob file, whose buffer the value is returned in, valid
+// readBlobAhead is readBlob for a forward scan: s gives the value's blob
+// file and its read-ahead, whose buffers the value is returned in, valid
 // until that read-ahead's next read (blob.Reader.ReadValueAhead).
-func (d *DB) readBlobAhead(enc []byte, ra func(*blob.Reader) *blob.Readahead) ([]byte, error) {
+func (d *DB) readBlobAhead(enc []byte, s *blobReadaheadSet) ([]byte, error) {
 	h, err := decodeBlobHandle(enc)
 	if err != nil {
 		return nil, err
 	}
-	bf, err := d.blobFile(h.FileNum)
+	bf, ra, err := s.get(d, h.FileNum)
 	if err != nil {
 		return nil, err
 	}
-	v, err := bf.r.ReadValueAhead(h.Offset, h.Length, ra(bf.r))
+	v, err := bf.r.ReadValueAhead(h.Offset, h.Length, ra)
 	d.blobs.reads.Add(1)
-	d.blobs.bytesRead.Add(blob.RecordLen(h))
+	d.blobs.bytesRead.Add(bf.r.RecordLen(h.Length))
 	return v, err
+}
+
+// readBlobStored appends to dst the value h locates as its blob file
+// stores it, checked but not decompressed, and its compression, for a
+// relocation to copy (blob.Writer.AddStored); it counts the read.
+func (d *DB) readBlobStored(dst []byte, h blob.Handle) ([]byte, blob.Compression, error) {
+	bf, err := d.blobFile(h.FileNum)
+	if err != nil {
+		return dst, 0, err
+	}
+	dst, c, err := bf.r.ReadStored(dst, h.Offset, h.Length)
+	d.blobs.reads.Add(1)
+	d.blobs.bytesRead.Add(bf.r.RecordLen(h.Length))
+	return dst, c, err
 }
 
 // prefetchBlob asks the system to start reading the record the encoded
@@ -211,7 +226,7 @@ func (d *DB) prefetchBlob(enc []byte) {
 		return
 	}
 	if bf, err := d.blobFile(h.FileNum); err == nil {
-		_ = bf.f.Prefetch(int64(h.Offset), int64(blob.RecordLen(h)))
+		_ = bf.f.Prefetch(int64(h.Offset), int64(bf.r.RecordLen(h.Length)))
 	}
 }
 
@@ -258,18 +273,33 @@ func (d *DB) createOutput(job int, t manifest.FileType, num uint64, reason strin
 	}, nil
 }
 
+// blobCompression is the compression of the blob files a DB writes: c,
+// its Options.Compression, that of the tables below the base level, where
+// the values would otherwise end up.
+func blobCompression(c Compression) blob.Compression {
+	switch c {
+	case SnappyCompression:
+		return blob.SnappyCompression
+	case ZstdCompression:
+		return blob.ZstdCompression
+	}
+	return blob.NoCompression
+}
+
 // blobSink separates a flush's large values into a blob file, created and
-// numbered (num) on the first.
+// numbered (num) on the first, each compressed with compression where
+// that saves an eighth of it.
 type blobSink struct {
-	d       *DB
-	job     int
-	reason  string
-	minSize int
-	num     uint64
-	out     *compaction.Output
-	w       *blob.Writer
-	refs    uint64 // the value bytes written, the table's reference
-	enc     []byte
+	d           *DB
+	job         int
+	reason      string
+	minSize     int
+	compression blob.Compression
+	num         uint64
+	out         *compaction.Output
+	w           *blob.Writer
+	refs        uint64 // the stored value bytes written, the table's reference
+	enc         []byte
 }
 
 // separate returns the entry to write to the table for (k, value): value
@@ -290,14 +320,14 @@ func (s *blobSink) separate(k base.InternalKey, value []byte) (base.InternalKey,
 		if err != nil {
 			return k, nil, err
 		}
-		s.out, s.w = out, blob.NewWriter(out.W)
+		s.out, s.w = out, blob.NewWriter(out.W, s.compression)
 	}
-	off, err := s.w.Add(value)
+	off, n, err := s.w.Add(value)
 	if err != nil {
 		return k, nil, err
 	}
-	s.refs += uint64(len(value))
-	s.enc = blob.AppendHandle(append(s.enc[:0], expiry...), blob.Handle{FileNum: s.num, Offset: off, Length: uint64(len(value))})
+	s.refs += n
+	s.enc = blob.AppendHandle(append(s.enc[:0], expiry...), blob.Handle{FileNum: s.num, Offset: off, Length: n})
 	kind := base.KindSetBlob
 	if expiry != nil {
 		kind = base.KindSetBlobTTL
@@ -365,8 +395,9 @@ func (d *DB) obsoleteBlobsLocked(v *version) {
 type LiveBlobFile struct {
 	FileNum uint64
 	// Size is the file's length; ValueBytes the bytes of the values it
-	// holds, LiveBytes those the tables still reference (the rest are
-	// dead, to be reclaimed at ValueSeparation.DeadShare).
+	// holds as stored (compressed or not: see ValueSeparation), LiveBytes
+	// those the tables still reference (the rest are dead, to be reclaimed
+	// at ValueSeparation.DeadShare).
 	Size, ValueBytes, LiveBytes uint64
 }
 

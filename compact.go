@@ -263,7 +263,8 @@ func (d *DB) compactionEnv(v *version, job int) compaction.Env {
 		CreateBlob: func() (*compaction.Output, error) {
 			return d.createOutput(job, manifest.FileTypeBlob, d.allocFileNum(), "compaction")
 		},
-		ReadBlob: func(dst []byte, h blob.Handle) ([]byte, error) { return d.readBlobAt(dst, h, nil) },
+		ReadBlob:       func(dst []byte, h blob.Handle) ([]byte, error) { return d.readBlobAt(dst, h, nil) },
+		ReadBlobStored: d.readBlobStored,
 	}
 }
 

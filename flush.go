@@ -109,7 +109,7 @@ func (d *DB) writeTable(job int, reason string, num uint64, mem *memtable.Memtab
 		return nil, nil, fmt.Errorf("bloomkv: flush: %w", err)
 	}
 	d.events.tableCreated(TableCreateInfo{JobID: job, Reason: reason, Path: path, FileNum: num})
-	sink := blobSink{d: d, job: job, reason: reason, minSize: d.opts.ValueSeparation.MinSize}
+	sink := blobSink{d: d, job: job, reason: reason, minSize: d.opts.ValueSeparation.MinSize, compression: blobCompression(d.opts.Compression)}
 	fail := func(err error) (*manifest.FileMetadata, *manifest.BlobFileMetadata, error) {
 		f.Close()
 		d.removeFile(job, manifest.FileTypeTable, num)

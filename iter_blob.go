@@ -12,7 +12,7 @@ import (
 // ahead in each file it meets — in up to blobReadaheadFiles at once, a
 // file's read-ahead 4 KiB, growing, while the scan reads the file's values
 // near each other, to blobReadaheadBudget over the files in use, at most
-// 64 KiB. A full scan of a DB filled at random (its values in every
+// 256 KiB. A full scan of a DB filled at random (its values in every
 // flush's file, in key order within each) so reads each file in one pass.
 // Fewer read-aheads than files would each be lost to other files before
 // their file's next value, and read a record a call.
@@ -55,7 +55,7 @@ func (it *Iterator) blobValue(enc []byte, forward bool) []byte {
 		if b.ra == nil {
 			b.ra = blobReadaheadSets.Get().(*blobReadaheadSet)
 		}
-		v, err = it.db.readBlobAhead(enc, b.ra.get)
+		v, err = it.db.readBlobAhead(enc, b.ra)
 	} else {
 		v, err = it.db.readBlob(b.own[:0], enc, nil)
 		b.own = v
@@ -83,42 +83,52 @@ func (b *iterBlob) release() {
 // Iterator to the next: a scan of 100 entries over as many blob files
 // allocates no 4 KiB buffer for each.
 var blobReadaheadSets = sync.Pool{New: func() any {
-	return &blobReadaheadSet{files: map[*blob.Reader]int{}}
+	return &blobReadaheadSet{files: map[uint64]int{}}
 }}
 
 // blobReadaheadSet is an Iterator's read-aheads, one a blob file, the least
 // recently used (used, by clock) given to a new file once there are
-// blobReadaheadFiles.
+// blobReadaheadFiles. It keeps each one's blob file with it: a value's read
+// looks its file number up once, here, rather than in the DB's map of open
+// blob files too.
 //
-// INVARIANT: files maps the Reader of each of ra[:n] that has read to its
-// index; ra[n:] have read for no file (their buffers are kept for reuse).
+// INVARIANT: files maps the number of the blob file of each of ra[:n] that
+// has read to its index, and bf holds that file; ra[n:] have read for no
+// file (their buffers are kept for reuse). A file in bf stays open while
+// the Iterator holds its version, which lists it.
 type blobReadaheadSet struct {
 	ra    []*blob.Readahead
+	bf    []*blobFile
 	used  []uint64
 	n     int
-	files map[*blob.Reader]int
+	files map[uint64]int
 	clock uint64
 	// last is the index of the read-ahead last returned, asked first.
 	last int
 }
 
-// get returns the read-ahead of r's file: its own, or one that starts
-// afresh on r, bounded to its share of blobReadaheadBudget.
-func (s *blobReadaheadSet) get(r *blob.Reader) *blob.Readahead {
+// get returns blob file num and its read-ahead: its own, or one that
+// starts afresh on it, bounded to its share of blobReadaheadBudget. A file
+// not in s is opened by d.blobFile, whose error it returns.
+func (s *blobReadaheadSet) get(d *DB, num uint64) (*blobFile, *blob.Readahead, error) {
 	s.clock++
 	i := s.last
-	if s.n == 0 || s.ra[i].Reader() != r {
+	if s.n == 0 || s.bf[i].num != num {
 		var ok bool
-		if i, ok = s.files[r]; !ok {
+		if i, ok = s.files[num]; !ok {
+			bf, err := d.blobFile(num)
+			if err != nil {
+				return nil, nil, err
+			}
 			i = s.slot()
-			s.files[r] = i
+			s.files[num], s.bf[i] = i, bf
 		}
 		s.last = i
 	}
 	s.used[i] = s.clock
 	ra := s.ra[i]
 	ra.SetMax(blobReadaheadBudget / s.n)
-	return ra
+	return s.bf[i], ra, nil
 }
 
 // slot returns the index of a read-ahead for a file not in s: a kept one,
@@ -128,6 +138,7 @@ func (s *blobReadaheadSet) slot() int {
 	case s.n < len(s.ra):
 	case s.n < blobReadaheadFiles:
 		s.ra = append(s.ra, new(blob.Readahead))
+		s.bf = append(s.bf, nil)
 		s.used = append(s.used, 0)
 	default:
 		victim := 0
@@ -136,7 +147,7 @@ func (s *blobReadaheadSet) slot() int {
 				victim = i
 			}
 		}
-		delete(s.files, s.ra[victim].Reader())
+		delete(s.files, s.bf[victim].num)
 		s.ra[victim].Reset()
 		return victim
 	}
@@ -150,6 +161,7 @@ func (s *blobReadaheadSet) reset() {
 		ra.Reset()
 	}
 	clear(s.files)
+	clear(s.bf)
 	clear(s.used)
 	s.n, s.clock, s.last = 0, 0, 0
 }

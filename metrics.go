@@ -226,12 +226,16 @@ type Metrics struct {
 type BlobMetrics struct {
 	Files uint64 // blob files of the current version
 	// Bytes is their size on disk; ValueBytes the bytes of the values they
-	// hold, LiveBytes those the tables reference and DeadBytes the rest,
-	// which reclaiming relocates and deletes (ValueSeparation.DeadShare).
+	// hold as stored (compressed where that saved an eighth: see
+	// ValueSeparation), LiveBytes those the tables reference and DeadBytes
+	// the rest, which reclaiming relocates and deletes
+	// (ValueSeparation.DeadShare).
 	Bytes, ValueBytes, LiveBytes, DeadBytes uint64
-	// BytesWritten counts the bytes of blob files written, by flushes and
-	// by the compactions that relocate values; Reads and BytesRead the
-	// values read and the bytes of their records.
+	// BytesWritten counts the bytes of blob files written — their records
+	// as stored, compressed or not, and footers — by flushes and by the
+	// compactions that relocate values; Reads and BytesRead the
+	// values read and the bytes of their records as stored — compressed
+	// bytes for a compressed value, not the value's length.
 	BytesWritten, Reads, BytesRead uint64
 }
 

@@ -387,8 +387,11 @@ type ValueSeparation struct {
 	// they do not, two (about half the Gets a second). A forward scan
 	// reads ahead in each blob file, but a DB filled in random order
 	// spreads adjacent keys' values over every flush's blob file, read
-	// about once each: 0.1–0.3× the scans a second. Blob files are not
-	// compressed. A lookup for an absent key reads no blob: readmissing
+	// about once each: 0.1–0.3× the scans a second. A blob file stores
+	// each value compressed with Compression where that saves at least an
+	// eighth of it, as a table's blocks are; its handle, the tables'
+	// references and the blob metrics count the stored bytes. A lookup
+	// for an absent key reads no blob: readmissing
 	// is unchanged. Values below MinSize take none of this: at 100-byte
 	// values every workload was within the runs' noise of separation off.
 	MinSize int

@@ -68,16 +68,27 @@ func (b *badgerStore) Get(k []byte) ([]byte, bool, error) {
 	return v, err == nil, err
 }
 
-func (b *badgerStore) Scan(start []byte, n int) (int, error) {
+func (b *badgerStore) Scan(start []byte, n int) (int, error) { return b.scan(start, n, true) }
+
+// ScanKeys is Scan with PrefetchValues off, reading no value: badger's
+// key-only iteration, which reads nothing from its value log.
+func (b *badgerStore) ScanKeys(start []byte, n int) (int, error) { return b.scan(start, n, false) }
+
+func (b *badgerStore) scan(start []byte, n int, values bool) (int, error) {
 	read := 0
 	err := b.db.View(func(txn *badger.Txn) error {
 		o := badger.DefaultIteratorOptions
 		o.PrefetchSize = n
+		o.PrefetchValues = values
 		it := txn.NewIterator(o)
 		defer it.Close()
 		for it.Seek(start); it.Valid() && read < n; it.Next() {
-			if err := it.Item().Value(func([]byte) error { return nil }); err != nil {
-				return err
+			if values {
+				if err := it.Item().Value(func([]byte) error { return nil }); err != nil {
+					return err
+				}
+			} else {
+				_ = it.Item().Key()
 			}
 			read++
 		}

@@ -62,7 +62,8 @@ false-positive rate beside the predicted one. Defaults: 2,000,000 keys of
 
 Workloads (-workloads, in order, on one database): fillseq, fillrandom,
 filloverwrite, readrandom (present keys), readmissing (absent keys inside
-the key range: only filters reject them), readmixed, scan, multiget; the
+the key range: only filters reject them), readmixed, scan, scankeys (scan
+reading keys only), multiget; the
 prefix workloads fillprefix, seekprefix, seekprefixmissing; the range
 workloads fillrange, rangescan2…128, rangeempty2…128; YCSB's ycsb-load and
 ycsb-a … ycsb-f. Filter families: Bloom, binary fuse and Ribbon.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv"
+	"github.com/klauspost/compress/s2"
 )
 
 // TestInspectAndTreeBlobFiles writes values on both sides of MinSize:
@@ -42,19 +43,23 @@ func TestInspectAndTreeBlobFiles(t *testing.T) {
 		t.Fatalf("blob files %v, %v; want one", blobs, err)
 	}
 	name := filepath.Base(blobs[0])
+	// Each value is stored snappy-compressed (the DB's compression), in
+	// the encoder's bytes.
+	stored := len(s2.EncodeSnappy(nil, []byte(big)))
 
 	out := runOK(t, "inspect", "-v", blobs[0])
-	for _, want := range []string{"blob file " + name, "3 values of 450 bytes", "every record checked", "150 bytes = BBB"} {
+	for _, want := range []string{"blob file " + name, fmt.Sprintf("3 values stored in %d bytes", 3*stored), "every record checked",
+		"for 450 bytes of values, 3 of them compressed", fmt.Sprintf("%d bytes, snappy = 150 bytes: BBB", stored)} {
 		if !strings.Contains(out, want) {
 			t.Errorf("inspect %s: no %q in\n%s", name, want, out)
 		}
 	}
 	out = runOK(t, "inspect", "-v", filepath.Join(dir, newest(t, dir, ".sst")))
-	if !strings.Contains(out, "big0#1,SETBLOB -> "+name+"@0+150") || !strings.Contains(out, "small#4,SET = s") {
+	if !strings.Contains(out, fmt.Sprintf("big0#1,SETBLOB -> %s@0+%d", name, stored)) || !strings.Contains(out, "small#4,SET = s") {
 		t.Errorf("inspect of the table shows no handle into %s and inline value:\n%s", name, out)
 	}
 	out = runOK(t, "inspect", "-v", filepath.Join(dir, newest(t, dir, "MANIFEST-")))
-	if !strings.Contains(out, "+ "+name+"  ") || !strings.Contains(out, "values in "+name+" (450 bytes)") || !strings.Contains(out, "0% dead") {
+	if !strings.Contains(out, "+ "+name+"  ") || !strings.Contains(out, fmt.Sprintf("values in %s (%d bytes)", name, 3*stored)) || !strings.Contains(out, "0% dead") {
 		t.Errorf("inspect of the manifest shows no blob file %s and reference:\n%s", name, out)
 	}
 	out = runOK(t, "tree", "-db", dir)

@@ -265,13 +265,19 @@ func inspectBlob(w *bufio.Writer, f *os.File, size int64, name string, verbose b
 		return err
 	}
 	p := r.Properties()
-	fmt.Fprintf(w, "footer at %d: format version %d, %d bytes: %s of %d bytes\n", size-blob.FooterLen, blob.FormatVersion, blob.FooterLen, count(int(p.Values), "value"), p.ValueBytes)
+	fmt.Fprintf(w, "footer at %d: format version %d, %d bytes: %s stored in %d bytes\n", size-blob.FooterLen, p.Version, blob.FooterLen, count(int(p.Values), "value"), p.ValueBytes)
 	if verbose {
-		fmt.Fprintln(w, "\nrecords (CRC-32C, length, value):")
+		fmt.Fprintln(w, "\nrecords (offset: stored bytes, compression, value):")
 	}
-	err = r.Scan(func(off uint64, v []byte) error {
+	var valueBytes uint64
+	compressed := 0
+	err = r.Scan(func(rec blob.Record) error {
+		valueBytes += uint64(len(rec.Value))
+		if rec.Compression != blob.NoCompression {
+			compressed++
+		}
 		if verbose {
-			fmt.Fprintf(w, "  %d: %d bytes = %s\n", off, len(v), printable(string(v)))
+			fmt.Fprintf(w, "  %d: %d bytes, %s = %d bytes: %s\n", rec.Offset, rec.Length, rec.Compression, len(rec.Value), printable(string(rec.Value)))
 		}
 		return nil
 	})
@@ -279,7 +285,7 @@ func inspectBlob(w *bufio.Writer, f *os.File, size int64, name string, verbose b
 		fmt.Fprintln(w, "damaged: see the error")
 		return err
 	}
-	fmt.Fprintf(w, "every record checked: %d bytes of records for %d bytes of values\n", size-blob.FooterLen, p.ValueBytes)
+	fmt.Fprintf(w, "every record checked: %d bytes of records for %d bytes of values, %d of them compressed\n", size-blob.FooterLen, valueBytes, compressed)
 	return nil
 }
 

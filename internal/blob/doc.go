@@ -1,8 +1,8 @@
 // Package blob writes and reads bloomkv's blob files: the large values of a
 // DB, moved out of its tables so that compactions, which rewrite keys level
 // after level, do not rewrite the values with them. A table keeps a Handle
-// (blob file, offset, length) in place of each such value, as the value of
-// an entry of kind base.KindSetBlob.
+// (blob file, offset, stored length) in place of each such value, as the
+// value of an entry of kind base.KindSetBlob.
 //
 // # File layout
 //
@@ -16,11 +16,35 @@
 //	| footer (32 bytes)                           |
 //	+--------------------------------------------+
 //
-//	record:  crc (4) | length (uvarint, 1–10) | value (length bytes)
+// A record of format version 2, the version this package writes, byte by
+// byte (n is the length of the stored bytes, whose uvarint takes k bytes):
 //
-// crc is the CRC-32C (Castagnoli) of the length's uvarint bytes and the
-// value, little-endian. A Handle's Offset is its record's first byte and
-// its Length the value's length; a read checks that the record's own
+//	offset    size  field
+//	     0       4  crc: CRC-32C (Castagnoli) of bytes 4 to 5+k+n, LE
+//	     4       k  n, the stored length (uvarint, k of 1 to 10)
+//	   4+k       1  compression: 0 none, 1 snappy, 2 zstd
+//	   5+k       n  stored: the value, compressed as byte 4+k says
+//
+// A value is stored compressed, with the writer's compression, only when
+// that saves at least an eighth of it (as a table's blocks are); a zstd
+// frame carries no checksum of its own. The checksum covers the stored
+// bytes, their length and their compression, so it is checked before
+// anything is decompressed, and a flipped compression byte is caught as
+// surely as a flipped value byte. A compressed value claims its length
+// (snappy's header, zstd's frame content size); a claim over MaxValueLen
+// is corruption, as is a value that does not decode.
+//
+// A record of format version 1 has no compression byte and stores its
+// value as given:
+//
+//	offset    size  field
+//	     0       4  crc: CRC-32C of bytes 4 to 4+k+n, LE
+//	     4       k  n, the value's length (uvarint)
+//	   4+k       n  the value
+//
+// A Handle's Offset is its record's first byte and its Length the record's
+// n, the stored bytes: the bytes a table's reference to the file counts,
+// and a file's dead share weighs. A read checks that the record's own
 // length agrees with the handle's and that the checksum holds, so a bit
 // flip anywhere in a record is an error, never a wrong value.
 //
@@ -28,25 +52,24 @@
 //
 //	offset  size
 //	     0     8  values: the number of records (uint64 LE)
-//	     8     8  value bytes: the sum of their lengths (uint64 LE)
-//	    16     4  format version (uint32 LE; 1)
+//	     8     8  value bytes: the sum of their stored lengths (uint64 LE)
+//	    16     4  format version (uint32 LE; 1 or 2)
 //	    20     4  CRC-32C of bytes 0–19
 //	    24     8  magic "bloomBLB"
 //
 // The footer's counts bound the records: the records end where the footer
-// starts, and n records of b value bytes take between b + 5n and b + 14n
-// bytes. Open checks both, so a footer that does not describe its file is
-// corruption too.
-//
-// Values are stored as given, uncompressed: a read of a value is one read
-// of its record, no more, and a value large enough to separate is often
-// compressed already by the application (images, serialized documents). A
-// later format version may compress records; the version field says which.
+// starts, and n records of b stored bytes take between b + 6n and b + 15n
+// bytes (b + 5n and b + 14n in version 1). Open checks both, so a footer
+// that does not describe its file is corruption too. A Reader reads both
+// versions; a Writer writes version 2. A value moved to a new blob file
+// (Writer.AddStored) is copied as stored, so a version-1 value stays
+// uncompressed.
 //
 // # Errors
 //
 // Damage — a bad checksum, a length that disagrees with the handle, a
-// handle outside the records, a footer that does not check — is a
+// handle outside the records, an unknown compression, a compressed value
+// that does not decode, a footer that does not check — is a
 // *base.CorruptionError (wrapping base.ErrCorruption) naming the file and
 // the offset of the record or footer.
 package blob

@@ -6,8 +6,16 @@ import (
 	"hash/crc32"
 )
 
-// FormatVersion is the format version this package writes and reads.
-const FormatVersion = 1
+// FormatVersion is the format version this package writes; it reads it and
+// every version before it (see the package doc).
+const FormatVersion = formatVersion2
+
+// The format versions: 1 stores every value as given, 2 adds a record's
+// compression byte.
+const (
+	formatVersion1 = 1
+	formatVersion2 = 2
+)
 
 // FooterLen is the length of a blob file's footer.
 const FooterLen = 32
@@ -18,17 +26,44 @@ const Magic = "bloomBLB"
 // crcLen is the length of a record's checksum.
 const crcLen = 4
 
-// minRecordOverhead and maxRecordOverhead bound what a record adds to its
-// value: the checksum and a length uvarint of 1 to 10 bytes.
-const (
-	minRecordOverhead = crcLen + 1
-	maxRecordOverhead = crcLen + binary.MaxVarintLen64
-)
+// MaxValueLen bounds the length of a value as a compressed record claims
+// it before it is decompressed, so that a record whose checksum holds but
+// whose claim is absurd (a damaged writer's, a forged file's) is an error,
+// not an allocation of gigabytes. It is the DB's MaxValueSize, the largest
+// value a DB stores.
+const MaxValueLen = 64 << 20
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// Compression is how a record stores its value: the byte after its length
+// (format version 2; a version-1 record stores its value as given).
+type Compression uint8
+
+// The compressions. A value that does not shrink by at least an eighth is
+// stored uncompressed whatever the writer's compression, as a table's
+// blocks are, so its reads skip the work.
+const (
+	NoCompression     Compression = 0
+	SnappyCompression Compression = 1
+	ZstdCompression   Compression = 2
+)
+
+// String returns the compression's name, as the tools print it.
+func (c Compression) String() string {
+	switch c {
+	case NoCompression:
+		return "none"
+	case SnappyCompression:
+		return "snappy"
+	case ZstdCompression:
+		return "zstd"
+	}
+	return fmt.Sprintf("compression(%d)", uint8(c))
+}
+
 // Handle locates a value in a blob file: the file's number, its record's
-// offset and the value's length.
+// offset and the length of the value as stored (compressed or not), the
+// record's bytes past its header.
 type Handle struct {
 	FileNum uint64
 	Offset  uint64
@@ -65,19 +100,40 @@ func (h Handle) String() string {
 	return fmt.Sprintf("%06d.blob@%d+%d", h.FileNum, h.Offset, h.Length)
 }
 
-// recordHeaderLen is the length of the header of a record of a value of
-// length n: the checksum and the length's uvarint.
-func recordHeaderLen(n uint64) int {
+// recordHeaderLen is the length of the header of a record of version v
+// that stores n bytes: the checksum, the length's uvarint and, from
+// version 2, the compression byte.
+func recordHeaderLen(v uint32, n uint64) int {
 	var buf [binary.MaxVarintLen64]byte
-	return crcLen + binary.PutUvarint(buf[:], n)
+	return crcLen + binary.PutUvarint(buf[:], n) + compressionLen(v)
+}
+
+// compressionLen is the length of a record's compression byte in version
+// v: 0 or 1.
+func compressionLen(v uint32) int {
+	if v >= formatVersion2 {
+		return 1
+	}
+	return 0
+}
+
+// recordOverhead bounds what a record of version v adds to its stored
+// bytes: the checksum, a length uvarint of 1 to 10 bytes and, from version
+// 2, the compression byte.
+func recordOverhead(v uint32) (lo, hi uint64) {
+	c := uint64(compressionLen(v))
+	return crcLen + 1 + c, crcLen + binary.MaxVarintLen64 + c
 }
 
 // Properties describe a finished blob file.
 type Properties struct {
-	// Values is the number of values; ValueBytes the sum of their lengths.
+	// Values is the number of values; ValueBytes the sum of their stored
+	// lengths (their Handles' Lengths).
 	Values, ValueBytes uint64
 	// Size is the file's length, footer included.
 	Size uint64
+	// Version is the file's format version.
+	Version uint32
 }
 
 func appendFooter(dst []byte, values, valueBytes uint64) []byte {

@@ -6,7 +6,7 @@ package blob
 // Readahead's own bound, SetMax).
 const (
 	minReadahead = 4 << 10
-	maxReadahead = 64 << 10
+	maxReadahead = 256 << 10
 )
 
 // Readahead is the state of a reader going through one blob file's values
@@ -24,11 +24,13 @@ type Readahead struct {
 	size int
 	// max bounds a read ahead: maxReadahead if 0.
 	max int
+	// value holds the last value read if it was compressed.
+	value []byte
 }
 
 // SetMax bounds the bytes a read ahead reads at n, no fewer than 4 KiB (a
 // record longer than that is read whole): the owner of many Readaheads
-// keeps their buffers within a budget of its own. 0 sets the default, 64
+// keeps their buffers within a budget of its own. 0 sets the default, 256
 // KiB.
 func (ra *Readahead) SetMax(n int) {
 	if n != 0 {
@@ -39,11 +41,12 @@ func (ra *Readahead) SetMax(n int) {
 
 // Reset forgets the file ra read ahead in, keeping its buffer for the
 // next file's reads.
-func (ra *Readahead) Reset() { *ra = Readahead{buf: ra.buf[:0], max: ra.max} }
+func (ra *Readahead) Reset() { *ra = Readahead{buf: ra.buf[:0], max: ra.max, value: ra.value[:0]} }
 
 // ReadValueAhead is ReadValue for a reader that goes through the file in
-// order, and returns the value within ra's buffer, valid until ra's next
-// read: a record in the bytes ra read ahead is taken from them, and any
+// order, and returns the value within ra's buffers (the bytes read ahead,
+// or, decompressed, a buffer of its own), valid until ra's next read: a
+// record in the bytes ra read ahead is taken from them, and any
 // other is read with the bytes after it — minReadahead of them, or twice
 // the last read's, up to ra's bound, when the record is at most the last
 // read's length after the last record read — so that a run of values in
@@ -55,11 +58,10 @@ func (r *Reader) ReadValueAhead(off, n uint64, ra *Readahead) ([]byte, error) {
 		ra.Reset()
 		ra.r = r
 	}
-	hdr := uint64(recordHeaderLen(n))
-	if off > r.end || n > r.end || hdr+n > r.end-off {
-		return nil, badHandle(r, off, n)
+	if err := r.checkHandle(off, n); err != nil {
+		return nil, err
 	}
-	recLen := hdr + n
+	recLen := r.RecordLen(n)
 	near := ra.size > 0 && off >= ra.next && off-ra.next < uint64(ra.size)
 	ra.next = off + recLen
 	if off < ra.start || off+recLen > ra.start+uint64(len(ra.buf)) {
@@ -84,12 +86,10 @@ func (r *Reader) ReadValueAhead(off, n uint64, ra *Readahead) ([]byte, error) {
 			return nil, readError(r.name, int64(off), err)
 		}
 	}
-	rec := ra.buf[off-ra.start : off-ra.start+recLen]
-	if err := checkRecord(r.name, off, rec, n); err != nil {
-		return nil, err
+	stored, c, err := r.checkRecord(off, ra.buf[off-ra.start:off-ra.start+recLen], n)
+	if err != nil || c == NoCompression {
+		return stored, err
 	}
-	return rec[hdr:], nil
+	ra.value, err = r.decompress(ra.value[:0], off, c, stored)
+	return ra.value, err
 }
-
-// Reader is the Reader ra last read for, nil if none.
-func (ra *Readahead) Reader() *Reader { return ra.r }

@@ -35,9 +35,9 @@ func TestReadValueAhead(t *testing.T) {
 			values[i][j] = byte(rng.Uint32())
 		}
 	}
-	file, handles := writeFile(t, values)
-	other, otherHandles := writeFile(t, values[:10])
-	const recLen = 4 + 2 + 1000 // checksum, 2-byte uvarint, value
+	file, handles := writeFile(t, values, NoCompression)
+	other, otherHandles := writeFile(t, values[:10], NoCompression)
+	const recLen = 4 + 2 + 1 + 1000 // checksum, 2-byte uvarint, compression, value
 	// reads is the model of the reads of records asked for in order, all
 	// of recLen bytes: a record not held by the last read is read with
 	// those after it that the read holds whole, the read 4 KiB long, or,
@@ -129,9 +129,9 @@ func seq(from, to, step int) []int {
 func TestReadValueAheadCorruption(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 7))
 	values := randomValues(rng, 40, 500)
-	file, handles := writeFile(t, values)
+	file, handles := writeFile(t, values, SnappyCompression)
 	const bad = 5
-	file[handles[bad].Offset+uint64(RecordLen(handles[bad]))-1] ^= 0x10
+	file[handles[bad].Offset+uint64(recordHeaderLen(FormatVersion, handles[bad].Length))+handles[bad].Length-1] ^= 0x10
 	r, err := Open(bytes.NewReader(file), int64(len(file)), "000007.blob")
 	if err != nil {
 		t.Fatal(err)

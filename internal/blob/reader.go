@@ -5,12 +5,14 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"io"
+	"sync"
 
 	"github.com/bloomkv/bloomkv/internal/base"
 )
 
-// Reader reads the values of one blob file. It is safe for concurrent use
-// if its io.ReaderAt is (a vfs.File is).
+// Reader reads the values of one blob file, of any format version up to
+// FormatVersion. It is safe for concurrent use if its io.ReaderAt is (a
+// vfs.File is).
 type Reader struct {
 	r     io.ReaderAt
 	name  string
@@ -31,23 +33,25 @@ func Open(r io.ReaderAt, size int64, name string) (*Reader, error) {
 		return nil, readError(name, int64(end), err)
 	}
 	off := int64(end)
+	v := binary.LittleEndian.Uint32(f[16:])
 	switch {
 	case string(f[24:]) != Magic:
 		return nil, base.Corruptf(name, off, "bad magic %q", f[24:])
 	case binary.LittleEndian.Uint32(f[20:]) != crc32.Checksum(f[:20], castagnoli):
 		return nil, base.Corruptf(name, off, "footer checksum mismatch")
-	case binary.LittleEndian.Uint32(f[16:]) != FormatVersion:
-		return nil, base.Corruptf(name, off, "format version %d, want %d", binary.LittleEndian.Uint32(f[16:]), FormatVersion)
+	case v < formatVersion1 || v > FormatVersion:
+		return nil, base.Corruptf(name, off, "format version %d, this reader reads %d to %d", v, formatVersion1, FormatVersion)
 	}
 	p := Properties{
 		Values:     binary.LittleEndian.Uint64(f[0:]),
 		ValueBytes: binary.LittleEndian.Uint64(f[8:]),
 		Size:       uint64(size),
+		Version:    v,
 	}
-	// n records of b bytes take b + 5n to b + 14n bytes; the values are
-	// compared first so that nothing below overflows.
-	if p.Values > end || p.ValueBytes > end || end < p.ValueBytes+minRecordOverhead*p.Values ||
-		end-p.ValueBytes > maxRecordOverhead*p.Values {
+	// n records of b stored bytes take b + lo·n to b + hi·n bytes; the
+	// counts are compared first so that nothing below overflows.
+	lo, hi := recordOverhead(v)
+	if p.Values > end || p.ValueBytes > end || end < p.ValueBytes+lo*p.Values || end-p.ValueBytes > hi*p.Values {
 		return nil, base.Corruptf(name, off, "footer's %d values of %d bytes do not fill the %d bytes of records", p.Values, p.ValueBytes, end)
 	}
 	return &Reader{r: r, name: name, props: p, end: end}, nil
@@ -69,57 +73,123 @@ func (r *Reader) Properties() Properties { return r.props }
 // Name is the file's name, as given to Open.
 func (r *Reader) Name() string { return r.name }
 
-// RecordLen is the number of bytes a read of h's value reads: its record.
-func RecordLen(h Handle) uint64 { return uint64(recordHeaderLen(h.Length)) + h.Length }
+// RecordLen is the number of bytes a read of the value stored in n bytes
+// reads: its record.
+func (r *Reader) RecordLen(n uint64) uint64 { return uint64(recordHeaderLen(r.props.Version, n)) + n }
 
-// ReadValue reads the value at off of length n, appended to dst, and checks
-// it. A handle whose record is not within the records, a record whose
-// length is not n, and a checksum that does not hold are corruption.
-func (r *Reader) ReadValue(dst []byte, off, n uint64) ([]byte, error) {
-	hdr := uint64(recordHeaderLen(n))
-	if off > r.end || n > r.end || hdr+n > r.end-off {
-		return dst, badHandle(r, off, n)
+// records are the buffers ReadValue and ReadStored read records into.
+var records = sync.Pool{New: func() any { return new([]byte) }}
+
+// readRecord reads and checks the record at off that stores n bytes,
+// into a buffer from records, and returns the buffer (for records.Put),
+// the stored bytes and their compression. A handle whose record is not
+// within the records, a record whose length is not n, a checksum that does
+// not hold and an unknown compression are corruption.
+func (r *Reader) readRecord(off, n uint64) (*[]byte, []byte, Compression, error) {
+	if err := r.checkHandle(off, n); err != nil {
+		return nil, nil, 0, err
 	}
-	start := len(dst)
-	dst = append(dst, make([]byte, hdr+n)...)
-	rec := dst[start:]
+	buf := records.Get().(*[]byte)
+	recLen := int(r.RecordLen(n))
+	if cap(*buf) < recLen {
+		*buf = make([]byte, recLen)
+	}
+	rec := (*buf)[:recLen]
 	if _, err := r.r.ReadAt(rec, int64(off)); err != nil {
-		return dst[:start], readError(r.name, int64(off), err)
+		records.Put(buf)
+		return nil, nil, 0, readError(r.name, int64(off), err)
 	}
-	if err := checkRecord(r.name, off, rec, n); err != nil {
-		return dst[:start], err
+	stored, c, err := r.checkRecord(off, rec, n)
+	if err != nil {
+		records.Put(buf)
+		return nil, nil, 0, err
 	}
-	copy(rec, rec[hdr:])
-	return dst[:start+int(n)], nil
+	return buf, stored, c, nil
 }
 
-// badHandle is the error of a handle of n bytes at off whose record is not
-// within the records.
-func badHandle(r *Reader, off, n uint64) error {
-	return base.Corruptf(r.name, int64(off), "handle of %d bytes at %d is past the records' end %d", n, off, r.end)
+// ReadValue reads the value at off stored in n bytes, appended to dst and
+// decompressed if need be, and checks it, as readRecord does; a compressed
+// value that does not decode is corruption too.
+func (r *Reader) ReadValue(dst []byte, off, n uint64) ([]byte, error) {
+	buf, stored, c, err := r.readRecord(off, n)
+	if err != nil {
+		return dst, err
+	}
+	defer records.Put(buf)
+	return r.decompress(dst, off, c, stored)
 }
 
-// checkRecord checks rec, the record at off said to hold n bytes of value:
-// its length and its checksum.
-func checkRecord(name string, off uint64, rec []byte, n uint64) error {
-	got, k := binary.Uvarint(rec[crcLen:])
-	if k <= 0 || got != n || crcLen+k+int(n) != len(rec) {
-		return base.Corruptf(name, int64(off), "record's length does not match the handle's %d", n)
+// ReadStored reads the value at off stored in n bytes as it is stored,
+// appended to dst, and its compression, for Writer.AddStored to copy; it
+// checks the record as ReadValue does, but does not decompress it.
+func (r *Reader) ReadStored(dst []byte, off, n uint64) ([]byte, Compression, error) {
+	buf, stored, c, err := r.readRecord(off, n)
+	if err != nil {
+		return dst, 0, err
 	}
-	if binary.LittleEndian.Uint32(rec) != crc32.Checksum(rec[crcLen:], castagnoli) {
-		return base.Corruptf(name, int64(off), "record checksum mismatch")
+	defer records.Put(buf)
+	return append(dst, stored...), c, nil
+}
+
+// decompress appends to dst the value of the record at off, stored as c.
+func (r *Reader) decompress(dst []byte, off uint64, c Compression, stored []byte) ([]byte, error) {
+	start := len(dst)
+	dst, err := decompress(dst, c, stored)
+	if err != nil {
+		return dst[:start], base.Corruptf(r.name, int64(off), "record's %s value does not decode: %v", c, err)
+	}
+	return dst, nil
+}
+
+// checkHandle checks that the record at off that stores n bytes is within
+// the records.
+func (r *Reader) checkHandle(off, n uint64) error {
+	if off > r.end || n > r.end || uint64(recordHeaderLen(r.props.Version, n))+n > r.end-off {
+		return base.Corruptf(r.name, int64(off), "handle of %d bytes at %d is past the records' end %d", n, off, r.end)
 	}
 	return nil
 }
 
-// Scan reads every record in order and calls fn with its offset and value
-// (valid only during the call), stopping at fn's first error. It checks
-// each record, and that the records end where the footer says, in number
-// and bytes.
-func (r *Reader) Scan(fn func(off uint64, value []byte) error) error {
+// checkRecord checks rec, the record at off said to store n bytes: its
+// length, its checksum and its compression; and returns its stored bytes
+// and their compression.
+func (r *Reader) checkRecord(off uint64, rec []byte, n uint64) ([]byte, Compression, error) {
+	got, k := binary.Uvarint(rec[crcLen:])
+	hdr := crcLen + k + compressionLen(r.props.Version)
+	if k <= 0 || got != n || hdr+int(n) != len(rec) {
+		return nil, 0, base.Corruptf(r.name, int64(off), "record's length does not match the handle's %d", n)
+	}
+	if binary.LittleEndian.Uint32(rec) != crc32.Checksum(rec[crcLen:], castagnoli) {
+		return nil, 0, base.Corruptf(r.name, int64(off), "record checksum mismatch")
+	}
+	c := NoCompression
+	if r.props.Version >= formatVersion2 {
+		c = Compression(rec[hdr-1])
+		if c > ZstdCompression {
+			return nil, 0, base.Corruptf(r.name, int64(off), "record of unknown compression %d", uint8(c))
+		}
+	}
+	return rec[hdr:], c, nil
+}
+
+// Record is a record as Scan reads it.
+type Record struct {
+	// Offset is the record's first byte; Length the bytes it stores the
+	// value in, and Compression how: with the file's number, its Handle.
+	Offset, Length uint64
+	Compression    Compression
+	// Value is the value, decompressed.
+	Value []byte
+}
+
+// Scan reads every record in order and calls fn with it (its Value valid
+// only during the call), stopping at fn's first error. It checks each
+// record, as ReadValue does, and that the records end where the footer
+// says, in number and bytes.
+func (r *Reader) Scan(fn func(Record) error) error {
 	br := bufio.NewReaderSize(io.NewSectionReader(r.r, 0, int64(r.end)), 64<<10)
 	var off, values, valueBytes uint64
-	var buf []byte
+	var buf, value []byte
 	for off < r.end {
 		var crc [crcLen]byte
 		if _, err := io.ReadFull(br, crc[:]); err != nil {
@@ -129,23 +199,27 @@ func (r *Reader) Scan(fn func(off uint64, value []byte) error) error {
 		if err != nil || n > r.end-off {
 			return base.Corruptf(r.name, int64(off), "record length unreadable or past the records' end")
 		}
-		hdr := uint64(recordHeaderLen(n))
-		if hdr+n > r.end-off {
+		recLen := r.RecordLen(n)
+		if recLen > r.end-off {
 			return base.Corruptf(r.name, int64(off), "record of %d bytes past the records' end %d", n, r.end)
 		}
 		buf = binary.AppendUvarint(append(buf[:0], crc[:]...), n)
-		vstart := len(buf)
-		buf = append(buf, make([]byte, n)...)
-		if _, err := io.ReadFull(br, buf[vstart:]); err != nil {
+		rest := len(buf)
+		buf = append(buf, make([]byte, recLen-uint64(rest))...)
+		if _, err := io.ReadFull(br, buf[rest:]); err != nil {
 			return readError(r.name, int64(off), err)
 		}
-		if err := checkRecord(r.name, off, buf, n); err != nil {
+		stored, c, err := r.checkRecord(off, buf, n)
+		if err != nil {
 			return err
 		}
-		if err := fn(off, buf[vstart:]); err != nil {
+		if value, err = r.decompress(value[:0], off, c, stored); err != nil {
 			return err
 		}
-		off += hdr + n
+		if err := fn(Record{Offset: off, Length: n, Compression: c, Value: value}); err != nil {
+			return err
+		}
+		off += recLen
 		values++
 		valueBytes += n
 	}

@@ -8,49 +8,69 @@ import (
 	"io"
 )
 
-// Writer writes a blob file: Add each value, then Finish. It buffers its
-// writes; Finish flushes them. The caller syncs and closes the file.
+// Writer writes a blob file of format version FormatVersion: Add each
+// value, then Finish. It buffers its writes; Finish flushes them. The
+// caller syncs and closes the file.
 type Writer struct {
-	w          *bufio.Writer
-	off        uint64
-	values     uint64
-	valueBytes uint64
-	hdr        [maxRecordOverhead]byte
-	err        error
-	done       bool
+	w           *bufio.Writer
+	compression Compression
+	off         uint64
+	values      uint64
+	valueBytes  uint64
+	hdr         [crcLen + binary.MaxVarintLen64 + 1]byte
+	scratch     []byte
+	err         error
+	done        bool
 }
 
-// NewWriter returns a Writer of a blob file to w.
-func NewWriter(w io.Writer) *Writer {
-	return &Writer{w: bufio.NewWriterSize(w, 64<<10)}
+// NewWriter returns a Writer of a blob file to w that compresses each
+// value with c where that saves at least an eighth of it.
+func NewWriter(w io.Writer, c Compression) *Writer {
+	return &Writer{w: bufio.NewWriterSize(w, 64<<10), compression: c}
 }
 
 // errFinished is Add's and Finish's error after Finish.
 var errFinished = errors.New("blob: writer already finished")
 
-// Add appends value as the next record and returns its offset, which with
-// the file's number and len(value) makes its Handle. Once a write fails,
-// every later call returns the same error.
-func (w *Writer) Add(value []byte) (uint64, error) {
+// Add appends value, compressed if that pays, as the next record and
+// returns its offset and stored length, which with the file's number make
+// its Handle. Once a write fails, every later call returns the same error.
+func (w *Writer) Add(value []byte) (off, length uint64, err error) {
+	if w.done {
+		return 0, 0, errFinished
+	}
+	stored, c, scratch := compress(w.compression, value, w.scratch)
+	w.scratch = scratch
+	off, err = w.AddStored(stored, c)
+	return off, uint64(len(stored)), err
+}
+
+// AddStored appends a record of stored bytes stored as c — as
+// Reader.ReadStored returns them — and returns its offset: a value moved
+// from one blob file to another is copied as it is stored, neither
+// decompressed nor compressed again.
+func (w *Writer) AddStored(stored []byte, c Compression) (uint64, error) {
 	if w.done {
 		return 0, errFinished
 	}
 	if w.err != nil {
 		return 0, w.err
 	}
-	n := binary.PutUvarint(w.hdr[crcLen:], uint64(len(value)))
-	crc := crc32.Update(crc32.Checksum(w.hdr[crcLen:crcLen+n], castagnoli), castagnoli, value)
-	binary.LittleEndian.PutUint32(w.hdr[:crcLen], crc)
-	if _, w.err = w.w.Write(w.hdr[:crcLen+n]); w.err != nil {
+	n := binary.PutUvarint(w.hdr[crcLen:], uint64(len(stored)))
+	w.hdr[crcLen+n] = byte(c)
+	hdr := w.hdr[:crcLen+n+1]
+	crc := crc32.Update(crc32.Checksum(hdr[crcLen:], castagnoli), castagnoli, stored)
+	binary.LittleEndian.PutUint32(hdr, crc)
+	if _, w.err = w.w.Write(hdr); w.err != nil {
 		return 0, w.err
 	}
-	if _, w.err = w.w.Write(value); w.err != nil {
+	if _, w.err = w.w.Write(stored); w.err != nil {
 		return 0, w.err
 	}
 	off := w.off
-	w.off += uint64(crcLen + n + len(value))
+	w.off += uint64(len(hdr) + len(stored))
 	w.values++
-	w.valueBytes += uint64(len(value))
+	w.valueBytes += uint64(len(stored))
 	return off, nil
 }
 
@@ -73,5 +93,5 @@ func (w *Writer) Finish() (Properties, error) {
 	if err := w.w.Flush(); err != nil {
 		return Properties{}, err
 	}
-	return Properties{Values: w.values, ValueBytes: w.valueBytes, Size: w.off + FooterLen}, nil
+	return Properties{Values: w.values, ValueBytes: w.valueBytes, Size: w.off + FooterLen, Version: FormatVersion}, nil
 }

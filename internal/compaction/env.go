@@ -26,12 +26,15 @@ type Env struct {
 	// Create creates the file of a new output table, with a new file
 	// number.
 	Create func() (*Output, error)
-	// ReadBlob appends to dst the value h locates, checked; CreateBlob
-	// creates a new blob file, with a new file number, to which Run
-	// relocates the values of Compaction.RelocateBlobs (one per Run, when
-	// it has one to relocate). Nil when no compaction relocates.
-	ReadBlob   func(dst []byte, h blob.Handle) ([]byte, error)
-	CreateBlob func() (*Output, error)
+	// ReadBlob appends to dst the value h locates, checked (a merge's
+	// base); ReadBlobStored appends it as its file stores it, and its
+	// compression, for a relocation to copy as stored; CreateBlob creates
+	// a new blob file, with a new file number, to which Run relocates the
+	// values of Compaction.RelocateBlobs (one per Run, when it has one to
+	// relocate). Nil when no compaction relocates.
+	ReadBlob       func(dst []byte, h blob.Handle) ([]byte, error)
+	ReadBlobStored func(dst []byte, h blob.Handle) ([]byte, blob.Compression, error)
+	CreateBlob     func() (*Output, error)
 }
 
 // Output is a file the DB created for one output table.

@@ -69,13 +69,16 @@ func (r *runner) blobHandle(k base.InternalKey, enc []byte) ([]byte, error) {
 				return nil, err
 			}
 			r.created = append(r.created, out)
-			r.blobOut, r.bw = out, blob.NewWriter(out.W)
+			// Its records are copied as stored (AddStored): the
+			// writer's own compression is never used.
+			r.blobOut, r.bw = out, blob.NewWriter(out.W, blob.NoCompression)
 		}
-		var err error
-		if r.blobBuf, err = r.env.ReadBlob(r.blobBuf[:0], h); err != nil {
+		stored, c, err := r.env.ReadBlobStored(r.blobBuf[:0], h)
+		if err != nil {
 			return nil, err
 		}
-		off, err := r.bw.Add(r.blobBuf)
+		r.blobBuf = stored
+		off, err := r.bw.AddStored(stored, c)
 		if err != nil {
 			return nil, err
 		}

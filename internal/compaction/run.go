@@ -133,8 +133,8 @@ type runner struct {
 	outputs []*manifest.FileMetadata
 
 	// refs are the current output's blob references; blobOut and bw the
-	// blob file values are relocated to, once one is; blobBuf the value
-	// being relocated.
+	// blob file values are relocated to, once one is; blobBuf the stored
+	// bytes of the value being relocated.
 	refs    map[uint64]uint64
 	blobOut *Output
 	bw      *blob.Writer

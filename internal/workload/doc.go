@@ -41,6 +41,9 @@
 //	               present one, Reads times
 //	scan           seek to a random present key and read ScanLength
 //	               entries, Reads/ScanLength times (at least once)
+//	scankeys       scan, reading each entry's key and not its value (a
+//	               store that keeps values apart reads none); it needs
+//	               a KeyScanner
 //	multiget       read MultiGetBatch (64) random present keys in one
 //	               call, Reads/64 times (at least once): as many keys as
 //	               readrandom's Gets; it needs a MultiGetter

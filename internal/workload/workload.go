@@ -39,6 +39,13 @@ type MultiGetter interface {
 	MultiGet(keys [][]byte) ([][]byte, error)
 }
 
+// KeyScanner is a Store that can scan keys without reading their values,
+// as the scankeys workload does: ScanKeys is Scan, reading each entry's
+// key only.
+type KeyScanner interface {
+	ScanKeys(start []byte, n int) (int, error)
+}
+
 // Settler is a Store that can bring itself to a steady state after a fill:
 // memtables flushed and background compactions finished, so reads measure
 // the tree and not the moment. The bench calls Settle after each fill.
@@ -58,6 +65,8 @@ const (
 	ReadMissing   Workload = "readmissing"
 	ReadMixed     Workload = "readmixed"
 	Scan          Workload = "scan"
+	// ScanKeys is Scan reading keys only: it needs a KeyScanner.
+	ScanKeys Workload = "scankeys"
 	// MultiGet reads present keys MultiGetBatch at a time: it needs a
 	// MultiGetter.
 	MultiGet Workload = "multiget"
@@ -70,7 +79,7 @@ const (
 )
 
 // All lists the workloads in the order of the package doc.
-var All = append([]Workload{FillSeq, FillRandom, FillOverwrite, ReadRandom, ReadMissing, ReadMixed, Scan, MultiGet, FillPrefix, SeekPrefix, SeekPrefixMissing,
+var All = append([]Workload{FillSeq, FillRandom, FillOverwrite, ReadRandom, ReadMissing, ReadMixed, Scan, ScanKeys, MultiGet, FillPrefix, SeekPrefix, SeekPrefixMissing,
 	YCSBLoad, YCSBA, YCSBB, YCSBC, YCSBD, YCSBE, YCSBF, FillRange}, rangeWorkloads...)
 
 // IsFill reports whether w writes a store from empty (the YCSB load too).
@@ -188,7 +197,7 @@ func (c *Config) Ops(w Workload) int {
 		return int(y.OperationCount)
 	case w.IsFill():
 		return c.Keys.N
-	case w == Scan:
+	case w == Scan || w == ScanKeys:
 		return max(1, c.Reads/max(1, c.ScanLength))
 	case w == MultiGet:
 		return max(1, c.Reads/MultiGetBatch) // as many keys read as readrandom's Gets
@@ -261,7 +270,9 @@ type plan struct {
 	layout prefixLayout
 	seeker PrefixSeeker
 	getter MultiGetter // multiget's
-	ycsb   *ycsbRun
+	// keyScanner is scankeys'.
+	keyScanner KeyScanner
+	ycsb       *ycsbRun
 	// The range workloads': the layout, and the store's bounded scans.
 	ranges  rangeLayout
 	scanner RangeScanner
@@ -285,6 +296,11 @@ func (c *Config) newPlan(s Store, w Workload) (*plan, error) {
 		}
 		p.writes = overwriteOrder(r, k.N, c.writesPerKey())
 	case w == ReadRandom || w == ReadMissing || w == ReadMixed || w == Scan:
+	case w == ScanKeys:
+		var ok bool
+		if p.keyScanner, ok = s.(KeyScanner); !ok {
+			return nil, fmt.Errorf("workload: %s needs scans of keys only, which the store %T does not offer", w, s)
+		}
 	case w == MultiGet:
 		var ok bool
 		if p.getter, ok = s.(MultiGetter); !ok {
@@ -498,9 +514,13 @@ func (t *thread) op(i int) error {
 			err = fmt.Errorf("prefix %q: %d keys, want %d (was the store filled with fillprefix?)", t.key, n, want)
 		}
 		return err
-	case Scan:
+	case Scan, ScanKeys:
 		t.key = k.Present(t.key, r.IntN(k.N))
-		n, err := s.Scan(t.key, c.ScanLength)
+		scan := s.Scan
+		if p.w == ScanKeys {
+			scan = p.keyScanner.ScanKeys
+		}
+		n, err := scan(t.key, c.ScanLength)
 		if err == nil && n == 0 {
 			err = fmt.Errorf("scan from %q read nothing", t.key)
 		}

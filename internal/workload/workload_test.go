@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 )
@@ -93,8 +94,8 @@ func TestMissingKeysAbsentAndInRange(t *testing.T) {
 	// And every workload keeps to them: readmissing never finds a key.
 	s := newMapStore()
 	cfg := &Config{Keys: k, Reads: 2000, MissRatio: 0.3, ScanLength: 10}
-	for _, w := range []Workload{FillRandom, ReadRandom, ReadMissing, ReadMixed, Scan, MultiGet} {
-		before := len(s.log)
+	for _, w := range []Workload{FillRandom, ReadRandom, ReadMissing, ReadMixed, Scan, ScanKeys, MultiGet} {
+		before, scans, keyScans := len(s.log), s.scans, s.keyScans
 		r, err := cfg.Run(s, w, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -103,6 +104,15 @@ func TestMissingKeysAbsentAndInRange(t *testing.T) {
 			t.Errorf("%s: %d ops, %d latencies, want %d", w, r.Ops, r.Latency.Count(), cfg.Ops(w))
 		}
 		switch w {
+		case Scan, ScanKeys:
+			// Each scan is of the kind its workload names.
+			want := [2]int{r.Ops, 0}
+			if w == ScanKeys {
+				want = [2]int{0, r.Ops}
+			}
+			if got := [2]int{s.scans - scans, s.keyScans - keyScans}; got != want {
+				t.Errorf("%s: %d scans and %d scans of keys, want %v", w, got[0], got[1], want)
+			}
 		case MultiGet:
 			if got := len(s.log) - before; got != r.Ops*MultiGetBatch {
 				t.Errorf("multiget: %d keys read in %d batches, want %d", got, r.Ops, r.Ops*MultiGetBatch)
@@ -119,6 +129,10 @@ func TestMissingKeysAbsentAndInRange(t *testing.T) {
 	}
 	if len(s.data) != n {
 		t.Errorf("fillrandom wrote %d keys, want %d", len(s.data), n)
+	}
+	// A store that cannot scan keys alone is told so.
+	if _, err := cfg.Run(struct{ Store }{s}, ScanKeys, nil); err == nil || !strings.Contains(err.Error(), "scans of keys only") {
+		t.Errorf("scankeys on a store without ScanKeys: %v", err)
 	}
 }
 
@@ -217,10 +231,12 @@ func TestHistogramPercentiles(t *testing.T) {
 	}
 }
 
-// mapStore is an in-memory Store that logs the keys it is asked for.
+// mapStore is an in-memory Store that logs the keys it is asked for and
+// counts its scans.
 type mapStore struct {
-	data map[string][]byte
-	log  []string
+	data            map[string][]byte
+	log             []string
+	scans, keyScans int
 }
 
 func newMapStore() *mapStore { return &mapStore{data: map[string][]byte{}} }
@@ -245,6 +261,16 @@ func (m *mapStore) MultiGet(keys [][]byte) ([][]byte, error) {
 }
 
 func (m *mapStore) Scan(start []byte, n int) (int, error) {
+	m.scans++
+	return m.scan(start, n)
+}
+
+func (m *mapStore) ScanKeys(start []byte, n int) (int, error) {
+	m.keyScans++
+	return m.scan(start, n)
+}
+
+func (m *mapStore) scan(start []byte, n int) (int, error) {
 	if n < 0 {
 		return 0, errors.New("negative")
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // Bloomkv adapts a bloomkv DB to workload.Store, workload.Settler and the
-// workloads' optional interfaces (MultiGetter, PrefixSeeker,
+// workloads' optional interfaces (MultiGetter, KeyScanner, PrefixSeeker,
 // RangeScanner, RangeReuser).
 type Bloomkv struct {
 	DB *bloomkv.DB
@@ -49,15 +49,27 @@ func (b *Bloomkv) Scan(start []byte, n int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return readN(it, it.SeekGE(start), n)
+	return readN(it, it.SeekGE(start), n, true)
 }
 
-// readN reads up to n entries of it, which ok says is at its first, and
-// closes it.
-func readN(it *bloomkv.Iterator, ok bool, n int) (int, error) {
+// ScanKeys is Scan reading keys only: no blob file is read.
+func (b *Bloomkv) ScanKeys(start []byte, n int) (int, error) {
+	it, err := b.DB.NewIter(nil)
+	if err != nil {
+		return 0, err
+	}
+	return readN(it, it.SeekGE(start), n, false)
+}
+
+// readN reads up to n entries of it, which ok says is at its first — their
+// keys, and their values if values — and closes it.
+func readN(it *bloomkv.Iterator, ok bool, n int, values bool) (int, error) {
 	read := 0
 	for ; ok && read < n; ok = it.Next() {
-		_, _ = it.Key(), it.Value()
+		_ = it.Key()
+		if values {
+			_ = it.Value()
+		}
 		read++
 	}
 	return read, it.Close()
@@ -71,7 +83,7 @@ func (b *Bloomkv) SeekPrefix(prefix []byte, n int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return readN(it, it.SeekPrefixGE(prefix), n)
+	return readN(it, it.SeekPrefixGE(prefix), n, true)
 }
 
 // ScanRange reads every entry of [lo, hi) with an iterator bounded on
@@ -82,7 +94,7 @@ func (b *Bloomkv) ScanRange(lo, hi []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return readN(it, it.First(), int(^uint(0)>>1))
+	return readN(it, it.First(), int(^uint(0)>>1), true)
 }
 
 // PrefixExtractor returns the prefix extractor of the prefix workloads'

@@ -183,3 +183,42 @@ func openFilled(t *testing.T, dir string, opts *bloomkv.Options, cfg *workload.C
 	}
 	return s
 }
+
+// TestBloomkvScanKeys runs scan and scankeys over values in blob files:
+// each scans the same entries, but scankeys reads no blob and scan one a
+// value.
+func TestBloomkvScanKeys(t *testing.T) {
+	const n = 500
+	k, _ := workload.NewKeys(n, 16, 200, 1)
+	cfg := &workload.Config{Keys: k, Reads: 4 * n, ScanLength: n}
+	opts := &bloomkv.Options{ValueSeparation: bloomkv.ValueSeparation{MinSize: 100}}
+	s, err := Open(filepath.Join(t.TempDir(), "db"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := cfg.Run(s, workload.FillRandom, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Settle(); err != nil {
+		t.Fatal(err)
+	}
+	start := k.Present(nil, 0)
+	for _, tc := range []struct {
+		scan  func([]byte, int) (int, error)
+		name  string
+		reads uint64
+	}{{s.ScanKeys, "ScanKeys", 0}, {s.Scan, "Scan", n}} {
+		before := s.DB.Metrics().Blobs.Reads
+		got, err := tc.scan(start, n+1)
+		if err != nil || got != n {
+			t.Fatalf("%s from the first key: %d entries, %v; want %d", tc.name, got, err, n)
+		}
+		if reads := s.DB.Metrics().Blobs.Reads - before; reads != tc.reads {
+			t.Errorf("%s read %d blobs, want %d", tc.name, reads, tc.reads)
+		}
+	}
+	if _, err := cfg.Run(s, workload.ScanKeys, nil); err != nil {
+		t.Fatal(err)
+	}
+}
