@@ -31,9 +31,9 @@ type Iterator struct {
 	part indexPart
 	// offset is the current data block's, for errors.
 	offset uint64
-	data     blockIter
-	stats    LookupStats
-	err      error
+	data   blockIter
+	stats  LookupStats
+	err    error
 }
 
 // seqReadsBeforeAhead is how many blocks in a row, going forward, an

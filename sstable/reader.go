@@ -74,9 +74,9 @@ type Allocator interface {
 // only data blocks are read, and only when the filter cannot rule a key out.
 // A Reader is safe for concurrent use.
 type Reader struct {
-	file   io.ReaderAt
-	size   int64
-	opts   ReaderOptions
+	file io.ReaderAt
+	size int64
+	opts ReaderOptions
 	// index is the data blocks' index, pinned: the table's one index
 	// block, or its partitions under PinIndexPartitions; parts is a
 	// partitioned index's pinned top level otherwise, and index empty.
