@@ -16,11 +16,17 @@ import (
 // at once: damage may cause errors, never wrong answers.
 func readAll(t *testing.T, data []byte, entries []entry, what string) error {
 	t.Helper()
+	return readAllWith(t, data, entries, what, false)
+}
+
+// readAllWith is readAll opening the table with PinIndexPartitions as pin.
+func readAllWith(t *testing.T, data []byte, entries []entry, what string, pin bool) error {
+	t.Helper()
 	// The pinned filter and index come off the heap, as in the DB, and a
 	// damaged table must give back all it took, opened or not.
 	mem := new(trackingMemory)
 	defer mem.Release()
-	r, err := Open(bytes.NewReader(data), int64(len(data)), ReaderOptions{FileName: "000001.sst", FileNum: 1, Memory: mem})
+	r, err := Open(bytes.NewReader(data), int64(len(data)), ReaderOptions{FileName: "000001.sst", FileNum: 1, Memory: mem, PinIndexPartitions: pin})
 	if err != nil {
 		if mem.live != 0 {
 			t.Fatalf("%s: a failed Open kept %d allocations", what, mem.live)

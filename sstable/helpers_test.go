@@ -89,19 +89,21 @@ func openTable(t testing.TB, data []byte, c *cache.Cache) *Reader {
 }
 
 // trackingMemory is an off-heap ReaderOptions.Memory that counts the
-// allocations not yet freed.
+// allocations not yet freed, and the bytes they asked for.
 type trackingMemory struct {
 	offheap.Allocator
-	live int
+	live, bytes int
 }
 
 func (m *trackingMemory) Alloc(n int) []byte {
 	m.live++
+	m.bytes += n
 	return m.Allocator.Alloc(n)
 }
 
 func (m *trackingMemory) Free(b []byte) {
 	m.live--
+	m.bytes -= len(b)
 	m.Allocator.Free(b)
 }
 

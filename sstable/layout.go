@@ -1,6 +1,7 @@
 package sstable
 
 import (
+	"bytes"
 	"encoding/binary"
 
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -157,7 +158,7 @@ func (r *Reader) layoutPartitions(f footer, info func(BlockHandle, string) (Bloc
 		_ = it.init(block, base.CompareEncoded) // checked by checkPart
 		for ok := it.first(); ok; ok = it.nextEntry() {
 			d, _ := decodeHandle(it.value)
-			if err := addData(it.key, d); err != nil {
+			if err := addData(bytes.Clone(it.key), d); err != nil {
 				return nil, err
 			}
 		}
