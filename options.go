@@ -182,6 +182,22 @@ type Options struct {
 	// together, and it plans the filters, so not with LevelFilters.
 	MemoryLimit int64
 
+	// IndexPartitionSize partitions the index of a table whose index is
+	// larger than it (sstable's WriterOptions.IndexPartitionSize): the
+	// index is cut into partitions of about this many bytes, and only a
+	// top level over them — about one key and 20 bytes per partition — is
+	// pinned while the table is open; a lookup reads the partition it
+	// needs through the block cache, as it reads a data block. So what
+	// the indexes pin stays a small fraction of what they take, and a
+	// tree whose indexes outgrow the memory its tables may pin still
+	// opens within MemoryLimit. Default: defaultIndexPartitionSize (4
+	// KiB) with MemoryLimit, and no partitions without it (the indexes
+	// are pinned whole, and a lookup finds its block without a cache
+	// lookup for the partition); a negative value writes no partitions.
+	// At most 1 MiB. Tables written with other settings, or none, read
+	// as they were written.
+	IndexPartitionSize int
+
 	// FilterAllocation chooses each level's filter within the memory of
 	// BitsPerKey: UniformAllocation, the same Bloom filter in every table;
 	// OptimalAllocation (Monkey), Bloom filters with a false-positive rate
@@ -491,6 +507,7 @@ const (
 	defaultBlockSize             = 4 << 10
 	defaultBitsPerKey            = 10
 	defaultBlockCacheSize        = 8 << 20
+	defaultIndexPartitionSize    = 4 << 10
 	defaultL0CompactionTrigger   = 4
 	defaultBaseLevelSize         = 16 << 20
 	defaultLevelMultiplier       = 10
@@ -576,8 +593,8 @@ func (opts *Options) memtableDefaults() error {
 }
 
 // tableDefaults defaults and checks what the tables are written with and
-// read through: the block size, the compressions, the filters' bits per key
-// and the block cache.
+// read through: the block size, the compressions, the filters' bits per
+// key, the block cache and the index partitions.
 func (opts *Options) tableDefaults() error {
 	switch {
 	case opts.BlockSize == 0:
@@ -607,6 +624,12 @@ func (opts *Options) tableDefaults() error {
 	}
 	if opts.BlockCacheSize == 0 {
 		opts.BlockCacheSize = defaultBlockCacheSize
+	}
+	switch {
+	case opts.IndexPartitionSize == 0 && opts.MemoryLimit > 0:
+		opts.IndexPartitionSize = defaultIndexPartitionSize
+	case opts.IndexPartitionSize > 1<<20:
+		return argError("opts.IndexPartitionSize", "%d is above 1 MiB", opts.IndexPartitionSize)
 	}
 	return nil
 }
@@ -801,7 +824,8 @@ func (o *Options) compactionOptions() compaction.Options {
 		LevelFilters:             levelFilters(o.LevelFilters),
 		// The table writers' Filter is per level: see
 		// compaction.FilterForLevel.
-		TableOptions:        sstable.WriterOptions{BlockSize: o.BlockSize, Compression: o.Compression, Prefix: o.Prefix, BlockAlign: !o.DisableBlockAlign},
+		TableOptions: sstable.WriterOptions{BlockSize: o.BlockSize, Compression: o.Compression, Prefix: o.Prefix, BlockAlign: !o.DisableBlockAlign,
+			IndexPartitionSize: max(o.IndexPartitionSize, 0)},
 		TopLevelCompression: o.TopLevelCompression,
 		RangeFilterBits:     perLevel(o.RangeFilterBits),
 		BlobDeadShare:       o.ValueSeparation.DeadShare,

@@ -356,7 +356,7 @@ func (r *Reader) loadPart(x *indexPart, p int, stats *LookupStats) error {
 		b, err := r.readBlockInto(h, "index partition", bufs)
 		if err == nil {
 			stats.IndexBlocksRead++
-			stats.BytesRead += int64(h.Length + blockTrailerLen)
+			stats.IndexBytesRead += int64(h.Length + blockTrailerLen)
 			_, err = r.checkPart(&r.parts, b, p, h, nil)
 		}
 		switch {

@@ -525,13 +525,14 @@ type LookupStats struct {
 	KeyPresent   bool
 	BlocksRead   int   // data blocks read from the file
 	BlocksCached int   // data blocks found in the block cache
-	BytesRead    int64 // bytes read from the file, index partitions' included
+	BytesRead    int64 // bytes of data blocks read from the file
 	// IndexBlocksRead and IndexBlocksCached count the index partitions
-	// read from the file and found in the block cache: in a table whose
-	// partitioned index is not pinned (ReaderOptions.PinIndexPartitions),
-	// the one a lookup needs; 0 in any other table, whose index is in
-	// memory.
+	// read from the file, IndexBytesRead bytes, and found in the block
+	// cache: in a table whose partitioned index is not pinned
+	// (ReaderOptions.PinIndexPartitions), the one a lookup needs; 0 in any
+	// other table, whose index is in memory.
 	IndexBlocksRead, IndexBlocksCached int
+	IndexBytesRead                     int64
 	// FoundSeq is the sequence number of the version Get found; 0 when
 	// it found none. A reader that goes on below a merge operand
 	// (KindMerge) looks again at FoundSeq−1.

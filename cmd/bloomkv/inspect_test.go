@@ -146,6 +146,57 @@ func TestInspectAligned(t *testing.T) {
 	}
 }
 
+// TestInspectPartitioned inspects a table whose index is partitioned: a
+// row per partition and one for the top level, where Reader.Layout puts
+// them, and the properties' count.
+func TestInspectPartitioned(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "000008.sst")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := sstable.NewWriter(f, sstable.WriterOptions{BlockSize: 256, IndexPartitionSize: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 500 {
+		if err := w.Add(sstable.MakeInternalKey(fmt.Appendf(nil, "key%05d", i), sstable.SeqNum(i+1), sstable.KindSet), []byte("value")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	props, err := w.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := sstable.Open(f, info.Size(), sstable.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := r.Layout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if len(l.IndexPartitions) < 2 || uint64(len(l.IndexPartitions)) != props.IndexPartitions {
+		t.Fatalf("%d partitions in the layout, %d in the properties: the test needs several", len(l.IndexPartitions), props.IndexPartitions)
+	}
+	out := runOK(t, "inspect", path)
+	rows := []string{fmt.Sprintf(`(?m)^ *index top +0 +%d +%d `, l.Index.Offset, l.Index.Length)}
+	for i, b := range l.IndexPartitions {
+		rows = append(rows, fmt.Sprintf(`(?m)^ *index part %d +0 +%d +%d `, i, b.Offset, b.Length))
+	}
+	rows = append(rows, fmt.Sprintf(`index: %d bytes in %d partitions and a top level`, props.IndexBytes, props.IndexPartitions))
+	for _, row := range rows {
+		if !regexp.MustCompile(row).MatchString(out) {
+			t.Fatalf("no match for %s in:\n%s", row, out)
+		}
+	}
+}
+
 // TestInspectWAL inspects a WAL with writes in it, then the same WAL with a
 // torn tail, written by a DB that is never closed: its memtable is only in
 // the WAL.
