@@ -107,6 +107,11 @@ func (b *indexBuilder) add(key []byte, h BlockHandle) {
 	b.next = end
 }
 
+// size is the bytes x pins: what newIndexBuilder took.
+func (x *blockIndex) size() int {
+	return len(x.prefix) + len(x.keys) + 4*len(x.keyEnds) + 4*len(x.blockEnds) + 2*len(x.pads)
+}
+
 // numBlocks is the number of data blocks.
 func (x *blockIndex) numBlocks() int { return len(x.keyEnds) }
 

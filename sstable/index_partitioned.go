@@ -438,6 +438,13 @@ func (r *Reader) lastUserKeyIs(i int, x *indexPart, uk []byte) bool {
 	return r.parts.top.userKeyIs(r.parts.partOf(i), uk)
 }
 
+// IndexMemory returns the bytes the table's index pins: the one index,
+// whole, or a partitioned index's top level (its partitions too, decoded
+// as one index, under PinIndexPartitions).
+func (r *Reader) IndexMemory() int {
+	return r.index.size() + r.parts.top.size() + 8*len(r.parts.dataEnds) + 4*len(r.parts.firsts)
+}
+
 // dataEnd returns where the last data block's trailer ends.
 func (r *Reader) dataEnd() uint64 {
 	if r.partitioned() {

@@ -253,9 +253,9 @@ func TestPartitionedIndexMemory(t *testing.T) {
 	entries := randomEntries(rand.New(rand.NewPCG(54, 54)), 3000, 12, 200)
 	for _, tc := range partitionedCases {
 		data, plainData := buildPartitioned(t, entries, tc.opts, tc.rangeDels)
-		_, plainMem := openWith(t, plainData, ReaderOptions{})
+		plain, plainMem := openWith(t, plainData, ReaderOptions{})
 		r, partMem := openWith(t, data, ReaderOptions{})
-		_, pinnedMem := openWith(t, data, ReaderOptions{PinIndexPartitions: true})
+		pinned, pinnedMem := openWith(t, data, ReaderOptions{PinIndexPartitions: true})
 		l, err := r.Layout()
 		if err != nil {
 			t.Fatal(err)
@@ -275,11 +275,20 @@ func TestPartitionedIndexMemory(t *testing.T) {
 				part.reset()
 			}
 		}
-		if uint64(len(partKeys)) != r.Properties().IndexPartitions {
-			t.Fatalf("%s: %d partitions by the writer's rule, the table has %d", tc.name, len(partKeys), r.Properties().IndexPartitions)
+		if len(partKeys) != len(l.IndexPartitions) {
+			t.Fatalf("%s: %d partitions by the writer's rule, the table has %d", tc.name, len(partKeys), len(l.IndexPartitions))
+		}
+		for i, p := range l.IndexPartitions {
+			if !bytes.Equal(p.LastKey.Append(nil), partKeys[i]) {
+				t.Fatalf("%s: partition %d's last key is %v, by the writer's rule %q", tc.name, i, p.LastKey, partKeys[i])
+			}
 		}
 		aligned := l.Padding > 0
-		want := indexFormula(blockKeys, aligned) - indexFormula(partKeys, false) - 12*len(partKeys) - 4
+		whole, top := indexFormula(blockKeys, aligned), indexFormula(partKeys, false)+12*len(partKeys)+4
+		if plain.IndexMemory() != whole || r.IndexMemory() != top || pinned.IndexMemory() != whole {
+			t.Errorf("%s: IndexMemory %d unpartitioned, %d partitioned, %d pinned; the formula says %d, %d, %d", tc.name, plain.IndexMemory(), r.IndexMemory(), pinned.IndexMemory(), whole, top, whole)
+		}
+		want := whole - top
 		if got := plainMem.bytes - partMem.bytes; got != want {
 			t.Errorf("%s: the partitioned table pins %d bytes less than the unpartitioned (%d against %d), the formula says %d", tc.name, got, partMem.bytes, plainMem.bytes, want)
 		}

@@ -15,7 +15,8 @@ type BlockInfo struct {
 	// RawLength is the block's decoded length; Length is what it takes in
 	// the file, before the trailer.
 	RawLength uint64
-	// LastKey is, for a data block, its last key, the one the index holds.
+	// LastKey is, for a data block, its last key, the one the index holds;
+	// for an index partition, its last key, the one the top level holds.
 	LastKey InternalKey
 	// Padding is, for a data block of an aligned table, the zero bytes
 	// between the previous block's trailer and this block.
@@ -147,6 +148,7 @@ func (r *Reader) layoutPartitions(f footer, info func(BlockHandle, string) (Bloc
 		if infos[p], err = info(h, "index partition"); err != nil {
 			return nil, err
 		}
+		infos[p].LastKey, _ = base.DecodeInternalKey(parts.top.appendKey(nil, p))
 		block, err := r.readBlock(h, "index partition")
 		if err != nil {
 			return nil, err
