@@ -194,15 +194,15 @@ type Metrics struct {
 	// WriteDelays and WriteDelayDuration count the write groups paced
 	// while L0 is past its slowdown trigger, and the time they were held
 	// (see Options.L0SlowdownTrigger).
-	WriteDelays         uint64
-	WriteDelayDuration  time.Duration
-	BlockCache          CacheMetrics
-	FilterMemory        uint64 // bytes of filters held in memory, range filters included
+	WriteDelays        uint64
+	WriteDelayDuration time.Duration
+	BlockCache         CacheMetrics
+	FilterMemory       uint64 // bytes of filters held in memory, range filters included
 	// IndexMemory is the bytes of the tables' indexes held in memory
 	// (sstable.Reader.IndexMemory): whole indexes, and of a partitioned
 	// one (Options.IndexPartitionSize) only the top level, its partitions
 	// being read through the block cache.
-	IndexMemory uint64
+	IndexMemory         uint64
 	ObsoleteFilesPurged uint64
 	TableCache          TableCacheMetrics
 	// BackgroundErrors counts failed flushes, compactions, WAL writes and

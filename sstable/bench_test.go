@@ -133,3 +133,50 @@ func BenchmarkGetFilter(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkIndexPartitions compares a table's index pinned whole with the
+// same index in partitions of 4 KiB (WriterOptions.IndexPartitionSize, the
+// DB's default under a memory limit) read through a warm block cache that
+// holds the whole table: a Get of a present key, a SeekGE and ten Nexts,
+// and a full scan. (benchstat -col /index compares the two.)
+func BenchmarkIndexPartitions(b *testing.B) {
+	entries := benchEntries()
+	for _, size := range []int{0, 4096} {
+		index := "whole"
+		if size > 0 {
+			index = fmt.Sprint(size)
+		}
+		opts := WriterOptions{Compression: SnappyCompression, Filter: Bloom(10), BlockAlign: true, IndexPartitionSize: size}
+		r := openTable(b, buildTable(b, entries, opts), cache.New(64<<20))
+		for _, e := range entries {
+			r.Get(MakeLookupKey(e.key.UserKey, base.SeqNumMax), nil) // warm
+		}
+		b.Run("get/index="+index, func(b *testing.B) {
+			for i := range b.N {
+				e := entries[(i*7919)%len(entries)]
+				if _, _, found, _ := r.Get(MakeLookupKey(e.key.UserKey, base.SeqNumMax), nil); !found {
+					b.Fatal("lost a key")
+				}
+			}
+		})
+		b.Run("seek/index="+index, func(b *testing.B) {
+			it := r.NewIterator()
+			defer it.Close()
+			for i := range b.N {
+				ok := it.SeekGE(entries[(i*7919)%len(entries)].key.UserKey)
+				for j := 0; ok && j < 10; j++ {
+					ok = it.Next()
+				}
+			}
+		})
+		b.Run("scan/index="+index, func(b *testing.B) {
+			b.SetBytes(rawBytes(entries))
+			for range b.N {
+				it := r.NewIterator()
+				for ok := it.First(); ok; ok = it.Next() {
+				}
+				it.Close()
+			}
+		})
+	}
+}
