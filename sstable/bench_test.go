@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/cache"
@@ -138,45 +139,68 @@ func BenchmarkGetFilter(b *testing.B) {
 // same index in partitions of 4 KiB (WriterOptions.IndexPartitionSize, the
 // DB's default under a memory limit) read through a warm block cache that
 // holds the whole table: a Get of a present key, a SeekGE and ten Nexts,
-// and a full scan. (benchstat -col /index compares the two.)
+// and a full scan. The two tables take turns, 64 operations at a time
+// (one scan at a time), in one loop, so that a busy machine's load falls
+// on both alike: each op is one operation on each table, and the metrics
+// are each table's share of the time and their ratio, part/whole.
 func BenchmarkIndexPartitions(b *testing.B) {
 	entries := benchEntries()
-	for _, size := range []int{0, 4096} {
-		index := "whole"
-		if size > 0 {
-			index = fmt.Sprint(size)
-		}
+	var readers [2]*Reader // whole, partitioned
+	for i, size := range []int{0, 4096} {
 		opts := WriterOptions{Compression: SnappyCompression, Filter: Bloom(10), BlockAlign: true, IndexPartitionSize: size}
-		r := openTable(b, buildTable(b, entries, opts), cache.New(64<<20))
+		readers[i] = openTable(b, buildTable(b, entries, opts), cache.New(64<<20))
 		for _, e := range entries {
-			r.Get(MakeLookupKey(e.key.UserKey, base.SeqNumMax), nil) // warm
+			readers[i].Get(MakeLookupKey(e.key.UserKey, base.SeqNumMax), nil) // warm
 		}
-		b.Run("get/index="+index, func(b *testing.B) {
-			for i := range b.N {
-				e := entries[(i*7919)%len(entries)]
-				if _, _, found, _ := r.Get(MakeLookupKey(e.key.UserKey, base.SeqNumMax), nil); !found {
-					b.Fatal("lost a key")
-				}
-			}
-		})
-		b.Run("seek/index="+index, func(b *testing.B) {
-			it := r.NewIterator()
-			defer it.Close()
-			for i := range b.N {
-				ok := it.SeekGE(entries[(i*7919)%len(entries)].key.UserKey)
-				for j := 0; ok && j < 10; j++ {
-					ok = it.Next()
-				}
-			}
-		})
-		b.Run("scan/index="+index, func(b *testing.B) {
-			b.SetBytes(rawBytes(entries))
-			for range b.N {
-				it := r.NewIterator()
-				for ok := it.First(); ok; ok = it.Next() {
-				}
-				it.Close()
-			}
-		})
 	}
+	if readers[1].Properties().IndexPartitions == 0 {
+		b.Fatal("the table is not partitioned")
+	}
+	alternate := func(b *testing.B, chunk int, op func(r *Reader, i int)) {
+		var spent [2]time.Duration
+		for start := 0; start < b.N; start += chunk {
+			n := min(chunk, b.N-start)
+			for t, r := range readers {
+				began := time.Now()
+				for i := start; i < start+n; i++ {
+					op(r, i)
+				}
+				spent[t] += time.Since(began)
+			}
+		}
+		b.ReportMetric(float64(spent[0].Nanoseconds())/float64(b.N), "whole-ns/op")
+		b.ReportMetric(float64(spent[1].Nanoseconds())/float64(b.N), "part-ns/op")
+		b.ReportMetric(float64(spent[1])/float64(spent[0]), "part/whole")
+	}
+	b.Run("get", func(b *testing.B) {
+		alternate(b, 64, func(r *Reader, i int) {
+			e := entries[(i*7919)%len(entries)]
+			if _, _, found, _ := r.Get(MakeLookupKey(e.key.UserKey, base.SeqNumMax), nil); !found {
+				b.Fatal("lost a key")
+			}
+		})
+	})
+	b.Run("seek", func(b *testing.B) {
+		its := [2]*Iterator{readers[0].NewIterator(), readers[1].NewIterator()}
+		defer its[0].Close()
+		defer its[1].Close()
+		alternate(b, 64, func(r *Reader, i int) {
+			it := its[0]
+			if r == readers[1] {
+				it = its[1]
+			}
+			ok := it.SeekGE(entries[(i*7919)%len(entries)].key.UserKey)
+			for j := 0; ok && j < 10; j++ {
+				ok = it.Next()
+			}
+		})
+	})
+	b.Run("scan", func(b *testing.B) {
+		alternate(b, 1, func(r *Reader, _ int) {
+			it := r.NewIterator()
+			for ok := it.First(); ok; ok = it.Next() {
+			}
+			it.Close()
+		})
+	})
 }
