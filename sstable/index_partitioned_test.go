@@ -44,26 +44,6 @@ func buildPartitioned(t *testing.T, entries []entry, opts WriterOptions, rangeDe
 	return part, plain
 }
 
-// openWith opens data with the given options, its memory off the heap and
-// counted, and closes it when the test ends.
-func openWith(t *testing.T, data []byte, opts ReaderOptions) (*Reader, *trackingMemory) {
-	t.Helper()
-	mem := new(trackingMemory)
-	opts.FileName, opts.FileNum, opts.Memory = "000001.sst", 1, mem
-	r, err := Open(bytes.NewReader(data), int64(len(data)), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		r.Close()
-		if mem.live != 0 {
-			t.Errorf("Close left %d allocations", mem.live)
-		}
-		mem.Release()
-	})
-	return r, mem
-}
-
 // TestPartitionedIndexRoundTrip reads partitioned tables through every
 // path against the sorted entries (the oracle), and against the same
 // entries written unpartitioned: Get of every version, of every user key's
@@ -399,46 +379,6 @@ func isPadding(l Layout, off uint64) bool {
 		end = b.Offset + b.Length + blockTrailerLen
 	}
 	return false
-}
-
-// TestPartitionedRandomBitFlips flips random single bits of a table of
-// about a megabyte with a hundred partitions; Gets of the first key of
-// every block, with the partitions read through a block cache, return
-// the right values or an error wrapping ErrCorruption.
-func TestPartitionedRandomBitFlips(t *testing.T) {
-	rng := rand.New(rand.NewPCG(56, 56))
-	entries := randomEntries(rng, 8000, 16, 100)
-	data, _ := buildPartitioned(t, entries, WriterOptions{Compression: SnappyCompression, Filter: Bloom(10), IndexPartitionSize: 256}, false)
-	r, _ := openWith(t, data, ReaderOptions{})
-	l, err := r.Layout()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var probes []entry
-	for _, b := range l.Data {
-		e, _ := modelGet(entries, b.LastKey.UserKey, b.LastKey.SeqNum())
-		probes = append(probes, e)
-	}
-	damaged := bytes.Clone(data)
-	for f := range sizeFor(2000, 400) {
-		bit := rng.IntN(len(data) * 8)
-		damaged[bit/8] ^= 1 << (bit % 8)
-		r, err := Open(bytes.NewReader(damaged), int64(len(damaged)), ReaderOptions{FileName: "000001.sst", FileNum: 1, Cache: cache.New(1 << 20)})
-		if err == nil {
-			for _, e := range probes {
-				v, kind, found, gerr := r.Get(MakeLookupKey(e.key.UserKey, e.key.SeqNum()), nil)
-				if gerr != nil {
-					err = gerr
-					break
-				}
-				if !found || kind != e.key.Kind() || !bytes.Equal(v, e.value) {
-					t.Fatalf("flip %d (bit %d): Get(%v) answered wrongly without an error", f, bit, e.key)
-				}
-			}
-		}
-		checkCorruption(t, err, "bit flip "+itoa(bit))
-		damaged[bit/8] ^= 1 << (bit % 8)
-	}
 }
 
 // TestIndexPartitionSizeChecked checks that a negative partition size is
