@@ -2,6 +2,7 @@ package bloomkv
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -115,4 +116,67 @@ func pinnedIndexFormula(keys [][]byte, padded bool) int {
 		total += len(k) - p + perBlock
 	}
 	return total
+}
+
+// TestExplainIndexPartition checks Explain's record of the index partition
+// a lookup reads in a table whose index is partitioned: the first lookup
+// reads it from the file (the bytes of its block and trailer, as the
+// table's layout gives them), the second finds it in the block cache, and
+// in the trace's text the index column says so; a table whose index is
+// whole says "memory".
+func TestExplainIndexPartition(t *testing.T) {
+	for _, size := range []int{1, -1} {
+		db, err := Open("/db", &Options{FS: vfs.NewMem(), BlockSize: 256, IndexPartitionSize: size})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		for i := range 500 {
+			if err := db.Put(fmt.Appendf(nil, "k%04d", i), fmt.Appendf(nil, "value %d", i), NoSync); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		key := []byte("k0321")
+		var trace [2]*Trace
+		for i := range trace {
+			if trace[i], err = db.Explain(key); err != nil || !trace[i].Found {
+				t.Fatalf("IndexPartitionSize %d: Explain(%s): %v, found %v", size, key, err, trace[i] != nil && trace[i].Found)
+			}
+		}
+		db.mu.Lock()
+		tb := db.mu.current.tables[0][0]
+		db.mu.Unlock()
+		l, err := tb.reader.Layout()
+		if err != nil {
+			t.Fatal(err)
+		}
+		step := func(tr *Trace) TraceStep { return tr.Steps[len(tr.Steps)-1] }
+		first, second := step(trace[0]), step(trace[1])
+		if size < 0 {
+			if len(l.IndexPartitions) != 0 || first.IndexFromFile+first.IndexFromCache != 0 || !strings.Contains(trace[0].String(), "memory") {
+				t.Fatalf("a whole index: %d partitions, step %+v, trace\n%s", len(l.IndexPartitions), first, trace[0])
+			}
+			continue
+		}
+		// The partition the key's block is in: the first whose last key
+		// is at or after the key.
+		var part int64
+		for _, p := range l.IndexPartitions {
+			if string(p.LastKey.UserKey) >= string(key) {
+				part = int64(p.Length + 5)
+				break
+			}
+		}
+		if first.IndexFromFile != 1 || first.IndexFromCache != 0 || first.IndexBytesRead != part || second.IndexFromFile != 0 || second.IndexFromCache != 1 {
+			t.Fatalf("partitioned: steps %+v then %+v; want the partition (%d bytes) from the file, then from the cache", first, second, part)
+		}
+		for i, want := range []string{fmt.Sprintf("file, %d B", part), "cache"} {
+			if !strings.Contains(trace[i].String(), want) {
+				t.Fatalf("trace %d lacks %q:\n%s", i, want, trace[i])
+			}
+		}
+	}
 }
