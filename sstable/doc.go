@@ -147,8 +147,8 @@
 // many as the properties count, their data blocks adding up to the
 // properties' and following one another to the filter — and pins it
 // (partitionIndex): per partition its last key, as blockIndex keeps the
-// data blocks' (the common prefix once), 8 bytes for its handle and 12 for
-// the data blocks before it and where they end. A lookup or an iterator
+// data blocks' (the common prefix once), 8 bytes for where its key and its
+// block end, and 12 for the data blocks before it and where they end. A lookup or an iterator
 // binary-searches the top level, then reads the partition it lands in
 // through the block cache, keyed by its offset as a data block is; a
 // partition read from the file is checked whole before it is cached — its
