@@ -12,8 +12,9 @@ import (
 // A partitioned index (WriterOptions.IndexPartitionSize; see the package
 // doc) is the data blocks' index cut into partitions, blocks of the index
 // format each indexing a run of data blocks, and a top-level index over
-// them, which is all a Reader pins: a partition is read through the block
-// cache, as a data block is, when a lookup or an iterator needs it.
+// them, which is all a Reader pins unless told to pin the partitions too
+// (ReaderOptions.PinIndexPartitions): a partition is read through the
+// block cache, as a data block is, when a lookup or an iterator needs it.
 
 // indexPartition is a partition the writer has cut: its finished block,
 // its last key, its data blocks and where the last one's trailer ends.

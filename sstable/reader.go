@@ -71,7 +71,8 @@ type Allocator interface {
 
 // Reader reads one table. Open reads and verifies the footer, index, filter
 // and properties and keeps them in memory for the table's life; after that
-// only data blocks are read, and only when the filter cannot rule a key out.
+// only data blocks are read (and a partitioned index's partitions, unless
+// pinned too), and only when the filter cannot rule a key out.
 // A Reader is safe for concurrent use.
 type Reader struct {
 	file io.ReaderAt
