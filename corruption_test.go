@@ -50,8 +50,9 @@ type corruptDB struct {
 }
 
 // buildCorruptDB builds the DB to damage, its values of 100 bytes and
-// more (about two thirds of them) in blob files if separate.
-func buildCorruptDB(t *testing.T, separate bool) *corruptDB {
+// more (about two thirds of them) in blob files if separate, its tables'
+// indexes in partitions of partitionSize (Options.IndexPartitionSize).
+func buildCorruptDB(t *testing.T, separate bool, partitionSize int) *corruptDB {
 	c := &corruptDB{dir: "/db", model: kvModel{},
 		kinds: []manifest.FileType{manifest.FileTypeTable, manifest.FileTypeManifest, manifest.FileTypeWAL, manifest.FileTypeTable, manifest.FileTypeWAL, manifest.FileTypeCurrent}}
 	mem := vfs.NewMem()
@@ -66,7 +67,7 @@ func buildCorruptDB(t *testing.T, separate bool) *corruptDB {
 		LevelFilters:    []FilterSpec{Bloom(10), Bloom(10), Fuse(16)},
 		RangeFilterBits: []float64{16, 8},
 		Prefix:          &PrefixExtractor{Name: "key000", Split: func(k []byte) int { return min(len(k), 6) }},
-		ValueSeparation: ValueSeparation{MinSize: ValueSeparationOff}}
+		ValueSeparation: ValueSeparation{MinSize: ValueSeparationOff}, IndexPartitionSize: partitionSize}
 	if separate {
 		// Tables of keys and handles are a fraction of the size: smaller
 		// targets keep the tree as deep.
@@ -112,15 +113,22 @@ func buildCorruptDB(t *testing.T, separate bool) *corruptDB {
 	}
 	write(40, Sync) // the WAL
 	families := map[sstable.FilterFamily]int{}
+	partitioned := 0
 	d.mu.Lock()
 	for _, tables := range d.mu.current.tables {
 		for _, tb := range tables {
 			families[tb.reader.Properties().FilterFamily]++
+			if tb.reader.Properties().IndexPartitions > 0 {
+				partitioned++
+			}
 		}
 	}
 	d.mu.Unlock()
 	if families[sstable.BloomFamily] == 0 || families[sstable.FuseFamily] == 0 {
 		t.Fatalf("tables by filter family %v: want both families\n%s", families, d.Metrics())
+	}
+	if (partitioned > 0) != (partitionSize > 0) {
+		t.Fatalf("%d tables with partitioned indexes under IndexPartitionSize %d", partitioned, partitionSize)
 	}
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
@@ -236,9 +244,15 @@ func TestCorruptionBitFlips(t *testing.T) {
 		seed = uint64(*corruptSeed)
 	}
 	flips := race.Size("corrupt.flips", *corruptFlips, 100)
-	t.Logf("seed %d (-corrupt.seed=%d reproduces), %d flips", seed, seed, flips)
+	// The tables' indexes in partitions of a size the seed picks for each
+	// DB, from one per data block (1) to a few dozen blocks' (the tables
+	// of 48 KiB have about a hundred blocks of 512 bytes, an index of
+	// about 3 KiB), or whole (-1).
+	sizes := []int{1, 64, 256, 1024, -1}
+	inline, separated := sizes[seed%5], sizes[seed/5%5]
+	t.Logf("seed %d (-corrupt.seed=%d reproduces), %d flips, index partitions of %d and %d bytes", seed, seed, flips, inline, separated)
 	// Every other trial damages the DB whose values are in blob files.
-	dbs := []*corruptDB{buildCorruptDB(t, false), buildCorruptDB(t, true)}
+	dbs := []*corruptDB{buildCorruptDB(t, false, inline), buildCorruptDB(t, true, separated)}
 	rng := rand.New(rand.NewPCG(seed, 0xf11b))
 	st := corruptStats{flips: map[string]int{}}
 	start := time.Now()

@@ -589,8 +589,8 @@ func describeOptions(o Options) string {
 	if len(o.RangeFilterBits) > 0 {
 		filters += fmt.Sprintf(" RangeFilterBits:%v", o.RangeFilterBits)
 	}
-	return fmt.Sprintf("{MemtableSize:%d MaxImmutableMemtables:%d BlockSize:%d DisableBlockAlign:%v Compression:%v TopLevelCompression:%v %s FilterAllocation:%v BlockCacheSize:%d LevelSizing:%v MaxConcurrentCompactions:%d L0CompactionConcurrency:%d L0SlowdownTrigger:%d L0StopTrigger:%d L0CompactionTrigger:%d BaseLevelSize:%d TargetFileSize:%d MaxOpenFiles:%d MaxManifestFileSize:%d ValueSeparation:%+v}",
-		o.MemtableSize, o.MaxImmutableMemtables, o.BlockSize, o.DisableBlockAlign, o.Compression, o.TopLevelCompression, filters, o.FilterAllocation, o.BlockCacheSize,
+	return fmt.Sprintf("{MemtableSize:%d MaxImmutableMemtables:%d BlockSize:%d DisableBlockAlign:%v IndexPartitionSize:%d Compression:%v TopLevelCompression:%v %s FilterAllocation:%v BlockCacheSize:%d LevelSizing:%v MaxConcurrentCompactions:%d L0CompactionConcurrency:%d L0SlowdownTrigger:%d L0StopTrigger:%d L0CompactionTrigger:%d BaseLevelSize:%d TargetFileSize:%d MaxOpenFiles:%d MaxManifestFileSize:%d ValueSeparation:%+v}",
+		o.MemtableSize, o.MaxImmutableMemtables, o.BlockSize, o.DisableBlockAlign, o.IndexPartitionSize, o.Compression, o.TopLevelCompression, filters, o.FilterAllocation, o.BlockCacheSize,
 		o.LevelSizing, o.MaxConcurrentCompactions, o.L0CompactionConcurrency, o.L0SlowdownTrigger, o.L0StopTrigger,
 		o.L0CompactionTrigger, o.BaseLevelSize, o.TargetFileSize, o.MaxOpenFiles, o.MaxManifestFileSize, o.ValueSeparation)
 }
@@ -613,6 +613,9 @@ func randOptions(rng *rand.Rand) Options {
 	// And the compaction slots' opening from the next: the default
 	// (2·L0CompactionTrigger), every table, or every fourth.
 	o.L0CompactionConcurrency = []int{0, 1, 4, 0}[o.MemtableSize>>3&3]
+	// And the index partitions from the next: none, one per data block
+	// (a size of 1), a few blocks' or a few dozen's.
+	o.IndexPartitionSize = []int{0, 1, 100, 1024}[o.MemtableSize>>5&3]
 	switch r := rng.IntN(10); {
 	case r < 2:
 		o.DisableFilters = true

@@ -186,9 +186,15 @@ type TraceStep struct {
 	Sought bool
 	// BlocksFromCache and BlocksFromFile count the data blocks the step
 	// read from the block cache and from the file, and BytesRead the bytes
-	// read from the file. The index is pinned in memory: it costs no read.
+	// read from the file. The index is pinned in memory: it costs no read,
+	// but in a table whose index is partitioned (Options.
+	// IndexPartitionSize), where the step read the index partition it
+	// needed from the block cache (IndexFromCache) or from the file
+	// (IndexFromFile, IndexBytesRead bytes).
 	BlocksFromCache, BlocksFromFile int
 	BytesRead                       int64
+	IndexFromCache, IndexFromFile   int
+	IndexBytesRead                  int64
 	// Found reports that the step found a version of the key, Deleted
 	// that it is a tombstone, Operand that it is a merge operand: the
 	// lookup went on below it, to the places after.
@@ -370,6 +376,7 @@ func (t *Trace) addTable(level int, tb *table, stats *sstable.LookupStats, found
 			s.Filter = FilterMaybe
 		}
 		s.BlocksFromCache, s.BlocksFromFile, s.BytesRead = stats.BlocksCached, stats.BlocksRead, stats.BytesRead
+		s.IndexFromCache, s.IndexFromFile, s.IndexBytesRead = stats.IndexBlocksCached, stats.IndexBlocksRead, stats.IndexBytesRead
 		s.KeyInTable = stats.KeyPresent
 	}
 	s.setRangeDel(hit)
@@ -537,7 +544,9 @@ func plural(k int, one, many string) string {
 
 // String renders the trace as a table, a step a line, then the summary.
 // The index column says where the table's index came from ("memory": it
-// is pinned when the table opens), the data block column whether the block
+// is pinned when the table opens; of a partitioned index, the partition
+// the lookup needed: "cache", or "file" and the bytes read), the data
+// block column whether the block
 // came from the block cache or the file, and how many bytes were read:
 //
 //	lookup "key042" at seqnum 200
@@ -571,7 +580,12 @@ func (t *Trace) String() string {
 		keyRange, inRange, filter := s.rangeCells()
 		var index, block string
 		if s.Kind == TableStep {
-			if s.Filter == FilterMaybe || s.Filter == NoFilter {
+			switch {
+			case s.IndexFromFile > 0:
+				index = "file, " + humanize.Bytes(uint64(s.IndexBytesRead))
+			case s.IndexFromCache > 0:
+				index = "cache"
+			case s.Filter == FilterMaybe || s.Filter == NoFilter:
 				index = "memory" // pinned: see sstable.Reader
 			}
 			switch {

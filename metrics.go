@@ -194,10 +194,15 @@ type Metrics struct {
 	// WriteDelays and WriteDelayDuration count the write groups paced
 	// while L0 is past its slowdown trigger, and the time they were held
 	// (see Options.L0SlowdownTrigger).
-	WriteDelays         uint64
-	WriteDelayDuration  time.Duration
-	BlockCache          CacheMetrics
-	FilterMemory        uint64 // bytes of filters held in memory, range filters included
+	WriteDelays        uint64
+	WriteDelayDuration time.Duration
+	BlockCache         CacheMetrics
+	FilterMemory       uint64 // bytes of filters held in memory, range filters included
+	// IndexMemory is the bytes of the tables' indexes held in memory
+	// (sstable.Reader.IndexMemory): whole indexes, and of a partitioned
+	// one (Options.IndexPartitionSize) only the top level, its partitions
+	// being read through the block cache.
+	IndexMemory         uint64
 	ObsoleteFilesPurged uint64
 	TableCache          TableCacheMetrics
 	// BackgroundErrors counts failed flushes, compactions, WAL writes and
@@ -446,6 +451,7 @@ func (m Metrics) String() string {
 	fmt.Fprintf(tw, "block cache\t%s of %s\thits/misses\t%d/%d\n", humanize.Bytes(uint64(m.BlockCache.Bytes)),
 		humanize.Bytes(uint64(m.BlockCache.Capacity)), m.BlockCache.Hits, m.BlockCache.Misses)
 	fmt.Fprintf(tw, "filter memory\t%s\tobsolete files purged\t%d\n", humanize.Bytes(m.FilterMemory), m.ObsoleteFilesPurged)
+	fmt.Fprintf(tw, "index memory\t%s\t\t\n", humanize.Bytes(m.IndexMemory))
 	fmt.Fprintf(tw, "expected false-positive reads\t%.4f per absent-key Get\t\t\n", m.ExpectedFalsePositiveReads)
 	if mb := m.MemoryBudget; mb.Limit > 0 {
 		by := func(n int64) string { return humanize.Bytes(uint64(max(n, 0))) }
@@ -484,6 +490,7 @@ func (d *DB) Metrics() Metrics {
 				if rf := t.reader.RangeFilter(); rf != nil {
 					m.FilterMemory += uint64(rf.SizeBytes())
 				}
+				m.IndexMemory += uint64(t.reader.IndexMemory())
 			}
 			l.FilterBitsPerKey = manifest.FilterBitsPerKey(metas)
 		}

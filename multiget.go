@@ -80,7 +80,10 @@ func (d *DB) multiGet(keys [][]byte, seq base.SeqNum, mt *MultiTrace) ([][]byte,
 	)
 	for round := 1; len(pending) > 0; round++ {
 		mt.round(round)
-		pending = d.routeBatch(rs, pending)
+		if pending, err = d.routeBatch(rs, pending); err != nil {
+			mt.finish(values)
+			return nil, err
+		}
 		reads = groupByBlock(pending, reads[:0])
 		misses, err := d.readBatch(reads)
 		mt.endRound(reads, misses, err)
@@ -237,19 +240,24 @@ type blockRead struct {
 // routeBatch sends every key of pending to the next table that may hold
 // it, past the tables whose range or filter rules it out (counted as a
 // Get's probes are), and returns, in pending's array, the keys sent
-// somewhere, ordered by table and block; the others no table holds.
-func (d *DB) routeBatch(rs *readState, pending []*batchKey) []*batchKey {
+// somewhere, ordered by table and block; the others no table holds. A
+// table's index partition that cannot be read ends it with the error.
+func (d *DB) routeBatch(rs *readState, pending []*batchKey) ([]*batchKey, error) {
 	routed := pending[:0]
 	for _, k := range pending {
 		k.res = sstable.GetResult{}
-		if d.nextTable(rs, k) {
+		sent, err := d.nextTable(rs, k)
+		if err != nil {
+			return nil, err
+		}
+		if sent {
 			routed = append(routed, k)
 		}
 	}
 	slices.SortFunc(routed, func(a, b *batchKey) int {
 		return cmp.Or(cmp.Compare(a.t.meta.FileNum, b.t.meta.FileNum), cmp.Compare(a.loc.Block, b.loc.Block))
 	})
-	return routed
+	return routed, nil
 }
 
 // groupByBlock appends to reads one blockRead per run of keys of routed
@@ -275,16 +283,20 @@ func groupByBlock(routed []*batchKey, reads []blockRead) []blockRead {
 // Range tombstones come first, as in lookup: one covering the key sets
 // k.lk.Covered, and the key's lookup ends at that table — deleted, unless
 // the table holds a newer version — so a key already covered goes nowhere.
-func (d *DB) nextTable(rs *readState, k *batchKey) bool {
+func (d *DB) nextTable(rs *readState, k *batchKey) (sent bool, err error) {
 	key := k.lk.UserKey
 	if k.lk.Covered > 0 {
-		return false
+		return false, nil
 	}
 	try := func(level int, t *table) bool {
 		hit := rangeDelAt(t.reader.RangeDels(), key, k.lk.Seq)
 		k.lk.Covered = hit.seq
 		k.stats = sstable.LookupStats{}
-		loc, ok := t.reader.Locate(k.lk, &k.stats)
+		loc, ok, lerr := t.reader.Locate(k.lk, &k.stats)
+		if lerr != nil {
+			err = lerr
+			return false
+		}
 		if k.tr != nil {
 			k.tr.located(level, t, k.stats, hit, ok)
 		}
@@ -306,10 +318,10 @@ func (d *DB) nextTable(rs *readState, k *batchKey) bool {
 			}
 			if try(0, l0[i]) {
 				k.l0 = i + 1
-				return true
+				return true, nil
 			}
-			if k.lk.Covered > 0 {
-				return false // deleted: the filter ruled out a newer version
+			if err != nil || k.lk.Covered > 0 {
+				return false, err // or deleted: the filter ruled out a newer version
 			}
 		}
 		k.level = 1
@@ -324,13 +336,13 @@ func (d *DB) nextTable(rs *readState, k *batchKey) bool {
 		}
 		if try(k.level, t) {
 			k.level++
-			return true
+			return true, nil
 		}
-		if k.lk.Covered > 0 {
-			return false
+		if err != nil || k.lk.Covered > 0 {
+			return false, err
 		}
 	}
-	return false
+	return false, nil
 }
 
 // readBatch reads the blocks of one round: those in the block cache

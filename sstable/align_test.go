@@ -236,8 +236,9 @@ func TestAlignedPaddingUnread(t *testing.T) {
 
 // TestAlignmentNeedsVersion3 checks that alignment and format version 3 go
 // together: an aligned table relabelled version 1 or 2, or an unaligned
-// one without a range filter relabelled 3, is refused as corrupt, and a
-// version beyond 3 is refused by name; a range filter makes a table
+// one without a range filter relabelled 3, or one without index
+// partitions relabelled 4, is refused as corrupt, and a version beyond 4
+// is refused by name; a range filter makes a table
 // version 3 aligned or not, and both kinds open.
 func TestAlignmentNeedsVersion3(t *testing.T) {
 	entries := randomEntries(rand.New(rand.NewPCG(23, 23)), 200, 8, 300)
@@ -270,7 +271,8 @@ func TestAlignmentNeedsVersion3(t *testing.T) {
 		{"aligned as version 1", relabel(aligned, 1)},
 		{"aligned as version 2", relabel(aligned, 2)},
 		{"unaligned as version 3", relabel(plain, 3)},
-		{"version 4", relabel(aligned, 4)},
+		{"aligned, unpartitioned as version 4", relabel(aligned, 4)},
+		{"version 5", relabel(aligned, 5)},
 	} {
 		_, err := Open(bytes.NewReader(tc.data), int64(len(tc.data)), ReaderOptions{FileName: "000001.sst"})
 		checkCorruption(t, err, tc.name)
@@ -280,7 +282,9 @@ func TestAlignmentNeedsVersion3(t *testing.T) {
 // TestOldFormatsRead reads tables that the writer before alignment wrote
 // (testdata: format versions 1 and 2, from randomEntries(seed 17, 300, 12,
 // 300), 1 KiB snappy blocks and a Bloom filter, the second also with
-// testRangeDels uncompressed): every entry and tombstone reads back.
+// testRangeDels uncompressed), and one with the same entries and
+// tombstones and an index in 64-byte partitions (format version 4): every
+// entry and tombstone reads back.
 func TestOldFormatsRead(t *testing.T) {
 	entries := randomEntries(rand.New(rand.NewPCG(17, 17)), 300, 12, 300)
 	for _, tc := range []struct {
@@ -290,6 +294,7 @@ func TestOldFormatsRead(t *testing.T) {
 	}{
 		{"testdata/format-v1.sst", 1, nil},
 		{"testdata/format-v2.sst", 2, testRangeDels()},
+		{"testdata/format-v4.sst", 4, testRangeDels()},
 	} {
 		data, err := os.ReadFile(tc.file)
 		if err != nil {

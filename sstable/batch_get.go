@@ -1,8 +1,9 @@
 package sstable
 
 // Get in two halves, for a batch of point reads (a DB's MultiGet): Locate
-// is the part that reads nothing — the filter and the in-memory index —
-// so that every key of a batch can be routed to its table and block
+// is the part that reads no data block — the filter and the in-memory
+// index (in a table whose index is partitioned and not pinned, the
+// partition it needs, through the block cache) — so that every key of a batch can be routed to its table and block
 // before any read is issued; LoadBlock fetches a block once for all the
 // keys that need it, and can be told to take it only from the block
 // cache, so that a caller runs the cache's hits inline and hands only the
@@ -15,7 +16,8 @@ type Location struct {
 	// key sorts after the table's last entry, so that GetLocated answers
 	// it from the index without a read.
 	Block int
-	seek  []byte // the key's encoded seek key
+	seek  []byte   // the key's encoded seek key
+	loc   blockLoc // the block's handle, and what the index says of newer versions
 }
 
 // GetResult is a key's answer from GetLocated, as Get returns it:
@@ -31,19 +33,25 @@ type GetResult struct {
 }
 
 // NumBlocks returns the number of data blocks in the table.
-func (r *Reader) NumBlocks() int { return r.index.numBlocks() }
+func (r *Reader) NumBlocks() int { return r.numBlocks() }
 
-// Locate is Get up to its read: it consults the filter (stats.FilterChecked
-// and FilterNegative as Get sets them) and returns false when the filter
-// rules k out; otherwise it returns, from the index, the block a Get of k
-// would read. It reads nothing from the file.
-func (r *Reader) Locate(k LookupKey, stats *LookupStats) (Location, bool) {
+// Locate is Get up to its read of a data block: it consults the filter
+// (stats.FilterChecked and FilterNegative as Get sets them) and returns
+// false when the filter rules k out; otherwise it returns, from the index,
+// the block a Get of k would read. It reads nothing from the file but, in
+// a table whose partitioned index is not pinned, the index partition it
+// needs when the block cache lacks it (counted in stats); a damaged one is
+// an error wrapping ErrCorruption.
+func (r *Reader) Locate(k LookupKey, stats *LookupStats) (Location, bool, error) {
 	if !r.MayContainHash(k.Hash) {
 		stats.ruledOut()
-		return Location{}, false
+		return Location{}, false, nil
 	}
-	seek, block := r.locate(k, stats)
-	return Location{Block: block, seek: seek}, true
+	seek, loc, err := r.locate(k, stats)
+	if err != nil {
+		return Location{}, false, err
+	}
+	return Location{Block: loc.block, seek: seek, loc: loc}, true, nil
 }
 
 // A LocatedBlock is a data block LoadBlock fetched for the keys Locate
@@ -64,15 +72,15 @@ func (b LocatedBlock) Release() { b.handle.Release() }
 // ErrCorruption, with the file and offset.
 func (r *Reader) LoadBlock(loc Location, stats *LookupStats, cachedOnly bool) (LocatedBlock, bool, error) {
 	b := LocatedBlock{block: loc.Block}
-	if loc.Block == r.index.numBlocks() {
+	if loc.Block == r.numBlocks() {
 		return b, true, nil
 	}
 	if cachedOnly {
-		h, ok := r.cachedDataBlock(loc.Block, stats)
+		h, ok := r.cachedDataBlock(loc.loc.h, stats)
 		b.handle = h
 		return b, ok, nil
 	}
-	h, err := r.dataBlock(loc.Block, stats)
+	h, err := r.dataBlock(loc.loc.h, stats)
 	b.handle = h
 	return b, err == nil, err
 }
@@ -85,10 +93,10 @@ func (r *Reader) LoadBlock(loc Location, stats *LookupStats, cachedOnly bool) (L
 // of them first, so that the device has them queued together.
 func (r *Reader) PrefetchBlock(loc Location) {
 	p, ok := r.file.(interface{ Prefetch(off, n int64) error })
-	if !ok || loc.Block >= r.index.numBlocks() {
+	if !ok || loc.Block >= r.numBlocks() {
 		return
 	}
-	h := r.index.handle(loc.Block)
+	h := loc.loc.h
 	_ = p.Prefetch(int64(h.Offset), int64(h.Length+blockTrailerLen))
 }
 
@@ -97,11 +105,11 @@ func (r *Reader) PrefetchBlock(loc Location) {
 func (r *Reader) GetLocated(b LocatedBlock, k LookupKey, loc Location) (GetResult, error) {
 	var res GetResult
 	var err error
-	if b.block == r.index.numBlocks() {
+	if b.block == r.numBlocks() {
 		// Past the last block: the index alone answers, as in Get.
-		res.KeyPresent, err = r.hasNewer(k.UserKey, loc.seek, b.block, nil)
-		return res, err
+		res.KeyPresent = loc.loc.newer
+		return res, nil
 	}
-	res.Value, res.Kind, res.Seq, res.Found, err = r.getInBlock(b.handle.Bytes(), b.block, k, loc.seek, &res.KeyPresent)
+	res.Value, res.Kind, res.Seq, res.Found, err = r.getInBlock(b.handle.Bytes(), loc.loc, k, loc.seek, &res.KeyPresent)
 	return res, err
 }

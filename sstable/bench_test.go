@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/cache"
@@ -132,4 +133,80 @@ func BenchmarkGetFilter(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkIndexPartitions compares a table's index pinned whole with the
+// same index in partitions of 4 KiB (WriterOptions.IndexPartitionSize, the
+// DB's default under a memory limit) read through a warm block cache that
+// holds the whole table: a Get of a present key, a SeekGE and ten Nexts,
+// and a full scan. The two tables take turns, 64 operations at a time
+// (one scan at a time), each first in every other turn, in one loop, so
+// that a busy machine's load falls on both alike, each timed by the CPU time of its thread (threadCPU:
+// the time it ran, not the time it waited to): each op is one operation
+// on each table, and the metrics are each table's CPU time per operation
+// and their ratio, part/whole.
+func BenchmarkIndexPartitions(b *testing.B) {
+	entries := benchEntries()
+	var readers [2]*Reader // whole, partitioned
+	for i, size := range []int{0, 4096} {
+		opts := WriterOptions{Compression: SnappyCompression, Filter: Bloom(10), BlockAlign: true, IndexPartitionSize: size}
+		readers[i] = openTable(b, buildTable(b, entries, opts), cache.New(64<<20))
+		for _, e := range entries {
+			readers[i].Get(MakeLookupKey(e.key.UserKey, base.SeqNumMax), nil) // warm
+		}
+	}
+	if readers[1].Properties().IndexPartitions == 0 {
+		b.Fatal("the table is not partitioned")
+	}
+	alternate := func(b *testing.B, chunk int, op func(r *Reader, i int)) {
+		defer lockThread()()
+		var spent [2]time.Duration
+		for start := 0; start < b.N; start += chunk {
+			n := min(chunk, b.N-start)
+			for k := range 2 {
+				// Each table first in every other chunk: the second
+				// finds the keys the first touched in the CPU's caches.
+				t := k ^ (start / chunk & 1)
+				began := threadCPU()
+				for i := start; i < start+n; i++ {
+					op(readers[t], i)
+				}
+				spent[t] += threadCPU() - began
+			}
+		}
+		b.ReportMetric(float64(spent[0].Nanoseconds())/float64(b.N), "whole-ns/op")
+		b.ReportMetric(float64(spent[1].Nanoseconds())/float64(b.N), "part-ns/op")
+		b.ReportMetric(float64(spent[1])/float64(spent[0]), "part/whole")
+	}
+	b.Run("get", func(b *testing.B) {
+		alternate(b, 64, func(r *Reader, i int) {
+			e := entries[(i*7919)%len(entries)]
+			if _, _, found, _ := r.Get(MakeLookupKey(e.key.UserKey, base.SeqNumMax), nil); !found {
+				b.Fatal("lost a key")
+			}
+		})
+	})
+	b.Run("seek", func(b *testing.B) {
+		its := [2]*Iterator{readers[0].NewIterator(), readers[1].NewIterator()}
+		defer its[0].Close()
+		defer its[1].Close()
+		alternate(b, 64, func(r *Reader, i int) {
+			it := its[0]
+			if r == readers[1] {
+				it = its[1]
+			}
+			ok := it.SeekGE(entries[(i*7919)%len(entries)].key.UserKey)
+			for j := 0; ok && j < 10; j++ {
+				ok = it.Next()
+			}
+		})
+	})
+	b.Run("scan", func(b *testing.B) {
+		alternate(b, 1, func(r *Reader, _ int) {
+			it := r.NewIterator()
+			for ok := it.First(); ok; ok = it.Next() {
+			}
+			it.Close()
+		})
+	})
 }

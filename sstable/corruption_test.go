@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/cache"
 )
 
 // readAll opens a table and reads everything through every path — Get of
@@ -16,11 +17,17 @@ import (
 // at once: damage may cause errors, never wrong answers.
 func readAll(t *testing.T, data []byte, entries []entry, what string) error {
 	t.Helper()
+	return readAllWith(t, data, entries, what, false)
+}
+
+// readAllWith is readAll opening the table with PinIndexPartitions as pin.
+func readAllWith(t *testing.T, data []byte, entries []entry, what string, pin bool) error {
+	t.Helper()
 	// The pinned filter and index come off the heap, as in the DB, and a
 	// damaged table must give back all it took, opened or not.
 	mem := new(trackingMemory)
 	defer mem.Release()
-	r, err := Open(bytes.NewReader(data), int64(len(data)), ReaderOptions{FileName: "000001.sst", FileNum: 1, Memory: mem})
+	r, err := Open(bytes.NewReader(data), int64(len(data)), ReaderOptions{FileName: "000001.sst", FileNum: 1, Memory: mem, PinIndexPartitions: pin})
 	if err != nil {
 		if mem.live != 0 {
 			t.Fatalf("%s: a failed Open kept %d allocations", what, mem.live)
@@ -150,45 +157,64 @@ func TestEveryTruncationDetected(t *testing.T) {
 // TestRandomBitFlipsLargeTable flips 10,000 random single bits, one at a
 // time, in a table of about a megabyte; 2,000 under -race (one goroutine:
 // the detector checks the unsafe reads' pointer rules), 500 with -short.
+// Then a fifth as many in the same entries written with an index in a
+// hundred partitions, read through a block cache.
 func TestRandomBitFlipsLargeTable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 11))
 	entries := randomEntries(rng, 8000, 16, 100)
-	data := buildTable(t, entries, WriterOptions{Compression: SnappyCompression, Filter: Bloom(10)})
 	flips := sizeFor(10_000, 2_000)
 	if testing.Short() {
 		flips = 500
 	}
-	// Get of the first key of each block touches every block; cheaper than
-	// readAll, and as thorough for damage that sits in one block.
-	r := openTable(t, data, nil)
-	var probes []entry
-	for i := range r.index.numBlocks() {
-		k, _ := base.DecodeInternalKey(r.index.appendKey(nil, i))
-		e, _ := modelGet(entries, k.UserKey, k.SeqNum())
-		probes = append(probes, e)
-	}
-	// One copy of the table, each flip undone after its reads (the reader
-	// copies what it reads, and is done with the bytes by then): a fresh
-	// megabyte per flip cost most of the test's time under -race.
-	damaged := bytes.Clone(data)
-	for f := range flips {
-		bit := rng.IntN(len(data) * 8)
-		damaged[bit/8] ^= 1 << (bit % 8)
-		r, err := Open(bytes.NewReader(damaged), int64(len(damaged)), ReaderOptions{FileName: "000001.sst"})
-		if err == nil {
-			for _, e := range probes {
-				v, kind, found, gerr := r.Get(MakeLookupKey(e.key.UserKey, e.key.SeqNum()), nil)
-				if gerr != nil {
-					err = gerr
-					break
-				}
-				if !found || kind != e.key.Kind() || !bytes.Equal(v, e.value) {
-					t.Fatalf("flip %d (bit %d): Get(%v) answered wrongly without an error", f, bit, e.key)
+	for _, tc := range []struct {
+		name  string
+		opts  WriterOptions
+		cache bool
+		flips int
+	}{
+		{"whole index", WriterOptions{Compression: SnappyCompression, Filter: Bloom(10)}, false, flips},
+		{"index in partitions", WriterOptions{Compression: SnappyCompression, Filter: Bloom(10), IndexPartitionSize: 256}, true, flips / 5},
+	} {
+		data := buildTable(t, entries, tc.opts)
+		// Get of the last key of each block touches every block; cheaper
+		// than readAll, and as thorough for damage that sits in one block.
+		l, err := openTable(t, data, nil).Layout()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var probes []entry
+		for _, b := range l.Data {
+			e, _ := modelGet(entries, b.LastKey.UserKey, b.LastKey.SeqNum())
+			probes = append(probes, e)
+		}
+		// One copy of the table, each flip undone after its reads (the
+		// reader copies what it reads, and is done with the bytes by then):
+		// a fresh megabyte per flip cost most of the test's time under
+		// -race.
+		damaged := bytes.Clone(data)
+		for f := range tc.flips {
+			bit := rng.IntN(len(data) * 8)
+			damaged[bit/8] ^= 1 << (bit % 8)
+			opts := ReaderOptions{FileName: "000001.sst", FileNum: 1}
+			if tc.cache {
+				opts.Cache = cache.New(1 << 20)
+			}
+			r, err := Open(bytes.NewReader(damaged), int64(len(damaged)), opts)
+			if err == nil {
+				for _, e := range probes {
+					v, kind, found, gerr := r.Get(MakeLookupKey(e.key.UserKey, e.key.SeqNum()), nil)
+					if gerr != nil {
+						err = gerr
+						break
+					}
+					if !found || kind != e.key.Kind() || !bytes.Equal(v, e.value) {
+						t.Fatalf("%s: flip %d (bit %d): Get(%v) answered wrongly without an error", tc.name, f, bit, e.key)
+					}
 				}
 			}
+			checkCorruption(t, err, tc.name+": bit flip "+itoa(bit))
+			damaged[bit/8] ^= 1 << (bit % 8)
 		}
-		checkCorruption(t, err, "bit flip "+itoa(bit))
-		damaged[bit/8] ^= 1 << (bit % 8)
 	}
 }
 

@@ -12,7 +12,9 @@
 //	| data block 2 | trailer |
 //	| ...                    |
 //	| filter block | trailer |  the filter, serialized by its family (optional)
-//	| index block  | trailer |  one entry per data block: its last key → handle
+//	| (index partitions)     |  a partitioned index's, each with its trailer (version 4 only)
+//	| index block  | trailer |  one entry per data block: its last key → handle;
+//	|                        |  of a partitioned index, its top level
 //	| range dels   | trailer |  the range tombstones, fragmented (versions 2, 3; optional in 3)
 //	| range filter | trailer |  the range filter, package rangefilter's (version 3 only)
 //	| properties   | trailer |  name → value entries (see Properties)
@@ -71,7 +73,8 @@
 //	     0    16  filter handle: offset, length (uint64 LE each); length 0 = no filter
 //	    16    16  index handle
 //	    32    16  properties handle
-//	    48     4  format version (1; 2 with a range-deletion block; 3 aligned or with a range filter)
+//	    48     4  format version (1; 2 with a range-deletion block; 3 aligned or with a range filter;
+//	              4 with a partitioned index)
 //	    52     4  CRC-32C of bytes 0–51
 //	    56     8  magic "bloomSST"
 //
@@ -107,6 +110,56 @@
 // Where blocks compress to much less than a page the writer pads a block
 // only if the padding is at most a quarter of it, and lets it cross the
 // boundary otherwise; the rule above allows both.
+//
+// # Partitioned indexes
+//
+// A table written with WriterOptions.IndexPartitionSize whose index would
+// pass that size has a two-level index, as RocksDB's partitioned index
+// (kTwoLevelIndexSearch) and Pebble's two-level index have: the index's
+// entries cut into partitions, each a block of the index's own format
+// (restart interval 1, one entry per data block: its last key → its
+// handle) holding the entries of a run of consecutive data blocks, cut
+// after the entry that takes the partition's block to the size; and a top
+// level, one block of the same format with one entry per partition:
+//
+//	key:    the partition's last key (its last data block's)
+//	value:  partition offset (uvarint) | partition length (uvarint) |
+//	        data blocks in it (uvarint) | end of its last data block's trailer (uvarint)
+//
+// The partitions lie one after another, uncompressed, each with its
+// trailer and so its checksum, after the filter block (after the data
+// when there is none); the top level follows them, where the index block
+// lies in other tables, and the footer's index handle is the top level's.
+// The properties count the partitions (bloomkv.index.partitions, omitted
+// when 0) and IndexBytes counts the partitions' and the top level's bytes.
+// An index that fits in one partition is written as one block, as without
+// the option.
+//
+// The footer says format version 4, whatever else the table has: its
+// properties say whether its blocks are aligned and whether it has a range
+// filter or range tombstones, as in version 3 (both optional). A table of
+// version 4 has index partitions, and only such a table: a reader tells the
+// two kinds of index apart by the version, and the properties' count must
+// agree. A reader that knows only versions 1 to 3 refuses a version-4
+// table rather than take the top level for the data blocks' index.
+//
+// Open checks the top level — partitions contiguous, in key order, as
+// many as the properties count, their data blocks adding up to the
+// properties' and following one another to the filter — and pins it
+// (partitionIndex): per partition its last key, as blockIndex keeps the
+// data blocks' (the common prefix once), 8 bytes for where its key and its
+// block end, and 12 for the data blocks before it and where they end. A lookup or an iterator
+// binary-searches the top level, then reads the partition it lands in
+// through the block cache, keyed by its offset as a data block is; a
+// partition read from the file is checked whole before it is cached — its
+// entries are all restart points (so an entry is found by its number),
+// as many as the top level says, their handles placing the partition's
+// data blocks one after another (padding as alignedStart allows) from
+// where the previous partition's end to where the top level says this
+// one's end, their keys increasing from past the previous partition's last
+// key to this one's. With ReaderOptions.PinIndexPartitions Open reads and
+// checks every partition instead and pins them as one index, as an
+// unpartitioned table's, so that a lookup reads none.
 //
 // # Range tombstones
 //
@@ -188,7 +241,8 @@
 //
 // Open reads the footer, then the properties, index, range-deletion,
 // range-filter and filter blocks, checks them, and pins them in memory for
-// the table's life. The index is held as the data blocks' last keys,
+// the table's life (of a partitioned index, the top level: see Partitioned
+// indexes). The index is held as the data blocks' last keys,
 // their common prefix once and each key's rest concatenated, plus 8 bytes
 // per block for where its key's rest and the block end, and 2 more in an
 // aligned table for the padding before the block: two pointer-free
@@ -196,7 +250,9 @@
 // caller provides (the DB's is off the Go heap), returned by Close. Get
 // consults the filter first: a negative answer returns at once, with zero
 // reads of the file. Otherwise it binary-searches the pinned index and reads
-// exactly one data block, from the shared block cache when it is there.
+// exactly one data block, from the shared block cache when it is there —
+// in a table whose partitioned index is not pinned, after the index
+// partition, read the same way.
 //
 // A block from the cache is held through a CacheHandle, released when the
 // reader is done with it: Get copies the value out and releases the block
@@ -214,6 +270,10 @@
 // lookup or scan interprets (a block read reads its handle's bytes, which
 // exclude it); Reader.Layout, which reads the whole file, reports a byte
 // of it that is not zero as corruption at its offset.
+//
+// INVARIANT: a partitioned index's partitions hold, in order, exactly the
+// entries the one index block would; partition p's last key is the top
+// level's entry p.
 //
 // INVARIANT: the index entry of data block i is the last key of block i, so
 // it is ≥ every key of block i and < every key of block i+1; data blocks

@@ -101,10 +101,15 @@ const (
 	// block, or both, with or without range tombstones: its properties
 	// name which (the range-deletion block is optional in it). A reader
 	// that knows only 1 and 2 refuses it rather than take its padding for
-	// damage or miss a block.
+	// damage or miss a block; 4 for one whose index is partitioned
+	// (Properties.IndexPartitions), whatever else it has: its properties
+	// name which of version 3's features it has besides. A reader that
+	// knows only 1 to 3 refuses it rather than take its top-level index for
+	// the data blocks'.
 	formatVersion1 = 1
 	formatVersion2 = 2
 	formatVersion3 = 3
+	formatVersion4 = 4
 	footerMagic    = "bloomSST"
 
 	// alignPage is the page an aligned table's data blocks are fitted
@@ -124,7 +129,7 @@ const Magic = footerMagic
 // FormatVersion is the newest table format version this package writes
 // and reads; it reads every version from 1 up to it, and writes the oldest
 // one that holds what the table has (see the package doc).
-const FormatVersion = formatVersion3
+const FormatVersion = formatVersion4
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -181,7 +186,7 @@ func decodeHandle(p []byte) (BlockHandle, bool) {
 // footer is the fixed-size end of every table.
 type footer struct {
 	filter, index, properties BlockHandle // filter.Length == 0: no filter
-	version                   uint32      // formatVersion1, 2 or 3
+	version                   uint32      // formatVersion1 to 4
 }
 
 func (f footer) encode() []byte {
@@ -204,8 +209,8 @@ func decodeFooter(b []byte) (footer, string) {
 		return footer{}, fmt.Sprintf("footer checksum %#08x, want %#08x", got, want)
 	}
 	v := binary.LittleEndian.Uint32(b[48:])
-	if v < formatVersion1 || v > formatVersion3 {
-		return footer{}, fmt.Sprintf("format version %d, this reader reads %d to %d", v, formatVersion1, formatVersion3)
+	if v < formatVersion1 || v > formatVersion4 {
+		return footer{}, fmt.Sprintf("format version %d, this reader reads %d to %d", v, formatVersion1, formatVersion4)
 	}
 	f := footer{version: v}
 	for i, h := range []*BlockHandle{&f.filter, &f.index, &f.properties} {

@@ -73,8 +73,17 @@ func buildTable(t testing.TB, entries []entry, opts WriterOptions) []byte {
 // was given back.
 func openTable(t testing.TB, data []byte, c *cache.Cache) *Reader {
 	t.Helper()
+	r, _ := openWith(t, data, ReaderOptions{Cache: c})
+	return r
+}
+
+// openWith is openTable with the given options, their memory off the heap
+// and counted.
+func openWith(t testing.TB, data []byte, opts ReaderOptions) (*Reader, *trackingMemory) {
+	t.Helper()
 	mem := new(trackingMemory)
-	r, err := Open(bytes.NewReader(data), int64(len(data)), ReaderOptions{FileName: "000001.sst", FileNum: 1, Cache: c, Memory: mem})
+	opts.FileName, opts.FileNum, opts.Memory = "000001.sst", 1, mem
+	r, err := Open(bytes.NewReader(data), int64(len(data)), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,23 +94,25 @@ func openTable(t testing.TB, data []byte, c *cache.Cache) *Reader {
 		}
 		mem.Release()
 	})
-	return r
+	return r, mem
 }
 
 // trackingMemory is an off-heap ReaderOptions.Memory that counts the
-// allocations not yet freed.
+// allocations not yet freed, and the bytes they asked for.
 type trackingMemory struct {
 	offheap.Allocator
-	live int
+	live, bytes int
 }
 
 func (m *trackingMemory) Alloc(n int) []byte {
 	m.live++
+	m.bytes += n
 	return m.Allocator.Alloc(n)
 }
 
 func (m *trackingMemory) Free(b []byte) {
 	m.live--
+	m.bytes -= len(b)
 	m.Allocator.Free(b)
 }
 

@@ -27,9 +27,12 @@ import (
 //     than a page). A table of 4 GiB or more of data blocks lists the
 //     blocks where the ends' high half grows, in wraps.
 //
+// The top level of a partitioned index (partitionIndex) is one too, whose
+// blocks are the index partitions, from start.
+//
 // INVARIANT: block i's last key is prefix followed by
 // keys[keyEnds[i-1]:keyEnds[i]] (from 0 for i = 0); its stored bytes and
-// trailer span [blockEnd(i-1)+pad(i), blockEnd(i)) (from 0 for i = 0),
+// trailer span [blockEnd(i-1)+pad(i), blockEnd(i)) (from start for i = 0),
 // where blockEnd(i) is blockEnds[i] plus 2³² times the number of entries
 // of wraps that are ≤ i, and pad(i) is pads[i], or 0 when pads is nil.
 // Data blocks follow one another from offset 0, each after the padding
@@ -42,6 +45,7 @@ type blockIndex struct {
 	blockEnds []uint32 // per block, the low 32 bits of its end offset
 	pads      []uint16 // per block, the padding before it; nil: none
 	wraps     []int    // ascending, repeated per multiple of 4 GiB passed; nil below 4 GiB
+	start     uint64   // where block 0 starts: 0 for data blocks
 }
 
 // indexBuilder collects the index's entries, in order, into a blockIndex
@@ -77,7 +81,7 @@ func newIndexBuilder(pin func(int) []byte, n int, prefix []byte, keyBytes uint64
 
 // viewAs returns n values of type T stored in b from offset off, as an
 // empty slice of capacity n: b is pointer-free memory aligned for T there.
-func viewAs[T uint16 | uint32](b []byte, off, n int) []T {
+func viewAs[T uint16 | uint32 | uint64](b []byte, off, n int) []T {
 	if n == 0 {
 		return nil
 	}
@@ -101,6 +105,11 @@ func (b *indexBuilder) add(key []byte, h BlockHandle) {
 		x.pads = append(x.pads, uint16(h.Offset-b.next))
 	}
 	b.next = end
+}
+
+// size is the bytes x pins: what newIndexBuilder took.
+func (x *blockIndex) size() int {
+	return len(x.prefix) + len(x.keys) + 4*len(x.keyEnds) + 4*len(x.blockEnds) + 2*len(x.pads)
 }
 
 // numBlocks is the number of data blocks.
@@ -134,7 +143,7 @@ func (x *blockIndex) blockEnd(i int) uint64 {
 
 // handle returns the handle of data block i.
 func (x *blockIndex) handle(i int) BlockHandle {
-	var off uint64
+	off := x.start
 	if i > 0 {
 		off = x.blockEnd(i - 1)
 	}
@@ -169,6 +178,50 @@ func (x *blockIndex) search(target []byte) int {
 	return sort.Search(x.numBlocks(), func(i int) bool {
 		return base.CompareEncoded(x.keyRest(i), rest) >= 0
 	})
+}
+
+// compare compares block i's last key with target, an encoded internal
+// key, as base.CompareEncoded would: as search does.
+func (x *blockIndex) compare(i int, target []byte) int {
+	p := len(x.prefix)
+	if p > 0 {
+		t, _ := base.DecodeInternalKey(target)
+		if c := bytes.Compare(x.prefix, t.UserKey[:min(p, len(t.UserKey))]); c != 0 {
+			return c
+		}
+	}
+	return base.CompareEncoded(x.keyRest(i), target[p:])
+}
+
+// userKeyIs reports whether block i's last key has user key uk.
+func (x *blockIndex) userKeyIs(i int, uk []byte) bool {
+	rest, p := x.keyRest(i), len(x.prefix)
+	u := len(rest) - base.TrailerLen // the user key's bytes past the prefix
+	return u >= 0 && p+u == len(uk) && bytes.Equal(x.prefix, uk[:p]) && bytes.Equal(rest[:u], uk[p:])
+}
+
+// indexKeys are an index's keys as a first pass over its entries counts
+// them, for newIndexBuilder: their number and bytes, the first and the
+// last.
+type indexKeys struct {
+	n           int
+	bytes       uint64
+	first, last []byte
+}
+
+// add counts the next key; it reports false, counting nothing, when the
+// key does not sort after the last.
+func (k *indexKeys) add(key []byte) bool {
+	if k.n > 0 && base.CompareEncoded(k.last, key) >= 0 {
+		return false
+	}
+	if k.n == 0 {
+		k.first = bytes.Clone(key)
+	}
+	k.last = append(k.last[:0], key...)
+	k.bytes += uint64(len(key))
+	k.n++
+	return true
 }
 
 // maxIndexKeyBytes bounds the bytes of an index's key rests, which keyEnds

@@ -185,8 +185,8 @@ func TestPrefetchBlock(t *testing.T) {
 	}
 	for i, e := range entries {
 		var stats LookupStats
-		loc, ok := r.Locate(MakeLookupKey(e.key.UserKey, base.SeqNumMax), &stats)
-		if !ok {
+		loc, ok, err := r.Locate(MakeLookupKey(e.key.UserKey, base.SeqNumMax), &stats)
+		if err != nil || !ok {
 			t.Fatalf("entry %d: Locate ruled out a present key", i)
 		}
 		f.calls = f.calls[:0]
@@ -205,6 +205,6 @@ func TestPrefetchBlock(t *testing.T) {
 	}
 	plain := openTable(t, data, nil) // a bytes.Reader: no Prefetch to call
 	var stats LookupStats
-	loc, _ := plain.Locate(MakeLookupKey(entries[0].key.UserKey, base.SeqNumMax), &stats)
+	loc, _, _ := plain.Locate(MakeLookupKey(entries[0].key.UserKey, base.SeqNumMax), &stats)
 	plain.PrefetchBlock(loc)
 }

@@ -25,9 +25,15 @@ type Iterator struct {
 	seqReads int
 	block    int         // index of the current data block
 	handle   CacheHandle // on the current data block, released when it moves off it
-	data     blockIter
-	stats    LookupStats
-	err      error
+	// part is, in a table whose partitioned index is not pinned, the
+	// index partition of the current block (or of the last sought),
+	// held until the iterator moves past it or closes.
+	part indexPart
+	// offset is the current data block's, for errors.
+	offset uint64
+	data   blockIter
+	stats  LookupStats
+	err    error
 }
 
 // seqReadsBeforeAhead is how many blocks in a row, going forward, an
@@ -64,15 +70,21 @@ func (it *Iterator) loadBlock(i int) bool {
 	it.data.valid = false
 	it.handle.Release()
 	it.handle = CacheHandle{}
-	if i < 0 || i >= it.r.index.numBlocks() {
+	if i < 0 || i >= it.r.numBlocks() {
 		return false
 	}
+	h, err := it.r.blockHandle(i, &it.part, &it.stats)
+	if err != nil {
+		it.err = err
+		return false
+	}
+	it.offset = h.Offset
 	bufs, cached := it.bufs, it.bufs == nil
 	if cached && forward {
 		bufs = it.ahead // nil until the iterator reads ahead
 	}
 	read := it.stats.BlocksRead
-	b, err := it.r.dataBlockInto(i, &it.stats, bufs, cached)
+	b, err := it.r.dataBlockInto(h, &it.stats, bufs, cached)
 	if cached && it.ahead == nil {
 		switch {
 		case !forward:
@@ -86,7 +98,7 @@ func (it *Iterator) loadBlock(i int) bool {
 	if err == nil {
 		it.handle = b
 		if err = it.data.init(b.Bytes(), base.CompareEncoded); err != nil {
-			err = it.r.corrupt(int64(it.r.index.handle(i).Offset), "data block: %v", err)
+			err = it.r.corrupt(int64(h.Offset), "data block: %v", err)
 		}
 	}
 	it.err = err
@@ -97,7 +109,7 @@ func (it *Iterator) loadBlock(i int) bool {
 // reports whether the iterator is at an entry.
 func (it *Iterator) settle(ok bool) bool {
 	if !ok && it.data.err != nil && it.err == nil {
-		it.err = it.r.corrupt(int64(it.r.index.handle(it.block).Offset), "data block: %v", it.data.err)
+		it.err = it.r.corrupt(int64(it.offset), "data block: %v", it.data.err)
 	}
 	return ok && it.err == nil
 }
@@ -109,14 +121,18 @@ func (it *Iterator) First() bool {
 
 // Last moves to the table's last entry.
 func (it *Iterator) Last() bool {
-	return it.loadBlock(it.r.index.numBlocks()-1) && it.settle(it.data.last())
+	return it.loadBlock(it.r.numBlocks()-1) && it.settle(it.data.last())
 }
 
 // SeekGE moves to the first entry whose user key is ≥ userKey: the newest
 // version of userKey when the table holds it.
 func (it *Iterator) SeekGE(userKey []byte) bool {
 	target := base.MakeInternalKey(userKey, base.SeqNumMax, base.KindMax).Append(nil)
-	i := it.r.index.search(target)
+	i, err := it.r.searchBlock(target, &it.part, &it.stats)
+	if err != nil {
+		it.err = err
+		return false
+	}
 	// The index entry is the block's last key, so the answer is in block i.
 	return it.loadBlock(i) && it.settle(it.data.seekGE(target))
 }
@@ -187,6 +203,7 @@ func (it *Iterator) Stats() LookupStats { return it.stats }
 func (it *Iterator) Close() error {
 	err := it.err
 	it.handle.Release()
+	it.part.release()
 	for _, b := range [...]*blockBuffers{it.bufs, it.ahead} {
 		if b != nil && b.readAhead && cap(b.stored) <= maxPooledBuffer && cap(b.decoded) <= maxPooledBuffer && cap(b.ahead) <= 2*scanReadAhead {
 			scanBuffers.Put(b)

@@ -1,6 +1,7 @@
 package sstable
 
 import (
+	"bytes"
 	"encoding/binary"
 
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -14,7 +15,8 @@ type BlockInfo struct {
 	// RawLength is the block's decoded length; Length is what it takes in
 	// the file, before the trailer.
 	RawLength uint64
-	// LastKey is, for a data block, its last key, the one the index holds.
+	// LastKey is, for a data block, its last key, the one the index holds;
+	// for an index partition, its last key, the one the top level holds.
 	LastKey InternalKey
 	// Padding is, for a data block of an aligned table, the zero bytes
 	// between the previous block's trailer and this block.
@@ -33,7 +35,12 @@ type Layout struct {
 	// Data are the data blocks, in file order.
 	Data []BlockInfo
 	// Filter is the filter block; its Length is 0 when the table has none.
+	// Index is the index block, in a table whose index is partitioned its
+	// top level.
 	Filter, Index, Properties BlockInfo
+	// IndexPartitions are a partitioned index's partitions, in file
+	// order; nil in a table whose index is one block.
+	IndexPartitions []BlockInfo
 	// RangeDels is the range-deletion block; its Length is 0 when the
 	// table has none (always, in format version 1).
 	RangeDels BlockInfo
@@ -78,20 +85,31 @@ func (r *Reader) Layout() (Layout, error) {
 	var err error
 	l.BlockAlign = r.props.BlockAlign
 	var end uint64 // the previous data block's
-	for i := range r.index.numBlocks() {
-		h := r.index.handle(i)
+	addData := func(key []byte, h BlockHandle) error {
 		if err := r.checkPadding(end, h.Offset); err != nil {
-			return l, err
+			return err
 		}
 		b, err := info(h, "data")
 		if err != nil {
-			return l, err
+			return err
 		}
-		b.LastKey, _ = base.DecodeInternalKey(r.index.appendKey(nil, i))
+		b.LastKey, _ = base.DecodeInternalKey(key)
 		b.Padding = h.Offset - end
 		l.Padding += b.Padding
 		l.Data = append(l.Data, b)
 		end = h.Offset + h.Length + blockTrailerLen
+		return nil
+	}
+	if f.version == formatVersion4 {
+		if l.IndexPartitions, err = r.layoutPartitions(f, info, addData); err != nil {
+			return l, err
+		}
+	} else {
+		for i := range r.index.numBlocks() {
+			if err := addData(r.index.appendKey(nil, i), r.index.handle(i)); err != nil {
+				return l, err
+			}
+		}
 	}
 	if l.Filter, err = info(f.filter, "filter"); err != nil {
 		return l, err
@@ -109,6 +127,45 @@ func (r *Reader) Layout() (Layout, error) {
 		return l, err
 	}
 	return l, nil
+}
+
+// layoutPartitions reads and checks a partitioned index, the top level
+// and every partition (not through the block cache), returns the
+// partitions' BlockInfo, from info, and passes each data block's last key
+// and handle to addData, in order.
+func (r *Reader) layoutPartitions(f footer, info func(BlockHandle, string) (BlockInfo, error), addData func([]byte, BlockHandle) error) ([]BlockInfo, error) {
+	top, err := r.readBlock(f.index, "top-level index")
+	if err != nil {
+		return nil, err
+	}
+	parts, err := r.decodeTop(top, f, func(n int) []byte { return make([]byte, n) })
+	if err != nil {
+		return nil, err
+	}
+	infos := make([]BlockInfo, parts.numParts())
+	for p := range infos {
+		h := parts.top.handle(p)
+		if infos[p], err = info(h, "index partition"); err != nil {
+			return nil, err
+		}
+		infos[p].LastKey, _ = base.DecodeInternalKey(parts.top.appendKey(nil, p))
+		block, err := r.readBlock(h, "index partition")
+		if err != nil {
+			return nil, err
+		}
+		if _, err := r.checkPart(&parts, block, p, h, nil); err != nil {
+			return nil, err
+		}
+		var it blockIter
+		_ = it.init(block, base.CompareEncoded) // checked by checkPart
+		for ok := it.first(); ok; ok = it.nextEntry() {
+			d, _ := decodeHandle(it.value)
+			if err := addData(bytes.Clone(it.key), d); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return infos, nil
 }
 
 // checkPadding reads the padding [from, to) between two data blocks and

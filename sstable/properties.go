@@ -29,19 +29,24 @@ type Properties struct {
 	// (WriterOptions.BlockAlign), 0 in a table not aligned; DataPadding
 	// is the zero bytes written between its data blocks so that none
 	// that fits in a page crosses one (not in DataBytes).
-	BlockAlign     uint64
-	DataPadding    uint64
-	IndexBytes     uint64
-	FilterFamily   FilterFamily // NoFilter when the table has none
-	FilterBytes    uint64       // 0 when the table has no filter
-	FilterKeys     uint64       // distinct hashes in the filter: user keys, and prefixes under FilterPrefix
-	FilterBitsPer  float64      // the filter's bits per key, as its BitsPerKey says
-	FilterProbes   uint64       // a Bloom filter's probes per key
-	FilterFPBits   uint64       // a fuse or Ribbon filter's fingerprint (result) bits
-	FilterPrefix   string       // the PrefixExtractor's Name, if the filter holds prefixes
-	Compression    Compression  // the writer's option; blocks may be stored uncompressed
-	SmallestSeqNum SeqNum
-	LargestSeqNum  SeqNum
+	BlockAlign  uint64
+	DataPadding uint64
+	// IndexBytes is the index's stored bytes: in a table whose index is
+	// partitioned, the partitions' and the top level's. IndexPartitions is
+	// the number of partitions, 0 in a table whose index is one block
+	// (always, below format version 4).
+	IndexBytes      uint64
+	IndexPartitions uint64
+	FilterFamily    FilterFamily // NoFilter when the table has none
+	FilterBytes     uint64       // 0 when the table has no filter
+	FilterKeys      uint64       // distinct hashes in the filter: user keys, and prefixes under FilterPrefix
+	FilterBitsPer   float64      // the filter's bits per key, as its BitsPerKey says
+	FilterProbes    uint64       // a Bloom filter's probes per key
+	FilterFPBits    uint64       // a fuse or Ribbon filter's fingerprint (result) bits
+	FilterPrefix    string       // the PrefixExtractor's Name, if the filter holds prefixes
+	Compression     Compression  // the writer's option; blocks may be stored uncompressed
+	SmallestSeqNum  SeqNum
+	LargestSeqNum   SeqNum
 	// Smallest and Largest bound the table's keys: its first and last
 	// entries, widened to the range tombstones' extents (see
 	// Writer.SetRangeDels), so their user keys bound, inclusively, every
@@ -193,7 +198,9 @@ var propertyCodecs = func() []propertyCodec {
 	}
 	codecs = append(codecs, rangeFilterProperties...)
 	noExpiry := func(p *Properties) bool { return p.ExpiringEntries == 0 }
-	codecs = append(codecs,
+	partitions := uintProperty("bloomkv.index.partitions", func(p *Properties) *uint64 { return &p.IndexPartitions })
+	partitions.omit = func(p *Properties) bool { return p.IndexPartitions == 0 }
+	codecs = append(codecs, partitions,
 		propertyCodec{
 			name:   "bloomkv.expiring.entries",
 			encode: func(p *Properties) []byte { return binary.AppendUvarint(nil, p.ExpiringEntries) },
@@ -283,7 +290,11 @@ func (p Properties) String() string {
 	if p.BlockAlign > 0 {
 		fmt.Fprintf(&b, "blocks aligned to %d-byte pages: %d bytes of padding\n", p.BlockAlign, p.DataPadding)
 	}
-	fmt.Fprintf(&b, "index: %d bytes\n", p.IndexBytes)
+	if p.IndexPartitions > 0 {
+		fmt.Fprintf(&b, "index: %d bytes in %d partitions and a top level\n", p.IndexBytes, p.IndexPartitions)
+	} else {
+		fmt.Fprintf(&b, "index: %d bytes\n", p.IndexBytes)
+	}
 	if p.FilterBytes > 0 {
 		fmt.Fprintf(&b, "filter: %v, %d bytes, %d keys, %.2f bits/key", p.FilterFamily, p.FilterBytes, p.FilterKeys, p.FilterBitsPer)
 		switch p.FilterFamily {

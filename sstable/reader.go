@@ -53,6 +53,12 @@ type ReaderOptions struct {
 	// one version of each user key (the DB checks that before it ingests
 	// one): two would become one key twice.
 	GlobalSeqNum SeqNum
+	// PinIndexPartitions reads a partitioned index's partitions at Open
+	// and pins them, decoded into one index as an unpartitioned table's
+	// (in Memory, if set), so that no lookup reads one; without it Open
+	// pins only the top level, and a lookup reads the partition it needs
+	// through Cache. A table whose index is one block pins it either way.
+	PinIndexPartitions bool
 }
 
 // Allocator is the seam to memory the caller manages: Alloc returns n
@@ -65,13 +71,18 @@ type Allocator interface {
 
 // Reader reads one table. Open reads and verifies the footer, index, filter
 // and properties and keeps them in memory for the table's life; after that
-// only data blocks are read, and only when the filter cannot rule a key out.
+// only data blocks are read (and a partitioned index's partitions, unless
+// pinned too), and only when the filter cannot rule a key out.
 // A Reader is safe for concurrent use.
 type Reader struct {
-	file   io.ReaderAt
-	size   int64
-	opts   ReaderOptions
+	file io.ReaderAt
+	size int64
+	opts ReaderOptions
+	// index is the data blocks' index, pinned: the table's one index
+	// block, or its partitions under PinIndexPartitions; parts is a
+	// partitioned index's pinned top level otherwise, and index empty.
 	index  blockIndex
+	parts  partitionIndex
 	filter Filter // nil: the table has no filter
 	props  Properties
 	// rangeDels are the table's range tombstones, decoded at Open and
@@ -141,11 +152,7 @@ func (r *Reader) open() error {
 	if err := r.checkFeatures(f); err != nil {
 		return err
 	}
-	indexBlock, err := r.readBlock(f.index, "index")
-	if err != nil {
-		return err
-	}
-	if r.index, err = r.decodeIndex(indexBlock, f); err != nil {
+	if err := r.openIndex(f); err != nil {
 		return err
 	}
 	if err := r.openRangeDels(f); err != nil {
@@ -172,26 +179,29 @@ func (r *Reader) open() error {
 }
 
 // checkFeatures checks the properties' optional features against the
-// format version: a table of version 3, and only such a table, has
-// page-aligned data blocks (aligned to a page this reader knows,
-// alignPage) or a range-filter block, at least one of the two; only an
-// aligned table has padding. (openRangeFilter checks the range filter's
-// own properties.)
+// format version: a table of version 4, and only such a table, has a
+// partitioned index; a table of version 3 or 4, and only such a table,
+// has page-aligned data blocks (aligned to a page this reader knows,
+// alignPage) or a range-filter block, version 3 at least one of the two;
+// only an aligned table has padding. (openRangeFilter checks the range
+// filter's own properties.)
 func (r *Reader) checkFeatures(f footer) error {
 	p := &r.props
 	aligned := p.BlockAlign != 0
 	filtered := p.RangeFilterBlock.Length != 0 || p.RangeFilterFamily != NoRangeFilter
 	off := int64(f.properties.Offset)
 	switch {
-	case f.version != formatVersion3 && (aligned || p.DataPadding != 0):
+	case (p.IndexPartitions != 0) != (f.version == formatVersion4):
+		return r.corrupt(off, "properties block: %d index partitions in a table of format version %d", p.IndexPartitions, f.version)
+	case f.version < formatVersion3 && (aligned || p.DataPadding != 0):
 		return r.corrupt(off, "properties block: aligned blocks in a table of format version %d", f.version)
-	case f.version != formatVersion3:
+	case f.version < formatVersion3:
 		return nil
 	case aligned && p.BlockAlign != alignPage:
-		return r.corrupt(off, "properties block: blocks aligned to %d bytes in a table of format version 3, this reader knows %d", p.BlockAlign, alignPage)
+		return r.corrupt(off, "properties block: blocks aligned to %d bytes in a table of format version %d, this reader knows %d", p.BlockAlign, f.version, alignPage)
 	case !aligned && p.DataPadding != 0:
 		return r.corrupt(off, "properties block: %d bytes of padding in a table whose blocks are not aligned", p.DataPadding)
-	case !aligned && !filtered:
+	case f.version == formatVersion3 && !aligned && !filtered:
 		return r.corrupt(off, "properties block: neither aligned blocks nor a range filter in a table of format version 3")
 	}
 	return nil
@@ -208,7 +218,7 @@ func (r *Reader) openRangeDels(f footer) error {
 		}
 		return nil
 	}
-	if f.version == formatVersion3 && r.props.RangeDels == 0 && h.Length == 0 {
+	if f.version >= formatVersion3 && r.props.RangeDels == 0 && h.Length == 0 {
 		return nil
 	}
 	if h.Length == 0 {
@@ -270,6 +280,36 @@ func (r *Reader) pinWords(n int) []uint64 {
 	return unsafe.Slice((*uint64)(unsafe.Pointer(&b[off])), n)
 }
 
+// openIndex reads, checks and pins the index: the one index block, or a
+// partitioned index's top level, and its partitions too under
+// PinIndexPartitions.
+func (r *Reader) openIndex(f footer) error {
+	what := "index"
+	if f.version == formatVersion4 {
+		what = "top-level index"
+	}
+	block, err := r.readBlock(f.index, what)
+	if err != nil {
+		return err
+	}
+	switch {
+	case f.version != formatVersion4:
+		r.index, err = r.decodeIndex(block, f)
+	case r.opts.PinIndexPartitions:
+		// The top level on the heap, for as long as the partitions'
+		// checks need it.
+		parts, err := r.decodeTop(block, f, func(n int) []byte { return make([]byte, n) })
+		if err != nil {
+			return err
+		}
+		r.index, err = r.pinPartitions(&parts)
+		return err
+	default:
+		r.parts, err = r.decodeTop(block, f, r.pin)
+	}
+	return err
+}
+
 // decodeIndex decodes the index block, checking that its handles lie
 // before the filter, index and properties blocks, contiguous from offset 0
 // but for the padding alignedStart allows in an aligned table (adding up
@@ -281,58 +321,61 @@ func (r *Reader) decodeIndex(block []byte, f footer) (blockIndex, error) {
 	if f.filter.Length > 0 {
 		dataEnd = f.filter.Offset
 	}
+	off := int64(f.index.Offset)
 	var it blockIter
 	if err := it.init(block, base.CompareEncoded); err != nil {
-		return blockIndex{}, r.corrupt(int64(f.index.Offset), "index block: %v", err)
+		return blockIndex{}, r.corrupt(off, "index block: %v", err)
 	}
 	var (
-		n           int    // entries so far
-		keyBytes    uint64 // their keys' total length
-		first, prev []byte // the first and the previous entry's key
-		next        uint64 // data blocks follow one another from offset 0
-		padding     uint64 // the padding between them so far
+		keys    indexKeys
+		next    uint64 // data blocks follow one another from offset 0
+		padding uint64 // the padding between them so far
 	)
 	for ok := it.first(); ok; ok = it.nextEntry() {
 		h, ok := decodeHandle(it.value)
 		placed := ok && (h.Offset == next || h.Offset == alignedStart(next, h.Length, r.props.BlockAlign))
 		if !placed || h.Length > dataEnd-min(dataEnd, h.Offset+blockTrailerLen) || len(it.key) < base.TrailerLen {
-			return blockIndex{}, r.corrupt(int64(f.index.Offset), "index entry %d is malformed", n)
+			return blockIndex{}, r.corrupt(off, "index entry %d is malformed", keys.n)
 		}
-		if n > 0 && base.CompareEncoded(prev, it.key) >= 0 {
-			return blockIndex{}, r.corrupt(int64(f.index.Offset), "index keys out of order at entry %d", n)
+		if !keys.add(it.key) {
+			return blockIndex{}, r.corrupt(off, "index keys out of order at entry %d", keys.n)
 		}
 		padding += h.Offset - next
 		next = h.Offset + h.Length + blockTrailerLen
-		prev = append(prev[:0], it.key...)
-		if n == 0 {
-			first = bytes.Clone(it.key)
-		}
-		keyBytes += uint64(len(it.key))
-		n++
 	}
 	if it.err != nil {
-		return blockIndex{}, r.corrupt(int64(f.index.Offset), "index block: %v", it.err)
+		return blockIndex{}, r.corrupt(off, "index block: %v", it.err)
 	}
 	if next != dataEnd {
-		return blockIndex{}, r.corrupt(int64(f.index.Offset), "index covers %d bytes of data, the file %d", next, dataEnd)
+		return blockIndex{}, r.corrupt(off, "index covers %d bytes of data, the file %d", next, dataEnd)
 	}
 	if padding != r.props.DataPadding {
-		return blockIndex{}, r.corrupt(int64(f.index.Offset), "index has %d bytes of padding between data blocks, the properties %d", padding, r.props.DataPadding)
-	}
-	// The keys are sorted, so every one has the prefix the first and the
-	// last share.
-	fu, _ := base.DecodeInternalKey(first)
-	lu, _ := base.DecodeInternalKey(prev)
-	prefix := first[:bytealg.CommonPrefix(fu.UserKey, lu.UserKey)]
-	if rest := keyBytes - uint64(n*len(prefix)); rest > maxIndexKeyBytes {
-		return blockIndex{}, r.corrupt(int64(f.index.Offset), "index keys take %d bytes past their prefix, more than 4 GiB", rest)
+		return blockIndex{}, r.corrupt(off, "index has %d bytes of padding between data blocks, the properties %d", padding, r.props.DataPadding)
 	}
 	// The second pass decodes the same bytes, which the first has checked.
-	b := newIndexBuilder(r.pin, n, prefix, keyBytes, padding > 0)
-	for ok := it.first(); ok; ok = it.nextEntry() {
-		h, _ := decodeHandle(it.value)
-		b.add(it.key, h)
+	return r.buildIndex(off, r.pin, &keys, padding > 0, func(add func([]byte, BlockHandle)) {
+		for ok := it.first(); ok; ok = it.nextEntry() {
+			h, _ := decodeHandle(it.value)
+			add(it.key, h)
+		}
+	})
+}
+
+// buildIndex copies the entries that each passes to add, the ones keys
+// counted, checked already, into an index of exactly their size in memory
+// from pin; padded says whether their blocks have padding between them.
+// off is the index's offset, for errors.
+func (r *Reader) buildIndex(off int64, pin func(int) []byte, keys *indexKeys, padded bool, each func(add func([]byte, BlockHandle))) (blockIndex, error) {
+	// The keys are sorted, so every one has the prefix the first and the
+	// last share.
+	fu, _ := base.DecodeInternalKey(keys.first)
+	lu, _ := base.DecodeInternalKey(keys.last)
+	prefix := keys.first[:bytealg.CommonPrefix(fu.UserKey, lu.UserKey)]
+	if rest := keys.bytes - uint64(keys.n*len(prefix)); rest > maxIndexKeyBytes {
+		return blockIndex{}, r.corrupt(off, "index keys take %d bytes past their prefix, more than 4 GiB", rest)
 	}
+	b := newIndexBuilder(pin, keys.n, prefix, keys.bytes, padded)
+	each(b.add)
 	return b.x, nil
 }
 
@@ -483,7 +526,14 @@ type LookupStats struct {
 	KeyPresent   bool
 	BlocksRead   int   // data blocks read from the file
 	BlocksCached int   // data blocks found in the block cache
-	BytesRead    int64 // bytes read from the file
+	BytesRead    int64 // bytes of data blocks read from the file
+	// IndexBlocksRead and IndexBlocksCached count the index partitions
+	// read from the file, IndexBytesRead bytes, and found in the block
+	// cache: in a table whose partitioned index is not pinned
+	// (ReaderOptions.PinIndexPartitions), the one a lookup needs; 0 in any
+	// other table, whose index is in memory.
+	IndexBlocksRead, IndexBlocksCached int
+	IndexBytesRead                     int64
 	// FoundSeq is the sequence number of the version Get found; 0 when
 	// it found none. A reader that goes on below a merge operand
 	// (KindMerge) looks again at FoundSeq−1.
@@ -532,25 +582,42 @@ func (r *Reader) GetFiltered(k LookupKey, maybe bool, stats *LookupStats) (value
 		stats.ruledOut()
 		return nil, 0, false, nil
 	}
-	seek, i := r.locate(k, stats)
-	if i == r.index.numBlocks() {
-		stats.KeyPresent, err = r.hasNewer(k.UserKey, seek, i, nil)
+	seek, loc, err := r.locate(k, stats)
+	if err != nil {
 		return nil, 0, false, err
 	}
-	block, err := r.dataBlock(i, stats)
+	if loc.block == r.numBlocks() {
+		stats.KeyPresent = loc.newer // the index alone answers
+		return nil, 0, false, nil
+	}
+	block, err := r.dataBlock(loc.h, stats)
 	if err != nil {
 		return nil, 0, false, err
 	}
 	defer block.Release()
-	value, kind, stats.FoundSeq, found, err = r.getInBlock(block.Bytes(), i, k, seek, &stats.KeyPresent)
+	value, kind, stats.FoundSeq, found, err = r.getInBlock(block.Bytes(), loc, k, seek, &stats.KeyPresent)
 	return value, kind, found, err
 }
 
-// locate is the half of a Get that reads nothing, past the filter, whose
-// verdict on k was maybe: the data block that holds k's versions at or
-// below k.Seq if the table has any, numBlocks if k sorts past the last
-// block. seek is k's encoded seek key, which getInBlock and hasNewer take.
-func (r *Reader) locate(k LookupKey, stats *LookupStats) (seek []byte, block int) {
+// blockLoc is where a Get of a key goes in the table, past its filter:
+// the data block that holds the key's versions at or below the read's
+// sequence number if the table has any, and its handle; numBlocks if the
+// key sorts past the last block.
+type blockLoc struct {
+	block int
+	h     BlockHandle
+	// newer reports that the block before it ends with a version of the
+	// key: a version newer than the read's, since the block holds none at
+	// or below it (hasNewer).
+	newer bool
+}
+
+// locate is the half of a Get that reads no data block, past the filter,
+// whose verdict on k was maybe: where the Get goes, found from the pinned
+// index or, in a partitioned table, from the partition that indexes it,
+// read through the block cache (and counted in stats). seek is k's
+// encoded seek key, which getInBlock and hasNewer take.
+func (r *Reader) locate(k LookupKey, stats *LookupStats) (seek []byte, loc blockLoc, err error) {
 	stats.FilterChecked = r.filter != nil
 	seq := k.Seq
 	if r.opts.GlobalSeqNum != 0 {
@@ -559,31 +626,44 @@ func (r *Reader) locate(k LookupKey, stats *LookupStats) (seek []byte, block int
 		seq = base.SeqNumMax
 	}
 	seek = base.MakeInternalKey(k.UserKey, seq, base.KindMax).Append(nil)
-	return seek, r.index.search(seek)
+	var x indexPart
+	defer x.release()
+	if loc.block, err = r.searchBlock(seek, &x, stats); err != nil {
+		return nil, blockLoc{}, err
+	}
+	if loc.block < r.numBlocks() {
+		if loc.h, err = r.blockHandle(loc.block, &x, stats); err != nil {
+			return nil, blockLoc{}, err
+		}
+	}
+	// Block i−1's last key is below seek: it is a newer version of the key
+	// exactly when it has the key's user key (hasNewer).
+	loc.newer = loc.block > 0 && r.lastUserKeyIs(loc.block-1, &x, k.UserKey)
+	return seek, loc, nil
 }
 
-// getInBlock finds, in data block i (its bytes), the newest version of
-// k.UserKey at or below seek's sequence number, if it is above k.Covered,
-// and sets *present as LookupStats.KeyPresent says.
-func (r *Reader) getInBlock(data []byte, i int, k LookupKey, seek []byte, present *bool) (value []byte, kind Kind, seq SeqNum, found bool, err error) {
+// getInBlock finds, in the data block of loc (its bytes), the newest
+// version of k.UserKey at or below seek's sequence number, if it is above
+// k.Covered, and sets *present as LookupStats.KeyPresent says.
+func (r *Reader) getInBlock(data []byte, loc blockLoc, k LookupKey, seek []byte, present *bool) (value []byte, kind Kind, seq SeqNum, found bool, err error) {
 	userKey := k.UserKey
 	var it blockIter
 	if err := it.init(data, base.CompareEncoded); err != nil {
-		return nil, 0, 0, false, r.corrupt(int64(r.index.handle(i).Offset), "data block: %v", err)
+		return nil, 0, 0, false, r.corrupt(int64(loc.h.Offset), "data block: %v", err)
 	}
 	if !it.seekGE(seek) {
 		if it.err != nil {
-			return nil, 0, 0, false, r.corrupt(int64(r.index.handle(i).Offset), "data block: %v", it.err)
+			return nil, 0, 0, false, r.corrupt(int64(loc.h.Offset), "data block: %v", it.err)
 		}
-		*present, err = r.hasNewer(userKey, seek, i, &it)
+		*present, err = r.hasNewer(userKey, seek, loc, &it)
 		return nil, 0, 0, false, err
 	}
 	ik, ok := base.DecodeInternalKey(it.key)
 	if !ok {
-		return nil, 0, 0, false, r.corrupt(int64(r.index.handle(i).Offset), "data block: key shorter than a trailer")
+		return nil, 0, 0, false, r.corrupt(int64(loc.h.Offset), "data block: key shorter than a trailer")
 	}
 	if !bytes.Equal(ik.UserKey, userKey) {
-		*present, err = r.hasNewer(userKey, seek, i, &it)
+		*present, err = r.hasNewer(userKey, seek, loc, &it)
 		return nil, 0, 0, false, err
 	}
 	*present = true
@@ -602,52 +682,50 @@ func (r *Reader) getInBlock(data []byte, i int, k LookupKey, seek []byte, presen
 
 // hasNewer reports whether the table holds a version of userKey newer than
 // a Get's read, once the Get's seek key, (userKey, its seqnum), led it to
-// block i (numBlocks: past the last block) and found no version at or
-// below its seqnum. Newer versions sort before the seek key and at or after
+// loc and found no version at or below its seqnum in the block, which it
+// has decoded. Newer versions sort before the seek key and at or after
 // (userKey, SeqNumMax), the first key userKey can have; index keys are the
 // blocks' exact last keys, so:
 //
-//   - If an earlier block j < i is the first whose last key is ≥ that
-//     first key, its last key lies between the two, so it is a version of
-//     userKey: present, known from the index alone.
-//   - Otherwise any such version is in block i, which it (nil when i is
-//     numBlocks) has decoded already: present if the first entry there at
-//     or after (userKey, SeqNumMax) has userKey.
+//   - If the block before loc's ends with a version of userKey (loc.newer,
+//     from the index alone), that is one.
+//   - Otherwise any such version is in loc's block: present if the first
+//     entry there at or after (userKey, SeqNumMax) has userKey.
 //
 // So it reads nothing from the file, and allocates nothing: it rewrites
 // the Get's encoded seek key, no longer needed, into the first key in place
 // (the two differ only in their trailers).
-func (r *Reader) hasNewer(userKey, seek []byte, i int, it *blockIter) (bool, error) {
-	first := base.MakeInternalKey(userKey, base.SeqNumMax, base.KindMax).Append(seek[:0])
-	if i > 0 && r.index.search(first) < i {
+func (r *Reader) hasNewer(userKey, seek []byte, loc blockLoc, it *blockIter) (bool, error) {
+	if loc.newer {
 		return true, nil
 	}
-	if it == nil || !it.seekGE(first) {
-		if it != nil && it.err != nil {
-			return false, r.corrupt(int64(r.index.handle(i).Offset), "data block: %v", it.err)
+	first := base.MakeInternalKey(userKey, base.SeqNumMax, base.KindMax).Append(seek[:0])
+	if !it.seekGE(first) {
+		if it.err != nil {
+			return false, r.corrupt(int64(loc.h.Offset), "data block: %v", it.err)
 		}
 		return false, nil
 	}
 	ik, ok := base.DecodeInternalKey(it.key)
 	if !ok {
-		return false, r.corrupt(int64(r.index.handle(i).Offset), "data block: key shorter than a trailer")
+		return false, r.corrupt(int64(loc.h.Offset), "data block: key shorter than a trailer")
 	}
 	return bytes.Equal(ik.UserKey, userKey), nil
 }
 
-// dataBlock returns data block i from the cache or the file. The caller
-// releases the Handle when done with the block.
-func (r *Reader) dataBlock(i int, stats *LookupStats) (CacheHandle, error) {
-	return r.dataBlockInto(i, stats, nil, true)
+// dataBlock returns the data block at h from the cache or the file. The
+// caller releases the Handle when done with the block.
+func (r *Reader) dataBlock(h BlockHandle, stats *LookupStats) (CacheHandle, error) {
+	return r.dataBlockInto(h, stats, nil, true)
 }
 
-// cachedDataBlock returns data block i if the block cache holds it,
+// cachedDataBlock returns the data block at h if the block cache holds it,
 // counting the hit in stats; it reads nothing.
-func (r *Reader) cachedDataBlock(i int, stats *LookupStats) (CacheHandle, bool) {
+func (r *Reader) cachedDataBlock(h BlockHandle, stats *LookupStats) (CacheHandle, bool) {
 	if r.opts.Cache == nil {
 		return CacheHandle{}, false
 	}
-	b, ok := r.opts.Cache.Get(CacheKey{FileNum: r.opts.FileNum, Offset: r.index.handle(i).Offset})
+	b, ok := r.opts.Cache.Get(CacheKey{FileNum: r.opts.FileNum, Offset: h.Offset})
 	if ok {
 		stats.BlocksCached++
 	}
@@ -660,12 +738,11 @@ func (r *Reader) cachedDataBlock(i int, stats *LookupStats) (CacheHandle, bool) 
 // aliases bufs, valid until their next use, and its Handle's Release does
 // nothing. With cached and bufs, a miss is read through bufs' window and
 // copied into the cache: a forward scan through the cache (Iterator).
-func (r *Reader) dataBlockInto(i int, stats *LookupStats, bufs *blockBuffers, cached bool) (CacheHandle, error) {
-	h := r.index.handle(i)
+func (r *Reader) dataBlockInto(h BlockHandle, stats *LookupStats, bufs *blockBuffers, cached bool) (CacheHandle, error) {
 	key := CacheKey{FileNum: r.opts.FileNum, Offset: h.Offset}
 	useCache := cached && r.opts.Cache != nil
 	if useCache {
-		if b, ok := r.cachedDataBlock(i, stats); ok {
+		if b, ok := r.cachedDataBlock(h, stats); ok {
 			return b, nil
 		}
 	}
@@ -688,8 +765,8 @@ func (r *Reader) dataBlockInto(i int, stats *LookupStats, bufs *blockBuffers, ca
 	default:
 		block = cache.Uncached(bytes.Clone(b))
 	}
-	if borrowed && cap(bufs.stored) <= maxPooledBuffer && cap(bufs.decoded) <= maxPooledBuffer {
-		readBuffers.Put(bufs)
+	if borrowed {
+		putReadBuffers(bufs)
 	}
 	return block, err
 }

@@ -59,6 +59,15 @@ type WriterOptions struct {
 	// that a scan whose bounds it rules out skips the table
 	// (Reader.MayContainRange). Default 0: none.
 	RangeFilterBits float64
+	// IndexPartitionSize, if not 0, partitions an index larger than it
+	// (see the package doc's Partitioned indexes): the index is cut into
+	// partitions, after the entry that takes one to this many bytes, and a
+	// top-level index over them is what a Reader pins, its partitions
+	// read through the block cache. An index that fits in one partition is
+	// written whole, as without the option. The table is then written as
+	// format version 4. Default 0: the index is one block, whatever its
+	// size.
+	IndexPartitionSize int
 }
 
 func (o WriterOptions) withDefaults() WriterOptions {
@@ -89,6 +98,8 @@ type Writer struct {
 	offset    uint64
 	data      blockWriter
 	index     blockWriter
+	parts     []indexPartition // the index's partitions cut so far, under IndexPartitionSize
+	dataEnd   uint64           // the end of the last data block's trailer
 	props     Properties
 	hashes    []uint64 // of distinct user keys and their distinct prefixes, for the filter
 	lastKey   []byte   // encoded internal key of the last entry
@@ -145,6 +156,9 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 	}
 	if err := checkRangeFilterBits(opts.RangeFilterBits); err != nil {
 		return nil, fmt.Errorf("sstable: RangeFilterBits: %w", err)
+	}
+	if opts.IndexPartitionSize < 0 {
+		return nil, fmt.Errorf("sstable: IndexPartitionSize = %d: negative", opts.IndexPartitionSize)
 	}
 	if opts.Compression > ZstdCompression {
 		return nil, fmt.Errorf("sstable: Compression = %v: unknown", opts.Compression)
@@ -255,6 +269,10 @@ func (w *Writer) flushDataBlock() {
 	w.index.add(w.data.lastKey, h.appendVarint(nil))
 	w.props.DataBlocks++
 	w.props.DataBytes += h.Length + blockTrailerLen
+	w.dataEnd = h.Offset + h.Length + blockTrailerLen
+	if n := w.opts.IndexPartitionSize; n > 0 && w.index.size() >= n {
+		w.cutPartition()
+	}
 	w.data.reset()
 	w.carryOver()
 }
@@ -354,12 +372,14 @@ func (w *Writer) Finish() (Properties, error) {
 			w.props.FilterPrefix = w.opts.Prefix.Name
 		}
 	}
-	f.index = w.writeBlock(w.index.finish(), NoCompression)
-	w.props.IndexBytes = f.index.Length
+	f.index = w.writeIndex()
 	f.version = formatVersion1
 	if w.opts.BlockAlign {
 		f.version = formatVersion3
 		w.props.BlockAlign = alignPage
+	}
+	if w.props.IndexPartitions > 0 {
+		f.version = formatVersion4
 	}
 	if len(w.rangeDels) > 0 {
 		f.version = max(f.version, formatVersion2)
@@ -367,7 +387,7 @@ func (w *Writer) Finish() (Properties, error) {
 		w.props.RangeDels = uint64(w.rangeDels.Count())
 	}
 	if w.writeRangeFilter() {
-		f.version = formatVersion3
+		f.version = max(f.version, formatVersion3)
 	}
 	f.properties = w.writeBlock(encodeProperties(&w.props), NoCompression)
 	w.write(f.encode())

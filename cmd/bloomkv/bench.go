@@ -75,7 +75,7 @@ var benchFlagGroups = []flagGroup{
 	{"What to run", []string{"workloads", "n", "reads", "threads", "sizes", "seed", "dir"}},
 	{"The workloads' shape", []string{"key-size", "value-size", "miss-ratio", "scan-length", "writes-per-key", "prefix-keys", "ycsb"}},
 	{"Filters (-filter or -levels instead of -bits-per-key and -allocation)", []string{"bits-per-key", "allocation", "policy", "filter", "levels", "range-filter-bits"}},
-	{"The tree", []string{"memtable-size", "base-level-size", "target-file-size", "level-sizing", "cache-size", "memory-limit", "compression", "top-compression", "max-compactions", "value-separation"}},
+	{"The tree", []string{"memtable-size", "base-level-size", "target-file-size", "level-sizing", "cache-size", "memory-limit", "index-partition-size", "compression", "top-compression", "max-compactions", "value-separation"}},
 	{"Measuring", []string{"cold", "memlimit"}},
 	{"The filter sweep (-sweep: a database per filter setting, then each family by table size)", []string{"sweep", "sweep-n", "sweep-reads", "sweep-bits", "sweep-policies", "sweep-fuse", "sweep-offsets", "sweep-sizes", "sweep-probes"}},
 	{"Range filters side by side", []string{"range-compare"}},
@@ -92,7 +92,7 @@ type benchFlags struct {
 	sweepBits, sweepPolicies, sweepFuse, sweepOffsets            string
 	sweepSizes                                                   string
 	sweepProbes, prefixKeys, maxCompactions, writesPerKey        int
-	valueSeparation                                              int
+	valueSeparation, indexPartitionSize                          int
 	levelSizing                                                  string
 	cacheSize, memtableSize, baseLevelSize, targetFileSize       sizeFlag
 	memLimit, memoryLimit                                        sizeFlag
@@ -132,6 +132,7 @@ func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
 	fs.Var(&f.cacheSize, "cache-size", "block cache capacity (e.g. 1MiB; 0: none)")
 	fs.Var(&f.memtableSize, "memtable-size", "memtable size")
 	fs.Var(&f.memoryLimit, "memory-limit", "the DB's memory limit (Options.MemoryLimit), which it divides among memtables, tables' filters and indexes and the block cache, and plans the filters within (0: none; then -cache-size and -memtable-size, which it sizes itself unless given)")
+	fs.IntVar(&f.indexPartitionSize, "index-partition-size", 0, "partition each table's index larger than this many bytes, pinning only a top level and reading partitions through the block cache (Options.IndexPartitionSize; 0: the DB's default, 4096 with -memory-limit and none without; -1: none)")
 	fs.Var(&f.baseLevelSize, "base-level-size", "target size of the base level, where L0 compacts to (each deeper level ×10)")
 	fs.StringVar(&f.levelSizing, "level-sizing", "dynamic", "level targets: dynamic (from the largest level's size) or static (from the base level's size, L1)")
 	fs.IntVar(&f.maxCompactions, "max-compactions", 0, "compactions run at once (0: the DB's default, GOMAXPROCS up to 4)")
@@ -363,6 +364,7 @@ func (f *benchFlags) baseOptions(set map[string]bool, c benchChoices) (bloomkv.O
 		BaseLevelSize:            uint64(f.baseLevelSize),
 		TargetFileSize:           uint64(f.targetFileSize),
 		ValueSeparation:          bloomkv.ValueSeparation{MinSize: f.valueSeparation},
+		IndexPartitionSize:       f.indexPartitionSize,
 	}
 	if f.cacheSize == 0 {
 		base.BlockCacheSize = -1

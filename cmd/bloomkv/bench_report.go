@@ -198,6 +198,8 @@ type benchReport struct {
 	Workloads    []workloadRow `json:"workloads"`
 	Levels       []levelRow    `json:"levels"`
 	FilterMemory uint64        `json:"filter_memory_bytes"`
+	// IndexMemory is what the tables' indexes pin (Metrics.IndexMemory).
+	IndexMemory uint64 `json:"index_memory_bytes"`
 	// ExpectedFalsePositiveReads is Metrics' after the last workload;
 	// MemoryBudget how the DB divided its MemoryLimit (nil without one).
 	ExpectedFalsePositiveReads float64                      `json:"expected_false_positive_reads"`
@@ -209,7 +211,7 @@ type benchReport struct {
 }
 
 func newBenchReport(opts *bloomkv.Options, cfg *workload.Config, phases []*phase, m bloomkv.Metrics, info [manifest.NumLevels]levelInfo) *benchReport {
-	r := &benchReport{Settings: newSettings(opts, cfg), FilterMemory: m.FilterMemory, ExpectedFalsePositiveReads: m.ExpectedFalsePositiveReads}
+	r := &benchReport{Settings: newSettings(opts, cfg), FilterMemory: m.FilterMemory, IndexMemory: m.IndexMemory, ExpectedFalsePositiveReads: m.ExpectedFalsePositiveReads}
 	if m.MemoryBudget.Limit > 0 {
 		b := m.MemoryBudget
 		r.MemoryBudget = &b
@@ -341,6 +343,7 @@ func (r *benchReport) print(w io.Writer) {
 	t.Flush()
 	fmt.Fprintf(w, "\nfilter memory: %s (%.2f bits per key over %s keys); expected false-positive reads per absent-key Get: %.4f\n", humanize.Bytes(r.FilterMemory),
 		float64(8*r.FilterMemory)/float64(r.Settings.Keys), fmtCount(int64(r.Settings.Keys)), r.ExpectedFalsePositiveReads)
+	fmt.Fprintf(w, "index memory: %s (%.2f bytes per key)\n", humanize.Bytes(r.IndexMemory), float64(r.IndexMemory)/float64(r.Settings.Keys))
 	if b := r.MemoryBudget; b != nil {
 		by := func(n int64) string { return humanize.Bytes(uint64(max(n, 0))) }
 		fmt.Fprintf(w, "memory limit %s: memtables %s of %s, tables pinned %s of %s (filters %s of %s), block cache %s of %s, compactions reserved %s; total %s\n",

@@ -60,8 +60,8 @@ func TestBenchTable(t *testing.T) {
 			t.Errorf("%s row has %d fields: %q", w, len(row), row)
 		}
 	}
-	if !strings.Contains(out, "filter memory:") || !strings.Contains(out, "predicted FPR") {
-		t.Errorf("no filter memory or per-level FPR in:\n%s", out)
+	if !strings.Contains(out, "filter memory:") || !strings.Contains(out, "index memory:") || !strings.Contains(out, "predicted FPR") {
+		t.Errorf("no filter or index memory or per-level FPR in:\n%s", out)
 	}
 	levels := 0
 	for _, line := range strings.Split(out, "\n") {

@@ -189,7 +189,14 @@ func inspectTable(w *bufio.Writer, f *os.File, size int64, name string, verbose 
 	if l.Filter.Length > 0 {
 		row("filter", l.Filter, "")
 	}
-	row("index", l.Index, "")
+	for i, b := range l.IndexPartitions {
+		row(fmt.Sprintf("index part %d", i), b, "")
+	}
+	if l.IndexPartitions != nil {
+		row("index top", l.Index, "")
+	} else {
+		row("index", l.Index, "")
+	}
 	if l.RangeDels.Length > 0 {
 		row("range dels", l.RangeDels, "")
 	}

@@ -101,21 +101,64 @@ func TestInspectFilterFamilies(t *testing.T) {
 // inspect prints, per block and in total, is what Reader.Layout reads.
 func TestInspectAligned(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "000007.sst")
+	_, l := writeInspectTable(t, path, sstable.WriterOptions{BlockAlign: true}, 100, bytes.Repeat([]byte("v"), 300))
+	if l.Padding == 0 {
+		t.Fatal("no padding: the test needs some")
+	}
+	out := runOK(t, "inspect", path)
+	if want := fmt.Sprintf("aligned to 4096-byte pages: %d bytes of padding", l.Padding); !strings.Contains(out, want) {
+		t.Fatalf("no %q in:\n%s", want, out)
+	}
+	for i, b := range l.Data {
+		row := regexp.MustCompile(fmt.Sprintf(`(?m)^ *data %d +%d +%d +%d `, i, b.Padding, b.Offset, b.Length))
+		if !row.MatchString(out) {
+			t.Fatalf("no row for data block %d (padding %d, offset %d) in:\n%s", i, b.Padding, b.Offset, out)
+		}
+	}
+}
+
+// TestInspectPartitioned inspects a table whose index is partitioned: a
+// row per partition and one for the top level, where Reader.Layout puts
+// them, and the properties' count.
+func TestInspectPartitioned(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "000008.sst")
+	props, l := writeInspectTable(t, path, sstable.WriterOptions{BlockSize: 256, IndexPartitionSize: 128}, 500, []byte("value"))
+	if len(l.IndexPartitions) < 2 || uint64(len(l.IndexPartitions)) != props.IndexPartitions {
+		t.Fatalf("%d partitions in the layout, %d in the properties: the test needs several", len(l.IndexPartitions), props.IndexPartitions)
+	}
+	out := runOK(t, "inspect", path)
+	rows := []string{fmt.Sprintf(`(?m)^ *index top +0 +%d +%d `, l.Index.Offset, l.Index.Length)}
+	for i, b := range l.IndexPartitions {
+		rows = append(rows, fmt.Sprintf(`(?m)^ *index part %d +0 +%d +%d `, i, b.Offset, b.Length))
+	}
+	rows = append(rows, fmt.Sprintf(`index: %d bytes in %d partitions and a top level`, props.IndexBytes, props.IndexPartitions))
+	for _, row := range rows {
+		if !regexp.MustCompile(row).MatchString(out) {
+			t.Fatalf("no match for %s in:\n%s", row, out)
+		}
+	}
+}
+
+// writeInspectTable writes a table of n keys, each with value, to path
+// and returns its properties and layout.
+func writeInspectTable(t *testing.T, path string, opts sstable.WriterOptions, n int, value []byte) (sstable.Properties, sstable.Layout) {
+	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := sstable.NewWriter(f, sstable.WriterOptions{BlockAlign: true})
+	defer f.Close()
+	w, err := sstable.NewWriter(f, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	value := bytes.Repeat([]byte("v"), 300)
-	for i := range 100 {
+	for i := range n {
 		if err := w.Add(sstable.MakeInternalKey(fmt.Appendf(nil, "key%05d", i), sstable.SeqNum(i+1), sstable.KindSet), value); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := w.Finish(); err != nil {
+	props, err := w.Finish()
+	if err != nil {
 		t.Fatal(err)
 	}
 	info, err := f.Stat()
@@ -130,20 +173,7 @@ func TestInspectAligned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
-	if l.Padding == 0 {
-		t.Fatal("no padding: the test needs some")
-	}
-	out := runOK(t, "inspect", path)
-	if want := fmt.Sprintf("aligned to 4096-byte pages: %d bytes of padding", l.Padding); !strings.Contains(out, want) {
-		t.Fatalf("no %q in:\n%s", want, out)
-	}
-	for i, b := range l.Data {
-		row := regexp.MustCompile(fmt.Sprintf(`(?m)^ *data %d +%d +%d +%d `, i, b.Padding, b.Offset, b.Length))
-		if !row.MatchString(out) {
-			t.Fatalf("no row for data block %d (padding %d, offset %d) in:\n%s", i, b.Padding, b.Offset, out)
-		}
-	}
+	return props, l
 }
 
 // TestInspectWAL inspects a WAL with writes in it, then the same WAL with a
