@@ -100,6 +100,34 @@ func (b filterBudget) FilterBits(keys float64) float64 {
 	return 8 * max(float64(d.opts.memory.pinned)-other, 0)
 }
 
+// tableCost is what an open table adds to the sums the memory budget
+// keeps per version (version.pinned), which a new version updates by the
+// tables that came and went.
+type tableCost struct {
+	filterBytes int64 // its point filter's
+	entries     int64
+}
+
+func (c *tableCost) add(o tableCost) {
+	c.filterBytes += o.filterBytes
+	c.entries += o.entries
+}
+
+func (c *tableCost) sub(o tableCost) {
+	c.filterBytes -= o.filterBytes
+	c.entries -= o.entries
+}
+
+// cost returns t's tableCost.
+func (t *table) cost() tableCost {
+	var c tableCost
+	if f := t.reader.Filter(); f != nil {
+		c.filterBytes = int64(f.SizeBytes())
+	}
+	c.entries = int64(t.meta.Entries)
+	return c
+}
+
 // budgetLocked keeps MemoryLimit after v became current: it records v's
 // point filters' bytes and sets the block cache's capacity to what the
 // memtables' share, the compactions' reserve and what the tables pin now
@@ -109,15 +137,7 @@ func (d *DB) budgetLocked(v *version) {
 	if m.limit == 0 {
 		return
 	}
-	var filters, entries int64
-	for _, tables := range v.tables {
-		for _, t := range tables {
-			if f := t.reader.Filter(); f != nil {
-				filters += int64(f.SizeBytes())
-			}
-			entries += int64(t.meta.Entries)
-		}
-	}
+	filters, entries := v.pinned.filterBytes, v.pinned.entries
 	d.budget.filterBytes.Store(filters)
 	d.budget.entries.Store(entries)
 	d.resizeCache()
