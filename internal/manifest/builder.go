@@ -64,6 +64,11 @@ func (b *Builder) lookup(num uint64) (fileLoc, bool) {
 	if c, ok := b.changes[num]; ok {
 		return c.loc, !c.gone
 	}
+	return b.inBase(num)
+}
+
+// inBase returns where table num is in the base version.
+func (b *Builder) inBase(num uint64) (fileLoc, bool) {
 	if b.baseFiles != nil {
 		return b.baseFiles.Get(fileLoc{num: num})
 	}
@@ -98,14 +103,21 @@ func (b *Builder) Apply(edit *VersionEdit) error {
 			return err
 		}
 		if _, ok := b.added[loc.level][d.FileNum]; ok {
+			// Added by an earlier edit: gone as if never added, so that
+			// replaying a long manifest keeps only the live tables.
 			delete(b.added[loc.level], d.FileNum)
+			if _, ok := b.inBase(d.FileNum); ok {
+				b.changes[d.FileNum] = fileChange{loc: loc, gone: true} // moved, then deleted
+			} else {
+				delete(b.changes, d.FileNum)
+			}
 		} else {
 			if b.deleted[loc.level] == nil {
 				b.deleted[loc.level] = make(map[uint64]*FileMetadata)
 			}
 			b.deleted[loc.level][d.FileNum] = loc.meta
+			b.changes[d.FileNum] = fileChange{loc: loc, gone: true}
 		}
-		b.changes[d.FileNum] = fileChange{loc: loc, gone: true}
 	}
 	for _, n := range edit.NewFiles {
 		if n.Meta == nil {

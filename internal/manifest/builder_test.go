@@ -319,3 +319,31 @@ func levelFiles(level int, files []*FileMetadata) []NewFile {
 	}
 	return out
 }
+
+// TestApplyMoveThenDelete checks a table of the base that one edit moves
+// and a later edit of the same Builder deletes: gone, though the base
+// still holds it, whichever level it moved to.
+func TestApplyMoveThenDelete(t *testing.T) {
+	for _, to := range []int{1, 2} {
+		s, err := State{NextFileNumber: 10, LastSeqNum: 10}.Apply(&VersionEdit{NewFiles: []NewFile{{Level: 1, Meta: meta(5, "a", "c", 1, 1)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Apply(
+			&VersionEdit{DeletedFiles: []DeletedFile{{1, 5}}, NewFiles: []NewFile{{Level: to, Meta: meta(5, "a", "c", 1, 1)}}},
+			&VersionEdit{DeletedFiles: []DeletedFile{{to, 5}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := got.Version.CheckInvariants(); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(slices.Collect(got.Version.FileNums())); n != 0 {
+			t.Fatalf("moved to L%d and deleted: %d tables left:\n%s", to, n, got.Version)
+		}
+		// The index must not list it either: adding it again applies.
+		if _, err := got.Apply(&VersionEdit{NewFiles: []NewFile{{Level: 3, Meta: meta(5, "a", "c", 1, 1)}}}); err != nil {
+			t.Fatalf("moved to L%d and deleted, then added again: %v", to, err)
+		}
+	}
+}
