@@ -60,9 +60,17 @@ func (v *version) levelRangeDels() [manifest.NumLevels]rangedel.List {
 	return lists
 }
 
-// concatRangeDels returns tables' range tombstones end to end.
+// concatRangeDels returns tables' range tombstones end to end, in a list
+// of their length, which the memory budget counts (rangeDelBytesOf).
 func concatRangeDels(tables []*table) rangedel.List {
-	var list rangedel.List
+	n := 0
+	for _, t := range tables {
+		n += len(t.reader.RangeDels())
+	}
+	if n == 0 {
+		return nil
+	}
+	list := make(rangedel.List, 0, n)
 	for _, t := range tables {
 		list = append(list, t.reader.RangeDels()...)
 	}
