@@ -110,9 +110,14 @@ func (d *DB) installVersionLocked(s manifest.State) {
 			nv.tables[level], nv.probes[level], nv.bounds[level] = old.tables[level], old.probes[level], old.bounds[level]
 			nv.levelFiltered[level], nv.rangeDels[level] = old.levelFiltered[level], old.rangeDels[level]
 		} else {
-			added, removed = d.spliceLevelLocked(nv, old, level, added, removed)
+			var runs []levelRun
+			added, removed, runs = d.spliceLevelLocked(nv, old, level, added, removed)
 			if level > 0 {
-				nv.bounds[level] = newLevelBounds(files)
+				if old != nil {
+					nv.bounds[level] = spliceLevelBounds(&old.bounds[level], len(old.Levels[level]), files, runs)
+				} else {
+					nv.bounds[level] = newLevelBounds(files)
+				}
 				tables := nv.tables[level]
 				nv.rangeDels[level] = sync.OnceValue(func() rangedel.List { return concatRangeDels(tables) })
 			}
@@ -152,8 +157,9 @@ func (d *DB) installVersionLocked(s manifest.State) {
 // tables both list and opening the way for the others: a walk of the two
 // levels in the level's order, which compares pointers along the runs the
 // edit left alone. It appends the tables that entered the level to added
-// and those that left it to removed, and returns both.
-func (d *DB) spliceLevelLocked(nv, old *version, level int, added, removed []*table) ([]*table, []*table) {
+// and those that left it to removed, and returns both, and the level's
+// runs (see levelRun).
+func (d *DB) spliceLevelLocked(nv, old *version, level int, added, removed []*table) ([]*table, []*table, []levelRun) {
 	files := nv.Levels[level]
 	var oldFiles []*manifest.FileMetadata
 	var oldTables []*table
@@ -164,6 +170,7 @@ func (d *DB) spliceLevelLocked(nv, old *version, level int, added, removed []*ta
 	}
 	tables := make([]*table, 0, len(files))
 	probes := make([]tableProbe, 0, len(files))
+	var runs []levelRun
 	i, j := 0, 0
 	for i < len(files) {
 		r := 0
@@ -172,6 +179,7 @@ func (d *DB) spliceLevelLocked(nv, old *version, level int, added, removed []*ta
 		}
 		if r > 0 {
 			tables, probes = append(tables, oldTables[j:j+r]...), append(probes, oldProbes[j:j+r]...)
+			runs = append(runs, levelRun{old: j, n: r})
 			i, j = i+r, j+r
 			continue
 		}
@@ -198,6 +206,7 @@ func (d *DB) spliceLevelLocked(nv, old *version, level int, added, removed []*ta
 			nv.levelFiltered[level]++
 		}
 		added = append(added, t)
+		runs = append(runs, levelRun{old: -1, n: 1})
 		i++
 	}
 	for _, t := range oldTables[j:] {
@@ -207,7 +216,7 @@ func (d *DB) spliceLevelLocked(nv, old *version, level int, added, removed []*ta
 		}
 	}
 	nv.tables[level], nv.probes[level] = tables, probes
-	return added, removed
+	return added, removed, runs
 }
 
 func (d *DB) refVersionLocked() *version {
