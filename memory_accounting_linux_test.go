@@ -24,6 +24,21 @@ func rssAnon(t *testing.T) int64 {
 	return r.Anon
 }
 
+// scanToEnd reads every entry of d with an Iterator: the blocks go through
+// the block cache.
+func scanToEnd(t *testing.T, d *DB) {
+	t.Helper()
+	it, err := d.NewIter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // inMemoryChild reports whether t runs in the child process whose
 // environment sets env, where the test's body runs: a test whose oracle is
 // the process's resident memory runs it in a process of its own. In the
@@ -103,15 +118,7 @@ func TestMemoryAccounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after flushes")
-	it, err := d.NewIter(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for ok := it.First(); ok; ok = it.Next() {
-	}
-	if err := it.Close(); err != nil {
-		t.Fatal(err)
-	}
+	scanToEnd(t, d)
 	check("after a scan that fills the block cache")
 }
 
@@ -162,15 +169,7 @@ func TestMemoryLimitHolds(t *testing.T) {
 	if err := d.Compact(nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	it, err := d.NewIter(nil) // fills the block cache to its capacity
-	if err != nil {
-		t.Fatal(err)
-	}
-	for ok := it.First(); ok; ok = it.Next() {
-	}
-	if err := it.Close(); err != nil {
-		t.Fatal(err)
-	}
+	scanToEnd(t, d) // fills the block cache to its capacity
 	m := d.Metrics()
 	b := m.MemoryBudget
 	if b.BlockCache == 0 {
@@ -303,15 +302,7 @@ func TestTableHeapAccounted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		it, err := d.NewIter(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for ok := it.First(); ok; ok = it.Next() {
-		}
-		if err := it.Close(); err != nil {
-			t.Fatal(err)
-		}
+		scanToEnd(t, d)
 		runtime.GC()
 		runtime.GC()
 		runtime.ReadMemStats(&ms)
