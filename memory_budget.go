@@ -209,9 +209,9 @@ func (d *DB) budgetLocked(v *version) {
 
 // resizeCache sets the block cache's capacity under MemoryLimit to what
 // the memtables' share, the compactions' reserve and what the tables pin
-// now, off the heap and on it (tablesHeapBytes), leave of the limit: after a version is installed (budgetLocked) and
-// after tables are closed (unrefVersionLocked). Without a limit it does
-// nothing.
+// now, off the heap and on it (tablesHeapBytes), leave of the limit:
+// after a version is installed (budgetLocked) and after tables are closed
+// (unrefVersionLocked). Without a limit it does nothing.
 func (d *DB) resizeCache() {
 	m := &d.opts.memory
 	if m.limit == 0 {
