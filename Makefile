@@ -64,7 +64,8 @@ test-race:
 #     background work beside them in the smaller form as well); half of
 #     100,000 keys expiring (-race: 4,000); the memory
 #     accounting and the memory limit, whose oracle, the process's
-#     resident memory, the race detector's shadow memory would swamp; what
+#     resident memory, the race detector's shadow memory would swamp, and
+#     the tables' heap (range tombstones, handles) against the heap; what
 #     a new Iterator allocates, which -race's sync.Pool, dropping a quarter
 #     of what it is given, does not let be counted.
 #   bloom: the classic and blocked filters' false-positive rates at every
@@ -81,7 +82,7 @@ test-race:
 #     forty times slower under -race.
 test-plain:
 	$(GO) test -vet=off -count=1 -run='^(TestRoundTrip|TestRandomBitFlipsLargeTable)$$' ./sstable
-	$(GO) test -vet=off -count=1 -run='^(TestOptimalFilterAllocation|TestMemoryAccounted|TestMemoryLimitHolds|TestNewIterAllocs|TestTableCacheUnderFileLimit|TestMetamorphic|TestCorruptionBitFlips|TestIterModel|TestManifestRotationCrash|TestCrashSIGKILL|TestTTLExpiresHalf)$$' . -alloc.keys=250000
+	$(GO) test -vet=off -count=1 -run='^(TestOptimalFilterAllocation|TestMemoryAccounted|TestMemoryLimitHolds|TestTableHeapAccounted|TestNewIterAllocs|TestTableCacheUnderFileLimit|TestMetamorphic|TestCorruptionBitFlips|TestIterModel|TestManifestRotationCrash|TestCrashSIGKILL|TestTTLExpiresHalf)$$' . -alloc.keys=250000
 	$(GO) test -vet=off -count=1 -run='^(TestBlockedFalsePositiveRate|TestClassicFalsePositiveRate)$$' ./bloom
 	$(GO) test -vet=off -count=1 -run='^TestPickConcurrentlyKeepsTheTree$$' ./internal/compaction
 	$(GO) test -vet=off -count=1 -run='^(TestBuildNoFalseNegatives|TestFalsePositiveRate|TestSizeBytes|TestBitsPerKeyAtOneMillion)$$' ./fuse

@@ -185,6 +185,11 @@ type DB struct {
 		readState *readState
 		versions  map[*version]struct{} // every version with references
 		tables    map[uint64]*table     // every open table, by file number
+		// versionSeq numbers the versions installed (version.seq).
+		versionSeq uint64
+		// retired are the tables a version has left, each kept open until
+		// no version with references lists it (unrefVersionLocked).
+		retired []*table
 		// pendingTables are the tables an edit being appended adds,
 		// opened before the append (see applyEditLocked); no version
 		// lists them yet, so unrefVersionLocked leaves them alone.

@@ -59,6 +59,63 @@ func newLevelBounds(files []*manifest.FileMetadata) levelBounds {
 	return b
 }
 
+// levelRun is a run of a level's tables in the order of a new version's
+// level: n tables the old version's level holds too, from its table old
+// on, or, with old -1, one table new to the level.
+type levelRun struct {
+	old, n int
+}
+
+// spliceLevelBounds returns newLevelBounds(files), built from old, the
+// bounds of the old version's level of oldN tables, where files are runs
+// of it and new tables: the runs' words and keys copied, their ends
+// shifted, only the new tables' bounds read from their metadata. Unless
+// the prefix every bound shares changes — a new first or last table —
+// which changes every word: then it builds them anew.
+func spliceLevelBounds(old *levelBounds, oldN int, files []*manifest.FileMetadata, runs []levelRun) levelBounds {
+	var b levelBounds
+	n := len(files)
+	if n == 0 {
+		return b
+	}
+	first, last := files[0].Smallest.UserKey, files[n-1].Largest.UserKey
+	p := len(old.prefix)
+	if oldN == 0 || len(first) < p || len(last) < p || !bytes.Equal(first[:p], old.prefix) || !bytes.Equal(last[:p], old.prefix) ||
+		len(first) > p && len(last) > p && first[p] == last[p] {
+		return newLevelBounds(files)
+	}
+	b.prefix = old.prefix
+	b.words = make([]uint64, 2*n)
+	b.keys = make([]byte, 0, len(old.keys))
+	b.ends = make([]uint32, 0, 2*n)
+	i := 0
+	for _, r := range runs {
+		if r.old < 0 {
+			f := files[i]
+			b.words[i], b.words[n+i] = word(f.Smallest.UserKey[p:]), word(f.Largest.UserKey[p:])
+			for _, k := range [2][]byte{f.Smallest.UserKey, f.Largest.UserKey} {
+				b.keys = append(b.keys, k...)
+				b.ends = append(b.ends, uint32(len(b.keys)))
+			}
+			i++
+			continue
+		}
+		copy(b.words[i:i+r.n], old.words[r.old:r.old+r.n])
+		copy(b.words[n+i:n+i+r.n], old.words[oldN+r.old:oldN+r.old+r.n])
+		start := uint32(0)
+		if r.old > 0 {
+			start = old.ends[2*r.old-1]
+		}
+		shift := uint32(len(b.keys)) - start // modulo 2³²: the ends shift down as well as up
+		b.keys = append(b.keys, old.keys[start:old.ends[2*(r.old+r.n)-1]]...)
+		for _, e := range old.ends[2*r.old : 2*(r.old+r.n)] {
+			b.ends = append(b.ends, e+shift)
+		}
+		i += r.n
+	}
+	return b
+}
+
 // word returns the first eight bytes of k as a big-endian number, k
 // zero-padded if shorter. Two words that differ order as their keys do;
 // equal words say nothing.

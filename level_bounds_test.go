@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 
@@ -97,4 +98,66 @@ func BenchmarkFindTable(b *testing.B) {
 			bounds.find(keys[i%len(keys)])
 		}
 	})
+}
+
+// TestSpliceLevelBounds checks spliceLevelBounds against newLevelBounds
+// of the same level: random levels, edits that delete and add tables
+// anywhere — the first and the last too, which may change the prefix —
+// under key shapes with a long shared prefix and with none.
+func TestSpliceLevelBounds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(52, 2))
+	shapes := map[string]func(i int) []byte{
+		"decimal": func(i int) []byte { return fmt.Appendf(nil, "user%012d", i) },
+		"varied":  func(i int) []byte { return fmt.Appendf(nil, "%d", i) },
+	}
+	for name, key := range shapes {
+		spliced, rebuilt := 0, 0
+		for trial := range 2000 {
+			slots := boundsLevel(60, key)
+			var old []*manifest.FileMetadata
+			for _, f := range slots {
+				if rng.IntN(2) == 0 {
+					old = append(old, f)
+				}
+			}
+			ob := newLevelBounds(old)
+			// The new level: old's tables but those dropped, and slots
+			// added where the old level has none, in order, with the
+			// runs the walk of installVersionLocked would find.
+			var files []*manifest.FileMetadata
+			var runs []levelRun
+			j := 0
+			for _, f := range slots {
+				inOld := j < len(old) && old[j] == f
+				switch {
+				case inOld && rng.IntN(8) != 0:
+					if n := len(runs); n > 0 && runs[n-1].old >= 0 && runs[n-1].old+runs[n-1].n == j {
+						runs[n-1].n++
+					} else {
+						runs = append(runs, levelRun{old: j, n: 1})
+					}
+					files = append(files, f)
+				case !inOld && rng.IntN(8) == 0:
+					runs = append(runs, levelRun{old: -1, n: 1})
+					files = append(files, f)
+				}
+				if inOld {
+					j++
+				}
+			}
+			got, want := spliceLevelBounds(&ob, len(old), files, runs), newLevelBounds(files)
+			if !bytes.Equal(got.prefix, want.prefix) || !slices.Equal(got.words, want.words) || !bytes.Equal(got.keys, want.keys) || !slices.Equal(got.ends, want.ends) {
+				t.Fatalf("%s trial %d: spliced bounds %+v, rebuilt %+v", name, trial, got, want)
+			}
+			if len(old) > 0 && len(files) > 0 && bytes.Equal(want.prefix, ob.prefix) {
+				spliced++
+			} else {
+				rebuilt++
+			}
+		}
+		if spliced < 1000 {
+			t.Errorf("%s: %d of 2000 trials kept the prefix and spliced: too few to test the splice", name, spliced)
+		}
+		t.Logf("%s: %d spliced, %d rebuilt", name, spliced, rebuilt)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -21,6 +22,21 @@ func rssAnon(t *testing.T) int64 {
 		t.Fatal(err)
 	}
 	return r.Anon
+}
+
+// scanToEnd reads every entry of d with an Iterator: the blocks go through
+// the block cache.
+func scanToEnd(t *testing.T, d *DB) {
+	t.Helper()
+	it, err := d.NewIter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // inMemoryChild reports whether t runs in the child process whose
@@ -102,15 +118,7 @@ func TestMemoryAccounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after flushes")
-	it, err := d.NewIter(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for ok := it.First(); ok; ok = it.Next() {
-	}
-	if err := it.Close(); err != nil {
-		t.Fatal(err)
-	}
+	scanToEnd(t, d)
 	check("after a scan that fills the block cache")
 }
 
@@ -161,15 +169,7 @@ func TestMemoryLimitHolds(t *testing.T) {
 	if err := d.Compact(nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	it, err := d.NewIter(nil) // fills the block cache to its capacity
-	if err != nil {
-		t.Fatal(err)
-	}
-	for ok := it.First(); ok; ok = it.Next() {
-	}
-	if err := it.Close(); err != nil {
-		t.Fatal(err)
-	}
+	scanToEnd(t, d) // fills the block cache to its capacity
 	m := d.Metrics()
 	b := m.MemoryBudget
 	if b.BlockCache == 0 {
@@ -215,5 +215,129 @@ func TestMemoryLimitHolds(t *testing.T) {
 	}
 	if rss-goParts > limit {
 		t.Errorf("RssAnon %d less the Go runtime's %d is %d: above the limit %d", rss, goParts, rss-goParts, limit)
+	}
+}
+
+// tableHeapChildEnv, set, makes TestTableHeapAccounted run its body: it is
+// then the child process TestTableHeapAccounted starts.
+const tableHeapChildEnv = "BLOOMKV_TABLE_HEAP_CHILD"
+
+// TestTableHeapAccounted fills a DB under a MemoryLimit with a tree of
+// many small tables holding many range tombstones and checks, first, that
+// the limit makes room for them: MemoryBudget's parts add up to at most
+// the limit, what the tables pin — their range tombstones and the table
+// cache's structures and handles among it — is within its share, and the
+// filters' budget and the block cache's capacity are what the share and
+// the limit leave after them; then that MemoryBudget's RangeDels and
+// TableHandles, which are estimates, are what the tables hold on the Go
+// heap: the heap's growth from before a read-only Open of the tree to
+// after it (live objects, after collections), less that of an Open of an
+// empty DB with the same options, within 15% (the objects' rounding up to
+// the heap's size classes, up to 12.5%, is left out of the estimates). In
+// a child process of its own, which holds nothing but the DB; not under
+// the race detector (make test-plain runs it).
+func TestTableHeapAccounted(t *testing.T) {
+	if !inMemoryChild(t, tableHeapChildEnv, "heap", "MemoryBudget") {
+		return
+	}
+	opts := func() *Options {
+		return &Options{MemoryLimit: 16 << 20, MemtableSize: 128 << 10, TargetFileSize: 32 << 10,
+			BaseLevelSize: 256 << 10, MaxConcurrentCompactions: 1}
+	}
+	dir, empty := t.TempDir(), t.TempDir()
+	d, err := Open(dir, opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(52, 52))
+	value := make([]byte, 20)
+	key := func(i int) []byte { return fmt.Appendf(nil, "%016d", i) }
+	const span = 1 << 30
+	for i := range 300_000 {
+		if i%8 == 0 {
+			// A narrow range, so that most tables hold tombstones and
+			// few keys fall under any.
+			lo := rng.IntN(span)
+			if err := d.DeleteRange(key(lo), key(lo+1+rng.IntN(1000)), NoSync); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		for j := range value {
+			value[j] = byte(rng.Uint32())
+		}
+		if err := d.Put(key(rng.IntN(span)), value, NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if b := d.Metrics().MemoryBudget; b.Total() > b.Limit {
+		t.Errorf("after the fill, MemoryBudget %+v: parts add up to %d, above the limit %d", b, b.Total(), b.Limit)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Open(empty, opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// heapAfterOpen returns the heap's live bytes before and after a
+	// read-only Open of dir and a scan (which builds the levels' lists
+	// of range tombstones), and the open DB.
+	heapAfterOpen := func(dir string) (before, after uint64, d *DB) {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.GC() // a second, for what sync.Pools kept from the first
+		runtime.ReadMemStats(&ms)
+		before = ms.HeapAlloc
+		o := opts()
+		o.ReadOnly = true
+		d, err := Open(dir, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scanToEnd(t, d)
+		runtime.GC()
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return before, ms.HeapAlloc, d
+	}
+	b0, a0, e := heapAfterOpen(empty)
+	defer e.Close()
+	b1, a1, d := heapAfterOpen(dir)
+	defer d.Close()
+	m := d.Metrics() // read-only: no flush or compaction changes the tables meanwhile
+	b := m.MemoryBudget
+	t.Logf("MemoryBudget %+v", b)
+	if b.RangeDels < 1<<20 {
+		t.Fatalf("the tables hold %d bytes of range tombstones: too few for the test to test anything", b.RangeDels)
+	}
+	heapParts := b.RangeDels + b.TableHandles
+	if b.Total() > b.Limit || b.Pinned > b.PinnedShare || b.Pinned < heapParts+b.Filters {
+		t.Errorf("parts add up to %d of the limit %d; the tables pin %d of their share %d, not less than their filters' %d and their heap's %d",
+			b.Total(), b.Limit, b.Pinned, b.PinnedShare, b.Filters, heapParts)
+	}
+	if room := b.PinnedShare - (b.Pinned - b.Filters); b.FilterBudget > room {
+		t.Errorf("the filters' budget is %d bytes, more than the %d the tables' other parts (range tombstones %d, handles %d) leave of their share %d",
+			b.FilterBudget, room, b.RangeDels, b.TableHandles, b.PinnedShare)
+	}
+	if room := b.Limit - b.MemtablesShare - b.Compactions - b.Pinned; b.BlockCacheCapacity > room {
+		t.Errorf("the block cache's capacity is %d bytes, more than the %d the other parts leave of the limit", b.BlockCacheCapacity, room)
+	}
+	measured := int64(a1-b1) - int64(a0-b0)
+	var tables int
+	for _, l := range m.Levels {
+		tables += l.Tables
+	}
+	t.Logf("heap: %d tables hold %d bytes (%d growth less an empty DB's %d); MemoryBudget estimates %d: range tombstones %d, handles %d",
+		tables, measured, int64(a1-b1), int64(a0-b0), heapParts, b.RangeDels, b.TableHandles)
+	if diff := heapParts - measured; diff < -measured*15/100 || diff > measured*15/100 {
+		t.Errorf("MemoryBudget estimates the tables' heap at %d bytes, the heap grew by %d: off by %.1f%%", heapParts, measured, 100*float64(diff)/float64(measured))
 	}
 }

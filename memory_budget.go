@@ -2,8 +2,11 @@ package bloomkv
 
 import (
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/bloomkv/bloomkv/internal/humanize"
+	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/rangedel"
 	"github.com/bloomkv/bloomkv/sstable"
 )
 
@@ -74,9 +77,12 @@ func (o *Options) divideMemory(memtableSet, cacheSet bool) error {
 
 // memoryBudget is what the DB tracks to keep Options.MemoryLimit: the
 // current version's point filters' bytes, which the filter budget leaves
-// out of what the tables pin, and its entries.
+// out of what the tables pin, its entries, and what its tables hold on
+// the Go heap.
 type memoryBudget struct {
 	filterBytes, entries atomic.Int64
+	// rangeDelBytes and handleBytes are the version's tables' (tableCost).
+	rangeDelBytes, handleBytes atomic.Int64
 }
 
 // filterBudget is a DB's compaction.FilterBudget under MemoryLimit.
@@ -84,8 +90,10 @@ type filterBudget struct{ d *DB }
 
 // FilterBits returns the bits the point filters of a tree of keys
 // entries may take: the pinned share less what its tables pin besides
-// their point filters — indexes, range filters — projected from what the
-// current tables pin of those per entry to keys entries (the planner
+// their point filters — indexes, range filters, and on the Go heap their
+// range tombstones and the table cache's structures and handles
+// (tablesHeapBytes) — projected from what the current tables pin of those
+// per entry to keys entries (the planner
 // plans for the tree a little ahead of where it is:
 // compaction.ProjectedShape), at least 0. The freed buffers the tables'
 // allocator keeps for the next tables are left out: the next tables'
@@ -93,15 +101,98 @@ type filterBudget struct{ d *DB }
 // part (resizeCache).
 func (b filterBudget) FilterBits(keys float64) float64 {
 	d := b.d
-	other := float64(d.tableMemory.InUse() - d.budget.filterBytes.Load())
+	rangeDels, handles := d.tablesHeapBytes()
+	other := float64(d.tableMemory.InUse() - d.budget.filterBytes.Load() + rangeDels + handles)
 	if n := d.budget.entries.Load(); n > 0 {
 		other = max(other, other/float64(n)*keys)
 	}
 	return 8 * max(float64(d.opts.memory.pinned)-other, 0)
 }
 
+// tableCost is what an open table adds to the sums the memory budget
+// keeps per version (version.pinned), which a new version updates by the
+// tables that came and went.
+type tableCost struct {
+	filterBytes int64 // its point filter's
+	entries     int64
+	// rangeDelBytes and handleBytes are what the table holds on the Go
+	// heap for its life: rangeDelBytesOf its range tombstones, and
+	// tableHeapBytes.
+	rangeDelBytes, handleBytes int64
+}
+
+func (c *tableCost) add(o tableCost) {
+	c.filterBytes += o.filterBytes
+	c.entries += o.entries
+	c.rangeDelBytes += o.rangeDelBytes
+	c.handleBytes += o.handleBytes
+}
+
+func (c *tableCost) sub(o tableCost) {
+	c.filterBytes -= o.filterBytes
+	c.entries -= o.entries
+	c.rangeDelBytes -= o.rangeDelBytes
+	c.handleBytes -= o.handleBytes
+}
+
+// cost returns t's tableCost.
+func (t *table) cost() tableCost {
+	c := tableCost{entries: int64(t.meta.Entries), rangeDelBytes: rangeDelBytesOf(t.reader.RangeDels()), handleBytes: tableHeapBytes(t)}
+	if f := t.reader.Filter(); f != nil {
+		c.filterBytes = int64(f.SizeBytes())
+	}
+	return c
+}
+
+// rangeDelBytesOf is what a table's range tombstones l hold on the Go heap:
+// sstable.Open decodes them for the table's life into fragments whose keys
+// point into the block read (its bytes are about the keys' and the
+// seqnums' varints) and whose seqnums are slices of their own; and the
+// level's list of them end to end that iterators build (version.rangeDels),
+// a second Fragment per fragment, sharing the keys and seqnums. An estimate of the objects' sizes, not
+// a measure: TestTableHeapAccounted checks it against the heap.
+func rangeDelBytesOf(l rangedel.List) int64 {
+	var n int64
+	for _, f := range l {
+		n += 2*int64(unsafe.Sizeof(f)) + int64(len(f.Start)+len(f.End)) + 8*int64(len(f.Seqs)) + 4
+	}
+	return n
+}
+
+// tableHeapBytes is what an open table holds on the Go heap besides its
+// range tombstones, for the table cache and the versions: its table,
+// tableFile and sstable.Reader structs with its path and properties, its
+// metadata in the manifest's version and index, its probe and its place
+// in a version's slices, and its bounds three times (the metadata's, the
+// properties', the level's packed bounds). Its filter and index are off
+// the heap, in what the tables pin (MemoryMetrics.Tables); its file
+// handle, when the table cache holds one, is fileHandleBytes. An estimate
+// of the objects' sizes, as rangeDelBytesOf.
+func tableHeapBytes(t *table) int64 {
+	const fixed = unsafe.Sizeof(table{}) + unsafe.Sizeof(tableFile{}) + unsafe.Sizeof(sstable.Reader{}) +
+		unsafe.Sizeof(manifest.FileMetadata{}) + unsafe.Sizeof(tableProbe{}) +
+		8 + // the version's slice of tables
+		64 + // the index's entry and its share of its B-tree's nodes
+		24 // the level bounds' words and ends
+	keys := len(t.meta.Smallest.UserKey) + len(t.meta.Largest.UserKey)
+	return int64(fixed) + int64(len(t.file.path)) + 3*int64(keys+16)
+}
+
+// fileHandleBytes is what an open file handle of the table cache holds on
+// the Go heap: its tableHandle and the vfs.File, for an *os.File its
+// struct and poll.FD (the descriptor's kernel memory is not the
+// process's).
+const fileHandleBytes = int64(unsafe.Sizeof(tableHandle{})) + 256
+
+// tablesHeapBytes returns what the open tables of the current version and
+// the table cache's handles hold on the Go heap now: the last version's
+// sums (budgetLocked), and fileHandleBytes per handle open.
+func (d *DB) tablesHeapBytes() (rangeDels, handles int64) {
+	return d.budget.rangeDelBytes.Load(), d.budget.handleBytes.Load() + int64(d.tableCache.stats().open)*fileHandleBytes
+}
+
 // budgetLocked keeps MemoryLimit after v became current: it records v's
-// point filters' bytes and sets the block cache's capacity to what the
+// point filters' bytes, entries and heap bytes (version.pinned) and sets the block cache's capacity to what the
 // memtables' share, the compactions' reserve and what the tables pin now
 // leave of the limit. d.mu is held.
 func (d *DB) budgetLocked(v *version) {
@@ -109,31 +200,25 @@ func (d *DB) budgetLocked(v *version) {
 	if m.limit == 0 {
 		return
 	}
-	var filters, entries int64
-	for _, tables := range v.tables {
-		for _, t := range tables {
-			if f := t.reader.Filter(); f != nil {
-				filters += int64(f.SizeBytes())
-			}
-			entries += int64(t.meta.Entries)
-		}
-	}
-	d.budget.filterBytes.Store(filters)
-	d.budget.entries.Store(entries)
+	d.budget.filterBytes.Store(v.pinned.filterBytes)
+	d.budget.entries.Store(v.pinned.entries)
+	d.budget.rangeDelBytes.Store(v.pinned.rangeDelBytes)
+	d.budget.handleBytes.Store(v.pinned.handleBytes)
 	d.resizeCache()
 }
 
 // resizeCache sets the block cache's capacity under MemoryLimit to what
 // the memtables' share, the compactions' reserve and what the tables pin
-// now leave of the limit: after a version is installed (budgetLocked) and
-// after tables are closed (unrefVersionLocked). Without a limit it does
-// nothing.
+// now, off the heap and on it (tablesHeapBytes), leave of the limit:
+// after a version is installed (budgetLocked) and after tables are closed
+// (unrefVersionLocked). Without a limit it does nothing.
 func (d *DB) resizeCache() {
 	m := &d.opts.memory
 	if m.limit == 0 {
 		return
 	}
-	d.cache.SetCapacity(max(m.limit-m.memtables-m.compactions-d.tableMemory.Resident(), 0))
+	rangeDels, handles := d.tablesHeapBytes()
+	d.cache.SetCapacity(max(m.limit-m.memtables-m.compactions-d.tableMemory.Resident()-rangeDels-handles, 0))
 }
 
 // MemoryBudgetMetrics is how the DB divides Options.MemoryLimit, each part
@@ -147,11 +232,20 @@ type MemoryBudgetMetrics struct {
 	// PinnedShare; Filters is the point filters among it, against
 	// FilterBudget, what the rest of Pinned leaves of the share, within
 	// which new tables' filters are planned. PinnedKept is the freed
-	// buffers of deleted tables kept for the next ones (with Pinned,
-	// MemoryMetrics.Tables), which the block cache's part makes room for.
+	// buffers of deleted tables kept for the next ones (with Pinned but
+	// its heap parts, MemoryMetrics.Tables), which the block cache's part
+	// makes room for.
 	Pinned, PinnedShare   int64
 	Filters, FilterBudget int64
 	PinnedKept            int64
+	// RangeDels and TableHandles are the parts of Pinned on the Go heap
+	// (in MemoryMetrics.GoHeapObjects, not Tables): the range tombstones
+	// the tables hold decoded for their lives, with the levels' lists of
+	// them, and the table cache's — each open table's reader, file and
+	// metadata structs, each open file handle's. Estimates of the
+	// objects' sizes (TestTableHeapAccounted checks them against the
+	// heap), counted with the current version's tables.
+	RangeDels, TableHandles int64
 	// BlockCache is the cache's memory (MemoryMetrics.BlockCache), against
 	// its capacity now, BlockCacheCapacity: what the others leave.
 	BlockCache, BlockCacheCapacity int64
@@ -172,10 +266,12 @@ func (d *DB) memoryBudgetMetrics(m *Metrics) {
 	if s.limit == 0 {
 		return
 	}
-	filters, pinned := d.budget.filterBytes.Load(), min(d.tableMemory.InUse(), m.Memory.Tables)
+	filters, offHeap := d.budget.filterBytes.Load(), min(d.tableMemory.InUse(), m.Memory.Tables)
+	rangeDels, handles := d.tablesHeapBytes()
 	m.MemoryBudget = MemoryBudgetMetrics{Limit: s.limit,
 		Memtables: m.Memory.Memtables, MemtablesShare: s.memtables,
-		Pinned: pinned, PinnedKept: m.Memory.Tables - pinned, PinnedShare: s.pinned,
+		Pinned: offHeap + rangeDels + handles, PinnedKept: m.Memory.Tables - offHeap, PinnedShare: s.pinned,
+		RangeDels: rangeDels, TableHandles: handles,
 		Filters: filters, FilterBudget: int64(filterBudget{d}.FilterBits(float64(d.budget.entries.Load())) / 8),
 		BlockCache: m.Memory.BlockCache, BlockCacheCapacity: m.BlockCache.Capacity,
 		Compactions: s.compactions}

@@ -17,6 +17,18 @@ type table struct {
 	meta   *manifest.FileMetadata
 	file   *tableFile
 	reader *sstable.Reader
+	// born and died bound the versions that list the table, by their
+	// seq: the first to list it and the first after it that does not, 0
+	// while the current one does. retired reports that it is on
+	// DB.mu.retired. Guarded by DB.mu.
+	//
+	// INVARIANT: every version with seq in [born, died) lists the table,
+	// and no other (a table that leaves and comes back counts the versions
+	// between as listing it, which keeps it longer, never less): so once
+	// no version with references has its seq in that range, no reader can
+	// reach the table.
+	born, died uint64
+	retired    bool
 }
 
 // openTableLocked opens the table meta describes and adds it to d.mu.tables.

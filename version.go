@@ -13,6 +13,11 @@ import (
 // version is a manifest.Version with the references readers hold on it.
 // A table stays open, and its file on disk, while any version with
 // references, or the current one, lists it.
+//
+// A version shares with the one it replaces everything of the levels an
+// edit left alone — the slices of tables, probes and bounds — so that
+// installing it costs what the edit changed and a copy of the slices of
+// the levels it changed, not a pass over the tree.
 type version struct {
 	*manifest.Version
 	// tables are the open tables of Levels, index for index, so that a
@@ -27,27 +32,49 @@ type version struct {
 	// numbered from it on hold every write the version's tables do not.
 	logNum uint64
 	refs   int // guarded by DB.mu
+	// seq is the version's place in the order versions were installed,
+	// from 1: what a table's born and died refer to.
+	seq uint64
 	// rangeFiltered counts the tables with a range filter: without one,
-	// range scans of iterators have no table to leave out.
+	// range scans of iterators have no table to leave out. levelFiltered
+	// counts them per level.
 	rangeFiltered int
-	// levelRangeDels are, per level from L1 down, the range tombstones of
-	// the level's tables end to end: one list, since the tables do not
+	levelFiltered [manifest.NumLevels]int
+	// pinned sums what the tables pin for the memory budget.
+	pinned tableCost
+	// rangeDels are, per level from L1 down, the range tombstones of the
+	// level's tables end to end: one list, since the tables do not
 	// overlap and each table's tombstones lie within its bounds. Built on
-	// an iterator's first need of them; a version never changes, so
-	// neither do they.
-	levelRangeDels func() [manifest.NumLevels]rangedel.List
+	// an iterator's first need of them, and shared by the versions after
+	// while the level stays; a version never changes, so neither do they.
+	rangeDels [manifest.NumLevels]func() rangedel.List
 }
 
-// concatRangeDels returns, per level from L1 down, its tables' range
+// levelRangeDels returns, per level from L1 down, its tables' range
 // tombstones end to end.
-func concatRangeDels(tables *[manifest.NumLevels][]*table) [manifest.NumLevels]rangedel.List {
+func (v *version) levelRangeDels() [manifest.NumLevels]rangedel.List {
 	var lists [manifest.NumLevels]rangedel.List
 	for level := 1; level < manifest.NumLevels; level++ {
-		for _, t := range tables[level] {
-			lists[level] = append(lists[level], t.reader.RangeDels()...)
-		}
+		lists[level] = v.rangeDels[level]()
 	}
 	return lists
+}
+
+// concatRangeDels returns tables' range tombstones end to end, in a list
+// of their length, which the memory budget counts (rangeDelBytesOf).
+func concatRangeDels(tables []*table) rangedel.List {
+	n := 0
+	for _, t := range tables {
+		n += len(t.reader.RangeDels())
+	}
+	if n == 0 {
+		return nil
+	}
+	list := make(rangedel.List, 0, n)
+	for _, t := range tables {
+		list = append(list, t.reader.RangeDels()...)
+	}
+	return list
 }
 
 // findTable returns the table of level ≥ 1 whose key range holds userKey,
@@ -59,6 +86,12 @@ func (v *version) findTable(level int, userKey []byte) *table {
 	return nil
 }
 
+// sameFiles reports whether a and b are one slice: a level a Builder left
+// alone, which the new version shares with the old.
+func sameFiles(a, b []*manifest.FileMetadata) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
 // installVersionLocked makes the version of s current, with s's log
 // number; every table it lists must be open, in d.mu.tables or, opened for
 // an edit being appended, d.mu.pendingTables, from which it moves them. The
@@ -66,30 +99,48 @@ func (v *version) findTable(level int, userKey []byte) *table {
 func (d *DB) installVersionLocked(s manifest.State) {
 	v := s.Version
 	old := d.mu.current
-	nv := &version{Version: v, logNum: s.LogNumber, refs: 1}
+	d.mu.versionSeq++
+	nv := &version{Version: v, logNum: s.LogNumber, refs: 1, seq: d.mu.versionSeq}
+	if old != nil {
+		nv.pinned = old.pinned
+	}
+	var added, removed []*table
 	for level, files := range v.Levels {
-		for _, f := range files {
-			t := d.mu.tables[f.FileNum]
-			if t == nil {
-				t = d.mu.pendingTables[f.FileNum]
-				delete(d.mu.pendingTables, f.FileNum)
-				d.mu.tables[f.FileNum] = t
-			}
-			nv.tables[level] = append(nv.tables[level], t)
-			nv.probes[level] = append(nv.probes[level], newTableProbe(t))
-			if t.reader.RangeFilter() != nil {
-				nv.rangeFiltered++
+		if old != nil && sameFiles(old.Levels[level], files) { // most edits change a level or two
+			nv.tables[level], nv.probes[level], nv.bounds[level] = old.tables[level], old.probes[level], old.bounds[level]
+			nv.levelFiltered[level], nv.rangeDels[level] = old.levelFiltered[level], old.rangeDels[level]
+		} else {
+			var runs []levelRun
+			added, removed, runs = d.spliceLevelLocked(nv, old, level, added, removed)
+			if level > 0 {
+				if old != nil {
+					nv.bounds[level] = spliceLevelBounds(&old.bounds[level], len(old.Levels[level]), files, runs)
+				} else {
+					nv.bounds[level] = newLevelBounds(files)
+				}
+				tables := nv.tables[level]
+				nv.rangeDels[level] = sync.OnceValue(func() rangedel.List { return concatRangeDels(tables) })
 			}
 		}
-		switch {
-		case level == 0:
-		case old != nil && slices.Equal(old.Levels[level], files):
-			nv.bounds[level] = old.bounds[level] // most edits change a level or two
-		default:
-			nv.bounds[level] = newLevelBounds(files)
+		nv.rangeFiltered += nv.levelFiltered[level]
+	}
+	// A table that moved between levels is in both lists: it leaves, then
+	// comes back in the same version.
+	for _, t := range removed {
+		nv.pinned.sub(t.cost())
+		t.died = nv.seq
+		if !t.retired {
+			t.retired = true
+			d.mu.retired = append(d.mu.retired, t)
 		}
 	}
-	nv.levelRangeDels = sync.OnceValue(func() [manifest.NumLevels]rangedel.List { return concatRangeDels(&nv.tables) })
+	for _, t := range added {
+		nv.pinned.add(t.cost())
+		if t.born == 0 {
+			t.born = nv.seq
+		}
+		t.died = 0
+	}
 	d.mu.current = nv
 	d.budgetLocked(nv)
 	d.updateReadStateLocked()
@@ -101,6 +152,73 @@ func (d *DB) installVersionLocked(s manifest.State) {
 	}
 }
 
+// spliceLevelLocked fills level of nv — its tables, probes and range
+// filters' count — from old's (nil for none), taking over the runs of
+// tables both list and opening the way for the others: a walk of the two
+// levels in the level's order, which compares pointers along the runs the
+// edit left alone. It appends the tables that entered the level to added
+// and those that left it to removed, and returns both, and the level's
+// runs (see levelRun).
+func (d *DB) spliceLevelLocked(nv, old *version, level int, added, removed []*table) ([]*table, []*table, []levelRun) {
+	files := nv.Levels[level]
+	var oldFiles []*manifest.FileMetadata
+	var oldTables []*table
+	var oldProbes []tableProbe
+	if old != nil {
+		oldFiles, oldTables, oldProbes = old.Levels[level], old.tables[level], old.probes[level]
+		nv.levelFiltered[level] = old.levelFiltered[level]
+	}
+	tables := make([]*table, 0, len(files))
+	probes := make([]tableProbe, 0, len(files))
+	var runs []levelRun
+	i, j := 0, 0
+	for i < len(files) {
+		r := 0
+		for i+r < len(files) && j+r < len(oldFiles) && files[i+r] == oldFiles[j+r] {
+			r++
+		}
+		if r > 0 {
+			tables, probes = append(tables, oldTables[j:j+r]...), append(probes, oldProbes[j:j+r]...)
+			runs = append(runs, levelRun{old: j, n: r})
+			i, j = i+r, j+r
+			continue
+		}
+		f := files[i]
+		// Both levels are in the level's order, so an old table that sorts
+		// at or before f and is not f is in none of files[i:], and was
+		// in none of files[:i]: it left.
+		if j < len(oldFiles) && manifest.CompareInLevel(level, oldFiles[j], f) <= 0 {
+			removed = append(removed, oldTables[j])
+			if oldTables[j].reader.RangeFilter() != nil {
+				nv.levelFiltered[level]--
+			}
+			j++
+			continue
+		}
+		t := d.mu.tables[f.FileNum]
+		if t == nil {
+			t = d.mu.pendingTables[f.FileNum]
+			delete(d.mu.pendingTables, f.FileNum)
+			d.mu.tables[f.FileNum] = t
+		}
+		tables, probes = append(tables, t), append(probes, newTableProbe(t))
+		if t.reader.RangeFilter() != nil {
+			nv.levelFiltered[level]++
+		}
+		added = append(added, t)
+		runs = append(runs, levelRun{old: -1, n: 1})
+		i++
+	}
+	for _, t := range oldTables[j:] {
+		removed = append(removed, t)
+		if t.reader.RangeFilter() != nil {
+			nv.levelFiltered[level]--
+		}
+	}
+	nv.tables[level], nv.probes[level] = tables, probes
+	return added, removed, runs
+}
+
 func (d *DB) refVersionLocked() *version {
 	d.mu.current.refs++
 	return d.mu.current
@@ -108,35 +226,62 @@ func (d *DB) refVersionLocked() *version {
 
 // unrefVersionLocked drops a reference; when a version loses its last one,
 // the tables no live version lists are closed and, while the DB is open,
-// deleted. (Once it is closed, the DB's reference to the current version
-// has been dropped too, and its tables are closed but stay on disk.) Once
-// the DB is closed and its last table too, the tables' memory is released.
-// Blob files no live version lists go the same way (obsoleteBlobsLocked).
-// It returns the first error closing a table's file.
+// deleted. Those are among the tables versions have left (d.mu.retired):
+// one is listed by no version with references once none has its seq
+// within the table's [born, died) (see table's invariant), so that the
+// cost is the retired tables', not the tree's. (Once the DB is closed, the
+// DB's reference to the current version has been dropped too, and the
+// tables no version with references lists are closed but stay on disk.)
+// Once the DB is closed and its last table too, the tables' memory is
+// released. Blob files no live version lists go the same way
+// (obsoleteBlobsLocked). It returns the first error closing a table's
+// file.
 func (d *DB) unrefVersionLocked(v *version) error {
 	if v.refs--; v.refs > 0 {
 		return nil
 	}
 	delete(d.mu.versions, v)
-	live := make(map[uint64]bool)
-	for lv := range d.mu.versions {
-		for num := range lv.FileNums() {
-			live[num] = true
-		}
-	}
 	var err error
-	for num, t := range d.mu.tables {
-		if live[num] {
-			continue
-		}
-		delete(d.mu.tables, num)
+	closeTable := func(t *table) {
+		delete(d.mu.tables, t.meta.FileNum)
 		if cerr := t.close(); err == nil {
 			err = cerr
 		}
-		if d.mu.closed {
-			continue
+	}
+	if d.mu.closed {
+		live := make(map[uint64]bool)
+		for lv := range d.mu.versions {
+			for num := range lv.FileNums() {
+				live[num] = true
+			}
 		}
-		d.removeFile(0, manifest.FileTypeTable, num)
+		for num, t := range d.mu.tables {
+			if !live[num] {
+				closeTable(t)
+			}
+		}
+	} else {
+		seqs := make([]uint64, 0, len(d.mu.versions))
+		for lv := range d.mu.versions {
+			seqs = append(seqs, lv.seq)
+		}
+		slices.Sort(seqs)
+		kept := d.mu.retired[:0]
+		for _, t := range d.mu.retired {
+			if t.died == 0 { // a version lists it again
+				t.retired = false
+				continue
+			}
+			if i, _ := slices.BinarySearch(seqs, t.born); i < len(seqs) && seqs[i] < t.died {
+				kept = append(kept, t)
+				continue
+			}
+			t.retired = false
+			closeTable(t)
+			d.removeFile(0, manifest.FileTypeTable, t.meta.FileNum)
+		}
+		clear(d.mu.retired[len(kept):])
+		d.mu.retired = kept
 	}
 	d.obsoleteBlobsLocked(v)
 	if !d.mu.closed {

@@ -72,24 +72,32 @@ func validateRefs(m *FileMetadata) error {
 // reference, each with LiveBytes the sum of its tables' references: a blob
 // file no table references any more leaves the version (Finish), and its
 // file is obsolete once no version a reader holds lists it.
+//
+// It copies the base's blob files only once an edit adds one or a table
+// that references one comes or goes; until then finish returns the base's.
 type blobBuilder struct {
-	files map[uint64]*BlobFileMetadata
+	base  *Version
+	files map[uint64]*BlobFileMetadata // nil until an edit touches them
 	live  map[uint64]uint64
 }
 
-func newBlobBuilder(base *Version) blobBuilder {
-	b := blobBuilder{files: map[uint64]*BlobFileMetadata{}, live: map[uint64]uint64{}}
-	for _, f := range base.Blobs {
+// init copies the base's blob files, on the first change to them.
+func (b *blobBuilder) init() {
+	if b.files != nil {
+		return
+	}
+	b.files, b.live = map[uint64]*BlobFileMetadata{}, map[uint64]uint64{}
+	for _, f := range b.base.Blobs {
 		b.files[f.FileNum] = f.BlobFileMetadata
 		b.live[f.FileNum] = f.LiveBytes
 	}
-	return b
 }
 
 func (b *blobBuilder) add(m *BlobFileMetadata) error {
 	if m.FileNum == 0 {
 		return fmt.Errorf("manifest: edit adds blob file 0")
 	}
+	b.init()
 	if _, ok := b.files[m.FileNum]; ok {
 		return fmt.Errorf("manifest: edit adds blob file %06d, which the version has", m.FileNum)
 	}
@@ -100,6 +108,9 @@ func (b *blobBuilder) add(m *BlobFileMetadata) error {
 
 // ref adds (sign 1) or removes (sign -1) the references of table m.
 func (b *blobBuilder) ref(m *FileMetadata, sign int) error {
+	if len(m.BlobRefs) > 0 {
+		b.init()
+	}
 	for _, r := range m.BlobRefs {
 		f, ok := b.files[r.FileNum]
 		if !ok {
@@ -124,6 +135,9 @@ func (b *blobBuilder) ref(m *FileMetadata, sign int) error {
 // finish returns the version's blob files: those referenced, in file-number
 // order.
 func (b *blobBuilder) finish() []BlobFile {
+	if b.files == nil {
+		return b.base.Blobs
+	}
 	var out []BlobFile
 	for num, f := range b.files {
 		if live := b.live[num]; live > 0 {

@@ -3,7 +3,6 @@ package manifest
 import (
 	"errors"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"testing"
 
@@ -64,11 +63,11 @@ func TestCreateFailures(t *testing.T) {
 				case err != nil:
 					t.Fatalf("roll %v, op %d: Recover: %v", roll, i, err)
 				case rec.ManifestFileNum == num:
-					if !reflect.DeepEqual(rec.State, want) {
+					if !sameState(rec.State, want) {
 						t.Fatalf("roll %v, op %d: new manifest recovers a different state", roll, i)
 					}
 				case roll && rec.ManifestFileNum == 1:
-					if !reflect.DeepEqual(rec.State, old) {
+					if !sameState(rec.State, old) {
 						t.Fatalf("op %d: old manifest recovers a different state", i)
 					}
 					if fs == vfs.FS(mem) && !slices.Equal(names, []string{"CURRENT", "MANIFEST-000001"}) {
@@ -117,7 +116,7 @@ func TestCrash(t *testing.T) {
 				}
 				found := false
 				for j := max(acked, 0); j <= hi; j++ {
-					if reflect.DeepEqual(rec.State, history[j]) {
+					if sameState(rec.State, history[j]) {
 						found = true
 						if j > acked {
 							ahead++

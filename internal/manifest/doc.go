@@ -32,7 +32,13 @@
 //
 // A Builder applies edits to a version and checks them: a deleted table must
 // be in the version at the stated level, an added one must not be in it
-// yet, and the result must keep the level invariants. State adds the
+// yet, and the result must keep the level invariants. An edit costs what
+// it changes, not the tree: each version keeps its tables by file number
+// in a B-tree that the next version's Builder clones copy-on-write, a
+// level an edit leaves alone is shared with the version before, and a
+// level it changes is that level's slice spliced, checked only beside the
+// tables added; replaying a manifest goes through one Builder, so its cost
+// is linear in the edits, with one sort of the tables left. State adds the
 // manifest's counters — LogNumber, NextFileNumber, LastSeqNum — and their
 // checks.
 //

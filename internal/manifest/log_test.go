@@ -3,7 +3,6 @@ package manifest
 import (
 	"errors"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -38,7 +37,7 @@ func appendEdits(t *testing.T, l *Log, g *gen, n int) []State {
 			t.Fatalf("Append %d: %v", i, err)
 		}
 		g.m.apply(e)
-		if !reflect.DeepEqual(s, l.State()) {
+		if !sameState(s, l.State()) {
 			t.Fatal("Append's state differs from State()")
 		}
 		if err := g.m.check(s); err != nil {
@@ -72,7 +71,7 @@ func TestCreateAppendRecover(t *testing.T) {
 	states = append(states, appendEdits(t, l, g, 5)[1:]...)
 
 	rec := mustRecover(t, mem)
-	if !reflect.DeepEqual(rec.State, states[len(states)-1]) || rec.ManifestFileNum != 1 || rec.Edits != len(states) || rec.TornTail {
+	if !sameState(rec.State, states[len(states)-1]) || rec.ManifestFileNum != 1 || rec.Edits != len(states) || rec.TornTail {
 		t.Fatalf("Recover = manifest %d, %d edits, torn %v; want manifest 1, %d edits\n%s", rec.ManifestFileNum, rec.Edits, rec.TornTail, len(states), rec.Version)
 	}
 	if err := l.Close(); err != nil {
@@ -99,11 +98,11 @@ func TestCreateAppendRecover(t *testing.T) {
 	}
 	want := rec.State
 	want.NextFileNumber++
-	if !reflect.DeepEqual(l2.State(), want) || l2.FileNum() != num || l2.Size() == 0 || l2.Err() != nil {
+	if !sameState(l2.State(), want) || l2.FileNum() != num || l2.Size() == 0 || l2.Err() != nil {
 		t.Fatal("the new log's state is not the snapshot's")
 	}
 	rec2 := mustRecover(t, mem)
-	if rec2.ManifestFileNum != num || rec2.Edits != 1 || !reflect.DeepEqual(rec2.State, want) {
+	if rec2.ManifestFileNum != num || rec2.Edits != 1 || !sameState(rec2.State, want) {
 		t.Fatalf("after the roll Recover = manifest %d, %d edits", rec2.ManifestFileNum, rec2.Edits)
 	}
 	b, _ := readFile(mem, dir+"/CURRENT")
@@ -214,7 +213,7 @@ func TestAppendFailureSticky(t *testing.T) {
 		if !errors.Is(err, vfs.ErrInjected) || !errors.Is(l.Err(), vfs.ErrInjected) {
 			t.Fatalf("%v: Append after a failure: %v, Err %v", kind, err, l.Err())
 		}
-		if !reflect.DeepEqual(st, states[3]) || !reflect.DeepEqual(l.State(), states[3]) {
+		if !sameState(st, states[3]) || !sameState(l.State(), states[3]) {
 			t.Fatalf("%v: the failed edit changed the state", kind)
 		}
 		// A write that failed was not passed on; a sync that failed left
@@ -224,7 +223,7 @@ func TestAppendFailureSticky(t *testing.T) {
 		if kind == vfs.OpWrite {
 			wantLive = 3
 		}
-		if live.Edits-1 != wantLive || crashed.Edits-1 != 3 || !reflect.DeepEqual(crashed.State, states[3]) {
+		if live.Edits-1 != wantLive || crashed.Edits-1 != 3 || !sameState(crashed.State, states[3]) {
 			t.Fatalf("%v: recovered %d edits live, %d after a crash", kind, live.Edits-1, crashed.Edits-1)
 		}
 		if err := g.m.check(live.State); kind == vfs.OpSync && err != nil {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	iofs "io/fs"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -156,7 +155,7 @@ func TestRecoverDamagedRecord(t *testing.T) {
 		writeFile(t, mem, name, bad)
 		rec, err := Recover(mem, dir)
 		if i == len(offs)-1 {
-			if err != nil || !rec.TornTail || !reflect.DeepEqual(rec.State, states[i-1]) {
+			if err != nil || !rec.TornTail || !sameState(rec.State, states[i-1]) {
 				t.Fatalf("damaged last record: %v, torn %v", err, rec.TornTail)
 			}
 			continue

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"iter"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -31,6 +32,9 @@ type Version struct {
 	// order, each with the bytes they reference (see blobBuilder's
 	// invariant). Read only.
 	Blobs []BlobFile
+	// index is the tables by file number, for the next version's Builder;
+	// nil for a version not built by one.
+	index *fileIndex
 }
 
 // NumFiles returns the number of tables in level.
@@ -127,6 +131,15 @@ func (v *Version) String() string {
 	return sb.String()
 }
 
+// CompareInLevel orders two tables of level as the level orders them: L0
+// newest first, the deeper levels by smallest key.
+func CompareInLevel(level int, a, b *FileMetadata) int {
+	if level == 0 {
+		return l0Less(a, b)
+	}
+	return bySmallest(a, b)
+}
+
 // l0Less orders L0 newest first: LargestSeqNum descending, then FileNum
 // descending.
 func l0Less(a, b *FileMetadata) int {
@@ -162,7 +175,39 @@ func (v *Version) CheckInvariants() error {
 			return err
 		}
 	}
+	if err := v.checkIndex(seen); err != nil {
+		return err
+	}
 	return v.checkBlobs()
+}
+
+// checkIndex verifies fileIndex's invariant: the index lists exactly the
+// tables of levels, each with its level and metadata.
+func (v *Version) checkIndex(levels map[uint64]int) error {
+	if v.index == nil {
+		return nil
+	}
+	n := 0
+	var err error
+	v.index.mu.Lock()
+	defer v.index.mu.Unlock()
+	v.index.tree.Ascend(func(loc fileLoc) bool {
+		n++
+		level, ok := levels[loc.num]
+		switch {
+		case !ok:
+			err = fmt.Errorf("manifest: the index lists table %06d, which no level holds", loc.num)
+		case level != loc.level:
+			err = fmt.Errorf("manifest: the index lists table %06d in L%d, but it is in L%d", loc.num, loc.level, level)
+		case !slices.Contains(v.Levels[level], loc.meta):
+			err = fmt.Errorf("manifest: the index's metadata of table %06d is not L%d's", loc.num, level)
+		}
+		return err == nil
+	})
+	if err == nil && n != len(levels) {
+		err = fmt.Errorf("manifest: the index lists %d tables, the levels %d", n, len(levels))
+	}
+	return err
 }
 
 // checkLevel verifies the invariants of one level.
