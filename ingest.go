@@ -37,10 +37,11 @@ import (
 //     stays above the tables in the read order, and no memtable flushed
 //     later into L0 holds seqnums on both sides of theirs; sync the WAL,
 //     so that a crash never keeps the tables and loses a write before
-//     them; take the
-//     next seqnum G, newer than every write before the call; place each
-//     table at the deepest level at which neither it nor any level above
-//     it overlaps a table, nor a running compaction writes around it;
+//     them, and so that Ingest returns with every write before it
+//     durable (with no tables, the cut stops here); take the next
+//     seqnum G, newer than every write before the call; place each table
+//     at the deepest level at which neither it nor any level above it
+//     overlaps a table, nor a running compaction writes around it;
 //     append one manifest edit adding them all, each with G
 //     (manifest.FileMetadata.GlobalSeqNum); publish G.
 //
@@ -62,8 +63,10 @@ import (
 
 // Ingest adds the tables at paths to the DB atomically: after it returns
 // nil, every key of every table reads as written by one write newer than
-// every write that returned before the call; after an error, the DB holds
-// none of them, and a crash at any point leaves either all or none.
+// every write that returned before the call, and every such write is
+// durable, NoSync ones too (the WAL is synced) — with no paths as well,
+// when Ingest adds nothing and only syncs; after an error, the DB holds
+// none of the tables, and a crash at any point leaves either all or none.
 //
 // Each path is a table written with package sstable's Writer (so it
 // carries its filter), holding at most one version of each user key, of
@@ -97,9 +100,6 @@ func (d *DB) Ingest(paths []string) error {
 		}
 		files = append(files, f)
 	}
-	if len(files) == 0 {
-		return nil
-	}
 	sorted := slices.Clone(files)
 	slices.SortFunc(sorted, func(a, b *ingestFile) int { return bytes.Compare(a.meta.Smallest.UserKey, b.meta.Smallest.UserKey) })
 	for i := 1; i < len(sorted); i++ {
@@ -122,6 +122,9 @@ func (d *DB) Ingest(paths []string) error {
 	if err := d.commit.commit(req, d.applyGroup); err != nil {
 		d.removeIngested(files, linked)
 		return err
+	}
+	if len(files) == 0 {
+		return nil // no table added: not counted in Metrics.Ingests
 	}
 	var size uint64
 	for _, f := range files {
@@ -282,8 +285,9 @@ func (d *DB) removeIngested(files []*ingestFile, linked []string) {
 	}
 }
 
-// ingestCut adds the tables, linked and synced, to the tree: the leader of
-// the commit pipeline runs it between two groups (commitRequest.cut).
+// ingestCut adds the tables, linked and synced, to the tree, after it has
+// synced the WAL (all it does for no tables): the leader of the commit
+// pipeline runs it between two groups (commitRequest.cut).
 func (d *DB) ingestCut(files []*ingestFile) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -303,6 +307,9 @@ func (d *DB) ingestCut(files []*ingestFile) error {
 	// ask for; a rotation's is not either.)
 	if err := d.mu.wal.Sync(); err != nil {
 		return d.walFailedLocked(err)
+	}
+	if len(files) == 0 {
+		return nil // an Ingest of nothing: only the sync, no seqnum, no edit
 	}
 	d.mu.ingesting = true
 	defer func() {

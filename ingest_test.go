@@ -620,35 +620,71 @@ func TestIngestExplain(t *testing.T) {
 }
 
 // TestIngestKeepsEarlierWrites crashes right after an Ingest that flushed
-// nothing (its table overlaps no memtable) over writes made without Sync:
-// they must survive with it, so that a crash never keeps a later write
-// and loses an earlier one.
+// nothing (its table overlaps no memtable, or it has no table) over writes
+// made without Sync: they must survive with it, so that a crash never
+// keeps a later write and loses an earlier one, and an Ingest returns with
+// every write before it durable whatever it adds. A crash just before the
+// Ingest loses them: the Ingest is what keeps them.
 func TestIngestKeepsEarlierWrites(t *testing.T) {
-	mem := vfs.NewMem()
-	d, err := Open("/db", &Options{FS: mem})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	m := kvModel{}
-	for _, op := range sets("w", "a", "b") {
-		if err := d.Put([]byte(op.key), []byte(op.value), NoSync); err != nil {
-			t.Fatal(err)
-		}
-		m.apply([]kvOp{op})
-	}
-	writeIngestTable(t, mem, "/in/z.sst", sets("i", "y", "z"))
-	if err := d.Ingest([]string{"/in/z.sst"}); err != nil {
-		t.Fatal(err)
-	}
-	m.apply(sets("i", "y", "z"))
-	crashed, err := Open("/db", &Options{FS: mem.CrashClone(vfs.CrashOptions{})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer crashed.Close()
-	if got, err := readAll(crashed); err != nil || diffModels(got, m) != "" {
-		t.Fatalf("after a crash: %v %s", err, diffModels(got, m))
+	for _, tc := range []struct {
+		name   string
+		tables map[string][]kvOp // path: the table's writes
+	}{
+		{"a table", map[string][]kvOp{"/in/z.sst": sets("i", "y", "z")}},
+		{"no paths", nil},
+		{"an empty list", map[string][]kvOp{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := vfs.NewMem()
+			d, err := Open("/db", &Options{FS: mem})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			m := kvModel{}
+			for _, op := range sets("w", "a", "b") {
+				if err := d.Put([]byte(op.key), []byte(op.value), NoSync); err != nil {
+					t.Fatal(err)
+				}
+				m.apply([]kvOp{op})
+			}
+			before := mem.CrashClone(vfs.CrashOptions{})
+			var paths []string
+			if tc.tables != nil {
+				paths = []string{}
+			}
+			for path, ops := range tc.tables {
+				writeIngestTable(t, mem, path, ops)
+				paths = append(paths, path)
+			}
+			if err := d.Ingest(paths); err != nil {
+				t.Fatal(err)
+			}
+			for _, ops := range tc.tables {
+				m.apply(ops)
+			}
+			if got, want := d.Metrics().Ingests, uint64(min(len(tc.tables), 1)); got != want {
+				t.Errorf("Metrics().Ingests = %d, want %d", got, want)
+			}
+			for _, c := range []struct {
+				when string
+				fs   *vfs.MemFS
+				want kvModel
+			}{
+				{"before the Ingest", before, kvModel{}},
+				{"after the Ingest", mem.CrashClone(vfs.CrashOptions{}), m},
+			} {
+				crashed, err := Open("/db", &Options{FS: c.fs})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := readAll(crashed)
+				crashed.Close()
+				if err != nil || diffModels(got, c.want) != "" {
+					t.Errorf("a crash %s: %v %s", c.when, err, diffModels(got, c.want))
+				}
+			}
+		})
 	}
 }
 
