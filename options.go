@@ -369,7 +369,8 @@ type Options struct {
 	// µs), a missing key's 0.78×. A device error or a file truncated beneath
 	// the mapping is an error of the read (vfs.ErrMappedFault), never a
 	// crash. The pages the reads touch count in the process's resident
-	// memory (RSS) while mapped, as the page cache they are; the kernel
+	// memory (RSS) while mapped, as the page cache they are, and not in
+	// MemoryLimit, which counts what the DB allocates; the kernel
 	// reclaims them as it does the page cache. On Unix systems with the
 	// OS file system (vfs.Default); elsewhere, and where a file cannot be
 	// mapped, the tables are read with ReadAt. Blob files are always read
