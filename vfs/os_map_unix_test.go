@@ -12,6 +12,20 @@ import (
 	"testing"
 )
 
+// writeAndMap writes data to the OS file name, opens it and maps it; the
+// mapping and the file are closed when the test ends.
+func writeAndMap(t *testing.T, name string, data []byte) (File, *Mapping) {
+	t.Helper()
+	must(t, os.WriteFile(name, data, 0o644))
+	f, err := Default.Open(name)
+	must(t, err)
+	t.Cleanup(func() { f.Close() })
+	m, err := Map(f)
+	must(t, err)
+	t.Cleanup(func() { m.Close() })
+	return f, m
+}
+
 // TestMapReadAt checks a Mapping's ReadAt against the file's own ReadAt,
 // the oracle: the same bytes, counts and io.EOF at and past the end, for
 // reads at random offsets and lengths and at the edges.
@@ -22,13 +36,7 @@ func TestMapReadAt(t *testing.T) {
 	for i := range data {
 		data[i] = byte(rng.Uint32())
 	}
-	must(t, os.WriteFile(name, data, 0o644))
-	f, err := Default.Open(name)
-	must(t, err)
-	defer f.Close()
-	m, err := Map(f)
-	must(t, err)
-	defer m.Close()
+	f, m := writeAndMap(t, name, data)
 	if m.Size() != int64(len(data)) {
 		t.Fatalf("Size %d, want %d", m.Size(), len(data))
 	}
@@ -60,13 +68,7 @@ func TestMapReadAt(t *testing.T) {
 // ErrMappedFault naming the file and offset, and the process goes on.
 func TestMapFaultIsAnError(t *testing.T) {
 	name := filepath.Join(t.TempDir(), "000002.sst")
-	must(t, os.WriteFile(name, make([]byte, 4*4096), 0o644))
-	f, err := Default.Open(name)
-	must(t, err)
-	defer f.Close()
-	m, err := Map(f)
-	must(t, err)
-	defer m.Close()
+	_, m := writeAndMap(t, name, make([]byte, 4*4096))
 	must(t, os.Truncate(name, 4096))
 	if _, err := m.ReadAt(make([]byte, 10), 10); err != nil {
 		t.Fatalf("read of the page kept: %v", err)
