@@ -2,14 +2,13 @@ package blob
 
 import (
 	"bytes"
-	"flag"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden blob files in testdata (only for a deliberate change of the format)")
+	"github.com/bloomkv/bloomkv/internal/compress"
+	"github.com/bloomkv/bloomkv/internal/golden"
+)
 
 // goldenValues are the values of the golden blob files: of lengths from 0
 // to 5000 (with 1- and 2-byte length uvarints), a tenth of their bytes
@@ -48,23 +47,12 @@ func TestGoldenFiles(t *testing.T) {
 		t.Run(c.String(), func(t *testing.T) {
 			file, handles := writeFile(t, values, c)
 			path := filepath.Join("testdata", "golden-"+c.String()+".blob")
-			if *update {
-				if err := os.WriteFile(path, file, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
+			golden.Check(t, path, file)
+			r, err := Open(bytes.NewReader(file), int64(len(file)), "000007.blob")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(file, want) {
-				t.Fatalf("the file written differs from %s (%d bytes, want %d)", path, len(file), len(want))
-			}
-			r, err := Open(bytes.NewReader(want), int64(len(want)), "000007.blob")
-			if err != nil {
-				t.Fatal(err)
-			}
-			stored := map[Compression]int{}
+			stored := map[compress.Codec]int{}
 			for i, h := range handles {
 				if got, err := r.ReadValue(nil, h.Offset, h.Length); err != nil || !bytes.Equal(got, values[i]) {
 					t.Fatalf("%s: value %d: %v (differs: %v)", path, i, err, err == nil)
@@ -75,11 +63,11 @@ func TestGoldenFiles(t *testing.T) {
 				}
 				stored[sc]++
 				// The frame header descriptor's bit 2: zstd's checksum.
-				if sc == ZstdCompression && s[4]&0x04 != 0 {
+				if sc == compress.Zstd && s[4]&0x04 != 0 {
 					t.Fatalf("%s: the zstd record at %d has a content checksum", path, h.Offset)
 				}
 			}
-			if c != NoCompression && (stored[c] == 0 || stored[NoCompression] == 0) {
+			if c != compress.None && (stored[c] == 0 || stored[compress.None] == 0) {
 				t.Fatalf("%s: records stored as %v; want some %v and some none", path, stored, c)
 			}
 		})
