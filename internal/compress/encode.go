@@ -14,11 +14,13 @@ type Encoder struct {
 }
 
 // NewEncoder returns an Encoder whose zstd frames carry zstd's content
-// checksum when zstdChecksum is set. Its zstd state is made at its first
-// zstd block, so an Encoder that never writes one costs nothing.
+// checksum when zstdChecksum is set. Its zstd state, over a MiB of match
+// tables, is made at its first zstd block, so an Encoder that never writes
+// one costs nothing, and there is one of it, whatever GOMAXPROCS: zstd
+// blocks encoded at once take turns.
 func NewEncoder(zstdChecksum bool) *Encoder {
 	return &Encoder{zstd: sync.OnceValue(func() *zstd.Encoder {
-		e, err := zstd.NewWriter(nil, zstd.WithEncoderCRC(zstdChecksum))
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderCRC(zstdChecksum), zstd.WithEncoderConcurrency(1))
 		if err != nil {
 			panic(err) // only invalid options fail, and these are constant
 		}
