@@ -9,6 +9,7 @@ import (
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/blob"
 	"github.com/bloomkv/bloomkv/internal/compaction"
+	"github.com/bloomkv/bloomkv/internal/compress"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 )
 
@@ -206,7 +207,7 @@ func (d *DB) readBlobAhead(enc []byte, s *blobReadaheadSet) ([]byte, error) {
 // readBlobStored appends to dst the value h locates as its blob file
 // stores it, checked but not decompressed, and its compression, for a
 // relocation to copy (blob.Writer.AddStored); it counts the read.
-func (d *DB) readBlobStored(dst []byte, h blob.Handle) ([]byte, blob.Compression, error) {
+func (d *DB) readBlobStored(dst []byte, h blob.Handle) ([]byte, compress.Codec, error) {
 	bf, err := d.blobFile(h.FileNum)
 	if err != nil {
 		return dst, 0, err
@@ -276,14 +277,14 @@ func (d *DB) createOutput(job int, t manifest.FileType, num uint64, reason strin
 // blobCompression is the compression of the blob files a DB writes: c,
 // its Options.Compression, that of the tables below the base level, where
 // the values would otherwise end up.
-func blobCompression(c Compression) blob.Compression {
+func blobCompression(c Compression) compress.Codec {
 	switch c {
 	case SnappyCompression:
-		return blob.SnappyCompression
+		return compress.Snappy
 	case ZstdCompression:
-		return blob.ZstdCompression
+		return compress.Zstd
 	}
-	return blob.NoCompression
+	return compress.None
 }
 
 // blobSink separates a flush's large values into a blob file, created and
@@ -294,7 +295,7 @@ type blobSink struct {
 	job         int
 	reason      string
 	minSize     int
-	compression blob.Compression
+	compression compress.Codec
 	num         uint64
 	out         *compaction.Output
 	w           *blob.Writer

@@ -1,6 +1,10 @@
 package sstable
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/bloomkv/bloomkv/internal/compress"
+)
 
 // pageFit is how a Writer under BlockAlign (with a BlockSize of at most a
 // page) cuts its data blocks so that each, stored, fits in a page with
@@ -96,11 +100,11 @@ func (f *pageFit) pendingEntry(i int) (key, value []byte) {
 // with compression, a block that came out larger than a page is rebuilt
 // from fewer of its entries until it fits or holds one, the rest left in
 // pending for carryOver. It updates the ratio that predicts the next cut.
-func (w *Writer) compressData(raw []byte) (stored []byte, ind compressionIndicator) {
+func (w *Writer) compressData(raw []byte) (stored []byte, used compress.Codec) {
 	n := w.data.entries
 	k := n
 	for {
-		stored, ind, w.scratch = compress(w.opts.Compression.indicator(), raw, w.scratch)
+		stored, used, w.scratch = blockEncoder.Encode(w.opts.Compression.codec(), raw, w.scratch)
 		over := len(stored) + blockTrailerLen
 		if !w.fit.on || !w.fit.keep || over <= alignPage || k == 1 {
 			break
@@ -119,7 +123,7 @@ func (w *Writer) compressData(raw []byte) (stored []byte, ind compressionIndicat
 		}
 		w.fit.fitLimit = w.fit.limit()
 	}
-	return stored, ind
+	return stored, used
 }
 
 // carryOver starts the next data block with the entries the last one left

@@ -6,11 +6,12 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/compress"
 )
 
 // TestCompressionOnDisk pins the format: whatever the numbering of the
 // Compression option, a data block's trailer and the compression property
-// hold the indicator byte the package doc gives (0 none, 1 snappy, 2 zstd),
+// hold the codec byte the package doc gives (0 none, 1 snappy, 2 zstd),
 // and read back as the option written.
 func TestCompressionOnDisk(t *testing.T) {
 	var entries []entry
@@ -47,7 +48,7 @@ func TestCompressionOnDisk(t *testing.T) {
 			t.Errorf("%v: index block stored as %v", tc.opt, l.Index.Compression)
 		}
 	}
-	// The property's value is the indicator byte too.
+	// The property's value is the codec byte too.
 	for c, disk := range map[Compression]byte{NoCompression: 0, SnappyCompression: 1, ZstdCompression: 2} {
 		var it blockIter
 		if err := it.init(encodeProperties(&Properties{Compression: c}), bytes.Compare); err != nil {
@@ -67,12 +68,12 @@ func TestCompressionOnDisk(t *testing.T) {
 		}
 	}
 	for i, want := range []Compression{NoCompression, SnappyCompression, ZstdCompression} {
-		if c := want.indicator(); c != compressionIndicator(i) || c.compression() != want {
-			t.Errorf("%v: indicator %d, back %v", want, c, c.compression())
+		if c := want.codec(); c != compress.Codec(i) || compressionOf(c) != want || c.String() != want.String() {
+			t.Errorf("%v: codec %d (%v), back %v", want, c, c, compressionOf(c))
 		}
 	}
 	// A byte from a newer writer is no compression this version knows.
-	if c := compressionIndicator(3).compression(); c <= ZstdCompression {
-		t.Errorf("unknown indicator 3 reads as %v", c)
+	if c := compressionOf(3); c <= ZstdCompression || c.String() != "compression(4)" {
+		t.Errorf("unknown codec 3 reads as %v", c)
 	}
 }

@@ -23,7 +23,10 @@
 //
 // Every block is followed by a 5-byte trailer: the compression type (1 byte:
 // 0 none, 1 snappy, 2 zstd) and a CRC-32C (Castagnoli) of the stored block
-// bytes and that type byte, little-endian. A handle (BlockHandle) is a
+// bytes and that type byte, little-endian. The type is package
+// internal/compress's Codec, and a compressed block is as its Encoder
+// writes it; a zstd block is one frame with zstd's own content checksum,
+// which the trailer's CRC covers as well. A handle (BlockHandle) is a
 // block's offset and stored length (trailer excluded); in the index it is
 // two uvarints, in the footer two uint64s.
 //

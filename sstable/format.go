@@ -4,90 +4,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"slices"
-	"sync"
 
-	"github.com/klauspost/compress/s2"
-	"github.com/klauspost/compress/snappy"
-	"github.com/klauspost/compress/zstd"
+	"github.com/bloomkv/bloomkv/internal/compress"
 )
-
-// Compression chooses how a table's data blocks are compressed: the option
-// of a Writer, and of a DB (bloomkv.Compression is this type). Its values
-// are not the format: a block trailer's first byte is a
-// compressionIndicator, translated at the edges (writeBlock, readBlock,
-// the properties' codec). The two are kept apart so that the zero value
-// can mean "the default" for every layer that takes the option, without
-// renumbering the bytes already on disk.
-type Compression uint8
-
-// The compressions. A block that does not shrink by at least an eighth is
-// stored uncompressed whatever the option says, so readers skip the work.
-const (
-	// DefaultCompression leaves the choice to the layer that takes the
-	// option: a Writer stores blocks uncompressed, a DB's Options resolve
-	// it to SnappyCompression first.
-	DefaultCompression Compression = iota
-	NoCompression
-	SnappyCompression
-	ZstdCompression
-)
-
-// String returns the compression's name as the tools print it and the
-// command line takes it: "none", "snappy", "zstd" ("default" unresolved).
-func (c Compression) String() string {
-	switch c {
-	case DefaultCompression:
-		return "default"
-	case NoCompression:
-		return "none"
-	case SnappyCompression:
-		return "snappy"
-	case ZstdCompression:
-		return "zstd"
-	}
-	return fmt.Sprintf("compression(%d)", uint8(c))
-}
-
-// indicator returns the trailer byte of a block stored with c (which is
-// resolved: not DefaultCompression, not unknown; those store none).
-func (c Compression) indicator() compressionIndicator {
-	switch c {
-	case SnappyCompression:
-		return snappyIndicator
-	case ZstdCompression:
-		return zstdIndicator
-	}
-	return noCompressionIndicator
-}
-
-// compressionIndicator is how a block is stored, as the format writes it:
-// the first byte of every block trailer (0 none, 1 snappy, 2 zstd; see the
-// package doc), and the value of the bloomkv.compression property.
-type compressionIndicator uint8
-
-// The indicators. Their values are part of the format.
-const (
-	noCompressionIndicator compressionIndicator = 0
-	snappyIndicator        compressionIndicator = 1
-	zstdIndicator          compressionIndicator = 2
-)
-
-// compression returns the Compression whose blocks are stored as i. A byte
-// this version does not know, a newer writer's, maps past ZstdCompression
-// (to i+1, as every indicator maps to the Compression one above it), so
-// that it prints as unknown rather than as a compression it is not.
-func (i compressionIndicator) compression() Compression {
-	switch i {
-	case noCompressionIndicator:
-		return NoCompression
-	case snappyIndicator:
-		return SnappyCompression
-	case zstdIndicator:
-		return ZstdCompression
-	}
-	return Compression(min(int(i)+1, 0xff))
-}
 
 // Sizes of the fixed parts of the format.
 const (
@@ -135,7 +54,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // blockChecksum covers a block's stored bytes and its compression type, so
 // a flipped type byte is caught as surely as a flipped content byte.
-func blockChecksum(stored []byte, c compressionIndicator) uint32 {
+func blockChecksum(stored []byte, c compress.Codec) uint32 {
 	return crc32.Update(crc32.Checksum(stored, castagnoli), castagnoli, []byte{byte(c)})
 }
 
@@ -218,67 +137,4 @@ func decodeFooter(b []byte) (footer, string) {
 		h.Length = binary.LittleEndian.Uint64(b[16*i+8:])
 	}
 	return f, ""
-}
-
-var (
-	zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
-		e, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
-		if err != nil {
-			panic(err) // only invalid options fail, and these are constant
-		}
-		return e
-	})
-	zstdDecoder = sync.OnceValue(func() *zstd.Decoder {
-		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxBlockLen))
-		if err != nil {
-			panic(err)
-		}
-		return d
-	})
-)
-
-// compress returns the bytes to store for raw and how they are stored; it
-// falls back to none when compression saves under 1/8. The compressor
-// writes into scratch when it is large enough; the buffer it wrote into is
-// returned whether its output is kept or not, for the next block: were an
-// incompressible block to drop it, every block after would allocate one
-// anew (on random values, 70% of a fill's allocations).
-func compress(c compressionIndicator, raw, scratch []byte) (stored []byte, ind compressionIndicator, buf []byte) {
-	var out []byte
-	switch c {
-	case snappyIndicator:
-		// s2's plain snappy encoder: the same format as snappy.Encode's
-		// "better" one, and faster. On `bloomkv bench`'s values it made a
-		// 2M-key fill 29% faster for 1.5% more bytes on disk.
-		out = s2.EncodeSnappy(scratch[:cap(scratch)], raw)
-	case zstdIndicator:
-		out = zstdEncoder().EncodeAll(raw, scratch[:0])
-	default:
-		return raw, noCompressionIndicator, scratch
-	}
-	if len(out) > len(raw)-len(raw)/8 {
-		return raw, noCompressionIndicator, out
-	}
-	return out, c, out
-}
-
-// decompress returns a block's contents from its stored bytes, in dst's
-// memory when it is large enough.
-func decompress(c compressionIndicator, stored, dst []byte) ([]byte, error) {
-	switch c {
-	case noCompressionIndicator:
-		return stored, nil
-	case snappyIndicator:
-		n, err := snappy.DecodedLen(stored)
-		if err != nil {
-			return nil, err
-		}
-		if n > maxBlockLen {
-			return nil, fmt.Errorf("snappy block claims %d bytes", n)
-		}
-		return snappy.Decode(slices.Grow(dst[:0], n)[:n], stored)
-	case zstdIndicator:
-		return zstdDecoder().DecodeAll(stored, dst[:0])
-	}
-	return nil, fmt.Errorf("unknown compression type %d", c)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/compress"
 )
 
 // BlockInfo describes one stored block: where it is, how it is compressed,
@@ -79,7 +80,7 @@ func (r *Reader) Layout() (Layout, error) {
 		if _, err := r.file.ReadAt(t[:], int64(h.Offset+h.Length)); err != nil {
 			return b, r.readError(int64(h.Offset+h.Length), err)
 		}
-		b.Compression, b.RawLength = compressionIndicator(t[0]).compression(), uint64(len(raw))
+		b.Compression, b.RawLength = compressionOf(compress.Codec(t[0])), uint64(len(raw))
 		return b, nil
 	}
 	var err error

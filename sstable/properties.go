@@ -12,6 +12,7 @@ import (
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/fuse"
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/compress"
 	"github.com/bloomkv/bloomkv/ribbon"
 )
 
@@ -186,12 +187,12 @@ var propertyCodecs = func() []propertyCodec {
 		},
 		{
 			name:   "bloomkv.compression",
-			encode: func(p *Properties) []byte { return []byte{byte(p.Compression.indicator())} },
+			encode: func(p *Properties) []byte { return []byte{byte(p.Compression.codec())} },
 			decode: func(p *Properties, v []byte) bool {
 				if len(v) != 1 {
 					return false
 				}
-				p.Compression = compressionIndicator(v[0]).compression()
+				p.Compression = compressionOf(compress.Codec(v[0]))
 				return true
 			},
 		},

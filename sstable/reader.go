@@ -13,6 +13,7 @@ import (
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/bytealg"
 	"github.com/bloomkv/bloomkv/internal/cache"
+	"github.com/bloomkv/bloomkv/internal/compress"
 	"github.com/bloomkv/bloomkv/internal/rangedel"
 	"github.com/bloomkv/bloomkv/rangefilter"
 )
@@ -457,15 +458,15 @@ func (r *Reader) readBlockInto(h BlockHandle, what string, bufs *blockBuffers) (
 			return nil, r.readError(int64(h.Offset), err)
 		}
 	}
-	stored, c := buf[:h.Length], compressionIndicator(buf[h.Length])
+	stored, c := buf[:h.Length], compress.Codec(buf[h.Length])
 	if got, want := blockChecksum(stored, c), binary.LittleEndian.Uint32(buf[h.Length+1:]); got != want {
 		return nil, r.corrupt(int64(h.Offset), "%s block checksum %#08x, want %#08x", what, got, want)
 	}
-	contents, err := decompress(c, stored, decoded)
+	contents, err := blockDecoder.Decode(decoded[:0], stored, c)
 	if err != nil {
 		return nil, r.corrupt(int64(h.Offset), "%s block: %v", what, err)
 	}
-	if bufs != nil && c != noCompressionIndicator {
+	if bufs != nil && c != compress.None {
 		bufs.decoded = contents
 	}
 	return contents, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/compress"
 	"github.com/bloomkv/bloomkv/internal/rangedel"
 	"github.com/bloomkv/bloomkv/rangefilter"
 )
@@ -264,8 +265,8 @@ func (w *Writer) flushDataBlock() {
 	if w.data.entries == 0 {
 		return
 	}
-	stored, ind := w.compressData(w.data.finish())
-	h := w.writeStored(stored, ind, w.opts.BlockAlign)
+	stored, used := w.compressData(w.data.finish())
+	h := w.writeStored(stored, used, w.opts.BlockAlign)
 	w.index.add(w.data.lastKey, h.appendVarint(nil))
 	w.props.DataBlocks++
 	w.props.DataBytes += h.Length + blockTrailerLen
@@ -282,15 +283,15 @@ var zeroPage [alignPage]byte
 
 // writeBlock compresses and writes one block and its trailer.
 func (w *Writer) writeBlock(raw []byte, c Compression) BlockHandle {
-	stored, ind, scratch := compress(c.indicator(), raw, w.scratch)
+	stored, used, scratch := blockEncoder.Encode(c.codec(), raw, w.scratch)
 	w.scratch = scratch
-	return w.writeStored(stored, ind, false)
+	return w.writeStored(stored, used, false)
 }
 
 // writeStored writes a block's stored bytes and its trailer. With align (a
 // data block under BlockAlign) the block starts where alignedStart puts
 // it, after zero padding, if that padding is worth it (worthPadding).
-func (w *Writer) writeStored(stored []byte, ind compressionIndicator, align bool) BlockHandle {
+func (w *Writer) writeStored(stored []byte, c compress.Codec, align bool) BlockHandle {
 	if align {
 		pad := alignedStart(w.offset, uint64(len(stored)), alignPage) - w.offset
 		if worthPadding(pad, uint64(len(stored))+blockTrailerLen) {
@@ -300,8 +301,8 @@ func (w *Writer) writeStored(stored []byte, ind compressionIndicator, align bool
 	}
 	h := BlockHandle{Offset: w.offset, Length: uint64(len(stored))}
 	var trailer [blockTrailerLen]byte
-	trailer[0] = byte(ind)
-	binary.LittleEndian.PutUint32(trailer[1:], blockChecksum(stored, ind))
+	trailer[0] = byte(c)
+	binary.LittleEndian.PutUint32(trailer[1:], blockChecksum(stored, c))
 	w.write(stored)
 	w.write(trailer[:])
 	return h

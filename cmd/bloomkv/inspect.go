@@ -24,6 +24,7 @@ import (
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/batchrepr"
 	"github.com/bloomkv/bloomkv/internal/blob"
+	"github.com/bloomkv/bloomkv/internal/compress"
 	"github.com/bloomkv/bloomkv/internal/humanize"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/rangefilter"
@@ -280,7 +281,7 @@ func inspectBlob(w *bufio.Writer, f *os.File, size int64, name string, verbose b
 	compressed := 0
 	err = r.Scan(func(rec blob.Record) error {
 		valueBytes += uint64(len(rec.Value))
-		if rec.Compression != blob.NoCompression {
+		if rec.Compression != compress.None {
 			compressed++
 		}
 		if verbose {

@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"flag"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+	"github.com/bloomkv/bloomkv/internal/golden"
+)
 
 // TestGolden runs command lines and compares their output with
 // testdata/NAME.golden; go test -update rewrites the files after a reviewed
@@ -52,19 +51,7 @@ func TestGolden(t *testing.T) {
 // rewrites.
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Fatalf("output differs from %s:\n%s", path, got)
-	}
+	golden.Check(t, filepath.Join("testdata", name+".golden"), []byte(got))
 }
 
 // TestWidthFor checks the width calc derives from -p: the narrowest w

@@ -12,15 +12,16 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/compress"
 	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
 )
 
-var compressions = []Compression{NoCompression, SnappyCompression, ZstdCompression}
+var compressions = []compress.Codec{compress.None, compress.Snappy, compress.Zstd}
 
 // writeFile writes values to a blob file in memory, compressed with c,
 // and returns its bytes and each value's handle (file number 7).
-func writeFile(t *testing.T, values [][]byte, c Compression) ([]byte, []Handle) {
+func writeFile(t *testing.T, values [][]byte, c compress.Codec) ([]byte, []Handle) {
 	t.Helper()
 	var buf bytes.Buffer
 	w := NewWriter(&buf, c)
@@ -80,18 +81,18 @@ var oracleZstd = sync.OnceValue(func() *zstd.Encoder {
 // storedLen is the oracle of how a value is stored under c: the
 // compressor's output when it saves at least len/8 (rounded down) of a
 // value not empty, the value otherwise.
-func storedLen(t *testing.T, c Compression, v []byte) (uint64, Compression) {
+func storedLen(t *testing.T, c compress.Codec, v []byte) (uint64, compress.Codec) {
 	var n int
 	switch c {
-	case SnappyCompression:
+	case compress.Snappy:
 		n = len(s2.EncodeSnappy(nil, v))
-	case ZstdCompression:
+	case compress.Zstd:
 		n = len(oracleZstd().EncodeAll(v, nil))
 	default:
-		return uint64(len(v)), NoCompression
+		return uint64(len(v)), compress.None
 	}
 	if len(v) == 0 || n > len(v)-len(v)/8 {
-		return uint64(len(v)), NoCompression
+		return uint64(len(v)), compress.None
 	}
 	return uint64(n), c
 }
@@ -123,7 +124,7 @@ func TestRoundTrip(t *testing.T) {
 				}
 				var ra Readahead
 				var copied bytes.Buffer
-				cw := NewWriter(&copied, NoCompression)
+				cw := NewWriter(&copied, compress.None)
 				for i, h := range handles {
 					if n, _ := storedLen(t, c, tc.values[i]); h.Length != n {
 						t.Fatalf("value %d of %d bytes stored in %d, want %d", i, len(tc.values[i]), h.Length, n)
@@ -230,7 +231,7 @@ func TestReadVersion1(t *testing.T) {
 		t.Fatalf("Properties = %+v, want %+v; records end at %d of %d", p, want, off, len(file))
 	}
 	var copied bytes.Buffer
-	cw := NewWriter(&copied, SnappyCompression)
+	cw := NewWriter(&copied, compress.Snappy)
 	var ra Readahead
 	for i, h := range handles {
 		v := fixtureValue(i, fixtureLens[i])
@@ -241,7 +242,7 @@ func TestReadVersion1(t *testing.T) {
 			t.Fatalf("value %d read ahead: %v (differs: %v)", i, err, err == nil)
 		}
 		stored, c, err := r.ReadStored(nil, h.Offset, h.Length)
-		if err != nil || c != NoCompression || !bytes.Equal(stored, v) {
+		if err != nil || c != compress.None || !bytes.Equal(stored, v) {
 			t.Fatalf("value %d stored: %s, %v", i, c, err)
 		}
 		noff, err := cw.AddStored(stored, c)
@@ -252,7 +253,7 @@ func TestReadVersion1(t *testing.T) {
 	}
 	i := 0
 	if err := r.Scan(func(rec Record) error {
-		if !bytes.Equal(rec.Value, fixtureValue(i, fixtureLens[i])) || rec.Compression != NoCompression {
+		if !bytes.Equal(rec.Value, fixtureValue(i, fixtureLens[i])) || rec.Compression != compress.None {
 			t.Fatalf("Scan: value %d differs", i)
 		}
 		i++
@@ -327,13 +328,13 @@ func TestBitFlips(t *testing.T) {
 			file, handles := writeFile(t, values, c)
 			compressed := 0
 			for i, v := range values {
-				if _, wc := storedLen(t, c, v); wc != NoCompression {
+				if _, wc := storedLen(t, c, v); wc != compress.None {
 					compressed++
 				} else if handles[i].Length != uint64(len(v)) {
 					t.Fatalf("value %d stored in %d bytes, want it as given", i, handles[i].Length)
 				}
 			}
-			if c != NoCompression && compressed < 3 {
+			if c != compress.None && compressed < 3 {
 				t.Fatalf("%d compressed values, want some to flip bits in", compressed)
 			}
 			checkBitFlips(t, file, handles, values, nil)
@@ -399,7 +400,7 @@ func checkBitFlips(t *testing.T, file []byte, handles []Handle, values [][]byte,
 				stored, c, err := r.ReadStored(nil, h.Offset, h.Length)
 				check(err)
 				if err == nil {
-					if got, err := decompress(nil, c, stored); err != nil || !bytes.Equal(got, values[i]) {
+					if got, err := valueDecoder.Decode(nil, stored, c); err != nil || !bytes.Equal(got, values[i]) {
 						t.Fatalf("flip at %d: value %d's stored bytes wrong (%v)", pos, i, err)
 					}
 				}
@@ -431,19 +432,19 @@ func TestCorruptCompressedRecords(t *testing.T) {
 	bigZstd = append(bigZstd, 0x01, 0x00, 0x00)
 	for _, tc := range []struct {
 		name   string
-		c      Compression
+		c      compress.Codec
 		stored []byte
 		reason string // in the error
 	}{
-		{"snappy garbage", SnappyCompression, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, "does not decode"},
-		{"snappy claims too much", SnappyCompression, append(huge, 0), "claims 67108865 bytes"},
-		{"zstd garbage", ZstdCompression, []byte("not a zstd frame"), "does not decode"},
-		{"zstd claims too much", ZstdCompression, bigZstd, "claims 67108865 bytes"},
-		{"unknown compression", Compression(3), []byte("abc"), "unknown compression 3"},
+		{"snappy garbage", compress.Snappy, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, "does not decode"},
+		{"snappy claims too much", compress.Snappy, append(huge, 0), "claims 67108865 bytes"},
+		{"zstd garbage", compress.Zstd, []byte("not a zstd frame"), "does not decode"},
+		{"zstd claims too much", compress.Zstd, bigZstd, "claims 67108865 bytes"},
+		{"unknown compression", compress.Codec(3), []byte("abc"), "unknown compression 3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			w := NewWriter(&buf, NoCompression)
+			w := NewWriter(&buf, compress.None)
 			if _, _, err := w.Add([]byte("first")); err != nil {
 				t.Fatal(err)
 			}
@@ -473,7 +474,7 @@ func TestCorruptCompressedRecords(t *testing.T) {
 }
 
 func TestDamagedFiles(t *testing.T) {
-	file, handles := writeFile(t, [][]byte{[]byte("hello"), []byte("world")}, SnappyCompression)
+	file, handles := writeFile(t, [][]byte{[]byte("hello"), []byte("world")}, compress.Snappy)
 	for _, tc := range []struct {
 		name string
 		file []byte
@@ -506,7 +507,7 @@ func TestDamagedFiles(t *testing.T) {
 }
 
 func TestWriterFinished(t *testing.T) {
-	w := NewWriter(&bytes.Buffer{}, NoCompression)
+	w := NewWriter(&bytes.Buffer{}, compress.None)
 	if _, err := w.Finish(); err != nil {
 		t.Fatal(err)
 	}

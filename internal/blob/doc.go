@@ -26,11 +26,12 @@
 //	   5+k       n  stored: the value, compressed as byte 4+k says
 //
 // A value is stored compressed, with the writer's compression, only when
-// that saves at least an eighth of it (as a table's blocks are); a zstd
-// frame carries no checksum of its own. The checksum covers the stored
-// bytes, their length and their compression, so it is checked before
-// anything is decompressed, and a flipped compression byte is caught as
-// surely as a flipped value byte. A compressed value claims its length
+// that saves at least an eighth of it (as a table's blocks are: both are
+// package internal/compress's codecs); a zstd frame carries no checksum
+// of its own. The checksum covers the stored bytes, their length and
+// their compression, so it is checked before anything is decompressed,
+// and a flipped compression byte is caught as surely as a flipped value
+// byte. A compressed value claims its length
 // (snappy's header, zstd's frame content size); a claim over MaxValueLen
 // is corruption, as is a value that does not decode.
 //

@@ -35,32 +35,6 @@ const MaxValueLen = 64 << 20
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// Compression is how a record stores its value: the byte after its length
-// (format version 2; a version-1 record stores its value as given).
-type Compression uint8
-
-// The compressions. A value that does not shrink by at least an eighth is
-// stored uncompressed whatever the writer's compression, as a table's
-// blocks are, so its reads skip the work.
-const (
-	NoCompression     Compression = 0
-	SnappyCompression Compression = 1
-	ZstdCompression   Compression = 2
-)
-
-// String returns the compression's name, as the tools print it.
-func (c Compression) String() string {
-	switch c {
-	case NoCompression:
-		return "none"
-	case SnappyCompression:
-		return "snappy"
-	case ZstdCompression:
-		return "zstd"
-	}
-	return fmt.Sprintf("compression(%d)", uint8(c))
-}
-
 // Handle locates a value in a blob file: the file's number, its record's
 // offset and the length of the value as stored (compressed or not), the
 // record's bytes past its header.

@@ -1,5 +1,7 @@
 package blob
 
+import "github.com/bloomkv/bloomkv/internal/compress"
+
 // Read-ahead sizes of ReadValueAhead: a read of a record not read ahead
 // already reads minReadahead bytes from it, or, if it is near after the
 // last record read, twice the last read's, up to maxReadahead (or the
@@ -87,9 +89,9 @@ func (r *Reader) ReadValueAhead(off, n uint64, ra *Readahead) ([]byte, error) {
 		}
 	}
 	stored, c, err := r.checkRecord(off, ra.buf[off-ra.start:off-ra.start+recLen], n)
-	if err != nil || c == NoCompression {
+	if err != nil || c == compress.None {
 		return stored, err
 	}
-	ra.value, err = r.decompress(ra.value[:0], off, c, stored)
+	ra.value, err = r.decode(ra.value[:0], off, c, stored)
 	return ra.value, err
 }

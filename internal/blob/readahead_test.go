@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/compress"
 )
 
 // countingReaderAt counts its reads.
@@ -35,8 +36,8 @@ func TestReadValueAhead(t *testing.T) {
 			values[i][j] = byte(rng.Uint32())
 		}
 	}
-	file, handles := writeFile(t, values, NoCompression)
-	other, otherHandles := writeFile(t, values[:10], NoCompression)
+	file, handles := writeFile(t, values, compress.None)
+	other, otherHandles := writeFile(t, values[:10], compress.None)
 	const recLen = 4 + 2 + 1 + 1000 // checksum, 2-byte uvarint, compression, value
 	// reads is the model of the reads of records asked for in order, all
 	// of recLen bytes: a record not held by the last read is read with
@@ -129,7 +130,7 @@ func seq(from, to, step int) []int {
 func TestReadValueAheadCorruption(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 7))
 	values := randomValues(rng, 40, 500)
-	file, handles := writeFile(t, values, SnappyCompression)
+	file, handles := writeFile(t, values, compress.Snappy)
 	const bad = 5
 	file[handles[bad].Offset+uint64(recordHeaderLen(FormatVersion, handles[bad].Length))+handles[bad].Length-1] ^= 0x10
 	r, err := Open(bytes.NewReader(file), int64(len(file)), "000007.blob")

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/bloomkv/bloomkv/internal/base"
+	"github.com/bloomkv/bloomkv/internal/compress"
 )
 
 // Reader reads the values of one blob file, of any format version up to
@@ -85,7 +86,7 @@ var records = sync.Pool{New: func() any { return new([]byte) }}
 // the stored bytes and their compression. A handle whose record is not
 // within the records, a record whose length is not n, a checksum that does
 // not hold and an unknown compression are corruption.
-func (r *Reader) readRecord(off, n uint64) (*[]byte, []byte, Compression, error) {
+func (r *Reader) readRecord(off, n uint64) (*[]byte, []byte, compress.Codec, error) {
 	if err := r.checkHandle(off, n); err != nil {
 		return nil, nil, 0, err
 	}
@@ -116,13 +117,16 @@ func (r *Reader) ReadValue(dst []byte, off, n uint64) ([]byte, error) {
 		return dst, err
 	}
 	defer records.Put(buf)
-	return r.decompress(dst, off, c, stored)
+	if c == compress.None {
+		return append(dst, stored...), nil // stored is buf's, back to the pool
+	}
+	return r.decode(dst, off, c, stored)
 }
 
 // ReadStored reads the value at off stored in n bytes as it is stored,
 // appended to dst, and its compression, for Writer.AddStored to copy; it
 // checks the record as ReadValue does, but does not decompress it.
-func (r *Reader) ReadStored(dst []byte, off, n uint64) ([]byte, Compression, error) {
+func (r *Reader) ReadStored(dst []byte, off, n uint64) ([]byte, compress.Codec, error) {
 	buf, stored, c, err := r.readRecord(off, n)
 	if err != nil {
 		return dst, 0, err
@@ -131,14 +135,15 @@ func (r *Reader) ReadStored(dst []byte, off, n uint64) ([]byte, Compression, err
 	return append(dst, stored...), c, nil
 }
 
-// decompress appends to dst the value of the record at off, stored as c.
-func (r *Reader) decompress(dst []byte, off uint64, c Compression, stored []byte) ([]byte, error) {
-	start := len(dst)
-	dst, err := decompress(dst, c, stored)
+// decode returns the value of the record at off, stored as c: stored
+// itself if c is none, else decompressed and appended to dst. On an error
+// it returns dst as given.
+func (r *Reader) decode(dst []byte, off uint64, c compress.Codec, stored []byte) ([]byte, error) {
+	v, err := valueDecoder.Decode(dst, stored, c)
 	if err != nil {
-		return dst[:start], base.Corruptf(r.name, int64(off), "record's %s value does not decode: %v", c, err)
+		return dst, base.Corruptf(r.name, int64(off), "record's %s value does not decode: %v", c, err)
 	}
-	return dst, nil
+	return v, nil
 }
 
 // checkHandle checks that the record at off that stores n bytes is within
@@ -153,7 +158,7 @@ func (r *Reader) checkHandle(off, n uint64) error {
 // checkRecord checks rec, the record at off said to store n bytes: its
 // length, its checksum and its compression; and returns its stored bytes
 // and their compression.
-func (r *Reader) checkRecord(off uint64, rec []byte, n uint64) ([]byte, Compression, error) {
+func (r *Reader) checkRecord(off uint64, rec []byte, n uint64) ([]byte, compress.Codec, error) {
 	got, k := binary.Uvarint(rec[crcLen:])
 	hdr := crcLen + k + compressionLen(r.props.Version)
 	if k <= 0 || got != n || hdr+int(n) != len(rec) {
@@ -162,10 +167,10 @@ func (r *Reader) checkRecord(off uint64, rec []byte, n uint64) ([]byte, Compress
 	if binary.LittleEndian.Uint32(rec) != crc32.Checksum(rec[crcLen:], castagnoli) {
 		return nil, 0, base.Corruptf(r.name, int64(off), "record checksum mismatch")
 	}
-	c := NoCompression
+	c := compress.None
 	if r.props.Version >= formatVersion2 {
-		c = Compression(rec[hdr-1])
-		if c > ZstdCompression {
+		c = compress.Codec(rec[hdr-1])
+		if !c.Known() {
 			return nil, 0, base.Corruptf(r.name, int64(off), "record of unknown compression %d", uint8(c))
 		}
 	}
@@ -177,7 +182,7 @@ type Record struct {
 	// Offset is the record's first byte; Length the bytes it stores the
 	// value in, and Compression how: with the file's number, its Handle.
 	Offset, Length uint64
-	Compression    Compression
+	Compression    compress.Codec
 	// Value is the value, decompressed.
 	Value []byte
 }
@@ -213,10 +218,14 @@ func (r *Reader) Scan(fn func(Record) error) error {
 		if err != nil {
 			return err
 		}
-		if value, err = r.decompress(value[:0], off, c, stored); err != nil {
+		v, err := r.decode(value[:0], off, c, stored)
+		if err != nil {
 			return err
 		}
-		if err := fn(Record{Offset: off, Length: n, Compression: c, Value: value}); err != nil {
+		if c != compress.None {
+			value = v // a stored v is buf's, which the next record reuses
+		}
+		if err := fn(Record{Offset: off, Length: n, Compression: c, Value: v}); err != nil {
 			return err
 		}
 		off += recLen

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"hash/crc32"
 	"io"
+
+	"github.com/bloomkv/bloomkv/internal/compress"
 )
 
 // Writer writes a blob file of format version FormatVersion: Add each
@@ -13,7 +15,7 @@ import (
 // caller syncs and closes the file.
 type Writer struct {
 	w           *bufio.Writer
-	compression Compression
+	compression compress.Codec
 	off         uint64
 	values      uint64
 	valueBytes  uint64
@@ -25,7 +27,7 @@ type Writer struct {
 
 // NewWriter returns a Writer of a blob file to w that compresses each
 // value with c where that saves at least an eighth of it.
-func NewWriter(w io.Writer, c Compression) *Writer {
+func NewWriter(w io.Writer, c compress.Codec) *Writer {
 	return &Writer{w: bufio.NewWriterSize(w, 64<<10), compression: c}
 }
 
@@ -39,7 +41,7 @@ func (w *Writer) Add(value []byte) (off, length uint64, err error) {
 	if w.done {
 		return 0, 0, errFinished
 	}
-	stored, c, scratch := compress(w.compression, value, w.scratch)
+	stored, c, scratch := valueEncoder.Encode(w.compression, value, w.scratch)
 	w.scratch = scratch
 	off, err = w.AddStored(stored, c)
 	return off, uint64(len(stored)), err
@@ -49,7 +51,7 @@ func (w *Writer) Add(value []byte) (off, length uint64, err error) {
 // Reader.ReadStored returns them — and returns its offset: a value moved
 // from one blob file to another is copied as it is stored, neither
 // decompressed nor compressed again.
-func (w *Writer) AddStored(stored []byte, c Compression) (uint64, error) {
+func (w *Writer) AddStored(stored []byte, c compress.Codec) (uint64, error) {
 	if w.done {
 		return 0, errFinished
 	}

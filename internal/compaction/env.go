@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/bloomkv/bloomkv/internal/blob"
+	"github.com/bloomkv/bloomkv/internal/compress"
 	"github.com/bloomkv/bloomkv/internal/iterator"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/rangedel"
@@ -33,7 +34,7 @@ type Env struct {
 	// values of Compaction.RelocateBlobs (one per Run, when it has one to
 	// relocate). Nil when no compaction relocates.
 	ReadBlob       func(dst []byte, h blob.Handle) ([]byte, error)
-	ReadBlobStored func(dst []byte, h blob.Handle) ([]byte, blob.Compression, error)
+	ReadBlobStored func(dst []byte, h blob.Handle) ([]byte, compress.Codec, error)
 	CreateBlob     func() (*Output, error)
 }
 

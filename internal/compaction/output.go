@@ -9,6 +9,7 @@ import (
 
 	"github.com/bloomkv/bloomkv/internal/base"
 	"github.com/bloomkv/bloomkv/internal/blob"
+	"github.com/bloomkv/bloomkv/internal/compress"
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/rangedel"
 	"github.com/bloomkv/bloomkv/sstable"
@@ -71,7 +72,7 @@ func (r *runner) blobHandle(k base.InternalKey, enc []byte) ([]byte, error) {
 			r.created = append(r.created, out)
 			// Its records are copied as stored (AddStored): the
 			// writer's own compression is never used.
-			r.blobOut, r.bw = out, blob.NewWriter(out.W, blob.NoCompression)
+			r.blobOut, r.bw = out, blob.NewWriter(out.W, compress.None)
 		}
 		stored, c, err := r.env.ReadBlobStored(r.blobBuf[:0], h)
 		if err != nil {
