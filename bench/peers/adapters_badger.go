@@ -118,6 +118,20 @@ func (b *badgerStore) Tree() (Tree, error) {
 
 func (b *badgerStore) Close() error { return b.db.Close() }
 
+// CollectValueLog calls RunValueLogGC with badger's suggested discard
+// ratio, 0.5 (a file is rewritten when at least half of it is dead), as
+// its documentation's loop does, until it finds no file to rewrite.
+func (b *badgerStore) CollectValueLog() (int, error) {
+	for n := 0; ; n++ {
+		switch err := b.db.RunValueLogGC(0.5); {
+		case errors.Is(err, badger.ErrNoRewrite):
+			return n, nil
+		case err != nil:
+			return n, err
+		}
+	}
+}
+
 // MapsTables is true: badger v4 reads its tables through memory maps
 // (it has no option to read them with read calls).
 func (b *badgerStore) MapsTables() bool { return true }

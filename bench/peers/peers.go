@@ -307,6 +307,12 @@ type Outcome struct {
 	// (workload.Config.LiveBytes). Their ratio is SpaceAmpDisk. 0 for
 	// reads.
 	DiskBytes, LiveBytes int64
+	// DiskBytesCollected is DiskBytes after the application asked for the
+	// value log to be rewritten (a ValueLogCollector, Measure.SpaceAmp; on
+	// the last fill's outcome only), and ValueLogRewrites how many files it
+	// rewrote; 0 for every other engine and workload.
+	DiskBytesCollected int64
+	ValueLogRewrites   int
 }
 
 // SpaceAmpDisk returns the space amplification of the fill measured on
@@ -334,8 +340,9 @@ type Measure struct {
 	SampleInterval time.Duration
 	// SpaceAmp, if set, compacts the whole key range after the last
 	// workload, on the engines that are FullCompacters, to measure the
-	// space amplification of the tree the last fill left. It can take
-	// longer than the fill.
+	// space amplification of the tree the last fill left, and asks the
+	// ValueLogCollectors to rewrite their value logs, to measure their
+	// space on disk after it. It can take longer than the fill.
 	SpaceAmp bool
 	// Cold drops the page cache (procstat.DropPageCache) before each read
 	// workload, so that its reads come from the device (Outcome.IO). It
@@ -390,6 +397,11 @@ func (m *Measure) Run(e Engine, dir string, s Settings, cfg *workload.Config, ws
 	}
 	if fc, ok := r.st.(FullCompacter); ok && m.SpaceAmp && lastFill != nil && lastFill.Tree != nil {
 		if err := r.compactAll(fc, lastFill); err != nil {
+			return nil, err
+		}
+	}
+	if vc, ok := r.st.(ValueLogCollector); ok && m.SpaceAmp && lastFill != nil {
+		if err := r.collectValueLog(vc, lastFill); err != nil {
 			return nil, err
 		}
 	}
@@ -619,6 +631,20 @@ func (r *measureRun) compactAll(fc FullCompacter, lastFill *Outcome) error {
 	}
 	t.Settled = r.settler != nil
 	lastFill.Compacted = &t
+	return nil
+}
+
+// collectValueLog asks vc to rewrite its value log and records in lastFill
+// the directory's bytes after it.
+func (r *measureRun) collectValueLog(vc ValueLogCollector, lastFill *Outcome) error {
+	n, err := vc.CollectValueLog()
+	if err != nil {
+		return r.fail(fmt.Errorf("value-log collection: %w", err))
+	}
+	lastFill.ValueLogRewrites = n
+	if lastFill.DiskBytesCollected, err = procstat.DiskBytes(r.path); err != nil {
+		return r.fail(fmt.Errorf("disk usage after the value-log collection: %w", err))
+	}
 	return nil
 }
 

@@ -29,6 +29,16 @@ type FullCompacter interface {
 	CompactAll() error
 }
 
+// ValueLogCollector is a store whose overwritten and deleted values stay
+// in a value log until the application asks for the log to be rewritten
+// (badger's RunValueLogGC). With Measure.SpaceAmp, Run asks it after the
+// last workload and measures the directory again (Outcome.DiskBytesCollected).
+type ValueLogCollector interface {
+	// CollectValueLog rewrites value-log files until none has enough dead
+	// values to be worth rewriting, and returns how many it rewrote.
+	CollectValueLog() (int, error)
+}
+
 // L0 is L0's size at one moment.
 type L0 struct {
 	Tables int

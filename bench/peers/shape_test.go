@@ -32,13 +32,14 @@ func TestShapes(t *testing.T) {
 		settled   bool // a workload.Settler
 		counted   bool // counts WAL and table bytes
 		compacts  bool // a FullCompacter
+		collects  bool // a ValueLogCollector
 		sublevels bool // stops writes by L0 sublevels
 		stop      int
 	}{
-		{"bloomkv", true, true, true, false, 36},
-		{"pebble", true, true, true, true, 12},
-		{"goleveldb", false, false, false, false, 12},
-		{"badger", false, false, false, false, 15},
+		{"bloomkv", true, true, true, false, false, 36},
+		{"pebble", true, true, true, false, true, 12},
+		{"goleveldb", false, false, false, false, false, 12},
+		{"badger", false, false, false, true, false, 15},
 	} {
 		t.Run(tc.engine, func(t *testing.T) {
 			e, err := Lookup(tc.engine)
@@ -120,6 +121,14 @@ func TestShapes(t *testing.T) {
 			case ok && (outs[1].CompactTime <= 0 || outs[1].Compacted.Share(outs[1].Compacted.Last()) < 0.99):
 				// Compacted down the tree: all in one level.
 				t.Errorf("after the full compaction, in %v: %+v", outs[1].CompactTime, outs[1].Compacted.Levels)
+			}
+			for i, o := range outs {
+				// Only the last fill's outcome, and only a collector's, has
+				// its directory measured again after a value-log collection.
+				if collected := o.DiskBytesCollected > 0; collected != (tc.collects && i == 1) || o.ValueLogRewrites < 0 ||
+					!collected && o.ValueLogRewrites != 0 {
+					t.Errorf("%s: %d bytes on disk after %d value-log rewrites", ws[i], o.DiskBytesCollected, o.ValueLogRewrites)
+				}
 			}
 			t.Logf("L0 %+v / %+v; write amp %.2f / %.2f; space amp %.2f; trees %+v / %+v",
 				*outs[0].L0, *outs[1].L0, outs[0].WriteAmp, outs[1].WriteAmp, amp, outs[0].Tree.Levels, outs[1].Tree.Levels)

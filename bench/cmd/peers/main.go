@@ -48,7 +48,11 @@
 // the last fill write nothing, so both trees hold the same live data. It
 // can take longer than the fill. goleveldb and badger report "–": they
 // cannot settle, so the tree after their fill lacks what their memtables
-// still hold.
+// still hold. Badger, whose overwritten values stay in its value log
+// until the application asks, is then asked (RunValueLogGC at its
+// suggested discard ratio, 0.5, until it finds no file to rewrite), and
+// the amplification table is followed by its space amplification on disk
+// after that.
 //
 // Then, per workload and engine, the amplification and cost columns: CPU
 // seconds (the child's user and system time over the workload), read
@@ -199,6 +203,11 @@ type result struct {
 	Engine    peers.Counters    `json:"engine"`
 	DiskBytes int64             `json:"disk_bytes,omitempty"`
 	LiveBytes int64             `json:"live_bytes,omitempty"`
+	// DiskBytesCollected and ValueLogRewrites: the last fill's bytes on
+	// disk after a value-log collection, and the files it rewrote
+	// (peers.Outcome; -space-amp, badger).
+	DiskBytesCollected int64 `json:"disk_bytes_collected,omitempty"`
+	ValueLogRewrites   int   `json:"value_log_rewrites,omitempty"`
 	// Memory is the most resident memory sampled during the workload
 	// (peers.Outcome.Memory); nil if not sampled.
 	Memory *peers.MemoryPeak `json:"memory,omitempty"`
@@ -258,7 +267,8 @@ func fromOutcomes(outs []*peers.Outcome) []result {
 			P999NS: int64(h.Percentile(0.999)), MaxNS: int64(h.Max()),
 			L0: o.L0, Tree: o.Tree, Compacted: o.Compacted, CompactNS: int64(o.CompactTime), WriteAmp: o.WriteAmp,
 			Threads: o.Threads, Kinds: o.Kinds, Cold: o.Cold, Reopened: o.Reopened, OpenIO: openIO, IO: o.IO, CPUNS: int64(o.CPU), Engine: o.Engine,
-			DiskBytes: o.DiskBytes, LiveBytes: o.LiveBytes, Memory: o.Memory}
+			DiskBytes: o.DiskBytes, LiveBytes: o.LiveBytes, DiskBytesCollected: o.DiskBytesCollected,
+			ValueLogRewrites: o.ValueLogRewrites, Memory: o.Memory}
 	}
 	return out
 }
@@ -431,7 +441,7 @@ func (o *options) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.sharedBinary, "shared-binary", false, "run each engine's child from this executable, every engine linked in, instead of a binary built with the engine alone")
 	fs.IntVar(&o.writesPerKey, "writes-per-key", workload.DefaultWritesPerKey, fmt.Sprintf("filloverwrite's writes of each key, in [1, %d] (0: the default)", workload.MaxWritesPerKey))
 	fs.DurationVar(&o.sampleInterval, "sample-interval", peers.DefaultSampleInterval, "how often L0 is sampled during a fill (0: once, at its end)")
-	fs.BoolVar(&o.spaceAmp, "space-amp", false, "after the last workload, compact the whole key range to measure the last fill's space amplification (slow)")
+	fs.BoolVar(&o.spaceAmp, "space-amp", false, "after the last workload, compact the whole key range to measure the last fill's space amplification, and have badger collect its value log (slow)")
 	fs.BoolVar(&o.cold, "cold", false, "drop the page cache before each read workload (Linux, root), so that its reads come from the device")
 	fs.Func("memlimit", "run each engine's child in a memory cgroup of this `SIZE` (e.g. 512MiB; Linux, root, cgroup v2 or v1), which counts its page cache against it, and report each workload's device bytes and reads per operation", func(v string) (err error) {
 		o.memLimit, err = humanize.ParseBytes(v)

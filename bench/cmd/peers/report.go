@@ -205,6 +205,14 @@ func printAmp(stdout io.Writer, runs []engineRun, ws []workload.Workload, writte
 		}
 	}
 	tw.Flush()
+	for j, w := range ws {
+		for _, r := range runs {
+			if res := &r.Results[j]; res.DiskBytesCollected > 0 && res.LiveBytes > 0 {
+				fmt.Fprintf(stdout, "%s after %s: space amp %.2f after its value-log collection (%d files rewritten)\n",
+					r.Name, w, float64(res.DiskBytesCollected)/float64(res.LiveBytes), res.ValueLogRewrites)
+			}
+		}
+	}
 	fmt.Fprintln(stdout, `(reads/op and read KiB/op: read system calls and the bytes they returned, /proc/self/io syscr and rchar — badger maps
  its tables into memory, and reads through a mapping are no calls; tables/op and blocks/op: the engine's counters, bloomkv's
  tables whose key range held the key and data blocks, pebble's block cache hits and misses (index and filter blocks too), – where
