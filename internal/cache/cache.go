@@ -14,6 +14,17 @@
 // reader has released it, so a DB that reads does not produce garbage at
 // the rate it reads blocks.
 //
+// The cache's memory is what its allocator holds, Resident: the pages its
+// blocks overlap and the freed pages the allocator keeps for the next
+// blocks. Each shard's LRU list holds blocks of at most its share of the
+// capacity less a sixteenth (headroom), at their buffers' size classes;
+// the headroom takes the rounding of buffers to pages and the pages kept
+// for reuse. The allocator's limit is the capacity, so that a block freed
+// above it gives its pages back; and if the cache's memory still passes
+// its capacity after an Insert — blocks of sizes whose slabs are partly
+// empty — the cache gives back the pages kept, then evicts, a shard's
+// least recently used block at a time in turn, until it fits.
+//
 // That makes references explicit: Get and Insert return a Handle, whose
 // bytes stay valid, unchanged, until Release. A block evicted while held
 // stays valid for its holders and is freed by the last Release.
@@ -23,8 +34,13 @@
 // drops to zero.
 //
 // INVARIANT: a shard's size is the sum of the capacities of its resident
-// entries' buffers and, after every Insert returns, at most its capacity —
-// except that a block larger than a shard's capacity is never cached.
+// entries' buffers and, after every Insert returns, at most its capacity,
+// lruCapacity of the cache's — a block larger than that is never cached.
+//
+// INVARIANT: after an Insert or SetCapacity returns, Resident is at most
+// the cache's capacity, or the cache holds no block: only blocks evicted
+// while readers hold them, and blocks being inserted concurrently, hold
+// memory beyond it.
 //
 // INVARIANT: the allocator's memory is returned to the system only when the
 // cache is closed and no entry remains (resident or held): Close, then the
@@ -56,26 +72,43 @@ type Cache struct {
 
 	alloc  offheap.Allocator
 	closed atomic.Bool
-	// shardCapacity is every shard's capacity, for Insert's check of a
-	// block's size without a shard's lock.
-	shardCapacity atomic.Int64
+	// capacity bounds the cache's memory, Resident; shardCapacity is every
+	// shard's, lruCapacity(capacity), for Insert's check of a block's size
+	// without a shard's lock.
+	capacity, shardCapacity atomic.Int64
+	// nextShard is the shard fit evicts from next, in turn.
+	nextShard atomic.Uint32
 	// live counts the entries not yet freed, plus one until Close; the
 	// allocator is released when it drops to zero.
 	live atomic.Int64
 }
 
-// New returns a cache that holds at most capacity bytes of blocks
-// (capacity/16 per shard). A capacity ≤ 0 gives a cache that holds nothing
-// but still counts misses. Close it to return its memory.
+// New returns a cache that holds at most capacity bytes of memory
+// (Resident): blocks of at most lruCapacity(capacity) per shard, and the
+// pages its allocator keeps. A capacity ≤ 0 gives a cache that holds
+// nothing but still counts misses. Close it to return its memory.
 func New(capacity int64) *Cache {
 	c := &Cache{}
-	capacity = max(capacity, 0) / numShards
+	capacity = max(capacity, 0)
 	for i := range c.shards {
-		c.shards[i].init(capacity)
+		c.shards[i].init(lruCapacity(capacity))
 	}
-	c.shardCapacity.Store(capacity)
+	c.capacity.Store(capacity)
+	c.shardCapacity.Store(lruCapacity(capacity))
+	c.alloc.SetLimit(capacity)
 	c.live.Store(1)
 	return c
+}
+
+// headroomFraction: each shard's LRU list holds blocks of at most its
+// share of the capacity less 1/headroomFraction of it.
+const headroomFraction = 16
+
+// lruCapacity returns the bytes of blocks each shard of a cache of
+// capacity holds at most: a sixteenth of capacity, less the headroom.
+func lruCapacity(capacity int64) int64 {
+	share := capacity / numShards
+	return share - share/headroomFraction
 }
 
 func (c *Cache) shard(k Key) *shard {
@@ -150,12 +183,40 @@ func (c *Cache) Insert(k Key, block []byte) Handle {
 		}
 		return Handle{block: resident.block, e: resident}
 	}
+	c.fit()
 	return Handle{block: buf, e: e}
 }
 
-// SetCapacity makes the cache hold at most capacity bytes of blocks from
-// now on (capacity/16 per shard; ≤ 0: none), evicting the least recently
-// used blocks of each shard until it fits. When the capacity shrinks, the
+// fit brings the cache's memory within its capacity if it passed it: it
+// gives back the pages the allocator keeps for reuse if they are more than
+// the headroom (a pass over the allocator's slabs, so not for fewer), then
+// evicts the least recently used block of each shard in turn until it
+// fits or no shard holds a block. Each eviction's Free, above the
+// allocator's limit, gives back the pages the block leaves unused.
+func (c *Cache) fit() {
+	capacity := c.capacity.Load()
+	if c.alloc.Resident() <= capacity {
+		return
+	}
+	if c.alloc.Kept() > capacity/headroomFraction {
+		c.alloc.Trim()
+	}
+	for empty := 0; empty < numShards && c.alloc.Resident() > capacity; {
+		s := &c.shards[c.nextShard.Add(1)%numShards]
+		s.mu.Lock()
+		if lru := s.head.prev; lru != &s.head {
+			s.evict(lru)
+			empty = 0
+		} else {
+			empty++
+		}
+		s.mu.Unlock()
+	}
+}
+
+// SetCapacity makes the cache hold at most capacity bytes of memory from
+// now on (≤ 0: none), as New's: it evicts the least recently used blocks
+// of each shard until they fit its share. When the capacity shrinks, the
 // buffers freed by the evictions, and any others the allocator keeps for
 // reuse, give their pages back to the system (offheap.Allocator.Trim), so
 // that the memory the cache holds shrinks with it — but for evicted
@@ -165,12 +226,14 @@ func (c *Cache) SetCapacity(capacity int64) {
 	if c == nil {
 		return
 	}
-	capacity = max(capacity, 0) / numShards
-	shrunk := capacity < c.shardCapacity.Swap(capacity)
+	capacity = max(capacity, 0)
+	c.alloc.SetLimit(capacity)
+	shrunk := capacity < c.capacity.Swap(capacity)
+	c.shardCapacity.Store(lruCapacity(capacity))
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
-		s.capacity = capacity
+		s.capacity = lruCapacity(capacity)
 		for s.size > s.capacity && s.head.prev != &s.head {
 			s.evict(s.head.prev)
 		}
@@ -179,6 +242,7 @@ func (c *Cache) SetCapacity(capacity int64) {
 	if shrunk {
 		c.alloc.Trim()
 	}
+	c.fit()
 }
 
 // Close drops every cached block and makes the cache cache nothing more.
@@ -216,11 +280,11 @@ type Metrics struct {
 	Hits, Misses uint64
 	Blocks       int   // blocks held
 	Bytes        int64 // bytes held, counting each block's whole buffer
-	Capacity     int64
+	Capacity     int64 // the bound of the cache's memory (Resident)
 }
 
-// Resident returns the bytes of memory the cache holds: its blocks at
-// their allocation's size, and the freed buffers its allocator keeps.
+// Resident returns the bytes of memory the cache holds: the pages its
+// blocks overlap, and those of freed blocks its allocator keeps for reuse.
 func (c *Cache) Resident() int64 {
 	if c == nil {
 		return 0
@@ -233,13 +297,12 @@ func (c *Cache) Metrics() Metrics {
 	if c == nil {
 		return Metrics{}
 	}
-	m := Metrics{Hits: c.hits.Load(), Misses: c.misses.Load()}
+	m := Metrics{Hits: c.hits.Load(), Misses: c.misses.Load(), Capacity: c.capacity.Load()}
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
 		m.Blocks += len(s.items)
 		m.Bytes += s.size
-		m.Capacity += s.capacity
 		s.mu.Unlock()
 	}
 	return m
