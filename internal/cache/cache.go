@@ -16,19 +16,24 @@
 //
 // The cache's memory is what its allocator holds, Resident: the pages its
 // blocks overlap and the freed pages the allocator keeps for the next
-// blocks. Each shard's LRU list holds blocks of at most its share of the
-// capacity less an eighth (headroom), at their buffers' size classes;
-// the headroom takes the rounding of buffers to pages and the pages kept
-// for reuse. An eighth, because blocks of many sizes (1-8 KiB) hold about
-// 9% more in pages than in their buffers: with less, every Insert of such
-// a mix would find the cache at its capacity, and give back the pages of
-// the blocks it evicts and fault in new ones (BenchmarkInsertEvict/mixed,
-// three runs each: 42-51 µs an Insert with a sixteenth, 2.6-4.8 µs with
-// an eighth). The allocator's limit is the capacity, so that a block freed
-// above it gives its pages back; and if the cache's memory still passes
-// its capacity after an Insert — blocks of sizes whose slabs are partly
-// empty — the cache gives back the pages kept, then evicts, a shard's
-// least recently used block at a time in turn, until it fits.
+// blocks. Each shard's LRU list holds blocks of at most a target, at
+// their buffers' size classes: at most its share of the capacity less an
+// eighth (headroom), which takes the rounding of buffers to pages and the
+// pages kept for reuse. The allocator's limit is the capacity, so that a
+// block freed above it gives its pages back; and if the cache's memory
+// passes its capacity after an Insert — blocks of many sizes, whose pages
+// hold more than their buffers — the cache lowers the target by the
+// excess and a margin, gives back the pages kept if they are more than
+// the headroom, and evicts, a shard's least recently used block at a time
+// in turn, until it fits. It raises the target again, a step per Insert,
+// while its memory is a sixteenth or more below its capacity. So the
+// target settles where the blocks, their pages' rounding and the pages
+// kept for reuse fit the capacity, and an Insert seldom finds the cache at
+// it: there, each eviction gives back pages that the next Inserts fault
+// in again, a system call and page faults per block (a cache fixed at
+// seven eighths took twice the CPU time per Get of one whose allocator
+// was unbounded, in bloomkv bench's readrandom with 4 KiB index
+// partitions under a 16 MiB MemoryLimit).
 //
 // That makes references explicit: Get and Insert return a Handle, whose
 // bytes stay valid, unchanged, until Release. A block evicted while held
@@ -39,8 +44,9 @@
 // drops to zero.
 //
 // INVARIANT: a shard's size is the sum of the capacities of its resident
-// entries' buffers and, after every Insert returns, at most its capacity,
-// lruCapacity of the cache's — a block larger than that is never cached.
+// entries' buffers and, after every Insert returns, at most the target it
+// read, between half its share and lruCapacity of the cache's capacity — a
+// block larger than the target is not cached.
 //
 // INVARIANT: after an Insert or SetCapacity returns, Resident is at most
 // the cache's capacity, or the cache holds no block: only blocks evicted
@@ -78,8 +84,8 @@ type Cache struct {
 	alloc  offheap.Allocator
 	closed atomic.Bool
 	// capacity bounds the cache's memory, Resident; shardCapacity is every
-	// shard's, lruCapacity(capacity), for Insert's check of a block's size
-	// without a shard's lock.
+	// shard's target, in [share/2, lruCapacity(capacity)], which fit
+	// lowers and raises (share = capacity/numShards).
 	capacity, shardCapacity atomic.Int64
 	// nextShard is the shard fit evicts from next, in turn.
 	nextShard atomic.Uint32
@@ -194,16 +200,24 @@ func (c *Cache) Insert(k Key, block []byte) Handle {
 }
 
 // fit brings the cache's memory within its capacity if it passed it: it
-// gives back the pages the allocator keeps for reuse if they are more than
-// the headroom (a pass over the allocator's slabs, so not for fewer), then
-// evicts the least recently used block of each shard in turn until it
-// fits or no shard holds a block. Each eviction's Free, above the
-// allocator's limit, gives back the pages the block leaves unused.
+// lowers the shards' target by the excess and a margin, gives back the
+// pages the allocator keeps for reuse if they are more than the headroom
+// (a pass over the allocator's slabs, so not for fewer), then evicts the
+// least recently used block of each shard in turn until it fits or no
+// shard holds a block. Each eviction's Free, above the allocator's limit,
+// gives back the pages the block leaves unused. A sixteenth or more below
+// its capacity, it raises the target by a step instead.
 func (c *Cache) fit() {
-	capacity := c.capacity.Load()
-	if c.alloc.Resident() <= capacity {
+	capacity, resident := c.capacity.Load(), c.alloc.Resident()
+	share := capacity / numShards
+	if resident <= capacity {
+		if target := c.shardCapacity.Load(); resident < capacity-capacity/16 && target < lruCapacity(capacity) {
+			c.shardCapacity.CompareAndSwap(target, min(target+share/256+1, lruCapacity(capacity)))
+		}
 		return
 	}
+	target := c.shardCapacity.Load()
+	c.shardCapacity.CompareAndSwap(target, max(target-(resident-capacity)/numShards-share/64, share/2))
 	if c.alloc.Kept() > capacity/headroomFraction {
 		c.alloc.Trim()
 	}
@@ -338,7 +352,7 @@ func (e *entry) unref() {
 // ring whose head.next is the most recently used entry.
 type shard struct {
 	mu       sync.Mutex
-	capacity int64
+	capacity int64 // the cache's target, as add last read it
 	size     int64
 	items    map[Key]*entry
 	head     entry // sentinel of the ring
@@ -366,15 +380,17 @@ func (s *shard) get(k Key) *entry {
 }
 
 // add makes e, holding the cache's reference and the caller's, resident,
-// evicting from the LRU end until it fits, and returns it. If another entry
+// evicting from the LRU end until it fits the cache's target, and returns
+// it. If another entry
 // is resident under e.key already, it returns that one, with a reference
 // for the caller, and leaves e alone; after clear, or if e is larger than
-// the shard's capacity (which SetCapacity lowered since Insert's check), it
+// the target (which SetCapacity or fit lowered since Insert's check), it
 // returns nil.
 func (s *shard) add(e *entry) *entry {
 	n := int64(cap(e.block))
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.capacity = e.cache.shardCapacity.Load()
 	if s.closed || n > s.capacity {
 		return nil
 	}

@@ -35,15 +35,18 @@ import (
 //   - while Resident is above Limit, if Limit is set (the block cache sets
 //     its capacity).
 //
-// Without a limit, whenever the kept pages pass an eighth of the bytes in
-// use plus a slab, Free trims: every kept page of every slab is released
-// (Trim). So what the allocator holds beyond its buffers in use is at
-// most that bound, whatever sizes it has seen, and between two trims more
-// than that bound was freed: a trim's cost, a pass over the slabs, is
-// spread over at least a slab's worth of frees. Under a limit, the limit
-// bounds it instead: its user keeps Resident within the limit by freeing
-// (the block cache evicts), and each Free above the limit gives back what
-// it leaves unused.
+// And whenever the kept pages pass an eighth of the bytes in use plus a
+// slab, Free trims: every kept page of every slab is released (Trim). So
+// what the allocator keeps beyond its buffers in use is at most that
+// bound, whatever sizes it has seen, and between two trims more than that
+// bound was freed: a trim's cost, a pass over the slabs, is spread over at
+// least a slab's worth of frees. The limit is for a user that must stay
+// within a size when that bound is not enough (blocks of sizes whose slabs
+// are partly empty): it keeps Resident within the limit by freeing (the
+// block cache evicts), and each Free above the limit gives back what it
+// leaves unused. Below the limit no Free pays a release for it: a user
+// whose buffers in use and the bound fit its limit (the block cache's
+// headroom) does not give back and fault in pages at every Free.
 //
 // A class takes buffers from its slabs with a free buffer before it takes
 // a new slab, so that the frees of a shrinking class empty whole slabs. A
@@ -335,8 +338,7 @@ func (a *Allocator) Free(b []byte) {
 	a.inUse.Add(-int64(size))
 	a.keptPages.Add(freed - released)
 	a.residentPages.Add(-released)
-	if a.limit.Load() == 0 && a.keptPages.Load()*pageSize > a.inUse.Load()/keptFraction+slabSize && canRelease &&
-		a.trimming.CompareAndSwap(false, true) {
+	if a.keptPages.Load()*pageSize > a.inUse.Load()/keptFraction+slabSize && canRelease && a.trimming.CompareAndSwap(false, true) {
 		a.Trim()
 		a.trimming.Store(false)
 	}
