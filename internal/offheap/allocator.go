@@ -15,9 +15,9 @@ import (
 //
 // Sizes up to MaxClassSize are rounded up to a size class: 16 classes per
 // power of two, so a buffer wastes less than 1/16 of its size. A class
-// carves its buffers out of slabs: 256 KiB mappings aligned to their size
-// (so that a buffer's slab is its address rounded down), each cut into
-// buffers of one class while it holds any. A larger buffer gets a mapping
+// carves its buffers out of slabs: 256 KiB aligned to their size (so that
+// a buffer's slab is its address rounded down), each cut out of a mapping
+// of twice that and cut into buffers of one class while it holds any. A larger buffer gets a mapping
 // of its own, unmapped by Free.
 //
 // # Memory given back
@@ -32,8 +32,8 @@ import (
 //
 //   - for a class of ReleaseFrom bytes or more (buffers freed seldom,
 //     that may wait long for the next of their class);
-//   - while Resident is above Limit, if Limit is set (the block cache sets
-//     its capacity).
+//   - while Resident is above the limit, if SetLimit set one (the block
+//     cache sets its capacity).
 //
 // And whenever the kept pages pass an eighth of the bytes in use plus a
 // slab, Free trims: every kept page of every slab is released (Trim). So
@@ -223,8 +223,13 @@ func (a *Allocator) Alloc(n int) []byte {
 		s.users[p]++
 	}
 	c.mu.Unlock()
-	a.keptPages.Add(-taken)
-	a.residentPages.Add(faulted)
+	// Only the counters that change: atomic adds contend between Ps.
+	if taken != 0 {
+		a.keptPages.Add(-taken)
+	}
+	if faulted != 0 {
+		a.residentPages.Add(faulted)
+	}
 	a.inUse.Add(int64(size))
 	return s.mem[i*size : i*size+n : i*size+size]
 }
@@ -336,8 +341,12 @@ func (a *Allocator) Free(b []byte) {
 	}
 	c.mu.Unlock()
 	a.inUse.Add(-int64(size))
-	a.keptPages.Add(freed - released)
-	a.residentPages.Add(-released)
+	if freed != released {
+		a.keptPages.Add(freed - released)
+	}
+	if released != 0 {
+		a.residentPages.Add(-released)
+	}
 	if a.keptPages.Load()*pageSize > a.inUse.Load()/keptFraction+slabSize && canRelease && a.trimming.CompareAndSwap(false, true) {
 		a.Trim()
 		a.trimming.Store(false)
