@@ -235,8 +235,10 @@ func (c *Cache) fit() {
 }
 
 // SetCapacity makes the cache hold at most capacity bytes of memory from
-// now on (≤ 0: none), as New's: it evicts the least recently used blocks
-// of each shard until they fit its share. When the capacity shrinks, the
+// now on (≤ 0: none), as New's: it scales the shards' target with the
+// capacity (what fit learnt of the blocks' pages holds at any capacity)
+// and evicts the least recently used blocks of each shard until they fit
+// it. When the capacity shrinks, the
 // buffers freed by the evictions, and any others the allocator keeps for
 // reuse, give their pages back to the system (offheap.Allocator.Trim), so
 // that the memory the cache holds shrinks with it — but for evicted
@@ -248,18 +250,23 @@ func (c *Cache) SetCapacity(capacity int64) {
 	}
 	capacity = max(capacity, 0)
 	c.alloc.SetLimit(capacity)
-	shrunk := capacity < c.capacity.Swap(capacity)
-	c.shardCapacity.Store(lruCapacity(capacity))
+	old := c.capacity.Swap(capacity)
+	target := lruCapacity(capacity)
+	if old > 0 {
+		scaled := int64(float64(c.shardCapacity.Load()) * float64(capacity) / float64(old))
+		target = min(target, max(scaled, capacity/numShards/2))
+	}
+	c.shardCapacity.Store(target)
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
-		s.capacity = lruCapacity(capacity)
+		s.capacity = target
 		for s.size > s.capacity && s.head.prev != &s.head {
 			s.evict(s.head.prev)
 		}
 		s.mu.Unlock()
 	}
-	if shrunk {
+	if capacity < old {
 		c.alloc.Trim()
 	}
 	c.fit()
