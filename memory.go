@@ -16,14 +16,15 @@ type MemoryMetrics struct {
 	// memtables — their keys and values — and those of flushed
 	// memtables kept for the next ones (at most a memtable's).
 	Memtables int64
-	// Tables is the open tables' filters (Metrics.FilterMemory) and
-	// indexes, pinned for their tables' lifetime, and what stays resident
-	// of the buffers of deleted tables, kept for the next tables: the
-	// parts outside their whole pages, whose pages went back to the
-	// system.
+	// Tables is the pages of the open tables' filters (Metrics.
+	// FilterMemory) and indexes, pinned for their tables' lifetime, and
+	// the pages of deleted tables' buffers kept for the next tables (those
+	// no buffer in use shares: the rest went back to the system).
 	Tables int64
-	// BlockCache is the cached blocks (CacheMetrics.Bytes) at their
-	// allocation's size, and the freed buffers kept for the next blocks.
+	// BlockCache is the pages of the cached blocks (CacheMetrics.Bytes,
+	// rounded to pages), and those of freed blocks kept for the next
+	// blocks: at most CacheMetrics.Capacity, but for evicted blocks
+	// readers still hold.
 	BlockCache int64
 
 	// GoHeapObjects is the Go heap's objects: live, or dead and not yet
@@ -45,9 +46,10 @@ type MemoryMetrics struct {
 
 // tableMemoryReleaseFrom is the size from which the buffers of deleted
 // tables give their pages back to the system (offheap.Allocator's
-// ReleaseFrom): a page. Below it an index of a small table stays on its
-// class's free list, resident, for the next table of its size; above it
-// only the part of a buffer outside its whole pages does. At 10M keys
+// ReleaseFrom): a page. Below it an index of a small table stays
+// resident for the next table of its size (within the allocator's bound on
+// what it keeps); above it only the pages it shares with buffers in use
+// do. At 10M keys
 // the freed indexes kept whole (under 16 KiB each, the allocator's
 // default) were a tenth of the tables' memory.
 const tableMemoryReleaseFrom = 4 << 10

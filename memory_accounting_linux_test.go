@@ -129,7 +129,8 @@ const memoryLimitChildEnv = "BLOOMKV_MEMORY_LIMIT_CHILD"
 // TestMemoryLimitHolds fills a DB under an 8 MiB MemoryLimit with a tree
 // whose filters at the requested 32 bits per key and its indexes would
 // take more than the tables' share, compacts it, scans it (which fills
-// the block cache), and checks that the
+// the block cache with data blocks and, the indexes partitioned, index
+// partitions of other sizes), and checks that the
 // limit holds: the parts Metrics.MemoryBudget accounts add up to at most
 // the limit, the filters — compacted, every table's planned for the tree
 // as it is — within their budget and what the tables pin within its
@@ -147,8 +148,10 @@ func TestMemoryLimitHolds(t *testing.T) {
 	// memtables and tables and one compaction at a time, so that the
 	// tables and the cache get most of the limit.
 	const limit, bitsPerKey, keys = 8 << 20, 32, 1_000_000
+	// Partitions of 1 KiB: the indexes of tables this small (about 2 KiB)
+	// are below the default's 4 KiB and would be pinned whole.
 	d, err := Open(t.TempDir(), &Options{MemoryLimit: limit, BitsPerKey: bitsPerKey, MemtableSize: 256 << 10,
-		TargetFileSize: 256 << 10, BaseLevelSize: 1 << 20, MaxConcurrentCompactions: 1})
+		TargetFileSize: 256 << 10, BaseLevelSize: 1 << 20, MaxConcurrentCompactions: 1, IndexPartitionSize: 1 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,6 +173,21 @@ func TestMemoryLimitHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	scanToEnd(t, d) // fills the block cache to its capacity
+	// The indexes are partitioned, so that the block cache holds
+	// partitions beside the data blocks.
+	partitioned := 0
+	d.mu.Lock()
+	for _, tables := range d.mu.current.tables {
+		for _, tb := range tables {
+			if tb.reader.Properties().IndexPartitions > 0 {
+				partitioned++
+			}
+		}
+	}
+	d.mu.Unlock()
+	if partitioned == 0 {
+		t.Errorf("no table has a partitioned index under MemoryLimit")
+	}
 	m := d.Metrics()
 	b := m.MemoryBudget
 	if b.BlockCache == 0 {

@@ -163,7 +163,8 @@ type Options struct {
 	//     set must leave at least half the limit;
 	//   - the compactions' buffers a reserve of MaxConcurrentCompactions
 	//     times compactionMemory;
-	//   - what tables pin — filters, indexes, range filters — half of the
+	//   - what tables pin — filters, indexes (partitioned by default: see
+	//     IndexPartitionSize), range filters — half of the
 	//     rest, a planned share: the filters are planned within what the
 	//     indexes and range filters leave of it (compaction.
 	//     FiltersWithinBudget), and once the tree has more keys than that
@@ -191,17 +192,12 @@ type Options struct {
 	// the indexes pin stays a small fraction of what they take — of a
 	// 64 MiB table of 16-byte keys, 1/85 at 4 KiB — and a tree whose
 	// indexes outgrow the memory its tables may pin still opens within
-	// MemoryLimit; 4 KiB (RocksDB's metadata block size) is a good size.
-	// Default: no partitions, with MemoryLimit too. A present-key Get in a
-	// cached table took 1.10× the CPU time with a partition to look up
-	// (docs/memory-limit.md); and the block cache's allocator keeps, per
-	// size class, the most that class ever had in use, so that partitions,
-	// of sizes apart from the data blocks', let the cache's resident
-	// memory pass its capacity under a limit (TestMemoryLimitHolds with
-	// 4 KiB partitions: 2.84 MB resident against a capacity of 2.44 MB,
-	// the parts 81 KB over an 8 MiB limit). A negative value writes no
-	// partitions. At most 1 MiB. Tables written with other settings, or
-	// none, read as they were written.
+	// MemoryLimit. Default: 4 KiB (RocksDB's metadata block size) under
+	// MemoryLimit, no partitions without it, where the indexes are pinned
+	// whole: a present-key Get in a cached table took 1.10× the CPU time
+	// with a partition to look up (docs/memory-limit.md). A negative value
+	// writes no partitions, under MemoryLimit too. At most 1 MiB. Tables
+	// written with other settings, or none, read as they were written.
 	IndexPartitionSize int
 
 	// FilterAllocation chooses each level's filter within the memory of
@@ -533,6 +529,7 @@ const (
 	defaultBlockSize             = 4 << 10
 	defaultBitsPerKey            = 10
 	defaultBlockCacheSize        = 8 << 20
+	defaultIndexPartitionSize    = 4 << 10 // under MemoryLimit
 	defaultL0CompactionTrigger   = 4
 	defaultBaseLevelSize         = 16 << 20
 	defaultLevelMultiplier       = 10
@@ -650,8 +647,11 @@ func (opts *Options) tableDefaults() error {
 	if opts.BlockCacheSize == 0 {
 		opts.BlockCacheSize = defaultBlockCacheSize
 	}
-	if opts.IndexPartitionSize > 1<<20 {
+	switch {
+	case opts.IndexPartitionSize > 1<<20:
 		return argError("opts.IndexPartitionSize", "%d is above 1 MiB", opts.IndexPartitionSize)
+	case opts.IndexPartitionSize == 0 && opts.MemoryLimit > 0:
+		opts.IndexPartitionSize = defaultIndexPartitionSize
 	}
 	return nil
 }

@@ -68,6 +68,31 @@ func TestOptionsDefaults(t *testing.T) {
 	}
 }
 
+// TestIndexPartitionSizeDefault checks IndexPartitionSize's default: 4
+// KiB partitions under MemoryLimit, none without it, and a size set (or
+// none, negative) kept under a limit — in what the table writers take.
+func TestIndexPartitionSizeDefault(t *testing.T) {
+	for _, tc := range []struct {
+		opts Options
+		want int // the table writers' IndexPartitionSize
+	}{
+		{Options{}, 0},
+		{Options{MemoryLimit: 64 << 20}, 4 << 10},
+		{Options{MemoryLimit: 64 << 20, IndexPartitionSize: 1 << 10}, 1 << 10},
+		{Options{MemoryLimit: 64 << 20, IndexPartitionSize: -1}, 0},
+		{Options{IndexPartitionSize: 8 << 10}, 8 << 10},
+	} {
+		got, err := tc.opts.withDefaults()
+		if err != nil {
+			t.Fatalf("MemoryLimit %d, IndexPartitionSize %d: %v", tc.opts.MemoryLimit, tc.opts.IndexPartitionSize, err)
+		}
+		if p := got.compaction.TableOptions.IndexPartitionSize; p != tc.want {
+			t.Errorf("MemoryLimit %d, IndexPartitionSize %d: tables written with partitions of %d, want %d",
+				tc.opts.MemoryLimit, tc.opts.IndexPartitionSize, p, tc.want)
+		}
+	}
+}
+
 // TestOptionsValidation checks that each option out of range is refused
 // with an *ArgumentError naming it, and that the edges of each range are
 // accepted.

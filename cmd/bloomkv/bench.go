@@ -132,7 +132,7 @@ func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
 	fs.Var(&f.cacheSize, "cache-size", "block cache capacity (e.g. 1MiB; 0: none)")
 	fs.Var(&f.memtableSize, "memtable-size", "memtable size")
 	fs.Var(&f.memoryLimit, "memory-limit", "the DB's memory limit (Options.MemoryLimit), which it divides among memtables, tables' filters and indexes and the block cache, and plans the filters within (0: none; then -cache-size and -memtable-size, which it sizes itself unless given)")
-	fs.IntVar(&f.indexPartitionSize, "index-partition-size", 0, "partition each table's index larger than this many bytes, pinning only a top level and reading partitions through the block cache (Options.IndexPartitionSize; 0 or -1: none, the DB's default)")
+	fs.IntVar(&f.indexPartitionSize, "index-partition-size", 0, "partition each table's index larger than this many bytes, pinning only a top level and reading partitions through the block cache (Options.IndexPartitionSize; 0: the DB's default, 4096 under -memory-limit and none without; -1: none)")
 	fs.Var(&f.baseLevelSize, "base-level-size", "target size of the base level, where L0 compacts to (each deeper level ×10)")
 	fs.StringVar(&f.levelSizing, "level-sizing", "dynamic", "level targets: dynamic (from the largest level's size) or static (from the base level's size, L1)")
 	fs.IntVar(&f.maxCompactions, "max-compactions", 0, "compactions run at once (0: the DB's default, GOMAXPROCS up to 4)")

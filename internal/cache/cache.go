@@ -14,6 +14,27 @@
 // reader has released it, so a DB that reads does not produce garbage at
 // the rate it reads blocks.
 //
+// The cache's memory is what its allocator holds, Resident: the pages its
+// blocks overlap and the freed pages the allocator keeps for the next
+// blocks. Each shard's LRU list holds blocks of at most a target, at
+// their buffers' size classes: at most its share of the capacity less an
+// eighth (headroom), which takes the rounding of buffers to pages and the
+// pages kept for reuse. The allocator's limit is the capacity, so that a
+// block freed above it gives its pages back; and if the cache's memory
+// passes its capacity after an Insert — blocks of many sizes, whose pages
+// hold more than their buffers — the cache lowers the target by the
+// excess and a margin, gives back the pages kept if they are more than
+// the headroom, and evicts, a shard's least recently used block at a time
+// in turn, until it fits. It raises the target again, a step per Insert,
+// while its memory is a sixteenth or more below its capacity. So the
+// target settles where the blocks, their pages' rounding and the pages
+// kept for reuse fit the capacity, and an Insert seldom finds the cache at
+// it: there, each eviction gives back pages that the next Inserts fault
+// in again, a system call and page faults per block (a cache fixed at
+// seven eighths took twice the CPU time per Get of one whose allocator
+// was unbounded, in bloomkv bench's readrandom with 4 KiB index
+// partitions under a 16 MiB MemoryLimit).
+//
 // That makes references explicit: Get and Insert return a Handle, whose
 // bytes stay valid, unchanged, until Release. A block evicted while held
 // stays valid for its holders and is freed by the last Release.
@@ -23,8 +44,14 @@
 // drops to zero.
 //
 // INVARIANT: a shard's size is the sum of the capacities of its resident
-// entries' buffers and, after every Insert returns, at most its capacity —
-// except that a block larger than a shard's capacity is never cached.
+// entries' buffers and, after every Insert returns, at most the target it
+// read, between half its share and lruCapacity of the cache's capacity — a
+// block larger than the target is not cached.
+//
+// INVARIANT: after an Insert or SetCapacity returns, Resident is at most
+// the cache's capacity, or the cache holds no block: only blocks evicted
+// while readers hold them, and blocks being inserted concurrently, hold
+// memory beyond it.
 //
 // INVARIANT: the allocator's memory is returned to the system only when the
 // cache is closed and no entry remains (resident or held): Close, then the
@@ -56,26 +83,44 @@ type Cache struct {
 
 	alloc  offheap.Allocator
 	closed atomic.Bool
-	// shardCapacity is every shard's capacity, for Insert's check of a
-	// block's size without a shard's lock.
-	shardCapacity atomic.Int64
+	// capacity bounds the cache's memory, Resident; shardCapacity is every
+	// shard's target, in [share/2, lruCapacity(capacity)], which fit
+	// lowers and raises (share = capacity/numShards).
+	capacity, shardCapacity atomic.Int64
+	// nextShard is the shard fit evicts from next, in turn.
+	nextShard atomic.Uint32
 	// live counts the entries not yet freed, plus one until Close; the
 	// allocator is released when it drops to zero.
 	live atomic.Int64
 }
 
-// New returns a cache that holds at most capacity bytes of blocks
-// (capacity/16 per shard). A capacity ≤ 0 gives a cache that holds nothing
-// but still counts misses. Close it to return its memory.
+// New returns a cache that holds at most capacity bytes of memory
+// (Resident): blocks of at most lruCapacity(capacity) per shard, and the
+// pages its allocator keeps. A capacity ≤ 0 gives a cache that holds
+// nothing but still counts misses. Close it to return its memory.
 func New(capacity int64) *Cache {
 	c := &Cache{}
-	capacity = max(capacity, 0) / numShards
+	capacity = max(capacity, 0)
 	for i := range c.shards {
-		c.shards[i].init(capacity)
+		c.shards[i].init(lruCapacity(capacity))
 	}
-	c.shardCapacity.Store(capacity)
+	c.capacity.Store(capacity)
+	c.shardCapacity.Store(lruCapacity(capacity))
+	c.alloc.SetLimit(capacity)
 	c.live.Store(1)
 	return c
+}
+
+// headroomFraction: each shard's LRU list holds blocks of at most its
+// share of the capacity less 1/headroomFraction of it (see Memory in the
+// package doc).
+const headroomFraction = 8
+
+// lruCapacity returns the bytes of blocks each shard of a cache of
+// capacity holds at most: a sixteenth of capacity, less the headroom.
+func lruCapacity(capacity int64) int64 {
+	share := capacity / numShards
+	return share - share/headroomFraction
 }
 
 func (c *Cache) shard(k Key) *shard {
@@ -150,12 +195,50 @@ func (c *Cache) Insert(k Key, block []byte) Handle {
 		}
 		return Handle{block: resident.block, e: resident}
 	}
+	c.fit()
 	return Handle{block: buf, e: e}
 }
 
-// SetCapacity makes the cache hold at most capacity bytes of blocks from
-// now on (capacity/16 per shard; ≤ 0: none), evicting the least recently
-// used blocks of each shard until it fits. When the capacity shrinks, the
+// fit brings the cache's memory within its capacity if it passed it: it
+// lowers the shards' target by the excess and a margin, gives back the
+// pages the allocator keeps for reuse if they are more than the headroom
+// (a pass over the allocator's slabs, so not for fewer), then evicts the
+// least recently used block of each shard in turn until it fits or no
+// shard holds a block. Each eviction's Free, above the allocator's limit,
+// gives back the pages the block leaves unused. A sixteenth or more below
+// its capacity, it raises the target by a step instead.
+func (c *Cache) fit() {
+	capacity, resident := c.capacity.Load(), c.alloc.Resident()
+	share := capacity / numShards
+	if resident <= capacity {
+		if target := c.shardCapacity.Load(); resident < capacity-capacity/16 && target < lruCapacity(capacity) {
+			c.shardCapacity.CompareAndSwap(target, min(target+share/256+1, lruCapacity(capacity)))
+		}
+		return
+	}
+	target := c.shardCapacity.Load()
+	c.shardCapacity.CompareAndSwap(target, max(target-(resident-capacity)/numShards-share/64, share/2))
+	if c.alloc.Kept() > capacity/headroomFraction {
+		c.alloc.Trim()
+	}
+	for empty := 0; empty < numShards && c.alloc.Resident() > capacity; {
+		s := &c.shards[c.nextShard.Add(1)%numShards]
+		s.mu.Lock()
+		if lru := s.head.prev; lru != &s.head {
+			s.evict(lru)
+			empty = 0
+		} else {
+			empty++
+		}
+		s.mu.Unlock()
+	}
+}
+
+// SetCapacity makes the cache hold at most capacity bytes of memory from
+// now on (≤ 0: none), as New's: it scales the shards' target with the
+// capacity (what fit learnt of the blocks' pages holds at any capacity)
+// and evicts the least recently used blocks of each shard until they fit
+// it. When the capacity shrinks, the
 // buffers freed by the evictions, and any others the allocator keeps for
 // reuse, give their pages back to the system (offheap.Allocator.Trim), so
 // that the memory the cache holds shrinks with it — but for evicted
@@ -165,20 +248,28 @@ func (c *Cache) SetCapacity(capacity int64) {
 	if c == nil {
 		return
 	}
-	capacity = max(capacity, 0) / numShards
-	shrunk := capacity < c.shardCapacity.Swap(capacity)
+	capacity = max(capacity, 0)
+	c.alloc.SetLimit(capacity)
+	old := c.capacity.Swap(capacity)
+	target := lruCapacity(capacity)
+	if old > 0 {
+		scaled := int64(float64(c.shardCapacity.Load()) * float64(capacity) / float64(old))
+		target = min(target, max(scaled, capacity/numShards/2))
+	}
+	c.shardCapacity.Store(target)
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
-		s.capacity = capacity
+		s.capacity = target
 		for s.size > s.capacity && s.head.prev != &s.head {
 			s.evict(s.head.prev)
 		}
 		s.mu.Unlock()
 	}
-	if shrunk {
+	if capacity < old {
 		c.alloc.Trim()
 	}
+	c.fit()
 }
 
 // Close drops every cached block and makes the cache cache nothing more.
@@ -216,11 +307,11 @@ type Metrics struct {
 	Hits, Misses uint64
 	Blocks       int   // blocks held
 	Bytes        int64 // bytes held, counting each block's whole buffer
-	Capacity     int64
+	Capacity     int64 // the bound of the cache's memory (Resident)
 }
 
-// Resident returns the bytes of memory the cache holds: its blocks at
-// their allocation's size, and the freed buffers its allocator keeps.
+// Resident returns the bytes of memory the cache holds: the pages its
+// blocks overlap, and those of freed blocks its allocator keeps for reuse.
 func (c *Cache) Resident() int64 {
 	if c == nil {
 		return 0
@@ -233,13 +324,12 @@ func (c *Cache) Metrics() Metrics {
 	if c == nil {
 		return Metrics{}
 	}
-	m := Metrics{Hits: c.hits.Load(), Misses: c.misses.Load()}
+	m := Metrics{Hits: c.hits.Load(), Misses: c.misses.Load(), Capacity: c.capacity.Load()}
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
 		m.Blocks += len(s.items)
 		m.Bytes += s.size
-		m.Capacity += s.capacity
 		s.mu.Unlock()
 	}
 	return m
@@ -269,7 +359,7 @@ func (e *entry) unref() {
 // ring whose head.next is the most recently used entry.
 type shard struct {
 	mu       sync.Mutex
-	capacity int64
+	capacity int64 // the cache's target, as add last read it
 	size     int64
 	items    map[Key]*entry
 	head     entry // sentinel of the ring
@@ -297,15 +387,17 @@ func (s *shard) get(k Key) *entry {
 }
 
 // add makes e, holding the cache's reference and the caller's, resident,
-// evicting from the LRU end until it fits, and returns it. If another entry
+// evicting from the LRU end until it fits the cache's target, and returns
+// it. If another entry
 // is resident under e.key already, it returns that one, with a reference
 // for the caller, and leaves e alone; after clear, or if e is larger than
-// the shard's capacity (which SetCapacity lowered since Insert's check), it
+// the target (which SetCapacity or fit lowered since Insert's check), it
 // returns nil.
 func (s *shard) add(e *entry) *entry {
 	n := int64(cap(e.block))
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.capacity = e.cache.shardCapacity.Load()
 	if s.closed || n > s.capacity {
 		return nil
 	}

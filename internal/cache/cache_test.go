@@ -12,7 +12,8 @@ import (
 
 // TestLRUModel drives one shard with random inserts and gets and compares
 // it with a model: a slice ordered from least to most recently used,
-// evicted from the front until the buffers' sizes fit.
+// evicted from the front until the buffers' sizes fit the shard's
+// capacity.
 func TestLRUModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	c := New(numShards * 1000)
@@ -52,7 +53,7 @@ func TestLRUModel(t *testing.T) {
 			for _, it := range model {
 				size += offheap.SizeOf(it.n)
 			}
-			for size > 1000 {
+			for size > int(s.capacity) {
 				size -= offheap.SizeOf(model[0].n)
 				model = model[1:]
 			}
@@ -76,8 +77,19 @@ func TestLRUModel(t *testing.T) {
 	}
 }
 
+// capacityFor returns the smallest capacity whose shards' LRU lists hold
+// blocks of lru bytes.
+func capacityFor(lru int64) int64 {
+	c := lru * numShards
+	for lruCapacity(c) < lru {
+		c += numShards
+	}
+	return c
+}
+
 func TestOversizedBlockNotCached(t *testing.T) {
-	c := New(16 * 320) // 320 bytes a shard
+	capacity := capacityFor(320) // 320 bytes of blocks a shard
+	c := New(capacity)
 	defer c.Close()
 	k := Key{1, 0}
 	c.Insert(k, make([]byte, 321)).Release()
@@ -95,7 +107,7 @@ func TestOversizedBlockNotCached(t *testing.T) {
 	}
 	h.Release()
 	m := c.Metrics()
-	if m.Hits != 1 || m.Misses != 1 || m.Blocks != 1 || m.Bytes != 320 || m.Capacity != 16*320 {
+	if m.Hits != 1 || m.Misses != 1 || m.Blocks != 1 || m.Bytes != 320 || m.Capacity != capacity {
 		t.Fatalf("metrics %+v", m)
 	}
 }
@@ -105,7 +117,7 @@ func TestOversizedBlockNotCached(t *testing.T) {
 // freed for reuse; Close with blocks held releases the memory only after
 // the last of them.
 func TestHeldBlockOutlivesEviction(t *testing.T) {
-	c := New(16 * 4352) // one 4 KiB block a shard
+	c := New(capacityFor(4352)) // one 4 KiB block a shard
 	want := bytes.Repeat([]byte("held"), 1024)
 	c.Insert(Key{1, 0}, want).Release()
 	held, ok := c.Get(Key{1, 0})
@@ -281,5 +293,74 @@ func TestSetCapacity(t *testing.T) {
 	h.Release()
 	if m := c.Metrics(); m.Blocks != 0 || m.Bytes != 0 {
 		t.Errorf("after SetCapacity(16 KiB): %+v, want nothing held", m)
+	}
+}
+
+// TestResidentWithinCapacity inserts blocks whose sizes shift from phase
+// to phase — data blocks of 3-5 KB, then index partitions and small
+// blocks of 200 B-2 KB, then blocks of exactly 4 KiB — three times the
+// capacity of each, and checks the cache's guarantee after every Insert:
+// its memory (Resident) within its capacity, whatever sizes it has seen.
+// After the last phase, which evicted every block of the others, each
+// shard's LRU list is full of 4 KiB blocks — as many as its share less
+// the headroom holds, so that the memory the earlier sizes left was given
+// back rather than taken from the blocks, and the cache's memory is their
+// pages and one kept.
+func TestResidentWithinCapacity(t *testing.T) {
+	const capacity = 4 << 20
+	c := New(capacity)
+	defer c.Close()
+	rng := rand.New(rand.NewPCG(56, 56))
+	block := make([]byte, 5000)
+	key := uint64(0)
+	for _, phase := range []struct{ lo, hi int }{{3000, 5000}, {200, 2000}, {4096, 4096}} {
+		for inserted := 0; inserted < 3*capacity; {
+			n := phase.lo + rng.IntN(phase.hi-phase.lo+1)
+			key++
+			c.Insert(Key{FileNum: 1, Offset: key}, block[:n]).Release()
+			inserted += n
+			if got := c.Resident(); got > capacity {
+				t.Fatalf("phase %v, %d bytes inserted: Resident %d, above the capacity %d", phase, inserted, got, capacity)
+			}
+		}
+	}
+	m := c.Metrics()
+	if want := numShards * (lruCapacity(capacity) / 4096) * 4096; m.Bytes != want {
+		t.Errorf("after the 4 KiB phase the cache holds %d bytes of blocks, want %d (every shard full)", m.Bytes, want)
+	}
+	// Each Insert takes the buffer the one before evicted: the page of
+	// the last evicted is kept for the next.
+	if got, want := c.Resident(), m.Bytes+4096; got != want {
+		t.Errorf("Resident %d, want %d: the 4 KiB blocks' pages (page-aligned) and the page of the block the last Insert evicted", got, want)
+	}
+}
+
+// BenchmarkInsertEvict measures an Insert into a full cache, which evicts
+// a block to make room and reuses or gives back its memory: blocks of 4
+// KiB and a page more (one size class), and blocks of 1-8 KiB (data
+// blocks of any compression, index partitions).
+func BenchmarkInsertEvict(b *testing.B) {
+	for _, tc := range []struct {
+		name   string
+		lo, hi int
+	}{{"one-class", 4100, 4100}, {"mixed", 1 << 10, 8 << 10}} {
+		b.Run(tc.name, func(b *testing.B) {
+			c := New(16 << 20)
+			defer c.Close()
+			rng := rand.New(rand.NewPCG(1, 1))
+			sizes := make([]int, 4099)
+			for i := range sizes {
+				sizes[i] = tc.lo + rng.IntN(tc.hi-tc.lo+1)
+			}
+			block := make([]byte, tc.hi)
+			for i := range 8192 { // fill it
+				c.Insert(Key{FileNum: 1, Offset: uint64(i)}, block[:sizes[i%len(sizes)]]).Release()
+			}
+			i := 8192
+			for b.Loop() {
+				c.Insert(Key{FileNum: 1, Offset: uint64(i)}, block[:sizes[i%len(sizes)]]).Release()
+				i++
+			}
+		})
 	}
 }

@@ -2,21 +2,13 @@ package offheap
 
 import "syscall"
 
-// releasePages gives the whole pages inside b back to the system: they
-// stop counting in the process's resident memory and read as zeros when
-// next touched. b stays mapped and usable. It returns the bytes released.
-func releasePages(b []byte) int {
-	const page = 4096
-	start := (page - int(uintptrOf(b))%page) % page
-	if start >= len(b) {
-		return 0
-	}
-	end := start + (len(b)-start)/page*page
-	if end-start < page {
-		return 0
-	}
-	if syscall.Madvise(b[start:end], syscall.MADV_DONTNEED) != nil {
-		return 0 // advice: a failure only costs memory
-	}
-	return end - start
+// canRelease reports whether releasePages gives pages back on this system.
+const canRelease = true
+
+// releasePages gives b, whole pages, back to the system: they stop
+// counting in the process's resident memory and read as zeros when next
+// touched. b stays mapped and usable. It reports whether the system took
+// them: the advice may fail, which only costs memory.
+func releasePages(b []byte) bool {
+	return syscall.Madvise(b, syscall.MADV_DONTNEED) == nil
 }

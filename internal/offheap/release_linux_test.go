@@ -2,7 +2,6 @@ package offheap
 
 import (
 	"testing"
-	"unsafe"
 
 	"github.com/bloomkv/bloomkv/internal/procstat"
 )
@@ -18,21 +17,49 @@ func rssAnon(t *testing.T) int64 {
 	return r.Anon
 }
 
-// wholePages returns the bytes of the whole 4 KiB pages inside b: the
-// oracle of what Free can give back.
-func wholePages(b []byte) int {
-	const page = 4096
-	p := int(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
-	start := (p + page - 1) / page * page
-	end := (p + len(b)) / page * page
-	return max(end-start, 0)
+// pageSet is the oracle of the pages buffers overlap, from their
+// addresses: the set of their 4 KiB pages.
+type pageSet map[uintptr]bool
+
+func (ps pageSet) add(bufs ...[]byte) pageSet {
+	for _, b := range bufs {
+		first, last := pagesOf(b)
+		for q := first; q <= last; q++ {
+			ps[q] = true
+		}
+	}
+	return ps
 }
 
-// TestReleaseFrom checks that Free keeps a freed buffer below ReleaseFrom
-// resident whole and gives back the whole pages of one at or above it:
-// Resident against the sum of the buffers' sizes less their whole pages
-// (computed from their addresses), and the kernel's count of resident
-// memory, which must drop by about what was released.
+func (ps pageSet) bytes() int64 { return int64(len(ps)) * pageSize }
+
+// allocTouched allocates count buffers of n bytes from a and writes every
+// page of each, as the block cache's copy does.
+func allocTouched(a *Allocator, n, count int) [][]byte {
+	bufs := make([][]byte, count)
+	for i := range bufs {
+		bufs[i] = a.Alloc(n)
+		b := bufs[i][:cap(bufs[i])]
+		for j := 0; j < len(b); j += 512 {
+			b[j] = 1
+		}
+		b[len(b)-1] = 1
+	}
+	return bufs
+}
+
+// nearly reports whether the kernel's count moved by want bytes, within
+// what the test's own allocations may move it (1 MiB).
+func nearly(got, want int64) bool { return got-want <= 1<<20 && got-want >= -(1<<20) }
+
+// TestReleaseFrom frees one buffer in 16 of many (few enough that the kept
+// pages stay within their bound, an eighth of what is in use) and checks
+// what Free
+// keeps: below ReleaseFrom the pages it leaves unused stay resident, from
+// ReleaseFrom up they go back — Resident against the pages the buffers
+// overlap (from their addresses), and the kernel's count of resident
+// memory, which must drop by about what was released; then frees the rest
+// and checks that every page went back, the slabs emptied.
 func TestReleaseFrom(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
@@ -48,94 +75,93 @@ func TestReleaseFrom(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a := Allocator{ReleaseFrom: tc.releaseFrom}
 			defer a.Release()
-			const count = 2000
-			bufs := make([][]byte, count)
-			for i := range bufs {
-				bufs[i] = a.Alloc(tc.n)
-				b := bufs[i][:cap(bufs[i])]
-				for j := 0; j < len(b); j += 512 { // every page resident
-					b[j] = 1
+			bufs := allocTouched(&a, tc.n, 2000)
+			all := pageSet{}.add(bufs...)
+			if got := a.Resident(); got != all.bytes() {
+				t.Fatalf("Resident %d after the Allocs, want the %d bytes of the pages the buffers overlap", got, all.bytes())
+			}
+			// The oracle computed before the kernel's count is read: the
+			// test's own allocations stay out of its change.
+			var kept, freed [][]byte
+			for i, b := range bufs {
+				if i%16 != 0 {
+					kept = append(kept, b)
+				} else {
+					freed = append(freed, b)
 				}
-				b[len(b)-1] = 1
+			}
+			want := all.bytes() // kept
+			if tc.released {
+				want = pageSet{}.add(kept...).bytes()
 			}
 			before := rssAnon(t)
-			var wantKept, pages int64
-			for _, b := range bufs {
-				full := b[:cap(b)]
-				kept := len(full)
-				if tc.released {
-					kept -= wholePages(full)
-					pages += int64(wholePages(full))
-				}
-				wantKept += int64(kept)
+			for _, b := range freed {
 				a.Free(b)
 			}
-			if a.InUse() != 0 {
-				t.Errorf("InUse %d after freeing everything, want 0", a.InUse())
+			if got := a.Resident(); got != want {
+				t.Errorf("Resident %d after freeing one buffer in 16, want %d", got, want)
 			}
-			if got := a.Resident(); got != wantKept {
-				t.Errorf("Resident %d after the frees, want %d (each buffer's size, less its whole pages if released)", got, wantKept)
+			if drop := before - rssAnon(t); !nearly(drop, all.bytes()-want) {
+				t.Errorf("RssAnon dropped by %d bytes, want about %d (the pages released)", drop, all.bytes()-want)
 			}
-			// The kernel's count moves by the pages given back, within
-			// what the test's own allocations may move it (1 MiB).
-			drop := before - rssAnon(t)
-			if d := drop - pages; d > 1<<20 || d < -(1<<20) {
-				t.Errorf("RssAnon dropped by %d bytes, want about %d (the pages released)", drop, pages)
-			}
-			// Reused, a buffer counts in use again and no longer kept.
+			// Reused, a buffer takes pages kept, or counts those released
+			// again.
 			b := a.Alloc(tc.n)
-			if got, want := a.Resident(), wantKept-int64(keptOf(tc.released, b))+int64(cap(b)); got != want {
+			kept = append(kept, b)
+			if tc.released {
+				want = pageSet{}.add(kept...).bytes()
+			}
+			if got := a.Resident(); got != want {
 				t.Errorf("Resident %d after one Alloc, want %d", got, want)
 			}
-			a.Free(b)
+			before = rssAnon(t)
+			for _, b := range kept {
+				a.Free(b)
+			}
+			if got := a.Resident(); got != 0 {
+				t.Errorf("Resident %d after freeing everything, want 0", got)
+			}
+			if drop := before - rssAnon(t); !nearly(drop, want) {
+				t.Errorf("RssAnon dropped by %d bytes after freeing everything, want about %d", drop, want)
+			}
 		})
 	}
 }
 
-// keptOf is what stays resident of a buffer when freed.
-func keptOf(released bool, b []byte) int {
-	b = b[:cap(b)]
-	if released {
-		return len(b) - wholePages(b)
-	}
-	return len(b)
-}
-
-// TestTrim frees buffers that Free keeps whole (below ReleaseFrom) and
-// checks that Trim gives back their whole pages: its count and Resident
-// against the pages computed from the buffers' addresses — all of each
-// buffer of the 4 KiB class, page-aligned in its slab — and the kernel's
-// count of resident memory; a second Trim finds nothing more.
+// TestTrim frees one buffer in 16 of many that Free keeps (below
+// ReleaseFrom; few enough to stay within the bound of what it keeps) and
+// checks that Trim gives back every page that no buffer
+// in use overlaps: its count and Resident against the pages computed from
+// the buffers' addresses, and the kernel's count of resident memory; a
+// second Trim finds nothing more.
 func TestTrim(t *testing.T) {
-	for _, n := range []int{4096, 6000} {
+	for _, n := range []int{300, 4096, 6000} {
 		a := Allocator{}
-		const count = 2000
-		bufs := make([][]byte, count)
-		for i := range bufs {
-			bufs[i] = a.Alloc(n)
-			b := bufs[i][:cap(bufs[i])]
-			for j := 0; j < len(b); j += 512 {
-				b[j] = 1
+		bufs := allocTouched(&a, n, 2000)
+		all, inUse := pageSet{}.add(bufs...), pageSet{}
+		for i, b := range bufs {
+			if i%16 != 0 {
+				inUse.add(b)
+			} else {
+				a.Free(b)
 			}
-			b[len(b)-1] = 1
 		}
-		var pages int64
-		for _, b := range bufs {
-			pages += int64(wholePages(b[:cap(b)]))
-			a.Free(b)
+		kept := all.bytes() - inUse.bytes()
+		if n == 4096 && kept != 125*4096 {
+			t.Errorf("125 freed buffers of 4 KiB leave %d bytes of pages unused, want all of theirs", kept)
 		}
-		if n == 4096 && pages != count*4096 {
-			t.Errorf("%d buffers of 4 KiB hold %d bytes of whole pages, want all of them", count, pages)
+		if got := a.Kept(); got != kept {
+			t.Errorf("n %d: Kept %d, want the %d bytes of pages the freed buffers leave unused", n, got, kept)
 		}
-		kept, before := a.Resident(), rssAnon(t)
-		if got := a.Trim(); got != pages {
-			t.Errorf("n %d: Trim released %d bytes, want %d (the freed buffers' whole pages)", n, got, pages)
+		before := rssAnon(t)
+		if got := a.Trim(); got != kept {
+			t.Errorf("n %d: Trim released %d bytes, want %d", n, got, kept)
 		}
-		if got := a.Resident(); got != kept-pages {
-			t.Errorf("n %d: Resident %d after Trim, want %d", n, got, kept-pages)
+		if got := a.Resident(); got != inUse.bytes() {
+			t.Errorf("n %d: Resident %d after Trim, want %d (the pages of the buffers in use)", n, got, inUse.bytes())
 		}
-		if drop := before - rssAnon(t); drop-pages > 1<<20 || drop-pages < -(1<<20) {
-			t.Errorf("n %d: RssAnon dropped by %d bytes, want about %d", n, drop, pages)
+		if drop := before - rssAnon(t); !nearly(drop, kept) {
+			t.Errorf("n %d: RssAnon dropped by %d bytes, want about %d", n, drop, kept)
 		}
 		if got := a.Trim(); got != 0 {
 			t.Errorf("n %d: a second Trim released %d bytes, want 0", n, got)

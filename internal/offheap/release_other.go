@@ -2,5 +2,8 @@
 
 package offheap
 
-// releasePages releases nothing on this system: it returns 0.
-func releasePages([]byte) int { return 0 }
+// canRelease reports whether releasePages gives pages back on this system.
+const canRelease = false
+
+// releasePages releases nothing on this system: it reports false.
+func releasePages([]byte) bool { return false }
