@@ -209,13 +209,29 @@ func findPrefix(history [][]kvOp, lo, hi int, got kvModel) (j int, ok bool) {
 			return -1, false
 		}
 		for _, op := range history[j] {
-			before := same(op.key)
+			// The keys op can change: its own, or a range deletion's
+			// keys in m (a key m lacks stays as it was).
+			keys := []string{op.key}
+			if op.rangeDel {
+				keys = keys[:0]
+				for k := range m {
+					if op.key <= k && k < op.end {
+						keys = append(keys, k)
+					}
+				}
+			}
+			before := make([]bool, len(keys))
+			for i, k := range keys {
+				before[i] = same(k)
+			}
 			m.apply([]kvOp{op})
-			switch after := same(op.key); {
-			case before && !after:
-				mismatches++
-			case !before && after:
-				mismatches--
+			for i, k := range keys {
+				switch after := same(k); {
+				case before[i] && !after:
+					mismatches++
+				case !before[i] && after:
+					mismatches--
+				}
 			}
 		}
 	}
@@ -284,5 +300,43 @@ func TestDBRecoveryLocked(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestFindPrefix checks findPrefix, the crash suites' oracle, against the
+// plain definition: the least j in [lo, hi] whose model after history[:j]
+// equals got, found by building each model whole (modelAfter). A range
+// deletion changes keys other than its own start key, which an account of
+// the start key alone misses.
+func TestFindPrefix(t *testing.T) {
+	set := func(k, v string) kvOp { return kvOp{key: k, value: v} }
+	history := [][]kvOp{
+		{set("a", "1"), set("b", "2")},
+		{set("c", "3")},
+		{{key: "a", end: "c", rangeDel: true}}, // deletes a and b, not c
+		{set("b", "4"), {key: "c", del: true}},
+		{{key: "b", value: "5", merge: true}},
+		{{key: "", end: "z", rangeDel: true}},
+	}
+	var states []kvModel // every prefix's model, and some no prefix gives
+	for j := range len(history) + 1 {
+		states = append(states, modelAfter(history, j))
+	}
+	states = append(states, kvModel{"a": "1"}, kvModel{"b": "2", "c": "3"}, kvModel{"c": "3", "z": "9"})
+	for lo := range len(history) + 1 {
+		for hi := lo; hi <= len(history); hi++ {
+			for i, got := range states {
+				want, wantOK := -1, false
+				for j := lo; j <= hi; j++ {
+					if diffModels(got, modelAfter(history, j)) == "" {
+						want, wantOK = j, true
+						break
+					}
+				}
+				if j, ok := findPrefix(history, lo, hi, got); j != want || ok != wantOK {
+					t.Errorf("[%d, %d], state %d %v: findPrefix = %d, %v; want %d, %v", lo, hi, i, got, j, ok, want, wantOK)
+				}
+			}
+		}
 	}
 }
