@@ -370,7 +370,7 @@ func (s *blobSink) abort() {
 }
 
 // obsoleteBlobsLocked closes and, while the DB is open and writable,
-// deletes the blob files of v, a version that lost its last reference,
+// hands to the deleter the blob files of v, a version that lost its last reference,
 // that no live version lists. d.mu is held.
 func (d *DB) obsoleteBlobsLocked(v *version) {
 	for _, b := range v.Blobs {
@@ -386,7 +386,7 @@ func (d *DB) obsoleteBlobsLocked(v *version) {
 		}
 		d.closeBlob(b.FileNum)
 		if !d.mu.closed && !d.opts.ReadOnly {
-			d.removeFile(0, manifest.FileTypeBlob, b.FileNum)
+			d.deleteObsolete(0, manifest.FileTypeBlob, b.FileNum)
 		}
 	}
 }

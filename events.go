@@ -15,6 +15,14 @@ import (
 // methods of the DB. Callbacks may run concurrently, those of one kind too: a
 // flush runs beside up to Options.MaxConcurrentCompactions compactions, each
 // with its own JobID.
+//
+// TableDeleted, BlobFileDeleted and WALDeleted are the exception: they are
+// called with no lock of the DB held — by Open, by a failed job removing
+// its outputs, or, for the files a running DB makes obsolete, by a
+// goroutine of the DB's that deletes them one at a time, some time after
+// the flush or compaction that retired them has ended. They may call the
+// DB's methods, except Close, which waits for that goroutine to delete
+// what it has left.
 type EventListener struct {
 	// BackgroundError is called when a flush, a compaction, a WAL write or a
 	// manifest update fails; see BackgroundErrorInfo.
