@@ -130,26 +130,11 @@ func randOps(rng *rand.Rand, ks *keySpace, tag string) []kvOp {
 // keeps the version it read, and with it the tables a compaction beside
 // it has just made obsolete, until it ends — a table obsolete but not yet
 // removed, rightly; and a memtable waiting for its flush keeps its WAL.
-// Before it looks it waits for the deleter to remove what the jobs
-// retired.
 func checkDirFiles(fs vfs.FS, dir string, d *DB) error {
-	d.mu.Lock()
+	err := d.lockIdle()
 	defer d.mu.Unlock()
-	for {
-		for (len(d.mu.compactions) > 0 || len(d.mu.imm) > 0) && d.mu.bgErr == nil {
-			d.mu.cond.Wait()
-		}
-		if d.mu.bgErr != nil {
-			return d.mu.bgErr
-		}
-		// The files the jobs retired are queued; once the deleter has
-		// removed them, done unless a job started meanwhile.
-		d.mu.Unlock()
-		d.deleter.wait()
-		d.mu.Lock()
-		if len(d.mu.compactions) == 0 && len(d.mu.imm) == 0 {
-			break
-		}
+	if err != nil {
+		return err
 	}
 	current := d.mu.current
 	names, err := fs.List(dir)
