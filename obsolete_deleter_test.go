@@ -20,6 +20,19 @@ import (
 // machine under -race, so that only a deadlock reaches it.
 const deadlockTimeout = 3 * time.Minute
 
+// within returns what ch delivers, or fails t, saying that what did not
+// happen, once deadlockTimeout has passed.
+func within[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(deadlockTimeout):
+		t.Fatalf("%s: not after %v", what, deadlockTimeout)
+		panic("unreachable")
+	}
+}
+
 // TestDeleter checks the deleter on its own: files go in the order
 // queued, wait returns once what was queued is removed, stop removes what
 // is queued before it returns, and nothing queued after stop is removed.
@@ -59,12 +72,7 @@ func TestDeleter(t *testing.T) {
 				mu.Unlock()
 			}()
 			close(gate)
-			var got []uint64
-			select {
-			case got = <-returned:
-			case <-time.After(deadlockTimeout):
-				t.Fatalf("%s did not return", tc.name)
-			}
+			got := within(t, returned, tc.name+" returning")
 			if !slices.Equal(got, want) {
 				t.Fatalf("%s returned with %v removed, want %v", tc.name, got, want)
 			}
@@ -130,13 +138,8 @@ func TestDeletionEventsMayCallTheDB(t *testing.T) {
 		d.deleter.wait()
 		done <- d.Close()
 	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(deadlockTimeout):
-		t.Fatal("the workload did not end: a deletion callback that calls the DB deadlocked")
+	if err := within(t, done, "the workload's end (a deletion callback that calls the DB deadlocks it)"); err != nil {
+		t.Fatal(err)
 	}
 	if p := callErr.Load(); p != nil {
 		t.Fatalf("Get from a deletion callback: %v", *p)
@@ -187,11 +190,7 @@ func TestCloseDrainsDeletionsBeforeUnlock(t *testing.T) {
 	if err := d.Compact(nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-blocked:
-	case <-time.After(deadlockTimeout):
-		t.Fatal("no retired table was removed after a full compaction")
-	}
+	within(t, blocked, "the removal of a table a full compaction retired")
 	closeErr := make(chan error, 1)
 	go func() { closeErr <- d.Close() }()
 	if d2, err := Open("db", &Options{FS: mem}); !errors.Is(err, ErrLocked) {
@@ -201,13 +200,8 @@ func TestCloseDrainsDeletionsBeforeUnlock(t *testing.T) {
 		t.Fatalf("Open while the closing DB removes a file: %v, want ErrLocked", err)
 	}
 	close(gate)
-	select {
-	case err := <-closeErr:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(deadlockTimeout):
-		t.Fatal("Close did not return")
+	if err := within(t, closeErr, "Close returning"); err != nil {
+		t.Fatal(err)
 	}
 	closed.Store(true)
 
