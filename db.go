@@ -282,7 +282,8 @@ func (d *DB) waitFlushedLocked(failures uint64) error {
 }
 
 // Close waits for writes in progress and for a flush in progress, then
-// closes the DB's files and releases its directory. It does not flush the
+// closes the DB's files, waits until the files the DB made obsolete are
+// deleted, and releases its directory. It does not flush the
 // memtable: its writes are in the WAL, which the next Open replays. It
 // returns the error that stops writes, if any: a failed WAL write (writes
 // acknowledged without Sync since the WAL's last sync may then be lost) or

@@ -20,7 +20,7 @@ import (
 // called with no lock of the DB held — by Open, by a failed job removing
 // its outputs, or, for the files a running DB makes obsolete, by a
 // goroutine of the DB's that deletes them one at a time, some time after
-// the flush or compaction that retired them has ended. They may call the
+// the flush, compaction or reader's release that retired them. They may call the
 // DB's methods, except Close, which waits for that goroutine to delete
 // what it has left.
 type EventListener struct {
