@@ -239,7 +239,8 @@ type blobRead struct {
 
 // createOutput creates file num of type t (a table or blob file) for job,
 // reports it with reason, and returns it as a compaction output: Finish
-// syncs and closes it, Abort closes it if need be and removes it.
+// syncs and closes it, Abort closes it if need be and hands it to the
+// deleter.
 func (d *DB) createOutput(job int, t manifest.FileType, num uint64, reason string) (*compaction.Output, error) {
 	path := manifest.MakeFilepath(d.fs, d.dirname, t, num)
 	f, err := d.fs.Create(path)
@@ -268,7 +269,7 @@ func (d *DB) createOutput(job int, t manifest.FileType, num uint64, reason strin
 			if !closed {
 				f.Close()
 			}
-			d.removeFile(job, t, num)
+			d.deleteObsolete(job, t, num)
 		},
 	}, nil
 }

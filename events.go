@@ -17,12 +17,12 @@ import (
 // with its own JobID.
 //
 // TableDeleted, BlobFileDeleted and WALDeleted are the exception: they are
-// called with no lock of the DB held — by Open, by a failed job removing
-// its outputs, or, for the files a running DB makes obsolete, by a
-// goroutine of the DB's that deletes them one at a time, some time after
-// the flush, compaction or reader's release that retired them. They may call the
-// DB's methods, except Close, which waits for that goroutine to delete
-// what it has left.
+// called with no lock of the DB held — by Open, for what a crash left, or,
+// for the files a running DB makes obsolete and a failed job's outputs, by
+// a goroutine of the DB's that deletes them one at a time, some time after
+// the flush, compaction or reader's release that retired them. No job
+// waits for that goroutine, so they may call the DB's methods, except
+// Close, which waits for it to delete what it has left.
 type EventListener struct {
 	// BackgroundError is called when a flush, a compaction, a WAL write or a
 	// manifest update fails; see BackgroundErrorInfo.

@@ -9,15 +9,15 @@ import (
 // once CURRENT names a newer one. Open deletes what a crash left obsolete
 // (removeObsoleteFiles), itself, before it returns; the running DB hands
 // what its own flushes, compactions and rotations make obsolete to its
-// deleter (deleteObsolete), which removes it with no lock of the DB held.
-// A failed job removes its own outputs, which nothing lists, itself.
+// deleter (deleteObsolete), which removes it with no lock of the DB held,
+// and so does a failed job with its own outputs, which nothing lists.
 // Deletion is best-effort: a file that fails to go is found again by the
 // next Open.
 
 // removeFile deletes the file of type t and number num, counts it, and
 // reports it to the EventListener. job is the job that made it obsolete, 0
-// for none. The caller holds no lock of the DB's: the unlink may take
-// milliseconds, and the listener may call the DB.
+// for none. The caller, Open or the deleter, holds no lock of the DB's:
+// the unlink may take milliseconds, and the listener may call the DB.
 func (d *DB) removeFile(job int, t manifest.FileType, num uint64) {
 	path := manifest.MakeFilepath(d.fs, d.dirname, t, num)
 	err := d.fs.Remove(path)
@@ -35,8 +35,9 @@ func (d *DB) removeFile(job int, t manifest.FileType, num uint64) {
 }
 
 // deleteObsolete hands the file of type t and number num, which nothing
-// can need any more (see deleter's invariant), to the deleter. job is as
-// removeFile's. d.mu or manifestMu may be held.
+// can need any more (see deleter's invariant), to the deleter: a file no
+// version with references lists, a retired WAL or manifest, or a failed
+// job's output. job is as removeFile's. d.mu or manifestMu may be held.
 func (d *DB) deleteObsolete(job int, t manifest.FileType, num uint64) {
 	d.deleter.add(obsoleteFile{job: job, t: t, num: num})
 }
