@@ -263,7 +263,7 @@ func (d *DB) replaceBrokenManifest(num, nextFileNum uint64, lastSeq base.SeqNum)
 		return false, !old.Replaceable(), fmt.Errorf("bloomkv: manifest: %w", err)
 	}
 	d.manifest = l
-	d.removeFile(0, manifest.FileTypeManifest, old.FileNum())
+	d.deleteObsolete(0, manifest.FileTypeManifest, old.FileNum())
 	path := manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeManifest, num)
 	d.events.manifestCreated(ManifestCreateInfo{Path: path, FileNum: num})
 	return true, false, nil

@@ -240,7 +240,8 @@ type blobRead struct {
 
 // createOutput creates file num of type t (a table or blob file) for job,
 // reports it with reason, and returns it as a compaction output: Finish
-// syncs and closes it, Abort closes it if need be and removes it.
+// syncs and closes it, Abort closes it if need be and hands it to the
+// deleter.
 func (d *DB) createOutput(job int, t manifest.FileType, num uint64, reason string) (*compaction.Output, error) {
 	path := manifest.MakeFilepath(d.fs, d.dirname, t, num)
 	f, err := d.fs.Create(path)
@@ -269,7 +270,7 @@ func (d *DB) createOutput(job int, t manifest.FileType, num uint64, reason strin
 			if !closed {
 				f.Close()
 			}
-			d.removeFile(job, t, num)
+			d.deleteObsolete(job, t, num)
 		},
 	}, nil
 }
@@ -371,7 +372,7 @@ func (s *blobSink) abort() {
 }
 
 // obsoleteBlobsLocked closes and, while the DB is open and writable,
-// deletes the blob files of v, a version that lost its last reference,
+// hands to the deleter the blob files of v, a version that lost its last reference,
 // that no live version lists. d.mu is held.
 func (d *DB) obsoleteBlobsLocked(v *version) {
 	for _, b := range v.Blobs {
@@ -387,7 +388,7 @@ func (d *DB) obsoleteBlobsLocked(v *version) {
 		}
 		d.closeBlob(b.FileNum)
 		if !d.mu.closed && !d.opts.ReadOnly {
-			d.removeFile(0, manifest.FileTypeBlob, b.FileNum)
+			d.deleteObsolete(0, manifest.FileTypeBlob, b.FileNum)
 		}
 	}
 }

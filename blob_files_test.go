@@ -406,6 +406,7 @@ func TestBlobFileKeptForReaders(t *testing.T) {
 	if err := it.Close(); err != nil || n != 300 {
 		t.Fatalf("iterator: %d keys, %v", n, err)
 	}
+	d.deleter.wait() // the iterator's release queued the file
 	if slices.Contains(blobFilesOnDisk(t, fs, "/db"), first[0]) {
 		t.Fatalf("blob file %06d left on disk after the iterator closed", first[0])
 	}

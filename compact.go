@@ -188,10 +188,10 @@ func (d *DB) runCompaction(c *compaction.Compaction, v *version) (err error) {
 		if len(outputs) > 0 || stats.BlobFile != nil {
 			if err := d.fs.SyncDir(d.dirname); err != nil {
 				for _, f := range outputs {
-					d.removeFile(job, manifest.FileTypeTable, f.FileNum)
+					d.deleteObsolete(job, manifest.FileTypeTable, f.FileNum)
 				}
 				if stats.BlobFile != nil {
-					d.removeFile(job, manifest.FileTypeBlob, stats.BlobFile.FileNum)
+					d.deleteObsolete(job, manifest.FileTypeBlob, stats.BlobFile.FileNum)
 				}
 				return fmt.Errorf("bloomkv: compaction: %w", err)
 			}

@@ -472,13 +472,9 @@ wait:
 	}
 	// Open deleted the blob files no version lists: a kill mid-flush or
 	// mid-rewrite leaves none behind. Once no flush or compaction runs,
-	// and while d.mu keeps one from starting (it must join d.mu.imm or
-	// d.mu.compactions first), every blob file on disk is Open's or a
-	// finished job's: the version lists it.
-	d.mu.Lock()
-	for d.mu.bgErr == nil && (len(d.mu.compactions) > 0 || len(d.mu.imm) > 0) {
-		d.mu.cond.Wait()
-	}
+	// and while d.mu keeps one from starting, every blob file on disk is
+	// Open's or a finished job's: the version lists it.
+	_ = d.lockIdle() // a sticky error fails the checks that follow
 	idle := d.mu.current.Version
 	after, err := os.ReadDir(dir)
 	d.mu.Unlock()

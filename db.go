@@ -140,6 +140,10 @@ type DB struct {
 	manifestEdits uint64 // edits appended; guarded by manifestMu
 
 	bgDone sync.WaitGroup
+	// deleter removes the files the running DB makes obsolete, off its
+	// locks (obsolete_deleter.go); started once Open holds the LOCK,
+	// stopped before Close releases it.
+	deleter deleter
 	// compactCtx is cancelled by Close, to interrupt a compaction.
 	compactCtx    context.Context
 	cancelCompact context.CancelFunc
@@ -278,7 +282,8 @@ func (d *DB) waitFlushedLocked(failures uint64) error {
 }
 
 // Close waits for writes in progress and for a flush in progress, then
-// closes the DB's files and releases its directory. It does not flush the
+// closes the DB's files, waits until the files the DB made obsolete are
+// deleted, and releases its directory. It does not flush the
 // memtable: its writes are in the WAL, which the next Open replays. It
 // returns the error that stops writes, if any: a failed WAL write (writes
 // acknowledged without Sync since the WAL's last sync may then be lost) or
@@ -313,7 +318,6 @@ func (d *DB) Close() error {
 	d.bgDone.Wait()
 
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	var errs []error
 	switch {
 	case d.mu.bgErr != nil:
@@ -358,6 +362,12 @@ func (d *DB) Close() error {
 	d.mu.imm = nil
 	d.memtables.Close() // the chunks it keeps; a reader's memtable frees its own
 	d.cache.Close()     // its memory is returned once open iterators release their blocks
+	d.mu.Unlock()
+	// The files the DB made obsolete go before the LOCK does, so that none
+	// is deleted once another DB may have the directory; and with d.mu
+	// released, since a deletion's event may call the DB (which then
+	// returns ErrClosed).
+	d.deleter.stop()
 	errs = append(errs, d.lock.Close())
 	for _, err := range errs {
 		if err != nil {

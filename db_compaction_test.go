@@ -13,20 +13,23 @@ import (
 	"github.com/bloomkv/bloomkv/vfs"
 )
 
-// waitForCompactions waits until the picker has nothing left to do.
+// waitForCompactions waits until the picker has nothing left to do and
+// the deleter has removed the files the compactions retired.
 func (d *DB) waitForCompactions(t testing.TB) {
 	t.Helper()
 	if err := d.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	for d.mu.bgErr == nil && (len(d.mu.compactions) > 0 || compaction.Pick(d.mu.current.Version, &d.opts.compaction, nil) != nil) {
 		d.mu.cond.Wait()
 	}
-	if d.mu.bgErr != nil {
-		t.Fatal(d.mu.bgErr)
+	err := d.mu.bgErr
+	d.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
 	}
+	d.deleter.wait() // the files the compactions retired are gone
 }
 
 // smallTreeOptions make a deep tree from little data: tiny memtables,
@@ -126,6 +129,7 @@ func TestManualCompactionDropsTombstones(t *testing.T) {
 	if err := db.Compact(nil, nil); err != nil {
 		t.Fatal(err)
 	}
+	db.deleter.wait() // the compacted tables are gone from the directory
 	m := db.Metrics()
 	tables := 0
 	for _, l := range m.Levels {

@@ -131,13 +131,10 @@ func randOps(rng *rand.Rand, ks *keySpace, tag string) []kvOp {
 // it has just made obsolete, until it ends — a table obsolete but not yet
 // removed, rightly; and a memtable waiting for its flush keeps its WAL.
 func checkDirFiles(fs vfs.FS, dir string, d *DB) error {
-	d.mu.Lock()
+	err := d.lockIdle()
 	defer d.mu.Unlock()
-	for (len(d.mu.compactions) > 0 || len(d.mu.imm) > 0) && d.mu.bgErr == nil {
-		d.mu.cond.Wait()
-	}
-	if d.mu.bgErr != nil {
-		return d.mu.bgErr
+	if err != nil {
+		return err
 	}
 	current := d.mu.current
 	names, err := fs.List(dir)

@@ -778,3 +778,28 @@ func (f *failOne) failed() (*vfs.Op, bool) {
 	defer f.mu.Unlock()
 	return f.op, f.opReadOnly
 }
+
+// lockIdle locks d.mu once no flush or compaction runs — none can start
+// while it is held: it must join d.mu.imm or d.mu.compactions first — and
+// the deleter has removed the files the finished ones retired. It returns
+// the sticky error if there is one, with d.mu held all the same.
+func (d *DB) lockIdle() error {
+	d.mu.Lock()
+	for {
+		for d.mu.bgErr == nil && (len(d.mu.compactions) > 0 || len(d.mu.imm) > 0) {
+			d.mu.cond.Wait()
+		}
+		if d.mu.bgErr != nil {
+			return d.mu.bgErr
+		}
+		// pickGen changes with every job begun or ended and every
+		// version: unchanged, no job has queued a file since the wait.
+		gen := d.mu.pickGen
+		d.mu.Unlock()
+		d.deleter.wait()
+		d.mu.Lock()
+		if d.mu.pickGen == gen {
+			return nil
+		}
+	}
+}

@@ -15,6 +15,14 @@ import (
 // methods of the DB. Callbacks may run concurrently, those of one kind too: a
 // flush runs beside up to Options.MaxConcurrentCompactions compactions, each
 // with its own JobID.
+//
+// TableDeleted, BlobFileDeleted and WALDeleted are the exception: they are
+// called with no lock of the DB held — by Open, for what a crash left, or,
+// for the files a running DB makes obsolete and a failed job's outputs, by
+// a goroutine of the DB's that deletes them one at a time, some time after
+// the flush, compaction or reader's release that retired them. No job
+// waits for that goroutine, so they may call the DB's methods, except
+// Close, which waits for it to delete what it has left.
 type EventListener struct {
 	// BackgroundError is called when a flush, a compaction, a WAL write or a
 	// manifest update fails; see BackgroundErrorInfo.

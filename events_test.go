@@ -104,6 +104,7 @@ func TestEventListener(t *testing.T) {
 	if err := d.Compact(nil, nil); err != nil {
 		t.Fatal(err)
 	}
+	d.deleter.wait() // the deletions the compaction queued are reported
 	m := d.Metrics()
 	if got := rec.count("flush-end"); got != int(m.Flushes) || got < 3 {
 		t.Errorf("%d flush-end events; metrics count %d flushes", got, m.Flushes)

@@ -97,7 +97,7 @@ func (d *DB) flushOldestLocked() error {
 // Options.ValueSeparation.MinSize bytes to a blob file numbered when the
 // first comes, syncs them and their directory entries, and returns their
 // metadata; nil for an empty memtable (no entry and no range tombstone)
-// or no blob file. On failure it removes the files. job and reason are
+// or no blob file. On failure it hands the files to the deleter. job and reason are
 // for the TableCreated and BlobFileCreated events. d.mu is not held.
 func (d *DB) writeTable(job int, reason string, num uint64, mem *memtable.Memtable, filter sstable.FilterSpec) (*manifest.FileMetadata, *manifest.BlobFileMetadata, error) {
 	if mem.Empty() {
@@ -112,7 +112,7 @@ func (d *DB) writeTable(job int, reason string, num uint64, mem *memtable.Memtab
 	sink := blobSink{d: d, job: job, reason: reason, minSize: d.opts.ValueSeparation.MinSize, compression: blobCompression(d.opts.Compression)}
 	fail := func(err error) (*manifest.FileMetadata, *manifest.BlobFileMetadata, error) {
 		f.Close()
-		d.removeFile(job, manifest.FileTypeTable, num)
+		d.deleteObsolete(job, manifest.FileTypeTable, num)
 		sink.abort()
 		return nil, nil, fmt.Errorf("bloomkv: flush to %s: %w", path, err)
 	}

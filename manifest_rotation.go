@@ -76,7 +76,7 @@ func (d *DB) maybeRotateManifestLocked() {
 			FileNum: num,
 		})
 		// Obsolete now; a failed removal leaves it for the next Open.
-		d.removeFile(0, manifest.FileTypeManifest, old.FileNum())
+		d.deleteObsolete(0, manifest.FileTypeManifest, old.FileNum())
 	} else if !sticky {
 		// One line per attempt, and attempts are an eighth of growth apart.
 		d.events.log.Warn("bloomkv: manifest rotation failed; the old manifest stays live and rotation is retried as it grows",

@@ -174,6 +174,7 @@ func TestManifestRotation(t *testing.T) {
 			last, rotations, maxSize := d.liveManifest(), 0, int64(0)
 			check := func(where string) {
 				t.Helper()
+				d.deleter.wait() // the old manifests are gone
 				got, current, err := dirManifests(base, dir)
 				live := d.liveManifest()
 				switch {

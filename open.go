@@ -82,6 +82,7 @@ func Open(dirname string, opts *Options) (*DB, error) {
 		d.cache.Close()
 		return nil, fmt.Errorf("bloomkv: open %s: %w", dirname, err)
 	}
+	d.deleter.start(d.removeObsolete)
 	if err := d.recover(); err != nil {
 		d.closeFiles()
 		return nil, err
@@ -182,6 +183,7 @@ func (d *DB) closeFiles() {
 	}
 	d.memtables.Close()
 	d.cache.Close()
+	d.deleter.stop()
 	d.lock.Close()
 }
 

@@ -226,7 +226,7 @@ func (d *DB) refVersionLocked() *version {
 
 // unrefVersionLocked drops a reference; when a version loses its last one,
 // the tables no live version lists are closed and, while the DB is open,
-// deleted. Those are among the tables versions have left (d.mu.retired):
+// handed to the deleter (deleteObsolete), which removes them off d.mu. Those are among the tables versions have left (d.mu.retired):
 // one is listed by no version with references once none has its seq
 // within the table's [born, died) (see table's invariant), so that the
 // cost is the retired tables', not the tree's. (Once the DB is closed, the
@@ -278,7 +278,7 @@ func (d *DB) unrefVersionLocked(v *version) error {
 			}
 			t.retired = false
 			closeTable(t)
-			d.removeFile(0, manifest.FileTypeTable, t.meta.FileNum)
+			d.deleteObsolete(0, manifest.FileTypeTable, t.meta.FileNum)
 		}
 		clear(d.mu.retired[len(kept):])
 		d.mu.retired = kept
