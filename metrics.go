@@ -204,7 +204,11 @@ type Metrics struct {
 	// being read through the block cache.
 	IndexMemory         uint64
 	ObsoleteFilesPurged uint64
-	TableCache          TableCacheMetrics
+	// ObsoleteFilesPending counts the files proven obsolete and not yet
+	// deleted: the DB deletes them in a goroutine of its own, a moment
+	// later. A measure of the directory's size wants it 0.
+	ObsoleteFilesPending int
+	TableCache           TableCacheMetrics
 	// BackgroundErrors counts failed flushes, compactions, WAL writes and
 	// manifest updates (see EventListener.BackgroundError).
 	BackgroundErrors uint64
@@ -560,6 +564,7 @@ func (d *DB) Metrics() Metrics {
 	m.WriteStalls, m.WriteStallDuration = c.stalls.Load(), time.Duration(c.stallNanos.Load())
 	m.WriteDelays, m.WriteDelayDuration = c.delays.Load(), time.Duration(c.delayNanos.Load())
 	m.ObsoleteFilesPurged = c.obsoletePurged.Load()
+	m.ObsoleteFilesPending = d.deleter.pending()
 	m.BlockCache = cacheMetrics(d.cache.Metrics())
 	m.Memory.BlockCache = d.cache.Resident()
 	m.Memory.Tables = d.tableMemory.Resident()

@@ -50,6 +50,7 @@ type deleter struct {
 	queue   []obsoleteFile
 	spare   []obsoleteFile // the last batch's slice, for the next queue
 	busy    bool           // a batch is being removed
+	left    int            // of which this many files are not yet removed
 	stopped bool
 	done    chan struct{} // closed when the goroutine returns
 }
@@ -85,10 +86,13 @@ func (dl *deleter) run() {
 		}
 		batch := dl.queue
 		dl.queue, dl.spare = dl.spare[:0], nil
-		dl.busy = true
+		dl.busy, dl.left = true, len(batch)
 		dl.mu.Unlock()
 		for _, f := range batch {
 			dl.remove(f)
+			dl.mu.Lock()
+			dl.left--
+			dl.mu.Unlock()
 		}
 		clear(batch)
 		dl.mu.Lock()
@@ -122,6 +126,14 @@ func (dl *deleter) wait() {
 	for len(dl.queue) > 0 || dl.busy {
 		dl.cond.Wait()
 	}
+}
+
+// pending returns how many files are queued or being removed and not
+// yet removed (an entry for every WAL below a number counts one).
+func (dl *deleter) pending() int {
+	dl.mu.Lock()
+	defer dl.mu.Unlock()
+	return len(dl.queue) + dl.left
 }
 
 // stop removes what is queued, then stops the goroutine: later files are

@@ -51,9 +51,13 @@ func TestDeleter(t *testing.T) {
 			var removed []uint64
 			gate := make(chan struct{})
 			var dl deleter
+			var pendingErr error // pending's count as each file's removal starts
 			dl.start(func(f obsoleteFile) {
 				<-gate
 				mu.Lock()
+				if n := dl.pending(); n != 50-len(removed) && pendingErr == nil {
+					pendingErr = fmt.Errorf("removing file %d of 50: pending = %d, want %d", len(removed), n, 50-len(removed))
+				}
 				removed = append(removed, f.num)
 				mu.Unlock()
 			})
@@ -63,6 +67,9 @@ func TestDeleter(t *testing.T) {
 					t.Fatalf("add %d refused before stop", num)
 				}
 				want = append(want, num)
+			}
+			if n := dl.pending(); n != len(want) {
+				t.Errorf("%d files queued, none removed: pending = %d", len(want), n)
 			}
 			returned := make(chan []uint64)
 			go func() {
@@ -75,6 +82,9 @@ func TestDeleter(t *testing.T) {
 			got := within(t, returned, tc.name+" returning")
 			if !slices.Equal(got, want) {
 				t.Fatalf("%s returned with %v removed, want %v", tc.name, got, want)
+			}
+			if n := dl.pending(); n != 0 || pendingErr != nil {
+				t.Errorf("after %s: pending = %d; %v", tc.name, n, pendingErr)
 			}
 			dl.stop() // a second stop, for "stop", returns at once
 			if dl.add(obsoleteFile{t: manifest.FileTypeTable, num: 99}) {

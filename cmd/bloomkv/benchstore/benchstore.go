@@ -105,14 +105,15 @@ func PrefixExtractor() *bloomkv.PrefixExtractor {
 }
 
 // Settle flushes the memtable and waits until background compaction has
-// nothing left to do (Metrics.CompactionPending is false).
+// nothing left to do (Metrics.CompactionPending is false) and the files
+// it made obsolete are deleted (Metrics.ObsoleteFilesPending is 0).
 func (b *Bloomkv) Settle() error {
 	if err := b.DB.Flush(); err != nil {
 		return err
 	}
 	for {
 		m := b.DB.Metrics()
-		if !m.CompactionPending && m.ImmutableMemtables == 0 {
+		if !m.CompactionPending && m.ImmutableMemtables == 0 && m.ObsoleteFilesPending == 0 {
 			return nil
 		}
 		time.Sleep(5 * time.Millisecond)
