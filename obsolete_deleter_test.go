@@ -201,6 +201,11 @@ func TestCloseDrainsDeletionsBeforeUnlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	within(t, blocked, "the removal of a table a full compaction retired")
+	// The table whose removal is held, and any file queued behind it,
+	// are pending.
+	if n := d.Metrics().ObsoleteFilesPending; n < 1 {
+		t.Errorf("with a table's removal held: Metrics.ObsoleteFilesPending = %d, want at least 1", n)
+	}
 	closeErr := make(chan error, 1)
 	go func() { closeErr <- d.Close() }()
 	if d2, err := Open("db", &Options{FS: mem}); !errors.Is(err, ErrLocked) {
