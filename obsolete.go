@@ -5,8 +5,8 @@ import (
 )
 
 // Obsolete files. A table or blob file is obsolete once no version a
-// reader holds lists it (unrefVersionLocked), a WAL once a manifest edit retires it, a manifest
-// once CURRENT names a newer one. Open deletes what a crash left obsolete
+// reader holds lists it (unrefVersionLocked), a WAL once a manifest edit
+// retires it, a manifest once CURRENT names a newer one. Open deletes what a crash left obsolete
 // (removeObsoleteFiles), itself, before it returns; the running DB hands
 // what its own flushes, compactions and rotations make obsolete to its
 // deleter (deleteObsolete), which removes it with no lock of the DB held,
@@ -103,8 +103,9 @@ func (d *DB) removeObsoleteWALsLocked(logNum uint64) {
 	d.deleter.add(obsoleteFile{t: manifest.FileTypeWAL, num: logNum, below: true})
 }
 
-// removeOrphansLocked has the deleter delete the tables and blob files of manifest edits
-// whose append failed (a blob file an edit adds is always new), once a new manifest without those edits is CURRENT: no crash can
+// removeOrphansLocked has the deleter delete the tables and blob files of
+// manifest edits whose append failed (a blob file an edit adds is always
+// new), once a new manifest without those edits is CURRENT: no crash can
 // find them recorded any more. A table some version lists (a trivial move's
 // input) is not an orphan. d.mu is held.
 func (d *DB) removeOrphansLocked() {
