@@ -35,7 +35,7 @@ func TestDBRecoveryReopen(t *testing.T) {
 		{name: "zstd no filters", opts: Options{MemtableSize: 64 << 10, Compression: ZstdCompression, DisableFilters: true, BlockSize: 256}, flush: true},
 		{name: "no cache", opts: Options{MemtableSize: 100 << 10, BlockCacheSize: -1, BitsPerKey: 3}},
 		{name: "OS", os: true, opts: Options{MemtableSize: 64 << 10}},
-		{name: "OS mmap", os: true, opts: Options{MemtableSize: 64 << 10, MmapTables: true, BlockCacheSize: -1}},
+		{name: "OS mmap", os: true, opts: Options{MemtableSize: 64 << 10, MmapTables: MapAllTables, BlockCacheSize: -1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))

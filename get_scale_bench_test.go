@@ -39,8 +39,8 @@ func peersOptions() *bloomkv.Options {
 // openScaleDB returns the database of -scale.n workload keys (the peers
 // runner's keys: fillrandom's, in its order, then settled) in -scale.dir,
 // filling it first if the directory holds none, opened read-only so that
-// every run reads the same tree; with mmap, its tables read through
-// mappings (Options.MmapTables).
+// every run reads the same tree; with mmap, all its tables read through
+// mappings (Options.MmapTables: MapAllTables), without, none.
 func openScaleDB(b *testing.B, keys *workload.Keys, mmap bool) *bloomkv.DB {
 	dir := *scaleDir
 	if dir == "" {
@@ -65,7 +65,10 @@ func openScaleDB(b *testing.B, keys *workload.Keys, mmap bool) *bloomkv.DB {
 		}
 	}
 	opts := peersOptions()
-	opts.ReadOnly, opts.MmapTables = true, mmap
+	opts.ReadOnly, opts.MmapTables = true, bloomkv.MapNoTables
+	if mmap {
+		opts.MmapTables = bloomkv.MapAllTables
+	}
 	d, err := bloomkv.Open(dir, opts)
 	if err != nil {
 		b.Fatal(err)
@@ -90,7 +93,7 @@ func cpuTime() time.Duration {
 // cost of a missing key is its cache misses. One op is one Get; the keys
 // are drawn ahead, so that the loop times Get alone. Each runs with the
 // tables read by pread(2) (mmap=false) and through mappings (mmap=true,
-// Options.MmapTables).
+// Options.MmapTables: MapAllTables).
 func BenchmarkGetAtScale(b *testing.B) {
 	keys, err := workload.NewKeys(*scaleKeys, workload.DefaultKeySize, workload.DefaultValueSize, workload.DefaultSeed)
 	if err != nil {

@@ -60,7 +60,7 @@ func Open(dirname string, opts *Options) (*DB, error) {
 		d.opts.compaction.FilterBudget = filterBudget{d}
 	}
 	d.opts.compaction.Clock = d.opts.Clock
-	d.tableCache = newTableCache(d.fs, tableCacheCapacity(o.MaxOpenFiles, processFileLimit()), o.MmapTables)
+	d.tableCache = newTableCache(d.fs, tableCacheCapacity(o.MaxOpenFiles, processFileLimit()))
 	d.mu.cond.L = &d.mu.Mutex
 	d.mu.versions = make(map[*version]struct{})
 	d.mu.tables = make(map[uint64]*table)

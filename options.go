@@ -356,22 +356,37 @@ type Options struct {
 	// the table cache's descriptors with the tables.
 	MaxOpenFiles int
 
-	// MmapTables reads the tables' data blocks through a mapping of each
-	// open table file (mmap(2), read-only) instead of a pread(2) per block:
-	// a block in the page cache is copied from memory with no system
-	// call. In BenchmarkGetAtScale (1,000,000 keys, the peers runner's
-	// options: an 8 MiB block cache, so most present-key Gets read a
-	// block), a present key's Get took 0.46× the CPU (6.2 against 13.3
-	// µs), a missing key's 0.78×. A device error or a file truncated beneath
-	// the mapping is an error of the read (vfs.ErrMappedFault), never a
-	// crash. The pages the reads touch count in the process's resident
-	// memory (RSS) while mapped, as the page cache they are, and not in
-	// MemoryLimit, which counts what the DB allocates; the kernel
-	// reclaims them as it does the page cache. On Unix systems with the
-	// OS file system (vfs.Default); elsewhere, and where a file cannot be
-	// mapped, the tables are read with ReadAt. Blob files are always read
-	// with ReadAt. Default false.
-	MmapTables bool
+	// MmapTables says which tables' data blocks are read through a
+	// mapping of the open table file (mmap(2), read-only) instead of a
+	// pread(2) per block: a block in the page cache is copied from memory
+	// with no system call. In BenchmarkGetAtScale (1,000,000 keys, the
+	// peers runner's options: an 8 MiB block cache, so most present-key
+	// Gets read a block), a present key's Get took 0.46× the CPU (6.2
+	// against 13.3 µs) with every table mapped, a missing key's 0.78×. A
+	// device error or a file truncated beneath the mapping is an error of
+	// the read (vfs.ErrMappedFault), never a crash. The pages the reads
+	// touch count in the process's resident memory (RSS) while mapped, as
+	// the page cache they are, and not in MemoryLimit, which counts what
+	// the DB allocates; the kernel reclaims them as it does the page
+	// cache. On Unix systems with the OS file system (vfs.Default);
+	// elsewhere, and where a file cannot be mapped, the tables are read
+	// with ReadAt. Blob files are always read with ReadAt: a value is
+	// read where a Get lands, once, and a first touch of a mapped page
+	// costs about a pread, so a mapping would hold the whole value store
+	// in RSS for little.
+	//
+	// The default, MapHandleTables, maps the tables whose values are
+	// mostly in blob files (ValueSeparation): those referencing more
+	// bytes of values in blob files than they hold themselves. Such a
+	// table is a few percent of the data it indexes, so its mapped pages
+	// cost little memory, while every Get of a separated value reads a
+	// block of it before its value. Under MemoryLimit the default maps
+	// none (MapNoTables), so that the memory the limit promises is the
+	// RSS a user sees. MapAllTables maps every table: at 10,000,000 keys
+	// of 100 B values (the peers runner, one run each) readrandom went
+	// from 81,726 to 99,968 Gets a second and the peak RSS from 53 to
+	// 963 MiB.
+	MmapTables TableMapping
 
 	// ValueSeparation moves large values out of the tables into blob files
 	// (see ValueSeparation).
@@ -392,27 +407,30 @@ type Options struct {
 // its live values to be relocated. Filters and indexes, and the order of a
 // lookup, are unchanged: a lookup for an absent key reads no blob.
 type ValueSeparation struct {
-	// MinSize is the size from which a value is separated, if positive.
-	// Default (0): off, as -1 (ValueSeparationOff) or any negative size
-	// is. Blob files written before stay readable either way.
+	// MinSize is the size from which a value is separated. Default (0):
+	// 1 KiB (DefaultValueSeparationMinSize); -1 (ValueSeparationOff), or
+	// any negative size, turns separation off. Blob files written before
+	// stay readable either way.
 	//
-	// Separation trades reads for writes, which is why it is off unless
-	// asked for: turn it on for write-heavy workloads of large values
-	// read by key. In bloomkv bench fills of 1 KiB values it wrote
-	// 0.38–0.47× the bytes of values kept in the tables. A Get of a
-	// present key reads its table's block and then its value: where the
-	// tables, a few percent of the data, fit in the block cache, that is
-	// one read, as inline, and readrandom matched inline's median; where
-	// they do not, two (about half the Gets a second). A forward scan
-	// reads ahead in each blob file, but a DB filled in random order
-	// spreads adjacent keys' values over every flush's blob file, read
-	// about once each: 0.1–0.3× the scans a second. A blob file stores
-	// each value compressed with Compression where that saves at least an
-	// eighth of it, as a table's blocks are; its handle, the tables'
-	// references and the blob metrics count the stored bytes. A lookup
-	// for an absent key reads no blob: readmissing
-	// is unchanged. Values below MinSize take none of this: at 100-byte
-	// values every workload was within the runs' noise of separation off.
+	// Separation trades reads for writes. In bloomkv bench's random fills
+	// of 256 B to 1 KiB values it wrote 0.38–0.53× the bytes of values
+	// kept in the tables. A Get of a present key reads its table's block
+	// (from the block cache where it is cached) and then its value, a
+	// second read. A scan reads each value from its blob file, and a DB
+	// filled in random order spreads adjacent keys' values over every
+	// flush's blob file: a 100-entry scan reads about once per file, 4–8
+	// times inline's time, while a full scan, which reads every file in
+	// one pass with read-ahead, takes about inline's. The default is the
+	// largest of the sizes measured (256, 512 and 1,024 B): at each the
+	// bytes written fell to about half or less, and a Get and a short
+	// scan cost about the same, so the largest spends that cost where a
+	// write saves the most bytes. A lookup for an absent key reads no
+	// blob: readmissing is unchanged. Values below MinSize take none of
+	// this: at 100-byte values every workload was within the runs' noise
+	// of separation off. A blob file stores each value compressed with
+	// Compression where that saves at least an eighth of it, as a table's
+	// blocks are; its handle, the tables' references and the blob metrics
+	// count the stored bytes.
 	MinSize int
 	// DeadShare is the share of a blob file's value bytes no table
 	// references any more (values overwritten or deleted, their handles
@@ -431,8 +449,39 @@ type ValueSeparation struct {
 	DeadShare float64
 }
 
+// TableMapping says which tables a DB reads through mappings of their
+// files (Options.MmapTables).
+type TableMapping uint8
+
+const (
+	// MapHandleTables, the default, maps the tables whose values are mostly
+	// in blob files, and none under MemoryLimit.
+	MapHandleTables TableMapping = iota
+	// MapAllTables maps every table.
+	MapAllTables
+	// MapNoTables maps none.
+	MapNoTables
+)
+
+// String returns the mapping's name, as its constant spells it.
+func (m TableMapping) String() string {
+	switch m {
+	case MapHandleTables:
+		return "MapHandleTables"
+	case MapAllTables:
+		return "MapAllTables"
+	case MapNoTables:
+		return "MapNoTables"
+	}
+	return fmt.Sprintf("TableMapping(%d)", uint8(m))
+}
+
 // ValueSeparationOff is the MinSize that turns value separation off.
 const ValueSeparationOff = -1
+
+// DefaultValueSeparationMinSize is the MinSize a zero ValueSeparation.MinSize
+// means: values of 1 KiB and more go to blob files.
+const DefaultValueSeparationMinSize = 1 << 10
 
 // FilterAllocation chooses how filter memory is spread over the levels
 // (Options.FilterAllocation): how many bits each level's filters get, and,
@@ -656,8 +705,8 @@ func (opts *Options) tableDefaults() error {
 	return nil
 }
 
-// fileDefaults defaults and checks the limits on the DB's files: the
-// manifest's size and the files open at once.
+// fileDefaults defaults and checks the limits on the DB's files — the
+// manifest's size and the files open at once — and which tables it maps.
 func (opts *Options) fileDefaults() error {
 	switch {
 	case opts.MaxManifestFileSize == 0:
@@ -671,6 +720,12 @@ func (opts *Options) fileDefaults() error {
 	case opts.MaxOpenFiles < minMaxOpenFiles:
 		return argError("opts.MaxOpenFiles", "%d is below %d: the DB keeps up to %d files open besides its tables'",
 			opts.MaxOpenFiles, minMaxOpenFiles, numNonTableCacheFiles)
+	}
+	switch {
+	case opts.MmapTables > MapNoTables:
+		return argError("opts.MmapTables", "unknown table mapping %d", opts.MmapTables)
+	case opts.MmapTables == MapHandleTables && opts.MemoryLimit > 0:
+		opts.MmapTables = MapNoTables
 	}
 	return nil
 }
@@ -815,7 +870,10 @@ func (opts *Options) filterDefaults() error {
 // size from which values go to blob files, and the dead share at which a
 // blob file is rewritten.
 func (opts *Options) valueSeparationDefaults() error {
-	if vs := &opts.ValueSeparation; vs.MinSize <= 0 {
+	switch vs := &opts.ValueSeparation; {
+	case vs.MinSize == 0:
+		vs.MinSize = DefaultValueSeparationMinSize
+	case vs.MinSize < 0:
 		vs.MinSize = ValueSeparationOff
 	}
 	switch vs := &opts.ValueSeparation; {

@@ -41,14 +41,33 @@ func TestOptionsDefaults(t *testing.T) {
 			TopLevelCompression: NoCompression,
 			BlobDeadShare:       0.2,
 		}
-		if got.ValueSeparation != (ValueSeparation{MinSize: ValueSeparationOff, DeadShare: 0.2}) {
+		if got.ValueSeparation != (ValueSeparation{MinSize: DefaultValueSeparationMinSize, DeadShare: 0.2}) {
 			t.Errorf("defaults: value separation %+v", got.ValueSeparation)
+		}
+		if got.MmapTables != MapHandleTables {
+			t.Errorf("defaults: MmapTables %v, want MapHandleTables", got.MmapTables)
 		}
 		if got.compaction != want {
 			t.Errorf("compaction options %+v, want %+v", got.compaction, want)
 		}
 		if l3 := got.compaction.LevelTargetSize(3); l3 != 1600<<20 {
 			t.Errorf("default L3 target %d, want 1600 MiB", l3)
+		}
+	}
+	// Under a memory limit the default maps no table; a choice stays.
+	for _, c := range []struct{ given, want TableMapping }{
+		{MapHandleTables, MapNoTables}, {MapAllTables, MapAllTables}, {MapNoTables, MapNoTables},
+	} {
+		got, err := (&Options{MemoryLimit: 64 << 20, MmapTables: c.given}).withDefaults()
+		if err != nil || got.MmapTables != c.want {
+			t.Errorf("MemoryLimit, MmapTables %v: resolved to %v, %v; want %v", c.given, got.MmapTables, err, c.want)
+		}
+	}
+	// Negative sizes turn value separation off.
+	for _, size := range []int{ValueSeparationOff, -4096} {
+		got, err := (&Options{ValueSeparation: ValueSeparation{MinSize: size}}).withDefaults()
+		if err != nil || got.ValueSeparation.MinSize != ValueSeparationOff {
+			t.Errorf("MinSize %d: resolved to %d, %v; want %d", size, got.ValueSeparation.MinSize, err, ValueSeparationOff)
 		}
 	}
 	// The L0 thresholds follow a changed trigger.
@@ -118,6 +137,7 @@ func TestOptionsValidation(t *testing.T) {
 		{Options{LevelSizing: StaticLevelSizing + 1}, "opts.LevelSizing"},
 		{Options{MaxConcurrentCompactions: -1}, "opts.MaxConcurrentCompactions"},
 		{Options{ValueSeparation: ValueSeparation{DeadShare: -0.1}}, "opts.ValueSeparation.DeadShare"},
+		{Options{MmapTables: MapNoTables + 1}, "opts.MmapTables"},
 		{Options{ValueSeparation: ValueSeparation{DeadShare: 1.5}}, "opts.ValueSeparation.DeadShare"},
 		{Options{ValueSeparation: ValueSeparation{DeadShare: math.NaN()}}, "opts.ValueSeparation.DeadShare"},
 		{Options{MemoryLimit: 1 << 20}, "opts.MemoryLimit"},

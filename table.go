@@ -44,12 +44,28 @@ func (d *DB) openTableLocked(meta *manifest.FileMetadata) error {
 	return nil
 }
 
+// mapsTable reports whether the DB reads the table meta describes through
+// a mapping of its file (Options.MmapTables): under the default, a table
+// whose handles reference more bytes in blob files than the table holds.
+func (d *DB) mapsTable(meta *manifest.FileMetadata) bool {
+	switch d.opts.MmapTables {
+	case MapAllTables:
+		return true
+	case MapHandleTables:
+		return blobBytes(meta.BlobRefs) > meta.Size
+	}
+	return false
+}
+
 // openTable opens the table meta describes through the table cache. The
 // file's first open makes the calls of opening a table file, in this
 // order: Open, Stat, then sstable.Open's reads.
 func (d *DB) openTable(meta *manifest.FileMetadata) (*table, error) {
 	path := manifest.MakeFilepath(d.fs, d.dirname, manifest.FileTypeTable, meta.FileNum)
-	tf := d.tableCache.newMappedFile(path)
+	tf := d.tableCache.newFile(path)
+	if d.mapsTable(meta) {
+		tf = d.tableCache.newMappedFile(path)
+	}
 	// Tables are deleted only once no version lists them: a missing one is
 	// damage, not an I/O error to retry (acquire reports it so).
 	h, err := tf.acquire()

@@ -75,10 +75,7 @@ func tableCacheCapacity(maxOpenFiles int, fileLimit uint64) int {
 type tableCache struct {
 	fs       vfs.FS
 	capacity int
-	// mmap is Options.MmapTables: the files of newMappedFile are read
-	// through a mapping where their file system can map them.
-	mmap bool
-	mu   struct {
+	mu       struct {
 		sync.Mutex
 		// lru is the sentinel of a circular list of the tableFiles that hold
 		// a handle: lru.next is the most recently used, lru.prev the least.
@@ -92,10 +89,9 @@ type tableCache struct {
 }
 
 // newTableCache returns an empty cache of capacity handles (at least one)
-// of files of fs; with mmap, the files of newMappedFile are read through
-// mappings of them.
-func newTableCache(fs vfs.FS, capacity int, mmap bool) *tableCache {
-	c := &tableCache{fs: fs, capacity: max(capacity, 1), mmap: mmap}
+// of files of fs.
+func newTableCache(fs vfs.FS, capacity int) *tableCache {
+	c := &tableCache{fs: fs, capacity: max(capacity, 1)}
 	c.mu.lru.prev, c.mu.lru.next = &c.mu.lru, &c.mu.lru
 	return c
 }
@@ -107,10 +103,10 @@ func (c *tableCache) newFile(path string) *tableFile {
 }
 
 // newMappedFile is newFile for a file read through a mapping of it while
-// its handle is open, if the cache maps files (Options.MmapTables) and the
-// file system can (vfs.Mapper); otherwise it is read as newFile's are.
+// its handle is open, where the file system can map it (vfs.Mapper);
+// otherwise it is read as newFile's are.
 func (c *tableCache) newMappedFile(path string) *tableFile {
-	return &tableFile{cache: c, path: path, mapped: c.mmap}
+	return &tableFile{cache: c, path: path, mapped: true}
 }
 
 // tableCacheStats are a tableCache's counters and its number of handles.

@@ -108,13 +108,13 @@ func BenchmarkTableFileReadAt(b *testing.B) {
 		run(b, []io.ReaderAt{f})
 	})
 	b.Run("hit", func(b *testing.B) {
-		c := newTableCache(mem, 8, false)
+		c := newTableCache(mem, 8)
 		f := c.newFile("/000001.sst")
 		defer f.close()
 		run(b, []io.ReaderAt{f})
 	})
 	b.Run("reopen", func(b *testing.B) {
-		c := newTableCache(mem, 1, false)
+		c := newTableCache(mem, 1)
 		f1, f2 := c.newFile("/000001.sst"), c.newFile("/000002.sst")
 		defer f1.close()
 		defer f2.close()

@@ -34,23 +34,43 @@ func mappedTables(t *testing.T, dir string) []string {
 	return names
 }
 
-// TestMmapTables reads a DB of several tables with MmapTables, and without,
-// against a map of what was written: with it, the tables the Gets read are
-// mapped — /proc/self/maps lists them, and no blob file or other file —
-// and none is once the DB is closed; without it none ever is.
+// TestMmapTables reads DBs of several tables under each MmapTables, of
+// values kept in the tables and of values in blob files, against a map of
+// what was written, and checks which files are mapped against the option's
+// rule: /proc/self/maps lists the tables the Gets read exactly when the
+// rule maps them, never a blob file or another file, and no file once the
+// DB is closed.
 func TestMmapTables(t *testing.T) {
-	for _, mmap := range []bool{true, false} {
-		t.Run(fmt.Sprintf("MmapTables=%v", mmap), func(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		mapping     TableMapping
+		memoryLimit int64
+		valueSize   int // at DefaultValueSeparationMinSize, separated
+		wantMapped  bool
+	}{
+		{"all/inline", MapAllTables, 0, 100, true},
+		{"all/separated", MapAllTables, 0, 1024, true},
+		{"none/separated", MapNoTables, 0, 1024, false},
+		{"default/separated", MapHandleTables, 0, 1024, true},
+		{"default/inline", MapHandleTables, 0, 100, false},
+		{"default/separated/MemoryLimit", MapHandleTables, 8 << 20, 1024, false},
+		{"all/separated/MemoryLimit", MapAllTables, 8 << 20, 1024, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			opts := &Options{FS: vfs.Default, MemtableSize: 64 << 10, BlockCacheSize: -1, MmapTables: mmap,
-				ValueSeparation: ValueSeparation{MinSize: 512}}
+			opts := &Options{FS: vfs.Default, MemtableSize: 64 << 10, MmapTables: c.mapping, MemoryLimit: c.memoryLimit}
+			if c.memoryLimit == 0 {
+				opts.BlockCacheSize = -1
+			}
 			d, err := Open(dir, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
 			model := map[string]string{}
 			for i := range 3000 {
-				k, v := fmt.Sprintf("key%05d", i*7919%3000), fmt.Sprintf("value%d-%s", i, strings.Repeat("x", i%700))
+				k := fmt.Sprintf("key%05d", i*7919%3000)
+				v := fmt.Sprintf("value%d-", i)
+				v += strings.Repeat("x", c.valueSize-len(v))
 				if err := d.Put([]byte(k), []byte(v), NoSync); err != nil {
 					t.Fatal(err)
 				}
@@ -69,8 +89,8 @@ func TestMmapTables(t *testing.T) {
 				t.Fatalf("Get of an absent key: %v", err)
 			}
 			mapped := mappedTables(t, dir)
-			if mmap == (len(mapped) == 0) {
-				t.Errorf("mapped files of the DB: %v", mapped)
+			if c.wantMapped == (len(mapped) == 0) {
+				t.Errorf("mapped files of the DB: %v; want tables mapped: %v", mapped, c.wantMapped)
 			}
 			for _, name := range mapped {
 				if !strings.HasSuffix(name, ".sst") {
@@ -94,7 +114,7 @@ func TestMmapTables(t *testing.T) {
 // the DB go on.
 func TestMmapTablesFault(t *testing.T) {
 	dir := t.TempDir()
-	d, err := Open(dir, &Options{FS: vfs.Default, BlockCacheSize: -1, MmapTables: true})
+	d, err := Open(dir, &Options{FS: vfs.Default, BlockCacheSize: -1, MmapTables: MapAllTables})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -188,7 +188,7 @@ func newCacheFixture(t *testing.T, n, capacity int) *cacheFixture {
 		f.Close()
 		x.names, x.contents = append(x.names, name), append(x.contents, content)
 	}
-	x.cache = newTableCache(x.fs, capacity, false)
+	x.cache = newTableCache(x.fs, capacity)
 	for _, name := range x.names {
 		x.files = append(x.files, x.cache.newFile(name))
 	}
@@ -421,7 +421,7 @@ func failingOpenFS(n int, content func(i int) string) (*vfs.MemFS, *fdFS, *vfs.I
 // retries.
 func TestTableCacheReopenErrors(t *testing.T) {
 	mem, fds, inj, failOpens := failingOpenFS(2, func(int) string { return "table" })
-	c := newTableCache(inj, 1, false)
+	c := newTableCache(inj, 1)
 	a, b := c.newFile("/000001.sst"), c.newFile("/000002.sst")
 	buf := make([]byte, 5)
 	read := func(f *tableFile) error {
@@ -479,7 +479,7 @@ func TestTableCacheReopenErrors(t *testing.T) {
 // error wrapping fs.ErrClosed, never ErrCorruption.
 func TestTableCacheKeepOpen(t *testing.T) {
 	mem, fds, inj, failOpens := failingOpenFS(4, func(i int) string { return fmt.Sprintf("table%d", i+1) })
-	c := newTableCache(inj, 1, false)
+	c := newTableCache(inj, 1)
 	files := make([]*tableFile, 4)
 	for i := range files {
 		files[i] = c.newFile(fmt.Sprintf("/%06d.sst", i+1))

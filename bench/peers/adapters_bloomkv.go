@@ -26,7 +26,7 @@ func openBloomkv(dir string, s Settings) (workload.Store, error) {
 		BaseLevelSize:   uint64(s.BaseLevelSize),
 		TargetFileSize:  uint64(s.TargetFileSize),
 		ValueSeparation: bloomkv.ValueSeparation{MinSize: s.ValueThreshold},
-		MmapTables:      s.BloomkvMmapTables,
+		MmapTables:      bloomkvTableMapping[s.BloomkvMmapTables],
 	}
 	if s.BloomkvMemoryLimit > 0 {
 		opts.MemoryLimit, opts.BlockCacheSize, opts.MemtableSize = s.BloomkvMemoryLimit, 0, 0
@@ -36,6 +36,11 @@ func openBloomkv(dir string, s Settings) (workload.Store, error) {
 		return nil, err
 	}
 	return &bloomkvStore{Bloomkv: b, l0Stop: bloomkvL0Stop(opts)}, nil
+}
+
+// bloomkvTableMapping is Options.MmapTables for each Settings.BloomkvMmapTables.
+var bloomkvTableMapping = map[string]bloomkv.TableMapping{
+	"": bloomkv.MapHandleTables, "handles": bloomkv.MapHandleTables, "all": bloomkv.MapAllTables, "none": bloomkv.MapNoTables,
 }
 
 // bloomkvL0Stop returns the L0StopTrigger that Open resolves opts to. The

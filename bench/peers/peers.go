@@ -178,8 +178,10 @@ type Settings struct {
 	// bloomkv then sizes its block cache and memtables from it, and not
 	// from CacheSize and MemtableSize, which the other engines keep.
 	BloomkvMemoryLimit int64
-	// BloomkvMmapTables is bloomkv's Options.MmapTables.
-	BloomkvMmapTables bool
+	// BloomkvMmapTables is bloomkv's Options.MmapTables: "all" maps every
+	// table, "none" none, and "handles" or "" (its default) the tables
+	// whose values are mostly in blob files.
+	BloomkvMmapTables string
 }
 
 // DefaultSettings are bloomkv's defaults: 10 bits per key, an 8 MiB block

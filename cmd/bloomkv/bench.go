@@ -113,7 +113,7 @@ func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
 	fs.StringVar(&f.workloads, "workloads", "fillrandom,readrandom,readmissing,readmixed,scan", "comma-separated workloads, run in order")
 	fs.IntVar(&f.keySize, "key-size", workload.DefaultKeySize, "key size in bytes")
 	fs.IntVar(&f.valueSize, "value-size", workload.DefaultValueSize, "value size in bytes")
-	fs.IntVar(&f.valueSeparation, "value-separation", 0, "size from which values go to blob files (Options.ValueSeparation.MinSize); 0 or -1: none, the default")
+	fs.IntVar(&f.valueSeparation, "value-separation", 0, "size from which values go to blob files (Options.ValueSeparation.MinSize); 0: the default, 1 KiB; -1: none")
 	fs.Uint64Var(&f.seed, "seed", workload.DefaultSeed, "seed of the values and of every workload's random choices")
 	fs.Float64Var(&f.missRatio, "miss-ratio", 0.5, "readmixed: share of Gets of missing keys, in [0, 1]")
 	fs.IntVar(&f.scanLength, "scan-length", 100, "scan: entries read per scan")

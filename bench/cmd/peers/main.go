@@ -77,7 +77,7 @@
 // killer ends fails the run, saying so. -bloomkv-memory-limit SIZE gives
 // bloomkv Options.MemoryLimit SIZE, from which it sizes its block cache
 // and memtables instead of the settings every engine gets; -bloomkv-mmap
-// gives it Options.MmapTables. -threads N runs each
+// WHICH gives it Options.MmapTables: all, none or handles (its default). -threads N runs each
 // workload on N goroutines. The YCSB workloads (ycsb-load, ycsb-a …
 // ycsb-f; -ycsb overrides their properties) run like the others. -sizes
 // runs everything at each number of keys in turn and ends with a table of
@@ -93,7 +93,7 @@
 //	go run ./cmd/peers [-n 1000000] [-reads 200000] [-engines bloomkv,pebble,goleveldb,badger]
 //	                   [-workloads fillrandom,readrandom,readmissing,readmixed,scan] [-in-process | -shared-binary]
 //	                   [-writes-per-key 3] [-sample-interval 100ms] [-space-amp] [-cold] [-memlimit SIZE]
-//	                   [-bloomkv-memory-limit SIZE] [-bloomkv-mmap]
+//	                   [-bloomkv-memory-limit SIZE] [-bloomkv-mmap WHICH]
 //	                   [-threads 1] [-ycsb props] [-sizes 1M,10M,30M] [-out DIR] [-chart DIR]
 //	                   [-cpuprofile FILE]
 //
@@ -115,6 +115,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -295,9 +296,9 @@ type options struct {
 	seed                                                            uint64
 	missRatio                                                       float64
 	inProcess, sharedBinary, spaceAmp, cold                         bool
-	memLimit                                                        int64 // -memlimit, bytes; 0: none
-	bloomkvMemoryLimit                                              int64 // -bloomkv-memory-limit, bytes; 0: none
-	bloomkvMmap                                                     bool  // -bloomkv-mmap
+	memLimit                                                        int64  // -memlimit, bytes; 0: none
+	bloomkvMemoryLimit                                              int64  // -bloomkv-memory-limit, bytes; 0: none
+	bloomkvMmap                                                     string // -bloomkv-mmap
 	sampleInterval                                                  time.Duration
 }
 
@@ -342,7 +343,7 @@ func (o *options) childArgs(name string) []string {
 		"-writes-per-key", strconv.Itoa(o.writesPerKey), "-sample-interval", o.sampleInterval.String(),
 		"-space-amp=" + strconv.FormatBool(o.spaceAmp), "-cold=" + strconv.FormatBool(o.cold),
 		"-threads", strconv.Itoa(max(o.threads, 1)), "-ycsb", o.ycsb, "-cpuprofile", o.cpuProfile,
-		"-bloomkv-memory-limit", strconv.FormatInt(o.bloomkvMemoryLimit, 10), "-bloomkv-mmap=" + strconv.FormatBool(o.bloomkvMmap)}
+		"-bloomkv-memory-limit", strconv.FormatInt(o.bloomkvMemoryLimit, 10), "-bloomkv-mmap", cmp.Or(o.bloomkvMmap, "handles")}
 }
 
 // profile runs engine's workloads through f, under a CPU profile written
@@ -426,6 +427,7 @@ func (o *options) run(args []string, stdout, stderr io.Writer) error {
 func (o *options) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("peers", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	o.bloomkvMmap = "handles"
 	fs.IntVar(&o.n, "n", 1_000_000, "keys the fills write")
 	fs.IntVar(&o.reads, "reads", 200_000, "Gets per read workload (scan: reads/scan-length scans)")
 	fs.StringVar(&o.engines, "engines", "bloomkv,pebble,goleveldb,badger", "engines to run, bloomkv first for the ratios")
@@ -451,7 +453,14 @@ func (o *options) flagSet(stderr io.Writer) *flag.FlagSet {
 		o.bloomkvMemoryLimit, err = humanize.ParseBytes(v)
 		return err
 	})
-	fs.BoolVar(&o.bloomkvMmap, "bloomkv-mmap", false, "bloomkv's Options.MmapTables: it reads its tables through mappings of their files, not a pread per block")
+	fs.Func("bloomkv-mmap", "bloomkv's Options.MmapTables, the tables it reads through mappings of their files, not a pread per block: `WHICH` is all, none or handles, the tables whose values are mostly in blob files (default handles)", func(v string) error {
+		switch v {
+		case "all", "none", "handles":
+			o.bloomkvMmap = v
+			return nil
+		}
+		return fmt.Errorf("%q is not all, none or handles", v)
+	})
 	fs.IntVar(&o.threads, "threads", 1, "goroutines running each workload's operations at once (filloverwrite: 1)")
 	fs.StringVar(&o.ycsb, "ycsb", "", "YCSB properties overriding every ycsb-* workload's, name=value,… (e.g. requestdistribution=uniform,fieldcount=1); recordcount defaults to -n, operationcount to -reads")
 	fs.StringVar(&o.sizes, "sizes", "", "run the workloads at each of these key counts (e.g. 1M,10M,30M; instead of -n) and chart ops/s, p99 and reads per op against n")

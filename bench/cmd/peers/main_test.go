@@ -232,10 +232,10 @@ func TestFlags(t *testing.T) {
 		}
 	}
 	o := &options{writesPerKey: 5, sampleInterval: 30 * time.Millisecond, spaceAmp: true, cold: true, threads: 3, ycsb: "fieldcount=1", cpuProfile: "/tmp/p",
-		bloomkvMemoryLimit: 1 << 20, bloomkvMmap: true}
+		bloomkvMemoryLimit: 1 << 20, bloomkvMmap: "all"}
 	args := strings.Join(o.childArgs("pebble"), " ")
 	for _, want := range []string{"-writes-per-key 5", "-sample-interval 30ms", "-space-amp=true", "-cold=true", "-threads 3", "-ycsb fieldcount=1", "-cpuprofile /tmp/p",
-		"-bloomkv-memory-limit 1048576", "-bloomkv-mmap=true"} {
+		"-bloomkv-memory-limit 1048576", "-bloomkv-mmap all"} {
 		if !strings.Contains(args, want) {
 			t.Errorf("child args %q lack %q", args, want)
 		}
