@@ -57,13 +57,15 @@ func (f *pageFit) limit() int {
 func worthPadding(pad, n uint64) bool { return 4*pad <= n }
 
 // addToBlock adds an entry to the data block, first cutting the block
-// before it when BlockAlign's page would not hold it.
-func (w *Writer) addToBlock(key, value []byte) {
+// before it when BlockAlign's page would not hold it; inline says whether
+// the entry's value is its own (Writer.dataInline).
+func (w *Writer) addToBlock(key, value []byte, inline bool) {
 	shared := w.data.shared(key)
 	if w.fit.on && w.data.entries > 0 && w.data.sizeWith(key, value, shared) > w.fit.fitLimit {
 		w.flushDataBlock()
 		shared = w.data.shared(key)
 	}
+	w.dataInline = w.dataInline || inline
 	w.data.addShared(key, value, shared)
 	if w.fit.on && w.fit.keep {
 		w.fit.offs = append(w.fit.offs, len(w.fit.pending))
@@ -104,7 +106,7 @@ func (w *Writer) compressData(raw []byte) (stored []byte, used compress.Codec) {
 	n := w.data.entries
 	k := n
 	for {
-		stored, used, w.scratch = blockEncoder.Encode(w.opts.Compression.codec(), raw, w.scratch)
+		stored, used, w.scratch = blockEncoder.Encode(w.dataCodec(), raw, w.scratch)
 		over := len(stored) + blockTrailerLen
 		if !w.fit.on || !w.fit.keep || over <= alignPage || k == 1 {
 			break
@@ -124,6 +126,16 @@ func (w *Writer) compressData(raw []byte) (stored []byte, used compress.Codec) {
 		w.fit.fitLimit = w.fit.limit()
 	}
 	return stored, used
+}
+
+// dataCodec is the pending data block's codec: the table's Compression,
+// or none for a block whose entries hold no value of their own
+// (WriterOptions.Compression).
+func (w *Writer) dataCodec() compress.Codec {
+	if !w.dataInline {
+		return NoCompression.codec()
+	}
+	return w.opts.Compression.codec()
 }
 
 // carryOver starts the next data block with the entries the last one left

@@ -30,7 +30,12 @@ type WriterOptions struct {
 	// fewer means faster seeks in a block, more means better prefix
 	// compression. Default 16.
 	RestartInterval int
-	// Compression compresses each data block independently. Default
+	// Compression compresses each data block independently, but for a
+	// block whose entries hold no value of their own — blob handles
+	// (values in blob files) and empty values — which is stored as
+	// given: such blocks shrink by about a quarter, on tables a few
+	// percent the size of the values they point to, and every Get of a
+	// separated value reads one, which would decompress it. Default
 	// (DefaultCompression) none.
 	Compression Compression
 	// Filter is the table's filter: family and parameter (Bloom(10),
@@ -106,11 +111,15 @@ type Writer struct {
 	lastKey   []byte   // encoded internal key of the last entry
 	rangeDels RangeTombstones
 	fit       pageFit // how BlockAlign cuts blocks
-	prefix    []byte  // the last key's prefix, under opts.Prefix
-	keyBuf    []byte
-	scratch   []byte
-	err       error
-	bufs      *writerBuffers // w's and hashes' storage, returned to the pool by Finish
+	// dataInline is set when the pending data block may hold an entry
+	// with a value of its own: one not a blob handle, and not empty. A
+	// block without one is stored uncompressed (dataCodec).
+	dataInline bool
+	prefix     []byte // the last key's prefix, under opts.Prefix
+	keyBuf     []byte
+	scratch    []byte
+	err        error
+	bufs       *writerBuffers // w's and hashes' storage, returned to the pool by Finish
 	// rangeFilter builds the range filter, under opts.RangeFilterBits;
 	// pooled, and returned by Finish.
 	rangeFilter *rangefilter.Builder
@@ -210,7 +219,7 @@ func (w *Writer) Add(key InternalKey, value []byte) error {
 		w.props.Smallest = InternalKey{UserKey: bytes.Clone(key.UserKey), Trailer: key.Trailer}
 	}
 	w.keyBuf = key.Append(w.keyBuf[:0])
-	w.addToBlock(w.keyBuf, value)
+	w.addToBlock(w.keyBuf, value, len(value) > 0 && key.Kind().WithoutExpiry() != base.KindSetBlob)
 	// The encoded key is the last key now: the two buffers swap rather
 	// than copy (the block keeps copies of its own).
 	w.lastKey, w.keyBuf = w.keyBuf, w.lastKey
@@ -275,6 +284,9 @@ func (w *Writer) flushDataBlock() {
 		w.cutPartition()
 	}
 	w.data.reset()
+	// The entries carried over came from the block just written: if it
+	// held none with a value of its own, they hold none.
+	w.dataInline = w.dataInline && w.fit.carry > 0
 	w.carryOver()
 }
 

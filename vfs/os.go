@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -75,8 +76,7 @@ func (osFS) Lock(name string) (io.Closer, error) {
 		f.Close()
 		return nil, err
 	}
-	// Closing the file releases the lock.
-	return f, nil
+	return lockFile{f}, nil
 }
 
 func (osFS) LockShared(name string) (io.Closer, error) {
@@ -88,7 +88,19 @@ func (osFS) LockShared(name string) (io.Closer, error) {
 		f.Close()
 		return nil, err
 	}
-	return f, nil
+	return lockFile{f}, nil
+}
+
+// lockFile is a locked file, unlocked and closed by Close.
+type lockFile struct{ f *os.File }
+
+// Close unlocks the file, then closes it. Closing alone would release the
+// lock only once no descriptor refers to the file's open description: a
+// child process forked meanwhile (by any goroutine of the process) holds a
+// copy of every descriptor until it execs, so a Lock right after Close,
+// a DB reopened, could find the directory still locked.
+func (l lockFile) Close() error {
+	return errors.Join(funlock(l.f), l.f.Close())
 }
 
 func (osFS) SyncDir(dir string) error {

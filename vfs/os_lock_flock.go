@@ -39,3 +39,28 @@ func flock(f *os.File, shared bool) error {
 	}
 	return nil
 }
+
+// funlock releases f's flock: the lock of its open file description,
+// whichever descriptors refer to it.
+func funlock(f *os.File) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return &fs.PathError{Op: "unlock", Path: f.Name(), Err: err}
+	}
+	var serr error
+	err = rc.Control(func(fd uintptr) {
+		for {
+			serr = syscall.Flock(int(fd), syscall.LOCK_UN)
+			if serr != syscall.EINTR {
+				return
+			}
+		}
+	})
+	if err == nil && serr != nil {
+		err = serr
+	}
+	if err != nil {
+		return &fs.PathError{Op: "unlock", Path: f.Name(), Err: err}
+	}
+	return nil
+}
