@@ -16,19 +16,7 @@ func flock(f *os.File, shared bool) error {
 	if shared {
 		how = syscall.LOCK_SH
 	}
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return &fs.PathError{Op: "lock", Path: f.Name(), Err: err}
-	}
-	var serr error
-	err = rc.Control(func(fd uintptr) {
-		for {
-			serr = syscall.Flock(int(fd), how|syscall.LOCK_NB)
-			if serr != syscall.EINTR {
-				return
-			}
-		}
-	})
+	err, serr := flockCall(f, how|syscall.LOCK_NB)
 	switch {
 	case err != nil:
 		return &fs.PathError{Op: "lock", Path: f.Name(), Err: err}
@@ -43,24 +31,31 @@ func flock(f *os.File, shared bool) error {
 // funlock releases f's flock: the lock of its open file description,
 // whichever descriptors refer to it.
 func funlock(f *os.File) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return &fs.PathError{Op: "unlock", Path: f.Name(), Err: err}
-	}
-	var serr error
-	err = rc.Control(func(fd uintptr) {
-		for {
-			serr = syscall.Flock(int(fd), syscall.LOCK_UN)
-			if serr != syscall.EINTR {
-				return
-			}
-		}
-	})
-	if err == nil && serr != nil {
+	err, serr := flockCall(f, syscall.LOCK_UN)
+	if err == nil {
 		err = serr
 	}
 	if err != nil {
 		return &fs.PathError{Op: "unlock", Path: f.Name(), Err: err}
 	}
 	return nil
+}
+
+// flockCall calls flock(2) on f's descriptor with how, again while a signal
+// interrupts it: err is why the descriptor could not be had (f closed),
+// serr what flock returned.
+func flockCall(f *os.File, how int) (err, serr error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err, nil
+	}
+	err = rc.Control(func(fd uintptr) {
+		for {
+			serr = syscall.Flock(int(fd), how)
+			if serr != syscall.EINTR {
+				return
+			}
+		}
+	})
+	return err, serr
 }
