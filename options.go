@@ -381,8 +381,8 @@ type Options struct {
 	// table is a few percent of the data it indexes, so its mapped pages
 	// cost little memory, while every Get of a separated value reads a
 	// block of it before its value. Under MemoryLimit the default maps
-	// none (MapNoTables), so that the memory the limit promises is the
-	// RSS a user sees. MapAllTables maps every table: at 10,000,000 keys
+	// none (MapNoTables): mapped pages would add to the RSS a user holds
+	// the limit against. MapAllTables maps every table: at 10,000,000 keys
 	// of 100 B values (the peers runner, one run each) readrandom went
 	// from 81,726 to 99,968 Gets a second and the peak RSS from 53 to
 	// 963 MiB.
