@@ -77,16 +77,16 @@
 // killer ends fails the run, saying so. -bloomkv-memory-limit SIZE gives
 // bloomkv Options.MemoryLimit SIZE, from which it sizes its block cache
 // and memtables instead of the settings every engine gets; -bloomkv-mmap
-// WHICH gives it Options.MmapTables: all, none or handles (its default). -threads N runs each
-// workload on N goroutines. The YCSB workloads (ycsb-load, ycsb-a …
-// ycsb-f; -ycsb overrides their properties) run like the others. -sizes
-// runs everything at each number of keys in turn and ends with a table of
-// each read workload's ops/s, p99 and read calls per operation against
-// n. -out DIR writes peers.json — every result, with the machine, the
-// command and the date — after each engine, and the charts (PNG and SVG:
-// ops/s per workload, device bytes per operation with -cold, and with
-// several sizes each read workload's ops/s, p99 and reads per operation
-// against n); -chart DIR draws them again from DIR/peers.json.
+// WHICH gives it Options.MmapTables: all, none or handles (its default).
+// -threads N runs each workload on N goroutines. The YCSB workloads
+// (ycsb-load, ycsb-a … ycsb-f; -ycsb overrides their properties) run like
+// the others. -sizes runs everything at each number of keys in turn and
+// ends with a table of each read workload's ops/s, p99 and read calls per
+// operation against n. -out DIR writes peers.json — every result, with the
+// machine, the command and the date — after each engine, and the charts
+// (PNG and SVG: ops/s per workload, device bytes per operation with -cold,
+// and with several sizes each read workload's ops/s, p99 and reads per
+// operation against n); -chart DIR draws them again from DIR/peers.json.
 //
 // Usage, from the bench module's directory:
 //
