@@ -33,12 +33,14 @@ func runCapped(args []string, stdout io.Writer, limit int64) error {
 	cmd.Stdout, cmd.Stderr = stdout, os.Stderr
 	runErr := cmd.Run()
 	s, statsErr := g.Stats()
+	if runErr != nil {
+		_, runErr = g.Killed(runErr) // before Remove: it reads the group's OOM kills
+	}
 	if err := g.Remove(); err != nil {
 		return fmt.Errorf("-memlimit: %w", err)
 	}
 	if runErr != nil {
-		_, err := g.Killed(runErr)
-		return fmt.Errorf("-memlimit: the run in its memory cgroup: %w", err)
+		return fmt.Errorf("-memlimit: the run in its memory cgroup: %w", runErr)
 	}
 	if statsErr != nil {
 		return fmt.Errorf("-memlimit: %w", statsErr)

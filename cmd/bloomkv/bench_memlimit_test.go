@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -65,5 +66,17 @@ func TestBenchMemLimit(t *testing.T) {
 	var peak sizeFlag
 	if err := peak.Set(m[1]); err != nil || peak == 0 || peak > limit {
 		t.Errorf("cgroup peak %q (%d, %v): want within (0, %d]", m[1], int64(peak), err, limit)
+	}
+}
+
+// TestBenchMemLimitKilled runs the bench in a memory cgroup too small for
+// its memtable: the OOM killer kills the child, and the bench fails with
+// an error that says the cap killed it, not a bare "signal: killed". It
+// needs Linux, root and a memory cgroup, and fails without them.
+func TestBenchMemLimitKilled(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"bench", "-n", "20000", "-reads", "1000", "-workloads", "fillrandom", "-memlimit", "6MiB", "-dir", filepath.Join(t.TempDir(), "db")}, &stdout, &stderr)
+	if want := "killed by the memory cap: the OOM killer of its memory cgroup of 6291456 bytes (6 MiB) killed it"; code == 0 || !strings.Contains(stderr.String(), want) {
+		t.Errorf("exit %d, stderr %q; want a failure saying %q", code, stderr.String(), want)
 	}
 }

@@ -280,7 +280,8 @@ func (g *Group) Remove() error {
 
 // Killed reports whether err, a command's Wait's error, means that g's OOM
 // killer killed the process (SIGKILL, with OOM kills counted); the error
-// to report then says so.
+// to report then says so. It reads the group's count of OOM kills, so it
+// must be called before Remove.
 func (g *Group) Killed(err error) (bool, error) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) {

@@ -74,7 +74,8 @@
 // own memory, as on a machine of that much memory; it prints, for every
 // workload (the fills too), the device bytes and reads per operation as
 // -cold does, and each child's cgroup peak. A child the cgroup's OOM
-// killer ends fails the run, saying so. -bloomkv-memory-limit SIZE gives
+// killer ends has no results but a line saying so, with its cgroup's peak,
+// and the other engines run as usual. -bloomkv-memory-limit SIZE gives
 // bloomkv Options.MemoryLimit SIZE, from which it sizes its block cache
 // and memtables instead of the settings every engine gets; -bloomkv-mmap
 // WHICH gives it Options.MmapTables: all, none or handles (its default).
@@ -285,6 +286,11 @@ type engineRun struct {
 	// Memcg is what the child's memory cgroup counted (-memlimit); nil
 	// without one.
 	Memcg *cgroupRun `json:",omitempty"`
+	// Killed is why the child was killed before it finished, by the
+	// OOM killer of its memory cgroup (-memlimit): an engine that cannot
+	// run under the cap is a result, not a failure of the run. Such a
+	// run has no Results.
+	Killed string `json:",omitempty"`
 }
 
 // options are the command's flags.
@@ -657,7 +663,7 @@ func (o *options) runSizes(args []string, es []peers.Engine, bins map[string]*bi
 			return err
 		}
 		rep.add(n, cfg, runs)
-		printTables(stdout, runs, ws, rep.Sizes[len(rep.Sizes)-1].Written)
+		rep.Sizes[len(rep.Sizes)-1].printTables(stdout, ws)
 		fmt.Fprintln(stdout)
 	}
 	if len(sizes) > 1 {
@@ -720,10 +726,15 @@ func runEngines(o *options, es []peers.Engine, bins map[string]*binary, cfg *wor
 		} else {
 			var err error
 			if r.Results, r.MaxRSS, r.Memcg, err = runChild(o, e.Name, r.Binary, stderr); err != nil {
-				return nil, err
+				var killed *killedError
+				if !errors.As(err, &killed) {
+					return nil, err
+				}
+				r.Killed = killed.Error()
+				fmt.Fprintf(stderr, "%s: %v\n", e.Name, err)
 			}
 		}
-		if len(r.Results) != len(ws) {
+		if r.Killed == "" && len(r.Results) != len(ws) {
 			return nil, fmt.Errorf("%s: %d results for %d workloads", e.Name, len(r.Results), len(ws))
 		}
 		runs = append(runs, r)
@@ -755,19 +766,24 @@ func runChild(o *options, name string, bin *binary, stderr io.Writer) ([]result,
 	cmd.Stdout, cmd.Stderr = &out, stderr
 	err := cmd.Run()
 	var cg *cgroupRun
+	killed := false
 	if g != nil {
 		s, serr := g.Stats()
-		if rerr := g.Remove(); rerr != nil {
-			return nil, 0, nil, fmt.Errorf("%s: -memlimit: %w", name, rerr)
-		}
 		if err != nil {
-			_, err = g.Killed(err)
+			// Before Remove: Killed reads the group's count of OOM kills.
+			killed, err = g.Killed(err)
 		} else if serr != nil {
 			err = serr
 		}
+		if rerr := g.Remove(); rerr != nil {
+			return nil, 0, nil, fmt.Errorf("%s: -memlimit: %w", name, rerr)
+		}
 		cg = &cgroupRun{Limit: o.memLimit, Peak: s.Peak}
 	}
-	if err != nil {
+	switch {
+	case killed:
+		return nil, procstat.ExitedMaxRSS(cmd.ProcessState), cg, &killedError{err}
+	case err != nil:
 		return nil, 0, nil, fmt.Errorf("%s: child: %w", name, err)
 	}
 	var rs []result
@@ -776,6 +792,13 @@ func runChild(o *options, name string, bin *binary, stderr io.Writer) ([]result,
 	}
 	return rs, procstat.ExitedMaxRSS(cmd.ProcessState), cg, nil
 }
+
+// killedError is runChild's error for a child its memory cgroup's OOM
+// killer killed.
+type killedError struct{ err error }
+
+func (e *killedError) Error() string { return e.err.Error() }
+func (e *killedError) Unwrap() error { return e.err }
 
 // cgroupRun is what the memory cgroup of an engine's child counted
 // (-memlimit).

@@ -439,3 +439,52 @@ func TestModes(t *testing.T) {
 		}
 	}
 }
+
+// TestMemLimitKilled runs bloomkv's child in a memory cgroup too small for
+// its memtable: the OOM killer kills it, and the run still ends with exit
+// status 0, saying which engine the cap killed and why, since an engine
+// that cannot run under a cap is a result of the comparison. Like
+// TestMemLimit it needs Linux, root and a memory cgroup, and fails without
+// them.
+func TestMemLimitKilled(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"-n", "20000", "-reads", "1000", "-engines", "bloomkv", "-workloads", "fillrandom,readrandom",
+		"-memlimit", "6MiB", "-shared-binary", "-dir", t.TempDir()}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr.String())
+	}
+	if want := "bloomkv: no results: killed by the memory cap: the OOM killer of its memory cgroup of 6291456 bytes (6 MiB) killed it"; !strings.Contains(stdout.String(), want) {
+		t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
+	}
+}
+
+// TestReportKeepsKilledApart checks that a size's engines killed by the
+// cap are kept apart from those that finished: the tables show the
+// finished ones, each killed one gets its line, and peers.json keeps both.
+func TestReportKeepsKilledApart(t *testing.T) {
+	ws := []workload.Workload{workload.FillRandom}
+	keys, err := workload.NewKeys(100, 16, 100, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	finished := engineRun{Name: "bloomkv", Results: []result{{Workload: workload.FillRandom, Ops: 100, ElapsedNS: 1e6}}}
+	killed := engineRun{Name: "badger", Killed: "killed by the memory cap", Memcg: &cgroupRun{Limit: 256 << 20, Peak: 255 << 20}}
+	rep := &report{Workloads: ws}
+	rep.add(100, &workload.Config{Keys: keys}, []engineRun{finished, killed})
+	s := rep.Sizes[0]
+	if len(s.Runs) != 1 || s.Runs[0].Name != "bloomkv" || len(s.Killed) != 1 || s.Killed[0].Name != "badger" {
+		t.Fatalf("runs %v, killed %v", s.Runs, s.Killed)
+	}
+	var out bytes.Buffer
+	s.printTables(&out, ws)
+	if want := "badger: no results: killed by the memory cap (its cgroup's peak: 255.0 MiB)"; !strings.Contains(out.String(), want) {
+		t.Errorf("tables lack %q:\n%s", want, out.String())
+	}
+	if strings.Contains(strings.SplitN(out.String(), "\n", 2)[0], "badger") {
+		t.Errorf("the killed engine has a column:\n%s", out.String())
+	}
+	b, err := json.Marshal(rep)
+	if err != nil || !strings.Contains(string(b), `"killed":[{"Name":"badger"`) {
+		t.Errorf("peers.json %s, %v: want the killed engine kept", b, err)
+	}
+}

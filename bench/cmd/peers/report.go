@@ -40,6 +40,9 @@ type sizeRun struct {
 	// (workload.Config.WrittenBytes), by the index of the workload.
 	Written []int64     `json:"written"`
 	Runs    []engineRun `json:"runs"`
+	// Killed are the engines killed by the memory cap (-memlimit) before
+	// they finished, with no results (engineRun.Killed).
+	Killed []engineRun `json:"killed,omitempty"`
 }
 
 func newReport(o *options, args []string, ws []workload.Workload) *report {
@@ -57,7 +60,15 @@ func (r *report) size(n int, cfg *workload.Config, runs []engineRun) sizeRun {
 	for j, w := range r.Workloads {
 		written[j] = cfg.WrittenBytes(w)
 	}
-	return sizeRun{Keys: n, Written: written, Runs: runs}
+	size := sizeRun{Keys: n, Written: written}
+	for _, run := range runs {
+		if run.Killed != "" {
+			size.Killed = append(size.Killed, run)
+		} else {
+			size.Runs = append(size.Runs, run)
+		}
+	}
+	return size
 }
 
 func (r *report) write(dir string) error {
@@ -123,13 +134,28 @@ func fmtCount(n int) string {
 	return s
 }
 
+// printTables prints the tables of the engines that finished, and a line
+// for each the memory cap killed.
+func (s *sizeRun) printTables(stdout io.Writer, ws []workload.Workload) {
+	if len(s.Runs) > 0 {
+		printTables(stdout, s.Runs, ws, s.Written)
+	}
+	for _, k := range s.Killed {
+		fmt.Fprintf(stdout, "%s: no results: %s", k.Name, k.Killed)
+		if k.Memcg != nil && k.Memcg.Peak >= 0 {
+			fmt.Fprintf(stdout, " (its cgroup's peak: %s)", size(k.Memcg.Peak))
+		}
+		fmt.Fprintln(stdout)
+	}
+}
+
 // print prints the report's tables as the run printed them: each size's,
 // then, with several sizes, the scale table.
 func (r *report) print(stdout io.Writer) {
 	fmt.Fprintf(stdout, "%s\n%s, on %s\n", r.Command, r.Date, r.Machine)
 	for _, size := range r.Sizes {
 		fmt.Fprintf(stdout, "\n%s keys\n\n", fmtCount(size.Keys))
-		printTables(stdout, size.Runs, r.Workloads, size.Written)
+		size.printTables(stdout, r.Workloads)
 	}
 	if len(r.Sizes) > 1 {
 		fmt.Fprintln(stdout)
