@@ -738,7 +738,12 @@ func runEngines(o *options, es []peers.Engine, bins map[string]*binary, cfg *wor
 			return nil, fmt.Errorf("%s: %d results for %d workloads", e.Name, len(r.Results), len(ws))
 		}
 		runs = append(runs, r)
-		fmt.Fprintf(stderr, "%s done in %s\n", e.Name, time.Since(start).Round(time.Millisecond))
+		took := time.Since(start).Round(time.Millisecond)
+		if r.Killed != "" {
+			fmt.Fprintf(stderr, "%s killed after %s\n", e.Name, took)
+		} else {
+			fmt.Fprintf(stderr, "%s done in %s\n", e.Name, took)
+		}
 		if done != nil {
 			if err := done(runs); err != nil {
 				return nil, err

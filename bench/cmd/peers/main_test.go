@@ -456,6 +456,9 @@ func TestMemLimitKilled(t *testing.T) {
 	if want := "bloomkv: no results: killed by the memory cap: the OOM killer of its memory cgroup of 6291456 bytes (6 MiB) killed it"; !strings.Contains(stdout.String(), want) {
 		t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
 	}
+	if !strings.Contains(stderr.String(), "bloomkv killed after ") || strings.Contains(stderr.String(), "bloomkv done in") {
+		t.Errorf("stderr does not say the engine was killed, or says it is done:\n%s", stderr.String())
+	}
 }
 
 // TestReportKeepsKilledApart checks that a size's engines killed by the
