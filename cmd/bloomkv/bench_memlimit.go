@@ -33,14 +33,12 @@ func runCapped(args []string, stdout io.Writer, limit int64) error {
 	cmd.Stdout, cmd.Stderr = stdout, os.Stderr
 	runErr := cmd.Run()
 	s, statsErr := g.Stats()
-	if runErr != nil {
-		_, runErr = g.Killed(runErr) // before Remove: it reads the group's OOM kills
-	}
 	if err := g.Remove(); err != nil {
 		return fmt.Errorf("-memlimit: %w", err)
 	}
 	if runErr != nil {
-		return fmt.Errorf("-memlimit: the run in its memory cgroup: %w", runErr)
+		_, err := g.Killed(runErr, s)
+		return fmt.Errorf("-memlimit: the run in its memory cgroup: %w", err)
 	}
 	if statsErr != nil {
 		return fmt.Errorf("-memlimit: %w", statsErr)

@@ -279,20 +279,16 @@ func (g *Group) Remove() error {
 }
 
 // Killed reports whether err, a command's Wait's error, means that g's OOM
-// killer killed the process (SIGKILL, with OOM kills counted); the error
-// to report then says so. It reads the group's count of OOM kills, so it
-// must be called before Remove.
-func (g *Group) Killed(err error) (bool, error) {
+// killer killed the process (SIGKILL, with OOM kills counted in s, what
+// Stats returned after the process ended, so before Remove); the error to
+// report then says so.
+func (g *Group) Killed(err error, s Stats) (bool, error) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) {
 		return false, err
 	}
 	ws, ok := ee.Sys().(syscall.WaitStatus)
-	if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		return false, err
-	}
-	s, serr := g.Stats()
-	if serr != nil || s.OOMKills <= 0 {
+	if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL || s.OOMKills <= 0 {
 		return false, err
 	}
 	return true, fmt.Errorf("killed by the memory cap: the OOM killer of its memory cgroup of %d bytes (%.0f MiB) killed it: %w", g.Limit, float64(g.Limit)/(1<<20), err)

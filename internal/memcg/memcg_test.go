@@ -132,11 +132,15 @@ func TestOOMKill(t *testing.T) {
 	if err == nil {
 		t.Fatalf("a child that holds %d bytes in a group of %d ran to its end: %s", 2*testLimit, testLimit, out)
 	}
-	killed, kerr := g.Killed(err)
+	stats, serr := g.Stats()
+	if serr != nil {
+		t.Fatal(serr)
+	}
+	killed, kerr := g.Killed(err, stats)
 	if !killed || !strings.Contains(kerr.Error(), "killed by the memory cap") {
 		t.Errorf("Killed(%v) = %v, %v: want killed by the memory cap", err, killed, kerr)
 	}
-	if killed, _ := g.Killed(fmt.Errorf("not an exit: %w", os.ErrClosed)); killed {
+	if killed, _ := g.Killed(fmt.Errorf("not an exit: %w", os.ErrClosed), stats); killed {
 		t.Error("Killed of an error that is no exit: true")
 	}
 }

@@ -17,8 +17,8 @@ import (
 // power of two, so a buffer wastes less than 1/16 of its size. A class
 // carves its buffers out of slabs: 256 KiB aligned to their size (so that
 // a buffer's slab is its address rounded down), each cut out of a mapping
-// of twice that and cut into buffers of one class while it holds any. A larger buffer gets a mapping
-// of its own, unmapped by Free.
+// of twice that and cut into buffers of one class while it holds any. A
+// larger buffer gets a mapping of its own, unmapped by Free.
 //
 // # Memory given back
 //

@@ -116,7 +116,6 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -349,7 +348,7 @@ func (o *options) childArgs(name string) []string {
 		"-writes-per-key", strconv.Itoa(o.writesPerKey), "-sample-interval", o.sampleInterval.String(),
 		"-space-amp=" + strconv.FormatBool(o.spaceAmp), "-cold=" + strconv.FormatBool(o.cold),
 		"-threads", strconv.Itoa(max(o.threads, 1)), "-ycsb", o.ycsb, "-cpuprofile", o.cpuProfile,
-		"-bloomkv-memory-limit", strconv.FormatInt(o.bloomkvMemoryLimit, 10), "-bloomkv-mmap", cmp.Or(o.bloomkvMmap, "handles")}
+		"-bloomkv-memory-limit", strconv.FormatInt(o.bloomkvMemoryLimit, 10), "-bloomkv-mmap", o.bloomkvMmap}
 }
 
 // profile runs engine's workloads through f, under a CPU profile written
@@ -433,7 +432,6 @@ func (o *options) run(args []string, stdout, stderr io.Writer) error {
 func (o *options) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("peers", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	o.bloomkvMmap = "handles"
 	fs.IntVar(&o.n, "n", 1_000_000, "keys the fills write")
 	fs.IntVar(&o.reads, "reads", 200_000, "Gets per read workload (scan: reads/scan-length scans)")
 	fs.StringVar(&o.engines, "engines", "bloomkv,pebble,goleveldb,badger", "engines to run, bloomkv first for the ratios")
@@ -461,7 +459,7 @@ func (o *options) flagSet(stderr io.Writer) *flag.FlagSet {
 	})
 	fs.Func("bloomkv-mmap", "bloomkv's Options.MmapTables, the tables it reads through mappings of their files, not a pread per block: `WHICH` is all, none or handles, the tables whose values are mostly in blob files (default handles)", func(v string) error {
 		switch v {
-		case "all", "none", "handles":
+		case "all", "none", "handles", "": // "": bloomkv's default, handles
 			o.bloomkvMmap = v
 			return nil
 		}
@@ -774,14 +772,13 @@ func runChild(o *options, name string, bin *binary, stderr io.Writer) ([]result,
 	killed := false
 	if g != nil {
 		s, serr := g.Stats()
-		if err != nil {
-			// Before Remove: Killed reads the group's count of OOM kills.
-			killed, err = g.Killed(err)
-		} else if serr != nil {
-			err = serr
-		}
 		if rerr := g.Remove(); rerr != nil {
 			return nil, 0, nil, fmt.Errorf("%s: -memlimit: %w", name, rerr)
+		}
+		if err != nil {
+			killed, err = g.Killed(err, s)
+		} else if serr != nil {
+			err = serr
 		}
 		cg = &cgroupRun{Limit: o.memLimit, Peak: s.Peak}
 	}
