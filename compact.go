@@ -94,10 +94,11 @@ func (d *DB) compactLocked(c *compaction.Compaction) error {
 // so that it ends up in one sorted run in the deepest level that holds it,
 // with shadowed versions and collectable tombstones dropped, and versions
 // whose time-to-live has ended (PutWithTTL) dropped as tombstones: the
-// tables of the deepest level that hold any are rewritten in place. It waits for
-// the background compactions in progress, and no new one starts until it
-// returns. A failed step returns its error and leaves the DB as it was, its
-// outputs removed; a corruption found also stops writes (see Resume).
+// tables of the deepest level that hold any are rewritten in place. It
+// waits for the background compactions in progress, and no new one starts
+// until it returns. A failed step returns its error and leaves the DB as it
+// was, its outputs removed; a corruption found also stops writes (see
+// Resume).
 func (d *DB) Compact(lo, hi []byte) error {
 	if d.opts.ReadOnly {
 		return ErrReadOnly

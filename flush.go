@@ -96,9 +96,10 @@ func (d *DB) flushOldestLocked() error {
 // numbered num with the filter filter, its values of at least
 // Options.ValueSeparation.MinSize bytes to a blob file numbered when the
 // first comes, syncs them and their directory entries, and returns their
-// metadata; nil for an empty memtable (no entry and no range tombstone)
-// or no blob file. On failure it hands the files to the deleter. job and reason are
-// for the TableCreated and BlobFileCreated events. d.mu is not held.
+// metadata; nil for an empty memtable (no entry and no range tombstone) or
+// no blob file. On failure it hands the files to the deleter. job and
+// reason are for the TableCreated and BlobFileCreated events. d.mu is not
+// held.
 func (d *DB) writeTable(job int, reason string, num uint64, mem *memtable.Memtable, filter sstable.FilterSpec) (*manifest.FileMetadata, *manifest.BlobFileMetadata, error) {
 	if mem.Empty() {
 		return nil, nil, nil

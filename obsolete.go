@@ -4,15 +4,15 @@ import (
 	"github.com/bloomkv/bloomkv/internal/manifest"
 )
 
-// Obsolete files. A table or blob file is obsolete once no version a
-// reader holds lists it (unrefVersionLocked), a WAL once a manifest edit
-// retires it, a manifest once CURRENT names a newer one. Open deletes what a crash left obsolete
-// (removeObsoleteFiles), itself, before it returns; the running DB hands
-// what its own flushes, compactions and rotations make obsolete to its
-// deleter (deleteObsolete), which removes it with no lock of the DB held,
-// and so does a failed job with its own outputs, which nothing lists.
-// Deletion is best-effort: a file that fails to go is found again by the
-// next Open.
+// Obsolete files. A table or blob file is obsolete once no version a reader
+// holds lists it (unrefVersionLocked), a WAL once a manifest edit retires
+// it, a manifest once CURRENT names a newer one. Open deletes what a crash
+// left obsolete (removeObsoleteFiles), itself, before it returns; the
+// running DB hands what its own flushes, compactions and rotations make
+// obsolete to its deleter (deleteObsolete), which removes it with no lock
+// of the DB held, and so does a failed job with its own outputs, which
+// nothing lists. Deletion is best-effort: a file that fails to go is found
+// again by the next Open.
 
 // removeFile deletes the file of type t and number num, counts it, and
 // reports it to the EventListener. job is the job that made it obsolete, 0

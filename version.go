@@ -226,16 +226,16 @@ func (d *DB) refVersionLocked() *version {
 
 // unrefVersionLocked drops a reference; when a version loses its last one,
 // the tables no live version lists are closed and, while the DB is open,
-// handed to the deleter (deleteObsolete), which removes them off d.mu. Those are among the tables versions have left (d.mu.retired):
-// one is listed by no version with references once none has its seq
-// within the table's [born, died) (see table's invariant), so that the
-// cost is the retired tables', not the tree's. (Once the DB is closed, the
-// DB's reference to the current version has been dropped too, and the
-// tables no version with references lists are closed but stay on disk.)
-// Once the DB is closed and its last table too, the tables' memory is
-// released. Blob files no live version lists go the same way
-// (obsoleteBlobsLocked). It returns the first error closing a table's
-// file.
+// handed to the deleter (deleteObsolete), which removes them off d.mu.
+// Those are among the tables versions have left (d.mu.retired): one is
+// listed by no version with references once none has its seq within the
+// table's [born, died) (see table's invariant), so that the cost is the
+// retired tables', not the tree's. (Once the DB is closed, the DB's
+// reference to the current version has been dropped too, and the tables no
+// version with references lists are closed but stay on disk.) Once the DB
+// is closed and its last table too, the tables' memory is released. Blob
+// files no live version lists go the same way (obsoleteBlobsLocked). It
+// returns the first error closing a table's file.
 func (d *DB) unrefVersionLocked(v *version) error {
 	if v.refs--; v.refs > 0 {
 		return nil
