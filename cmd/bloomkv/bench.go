@@ -154,7 +154,7 @@ func newBenchFlagSet(f *benchFlags) *flag.FlagSet {
 	fs.Var(&f.memLimit, "memlimit", "run in a memory cgroup of this size (e.g. 512MiB; Linux, root, cgroup v2 or v1), which counts the process's page cache against it, and report every workload's device reads and bytes per operation (0: no cgroup)")
 	fs.IntVar(&f.threads, "threads", 1, "goroutines running each workload's operations at once (filloverwrite: 1)")
 	fs.StringVar(&f.ycsb, "ycsb", "", "YCSB properties overriding every ycsb-* workload's, name=value,… (e.g. requestdistribution=uniform,fieldcount=1); recordcount defaults to -n, operationcount to -reads")
-	fs.StringVar(&f.sizes, "sizes", "", "run the workloads at each of these key counts (e.g. 1M,10M,30M; instead of -n), each on a fresh database, and tabulate (with -out, chart) ops/s, p99 and blocks read per Get against n")
+	fs.StringVar(&f.sizes, "sizes", "", "run the workloads at each of these key counts (e.g. 1M,10M,30M; instead of -n), each on a fresh database, and tabulate (with -out, chart) ops/s, p99 and blocks read per Get against n, and what grows with the tree: the Open after Close, the manifest, the memory pinned per key, the tables a Get consults")
 	fs.Float64Var(&f.rangeFilterBits, "range-filter-bits", 0, "range filters of this many bits per key in every level (Options.RangeFilterBits; 0: none; -range-compare: 16)")
 	fs.BoolVar(&f.rangeCompare, "range-compare", false, "run instead the range workloads on two databases, with range filters (-range-filter-bits) and without, side by side")
 	fs.Usage = func() {
@@ -824,7 +824,11 @@ func runSize(dir string, opts *bloomkv.Options, cfg *workload.Config, ws []workl
 	if err != nil {
 		return nil, err
 	}
-	defer s.Close()
+	defer func() {
+		if s != nil {
+			s.Close()
+		}
+	}()
 	var phases []*phase
 	for _, w := range ws {
 		p, err := runPhaseOS(s, cfg, w, string(w), m)
@@ -845,7 +849,68 @@ func runSize(dir string, opts *bloomkv.Options, cfg *workload.Config, ws []workl
 	if u, err := procstat.ReadUsage(); err == nil {
 		rep.PeakRSS = u.MaxRSS
 	}
-	return rep, s.Close()
+	err = s.Close()
+	s = nil
+	if err != nil {
+		return nil, err
+	}
+	if rep.Reopen, err = measureReopen(dir, opts); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// reopenRow is what opening the closed database again read and took: the
+// manifest it replays (its bytes and edits), the WALs whose writes no
+// table holds yet, the tables the manifest lists, and how long Open took
+// — what grows with the tree at a restart.
+type reopenRow struct {
+	OpenSeconds   float64 `json:"open_seconds"`
+	ManifestBytes int64   `json:"manifest_bytes"`
+	ManifestEdits int     `json:"manifest_edits"`
+	WALBytes      int64   `json:"wal_bytes"`
+	Tables        int     `json:"tables"`
+}
+
+// measureReopen reads what the closed database in dir holds (its manifest
+// and WALs), then opens it again, timing the Open, and closes it.
+func measureReopen(dir string, opts *bloomkv.Options) (*reopenRow, error) {
+	rec, err := manifest.Recover(vfs.Default, dir)
+	if err != nil {
+		return nil, err
+	}
+	r := &reopenRow{ManifestEdits: rec.Edits}
+	if v := rec.Version; v != nil {
+		for level := range v.Levels {
+			r.Tables += v.NumFiles(level)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		t, num, ok := manifest.ParseFilename(e.Name())
+		if !ok || (t != manifest.FileTypeWAL && (t != manifest.FileTypeManifest || num != rec.ManifestFileNum)) {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			return nil, err
+		}
+		if t == manifest.FileTypeWAL {
+			r.WALBytes += fi.Size()
+		} else {
+			r.ManifestBytes = fi.Size()
+		}
+	}
+	start := time.Now()
+	s, err := benchstore.Open(dir, opts)
+	if err != nil {
+		return nil, fmt.Errorf("reopening: %w", err)
+	}
+	r.OpenSeconds = time.Since(start).Seconds()
+	return r, s.Close()
 }
 
 // levelInfo is what the manifest says of one level's filters.

@@ -2,11 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bloomkv/bloomkv"
 )
 
 // osTable returns the rows of the bench's table of operating-system
@@ -149,5 +152,69 @@ func TestBenchSizes(t *testing.T) {
 		if o := rep.Workloads[0].OS; o == nil || o.SpaceAmp <= 0 || o.CPUSeconds <= 0 {
 			t.Errorf("%d keys: fillrandom's OS counts %+v, want a space amplification and CPU time", rep.Settings.Keys, o)
 		}
+		if o := rep.Reopen; o == nil || o.Tables == 0 || o.ManifestBytes <= 0 {
+			t.Errorf("%d keys: reopen %+v, want its tables and manifest", rep.Settings.Keys, o)
+		}
+	}
+	_, growth, ok := strings.Cut(scale, "growth: ")
+	rows := 0
+	for _, line := range strings.Split(growth, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && (f[0] == "2,000" || f[0] == "4,000") {
+			rows++
+		}
+	}
+	if !ok || rows != 2 {
+		t.Errorf("growth table: %d rows, want one at 2,000 and at 4,000 keys:\n%s", rows, scale)
+	}
+}
+
+// TestMeasureReopen checks the reopen's figures against what the test
+// wrote: writes left in the memtable are WAL bytes to replay, at least
+// their keys and values, and no table; once flushed, the WAL bytes are
+// gone and the tables are those the DB listed before it closed.
+func TestMeasureReopen(t *testing.T) {
+	dir := t.TempDir()
+	opts := &bloomkv.Options{MemtableSize: 1 << 20}
+	db, err := bloomkv.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n, valueSize = 1000, 100
+	value := make([]byte, valueSize)
+	for i := range n {
+		if err := db.Put(fmt.Appendf(nil, "key%06d", i), value, bloomkv.NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := measureReopen(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := int64(n * (len("key000000") + valueSize))
+	if r.WALBytes < written || r.WALBytes > 2*written || r.Tables != 0 || r.ManifestBytes <= 0 || r.OpenSeconds <= 0 {
+		t.Errorf("unflushed: %+v, want WAL bytes in [%d, %d], no table, a manifest and a time", r, written, 2*written)
+	}
+
+	if db, err = bloomkv.Open(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	tables := 0
+	for _, l := range db.Metrics().Levels {
+		tables += l.Tables
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = measureReopen(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	if tables == 0 || r.Tables != tables || r.WALBytes >= written {
+		t.Errorf("flushed: %+v, want %d tables and under %d WAL bytes", r, tables, written)
 	}
 }

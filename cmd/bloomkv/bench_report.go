@@ -206,8 +206,10 @@ type benchReport struct {
 	MemoryBudget               *bloomkv.MemoryBudgetMetrics `json:"memory_budget,omitempty"`
 	// PeakRSS is the process's peak resident set so far (with -sizes,
 	// over this size and those before it), 0 if unknown.
-	PeakRSS int64    `json:"peak_rss_bytes,omitempty"`
-	reads   []string // the read workloads, in order
+	PeakRSS int64 `json:"peak_rss_bytes,omitempty"`
+	// Reopen is the Open of the closed database after the workloads.
+	Reopen *reopenRow `json:"reopen,omitempty"`
+	reads  []string   // the read workloads, in order
 }
 
 func newBenchReport(opts *bloomkv.Options, cfg *workload.Config, phases []*phase, m bloomkv.Metrics, info [manifest.NumLevels]levelInfo) *benchReport {
@@ -350,6 +352,10 @@ func (r *benchReport) print(w io.Writer) {
 			by(b.Limit), by(b.Memtables), by(b.MemtablesShare), by(b.Pinned), by(b.PinnedShare), by(b.Filters), by(b.FilterBudget),
 			by(b.BlockCache), by(b.BlockCacheCapacity), by(b.Compactions), by(b.Total()))
 	}
+	if o := r.Reopen; o != nil {
+		fmt.Fprintf(w, "reopen after Close: Open took %s (manifest %s in %s edits, WALs %s to replay, %s tables)\n", fmtSeconds(o.OpenSeconds),
+			humanize.Bytes(uint64(o.ManifestBytes)), fmtCount(int64(o.ManifestEdits)), humanize.Bytes(uint64(o.WALBytes)), fmtCount(int64(o.Tables)))
+	}
 	fmt.Fprintln(w, "per Get: tables whose key range held the key; filter negatives (each a block read avoided);")
 	fmt.Fprintln(w, "false positives; data blocks read from the file and from the block cache; bytes read from files.")
 	fmt.Fprintln(w, "FPR: false positives / filter checks of keys the table lacked (checks in parentheses);")
@@ -465,6 +471,45 @@ func printBenchScale(w io.Writer, reps []*benchReport) {
 		}
 	}
 	t.Flush()
+	printBenchGrowth(w, reps)
+}
+
+// printBenchGrowth prints, for -sizes, what grows with the tree: the Open
+// of the closed database and what it reads (the manifest, the WALs), the
+// memory the tables pin per key (filters and indexes), and the tables a
+// Get consults, present and absent keys.
+func printBenchGrowth(w io.Writer, reps []*benchReport) {
+	fmt.Fprintln(w, "\ngrowth: the reopen after Close, the tables' pinned filters and indexes per key, and tables consulted per Get")
+	t := newTable(w)
+	fmt.Fprintln(t, "keys	Open	manifest	WALs	tables	filters B/key	indexes B/key	tables/Get present	tables/Get absent	")
+	perGet := func(rep *benchReport, name workload.Workload) string {
+		for _, row := range rep.Workloads {
+			if row.Workload == string(name) && row.Gets > 0 {
+				return fmt.Sprintf("%.2f", row.TablesPerGet)
+			}
+		}
+		return "-"
+	}
+	for _, rep := range reps {
+		keys := float64(rep.Settings.Keys)
+		open, manifest, wals, tables := "-", "-", "-", "-"
+		if o := rep.Reopen; o != nil {
+			open, manifest, wals = fmtSeconds(o.OpenSeconds), humanize.Bytes(uint64(o.ManifestBytes)), humanize.Bytes(uint64(o.WALBytes))
+			tables = fmtCount(int64(o.Tables))
+		}
+		fmt.Fprintf(t, "%s	%s	%s	%s	%s	%.2f	%.2f	%s	%s	\n", fmtCount(int64(rep.Settings.Keys)), open, manifest, wals, tables,
+			float64(rep.FilterMemory)/keys, float64(rep.IndexMemory)/keys, perGet(rep, workload.ReadRandom), perGet(rep, workload.ReadMissing))
+	}
+	t.Flush()
+}
+
+// fmtSeconds formats a duration in seconds to three significant digits,
+// in ms below a second.
+func fmtSeconds(s float64) string {
+	if s < 1 {
+		return fmt.Sprintf("%.3g ms", 1000*s)
+	}
+	return fmt.Sprintf("%.3g s", s)
 }
 
 // write writes bench.json and bench.csv into dir.
