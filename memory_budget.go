@@ -284,27 +284,16 @@ func (d *DB) memoryBudgetMetrics(m *Metrics) {
 // mean of its tables' weighted by their entries (1 for a table without a
 // filter), as compaction.ExpectedFalsePositiveReads sums a plan's.
 func expectedFalsePositiveReads(v *version) float64 {
-	rates := map[sstable.FilterSpec]float64{}
-	rate := func(t *table) float64 {
-		family, bits := t.meta.Filter()
-		spec := sstable.FilterSpec{Family: sstable.FilterFamily(family), Bits: bits}
-		r, ok := rates[spec]
-		if !ok {
-			r = spec.ExpectedFalsePositiveRate()
-			rates[spec] = r
-		}
-		return r
-	}
 	var reads float64
 	for level, tables := range v.tables {
 		var sum, entries float64
 		for _, t := range tables {
 			if level == 0 {
-				reads += rate(t)
+				reads += t.fpr
 				continue
 			}
 			n := float64(max(t.meta.Entries, 1))
-			sum += n * rate(t)
+			sum += n * t.fpr
 			entries += n
 		}
 		if entries > 0 {

@@ -29,6 +29,11 @@ type table struct {
 	// reach the table.
 	born, died uint64
 	retired    bool
+	// fpr is the expected false-positive rate of the table's filter (1
+	// without one), by its family's formula: computed once, at open, for
+	// Metrics sums it over every table, and the formula of a Bloom filter
+	// costs microseconds a table, whose bits per key differ by table.
+	fpr float64
 }
 
 // openTableLocked opens the table meta describes and adds it to d.mu.tables.
@@ -86,7 +91,9 @@ func (d *DB) openTable(meta *manifest.FileMetadata) (*table, error) {
 		tf.close()
 		return nil, err
 	}
-	return &table{meta: meta, file: tf, reader: r}, nil
+	family, bits := meta.Filter()
+	fpr := sstable.FilterSpec{Family: sstable.FilterFamily(family), Bits: bits}.ExpectedFalsePositiveRate()
+	return &table{meta: meta, file: tf, reader: r, fpr: fpr}, nil
 }
 
 // close returns the memory the table's reader pinned and closes its file
