@@ -32,8 +32,18 @@ func (bloomCodec) decode(block []byte, alloc func(words int) []uint64) (Filter, 
 	return f, nil
 }
 
+// falsePositiveRate is the filter's expected rate at bits per key, with
+// the probes bloom.BlockedProbes chooses at bits rounded to 1/1024. A
+// table's bits per key, its filter's bytes over its keys, differ from
+// table to table, and a DB asks for each table it opens, under its mutex:
+// BlockedProbes remembers its choice by bits per key, half a millisecond
+// of sums to make, and asked at every table's own bits it would make them
+// again for each table, and remember one more for every table ever
+// opened. On the grid they are made once and bounded in number; the
+// choice differs from the exact one only within 1/2048 bit of where two
+// probe counts give the same rate.
 func (bloomCodec) falsePositiveRate(bits float64) float64 {
-	return bloom.BlockedFalsePositiveRate(bits, bloom.BlockedProbes(bits))
+	return bloom.BlockedFalsePositiveRate(bits, bloom.BlockedProbes(math.Round(bits*1024)/1024))
 }
 
 // bitsPerKey is the serialized filter's bits per key: n keys at bits each,
