@@ -11,7 +11,6 @@ import (
 	"github.com/bloomkv/bloomkv/internal/compaction"
 	"github.com/bloomkv/bloomkv/internal/compress"
 	"github.com/bloomkv/bloomkv/internal/manifest"
-	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // Blob files hold the values of at least Options.ValueSeparation.MinSize
@@ -239,14 +238,6 @@ type blobRead struct {
 	err    error
 }
 
-// outputWritebackChunk is how many written bytes of a table or blob file
-// start their writeback (vfs.WritebackFile) while the file is being
-// written: its Sync then waits for the last chunk only, and its bytes do
-// not sit dirty in the page cache until then, where under a memory cap
-// whoever needs a page waits for their writes. Pebble's BytesPerSync is
-// 512 KiB too.
-const outputWritebackChunk = 512 << 10
-
 // createOutput creates file num of type t (a table or blob file) for job,
 // reports it with reason, and returns it as a compaction output: Finish
 // syncs and closes it, Abort closes it if need be and hands it to the
@@ -266,7 +257,7 @@ func (d *DB) createOutput(job int, t manifest.FileType, num uint64, reason strin
 	closed := false
 	return &compaction.Output{
 		FileNum: num,
-		W:       &vfs.WritebackFile{File: f, Chunk: outputWritebackChunk},
+		W:       f,
 		Finish: func() error {
 			closed = true
 			if err := f.Sync(); err != nil {

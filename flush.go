@@ -9,7 +9,6 @@ import (
 	"github.com/bloomkv/bloomkv/internal/manifest"
 	"github.com/bloomkv/bloomkv/internal/memtable"
 	"github.com/bloomkv/bloomkv/sstable"
-	"github.com/bloomkv/bloomkv/vfs"
 )
 
 // flushLoop flushes immutable memtables, oldest first, and retires a failed
@@ -122,7 +121,7 @@ func (d *DB) writeTable(job int, reason string, num uint64, mem *memtable.Memtab
 	opts.Compression = d.opts.compaction.TopLevelCompression
 	opts.Filter = filter
 	opts.RangeFilterBits = d.opts.compaction.RangeFilterBits[0]
-	w, err := sstable.NewWriter(&vfs.WritebackFile{File: f, Chunk: outputWritebackChunk}, opts)
+	w, err := sstable.NewWriter(f, opts)
 	if err != nil {
 		return fail(err)
 	}

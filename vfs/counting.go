@@ -216,7 +216,3 @@ func (f *countingFile) Close() error { return f.f.Close() }
 // Prefetch passes the advice on (Prefetcher); it is not counted, and no
 // fault is injected into it.
 func (f *countingFile) Prefetch(off, n int64) error { return Prefetch(f.f, off, n) }
-
-// StartWriteback passes the advice on (WritebackStarter); it is not
-// counted, and no fault is injected into it.
-func (f *countingFile) StartWriteback(off, n int64) error { return StartWriteback(f.f, off, n) }

@@ -284,7 +284,3 @@ func (f *injectingFile) Close() error {
 // Prefetch passes the advice on (Prefetcher); it is not counted, and no
 // fault is injected into it.
 func (f *injectingFile) Prefetch(off, n int64) error { return Prefetch(f.f, off, n) }
-
-// StartWriteback passes the advice on (WritebackStarter); it is not
-// counted, and no fault is injected into it.
-func (f *injectingFile) StartWriteback(off, n int64) error { return StartWriteback(f.f, off, n) }

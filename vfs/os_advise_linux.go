@@ -15,7 +15,7 @@ const (
 )
 
 // AdviseRandom turns off the kernel's read-ahead for f's open file
-// (RandomAdviser). The raw system calls here take the offset and length in
+// (RandomAdviser). The raw system call takes the offset and length in
 // single registers on 64-bit platforms only, hence the build constraint.
 func (f osFile) AdviseRandom() error { return f.fadvise(0, 0, fadvRandom) }
 
@@ -25,25 +25,19 @@ func (f osFile) Prefetch(off, n int64) error { return f.fadvise(off, n, fadvWill
 
 // fadvise gives f's open file the advice for [off, off+n) (n 0: to the end).
 func (f osFile) fadvise(off, n int64, advice uintptr) error {
-	return f.rawCall("fadvise", syscall.SYS_FADVISE64, uintptr(off), uintptr(n), advice)
-}
-
-// rawCall makes system call trap with f's descriptor and the arguments a,
-// b and c; op names it in the error.
-func (f osFile) rawCall(op string, trap, a, b, c uintptr) error {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return err
 	}
 	var errno syscall.Errno
 	err = rc.Control(func(fd uintptr) {
-		_, _, errno = syscall.Syscall6(trap, fd, a, b, c, 0, 0)
+		_, _, errno = syscall.Syscall6(syscall.SYS_FADVISE64, fd, uintptr(off), uintptr(n), advice, 0, 0)
 	})
 	if err != nil {
-		return &fs.PathError{Op: op, Path: f.Name(), Err: fs.ErrClosed}
+		return &fs.PathError{Op: "fadvise", Path: f.Name(), Err: fs.ErrClosed}
 	}
 	if errno != 0 {
-		return &fs.PathError{Op: op, Path: f.Name(), Err: errno}
+		return &fs.PathError{Op: "fadvise", Path: f.Name(), Err: errno}
 	}
 	return nil
 }
