@@ -481,7 +481,7 @@ func printBenchScale(w io.Writer, reps []*benchReport) {
 func printBenchGrowth(w io.Writer, reps []*benchReport) {
 	fmt.Fprintln(w, "\ngrowth: the reopen after Close, the tables' pinned filters and indexes per key, and tables consulted per Get")
 	t := newTable(w)
-	fmt.Fprintln(t, "keys	Open	manifest	WALs	tables	filters B/key	indexes B/key	tables/Get present	tables/Get absent	")
+	fmt.Fprintln(t, "keys\tOpen\tmanifest\tedits\tWALs\ttables\tfilters B/key\tindexes B/key\ttables/Get present\ttables/Get absent\t")
 	perGet := func(rep *benchReport, name workload.Workload) string {
 		for _, row := range rep.Workloads {
 			if row.Workload == string(name) && row.Gets > 0 {
@@ -492,12 +492,12 @@ func printBenchGrowth(w io.Writer, reps []*benchReport) {
 	}
 	for _, rep := range reps {
 		keys := float64(rep.Settings.Keys)
-		open, manifest, wals, tables := "-", "-", "-", "-"
+		open, manifest, edits, wals, tables := "-", "-", "-", "-", "-"
 		if o := rep.Reopen; o != nil {
 			open, manifest, wals = fmtSeconds(o.OpenSeconds), humanize.Bytes(uint64(o.ManifestBytes)), humanize.Bytes(uint64(o.WALBytes))
-			tables = fmtCount(int64(o.Tables))
+			edits, tables = fmtCount(int64(o.ManifestEdits)), fmtCount(int64(o.Tables))
 		}
-		fmt.Fprintf(t, "%s	%s	%s	%s	%s	%.2f	%.2f	%s	%s	\n", fmtCount(int64(rep.Settings.Keys)), open, manifest, wals, tables,
+		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%.2f\t%s\t%s\t\n", fmtCount(int64(rep.Settings.Keys)), open, manifest, edits, wals, tables,
 			float64(rep.FilterMemory)/keys, float64(rep.IndexMemory)/keys, perGet(rep, workload.ReadRandom), perGet(rep, workload.ReadMissing))
 	}
 	t.Flush()
