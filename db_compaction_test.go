@@ -3,8 +3,11 @@ package bloomkv
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -295,4 +298,103 @@ func compactOnlyL0(t *testing.T, sizing LevelSizing, base int) {
 	if v, err := db.Get(key(42)); err != nil || string(v) != "2" {
 		t.Fatalf("Get = %q, %v", v, err)
 	}
+}
+
+// TestIntraL0Compaction slows the tables' reads, so that compactions fall
+// behind the writes, L0 passes its slowdown trigger while the base level
+// swells, and L0's newest tables are merged into one L0 table
+// (compaction's intraL0); it checks that such compactions happened, the
+// tree's invariants, and every read — the latest and at snapshots taken
+// along the way — against a map model, before and after a reopen.
+func TestIntraL0Compaction(t *testing.T) {
+	var slowReads atomic.Bool
+	slowReads.Store(true)
+	fs := vfs.NewInjecting(vfs.NewMem(), func(op vfs.Op) bool {
+		if op.Kind == vfs.OpReadAt && slowReads.Load() && strings.HasSuffix(op.Name, ".sst") {
+			time.Sleep(time.Millisecond)
+		}
+		return false
+	})
+	var intraL0 atomic.Int64
+	opts := smallTreeOptions(fs)
+	opts.L0CompactionTrigger, opts.L0SlowdownTrigger, opts.L0StopTrigger = 2, 4, 40
+	opts.EventListener = &EventListener{CompactionEnd: func(info CompactionInfo) {
+		if info.Level == 0 && info.OutputLevel == 0 && info.Err == nil {
+			intraL0.Add(1)
+		}
+	}}
+	db, err := Open("/db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { db.Close() }()
+
+	type snapshotModel struct {
+		snap  *Snapshot
+		model map[string]string
+	}
+	var snaps []snapshotModel
+	rng := rand.New(rand.NewPCG(5, 8))
+	model := map[string]string{}
+	const keys, maxWrites = 100_000, 400_000
+	for i := 0; i < maxWrites && (intraL0.Load() < 3 || i < 40_000); i++ {
+		k := fmt.Sprintf("key%05d", rng.IntN(keys))
+		if rng.IntN(8) == 0 {
+			delete(model, k)
+			if err := db.Delete([]byte(k), NoSync); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			v := fmt.Sprintf("value-%d-%s", i, k)
+			model[k] = v
+			if err := db.Put([]byte(k), []byte(v), NoSync); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i%10_000 == 9_999 && len(snaps) < 4 {
+			s, err := db.NewSnapshot()
+			if err != nil {
+				t.Fatal(err)
+			}
+			snaps = append(snaps, snapshotModel{s, maps.Clone(model)})
+		}
+	}
+	if intraL0.Load() == 0 {
+		t.Fatalf("%d writes with slow table reads made no intra-L0 compaction\n%s", maxWrites, db.Metrics())
+	}
+	check := func(when string, get func([]byte) ([]byte, error), model map[string]string) {
+		t.Helper()
+		for i := range keys {
+			k := fmt.Sprintf("key%05d", i)
+			v, err := get([]byte(k))
+			want, ok := model[k]
+			if ok && (err != nil || string(v) != want) || !ok && err != ErrNotFound {
+				t.Fatalf("%s: Get(%s) = %q, %v; model %q, %v", when, k, v, err, want, ok)
+			}
+		}
+	}
+	for i, s := range snaps {
+		check(fmt.Sprintf("snapshot %d", i), s.snap.Get, s.model)
+	}
+	slowReads.Store(false)
+	db.waitForCompactions(t)
+	for i, s := range snaps {
+		check(fmt.Sprintf("snapshot %d, compactions done", i), s.snap.Get, s.model)
+		s.snap.Close()
+	}
+	check("latest", db.Get, model)
+	db.mu.Lock()
+	err = db.mu.current.CheckInvariants()
+	db.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if db, err = Open("/db", opts); err != nil {
+		t.Fatal(err)
+	}
+	check("reopened", db.Get, model)
+	t.Logf("%d intra-L0 compactions; %s", intraL0.Load(), db.Metrics())
 }

@@ -82,6 +82,7 @@ func (d *DB) flushOldestLocked() error {
 			d.counters.flushes.Add(1)
 			if meta != nil {
 				d.counters.compactions.bytesWritten[0].Add(meta.Size)
+				d.counters.compactions.bytesFlushed.Add(meta.Size)
 			}
 			d.mu.cond.Broadcast()
 			d.removeObsoleteWALsLocked(logNum)

@@ -396,6 +396,9 @@ type compactionCounters struct {
 	mergesFolded             atomic.Uint64
 	expiredDropped           atomic.Uint64
 	bytesRead, bytesWritten  [manifest.NumLevels]atomic.Uint64
+	// bytesFlushed counts the bytes of the tables flushes wrote: L0's
+	// bytesWritten less what intra-L0 compactions rewrote.
+	bytesFlushed atomic.Uint64
 }
 
 // String renders the metrics as aligned tables.

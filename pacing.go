@@ -23,7 +23,9 @@ import (
 // time from when it became due — L0 at its trigger, the previous L0
 // compaction done — to its end, waits for a slot or for a conflicting
 // compaction included; an exponentially weighted average over the L0
-// compactions. Each write group waits until its bytes fit the rate, at
+// compactions, intra-L0 ones (L0's newest tables merged into one L0
+// table, see package compaction) among them: they take as many tables
+// off L0's count, less one. Each write group waits until its bytes fit the rate, at
 // most a second (maxPaceWait): a few microseconds for a small write,
 // spread over every write, where a millisecond's sleep for every group
 // while L0 is past the trigger (as LevelDB and bloomkv did) made the
@@ -139,7 +141,7 @@ func (d *DB) l0CompactedLocked(inputs []*manifest.FileMetadata, start, end time.
 	// The writes a byte of L0 table holds: the WAL bytes per byte
 	// flushed, over the DB's life so far.
 	perByte := 1.0
-	if flushed := d.counters.compactions.bytesWritten[0].Load(); flushed > 0 {
+	if flushed := d.counters.compactions.bytesFlushed.Load(); flushed > 0 {
 		perByte = float64(d.counters.walBytes.Load()) / float64(flushed)
 	}
 	d.mu.pacer.drained(float64(bytesOf(inputs))*perByte, end.Sub(due))

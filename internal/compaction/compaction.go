@@ -21,12 +21,17 @@ import (
 // [Smallest, Largest] older than a version the compaction moves (L0 inputs
 // are closed under overlap, and tables of a deeper level share no user
 // key); and Inputs[1] is every table of OutputLevel that overlaps
-// [Smallest, Largest]. So the outputs replace the inputs in OutputLevel
-// without overlapping the tables left there, and no version ends up below
-// an older one.
+// [Smallest, Largest] — but for an intra-L0 compaction, whose inputs are
+// L0's newest tables, every one newer than the oldest of them, so that
+// its one output takes their place in L0's order. So the outputs replace
+// the inputs in OutputLevel without overlapping the tables left there
+// (L0's by seqnum), and no version ends up below an older one.
 type Compaction struct {
-	// Level is the input level, never the last; OutputLevel is Level+1,
-	// where the outputs go.
+	// Level is the input level, never the last; OutputLevel is where
+	// the outputs go: Level+1, the base level from L0, or Level itself
+	// for a rewrite in place (BlobRewrite, PickExpired) and an intra-L0
+	// compaction (L0's newest tables merged into one L0 table, with no
+	// Inputs[1]: see intraL0).
 	Level, OutputLevel int
 	// Inputs[0] are the input tables of Level, in the level's order;
 	// Inputs[1] the tables of OutputLevel that overlap them, in key order.

@@ -18,21 +18,36 @@ func TestPickConcurrent(t *testing.T) {
 	opts := with(pickerOpts, func(o *Options) { o.MaxConcurrentCompactions = 3 })
 	one := with(opts, func(o *Options) { o.MaxConcurrentCompactions = 1 })
 	slow := with(opts, func(o *Options) { o.L0SlowdownTrigger = 4 })
+	// slowWhole is slow with L0's tables each past an intra-L0
+	// compaction's bound (maxIntraL0Tables TargetFileSizes): L0
+	// compacts into the base level however the base level ranks.
+	slowWhole := with(slow, func(o *Options) { o.TargetFileSize = 1 })
 	// L1 over its target (1 KiB) with three tables, the first the least
-	// overlapping in L2, then the second; L0 below its trigger, or at it
-	// (l0Due) over [a, g], which takes L1's first two tables.
-	tree := func(l0Due bool) *manifest.Version {
+	// overlapping in L2, then the second; L0 below its trigger (l0Low),
+	// or at it (l0Due) over [a, g], which takes L1's first two tables,
+	// and with L2 far over its target (l0DueDeepL2), so that L0 outranks
+	// L1 (L0 scores 1 over L1's 1.76, L1 1.76 over L2's 98.7).
+	const (
+		l0Low = iota
+		l0Due
+		l0DueDeepL2
+	)
+	tree := func(kind int) *manifest.Version {
 		l0 := fourL0()[:3]
-		if l0Due {
+		if kind != l0Low {
 			l0 = []*manifest.FileMetadata{
 				meta(14, "a", "c", 40, 49, 100), meta(13, "b", "e", 30, 39, 100),
 				meta(12, "d", "g", 20, 29, 100), meta(11, "a", "a", 10, 19, 100),
 			}
 		}
+		l2 := []*manifest.FileMetadata{meta(20, "c", "d", 1, 1, 100), meta(21, "q", "r", 1, 1, 1000)}
+		if kind == l0DueDeepL2 {
+			l2[1] = meta(21, "q", "r", 1, 1, 100000)
+		}
 		return checkedVersion(t, levels{
 			0: l0,
 			1: {meta(1, "a", "b", 1, 1, 600), meta(2, "c", "g", 1, 1, 600), meta(3, "q", "z", 1, 1, 600)},
-			2: {meta(20, "c", "d", 1, 1, 100), meta(21, "q", "r", 1, 1, 1000)},
+			2: l2,
 		})
 	}
 	l1 := func(v *manifest.Version, i int) *Compaction {
@@ -40,57 +55,76 @@ func TestPickConcurrent(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name    string
-		l0Due   bool
+		tree    int
 		opts    *Options
 		running func(v *manifest.Version) []*Compaction
-		want    string // "L<level> <first input>", or "" for nil
+		want    string // "L<level>→L<output> <first input>", or "" for nil
 	}{
-		{"idle: the least overlapping table of L1", false, opts,
-			func(*manifest.Version) []*Compaction { return nil }, "L1 1"},
+		{"idle: the least overlapping table of L1", l0Low, opts,
+			func(*manifest.Version) []*Compaction { return nil }, "L1→L2 1"},
 		// Table 2 overlaps 100 bytes of L2 per 600 of its own, table 3
 		// 1000.
-		{"a busy table: the next least overlapping one", false, opts,
-			func(v *manifest.Version) []*Compaction { return []*Compaction{l1(v, 0)} }, "L1 2"},
-		{"the last slot is L0's", false, opts,
+		{"a busy table: the next least overlapping one", l0Low, opts,
+			func(v *manifest.Version) []*Compaction { return []*Compaction{l1(v, 0)} }, "L1→L2 2"},
+		{"the last slot is L0's", l0Low, opts,
 			func(v *manifest.Version) []*Compaction { return []*Compaction{l1(v, 0), l1(v, 2)} }, ""},
-		{"with one slot, it is anyone's", false, one,
-			func(*manifest.Version) []*Compaction { return nil }, "L1 1"},
-		{"every slot taken", false, one,
+		{"with one slot, it is anyone's", l0Low, one,
+			func(*manifest.Version) []*Compaction { return nil }, "L1→L2 1"},
+		{"every slot taken", l0Low, one,
 			func(v *manifest.Version) []*Compaction { return []*Compaction{l1(v, 2)} }, ""},
 		// L0 scores 1 over L1's 1.76; L1 1.76 over L2's 0.11.
-		{"L0 due, but L1 is worse off", true, opts,
-			func(*manifest.Version) []*Compaction { return nil }, "L1 1"},
-		{"L0 first from the slowdown trigger", true, slow,
-			func(*manifest.Version) []*Compaction { return nil }, "L0 14"},
-		{"L0 takes the last slot", true, slow,
+		{"L0 due, but L1 is worse off", l0Due, opts,
+			func(*manifest.Version) []*Compaction { return nil }, "L1→L2 1"},
+		{"L0 first from the slowdown trigger", l0DueDeepL2, slow,
+			func(*manifest.Version) []*Compaction { return nil }, "L0→L1 14"},
+		{"L0 takes the last slot", l0DueDeepL2, slow,
 			func(v *manifest.Version) []*Compaction {
 				return []*Compaction{l1(v, 2), newCompaction(v, 2, 3, v.Levels[2][:1], slow)}
-			}, "L0 14"},
+			}, "L0→L1 14"},
+		// From the slowdown trigger, while L1 outranks it, L0 merges its
+		// newest tables into one L0 table (intraL0), holding no L1 table:
+		// also beside a compaction of the tables it would need.
+		{"L0 into itself while the base level outranks it", l0Due, slow,
+			func(*manifest.Version) []*Compaction { return nil }, "L0→L0 14"},
+		{"L0 into itself takes the last slot", l0Due, slow,
+			func(v *manifest.Version) []*Compaction {
+				return []*Compaction{l1(v, 2), newCompaction(v, 2, 3, v.Levels[2][:1], slow)}
+			}, "L0→L0 14"},
+		{"L0 into itself beside the base level's compaction", l0Due, slow,
+			func(v *manifest.Version) []*Compaction { return []*Compaction{l1(v, 1)} }, "L0→L0 14"},
+		// With no run of L0 to merge, L0 waits rather than rewrite the
+		// base level that outranks it, which may take L0's slot.
+		{"no run to merge: L0 waits for the base level", l0Due, slowWhole,
+			func(*manifest.Version) []*Compaction { return nil }, "L1→L2 1"},
+		{"no run to merge: the base level takes L0's slot", l0Due, slowWhole,
+			func(v *manifest.Version) []*Compaction {
+				return []*Compaction{l1(v, 2), newCompaction(v, 2, 3, v.Levels[2][:1], slowWhole)}
+			}, "L1→L2 1"},
 		// Below the slowdown trigger, the base level (L1), which outranks
 		// L0, may take L0's slot.
-		{"the base level takes the last slot from an outranked L0", true, opts,
+		{"the base level takes the last slot from an outranked L0", l0Due, opts,
 			func(v *manifest.Version) []*Compaction {
 				return []*Compaction{l1(v, 2), newCompaction(v, 2, 3, v.Levels[2][:1], opts)}
-			}, "L1 1"},
-		{"nor does the base level from an L0 that is not due", false, opts,
+			}, "L1→L2 1"},
+		{"nor does the base level from an L0 that is not due", l0Low, opts,
 			func(v *manifest.Version) []*Compaction {
 				return []*Compaction{l1(v, 2), newCompaction(v, 2, 3, v.Levels[2][:1], opts)}
 			}, ""},
-		{"one L0 compaction at a time", true, opts,
+		{"one L0 compaction at a time", l0Due, opts,
 			func(v *manifest.Version) []*Compaction {
 				return []*Compaction{newCompaction(v, 0, 1, slices.Clone(v.Levels[0]), opts)}
-			}, "L1 3"},
-		// L0 needs tables 1 and 2: while 2 is busy, it waits, and L1 goes
-		// on.
-		{"an L0 that needs a busy table waits", true, slow,
-			func(v *manifest.Version) []*Compaction { return []*Compaction{l1(v, 1)} }, "L1 1"},
+			}, "L1→L2 3"},
+		// L0 needs tables 1 and 2: while 2 is busy, it waits, and the
+		// next level by rank, L2, goes on.
+		{"an L0 that needs a busy table waits", l0DueDeepL2, slow,
+			func(v *manifest.Version) []*Compaction { return []*Compaction{l1(v, 1)} }, "L2→L3 21"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := tree(tc.l0Due)
+			v := tree(tc.tree)
 			c := Pick(v, tc.opts, tc.running(v))
 			got := ""
 			if c != nil {
-				got = fmt.Sprintf("L%d %d", c.Level, c.Inputs[0][0].FileNum)
+				got = fmt.Sprintf("L%d→L%d %d", c.Level, c.OutputLevel, c.Inputs[0][0].FileNum)
 			}
 			if got != tc.want {
 				t.Fatalf("Pick = %v (%q), want %q", c, got, tc.want)

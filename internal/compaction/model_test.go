@@ -79,7 +79,14 @@ func randomScenarioOf(rng *rand.Rand, s *tableStore, gen func(rng *rand.Rand, ke
 	sc := &scenario{c: &Compaction{Level: rng.IntN(6)}}
 	c := sc.c
 	c.OutputLevel = c.Level + 1
-	c.Bottommost = c.Level == lastLevel-1 || rng.IntN(2) == 0
+	// An intra-L0 compaction (intraL0) merges L0 tables into one L0
+	// table: nothing of its output level joins it, and it is never
+	// bottommost (the base level is below).
+	intraL0 := c.Level == 0 && rng.IntN(3) == 0
+	if intraL0 {
+		c.OutputLevel = 0
+	}
+	c.Bottommost = !intraL0 && (c.Level == lastLevel-1 || rng.IntN(2) == 0)
 	c.Filter = []sstable.FilterSpec{{}, sstable.Bloom(10), sstable.Bloom(7.5)}[rng.IntN(3)]
 
 	var seq base.SeqNum
@@ -91,9 +98,8 @@ func randomScenarioOf(rng *rand.Rand, s *tableStore, gen func(rng *rand.Rand, ke
 			lv[c.OutputLevel+1] = sortedRun(rng, s, sc.below, &num)
 		}
 	}
-	next := gen(rng, keys, rng.IntN(150), &seq)
-	sc.inputs = append(sc.inputs, next...)
-	if len(next) > 0 {
+	if next := gen(rng, keys, rng.IntN(150), &seq); len(next) > 0 && !intraL0 {
+		sc.inputs = append(sc.inputs, next...)
 		c.Inputs[1] = sortedRun(rng, s, next, &num)
 	}
 	if c.Level == 0 {
@@ -111,7 +117,7 @@ func randomScenarioOf(rng *rand.Rand, s *tableStore, gen func(rng *rand.Rand, ke
 	}
 	sortEntries(sc.inputs)
 	c.Smallest, c.Largest = keyRange(c.Inputs[0], c.Inputs[1])
-	lv[c.Level], lv[c.OutputLevel] = c.Inputs[0], c.Inputs[1]
+	lv[c.OutputLevel], lv[c.Level] = c.Inputs[1], c.Inputs[0] // one level, L0, for an intra-L0 compaction
 	sc.version = &manifest.Version{Levels: lv}
 
 	for range rng.IntN(5) {
@@ -272,6 +278,10 @@ func (r *scenarioRun) checkReads(get func(es []entry, userKey []byte, seq base.S
 // order, that no user key spans two, and their sizes against the target.
 func checkOutputs(t *testing.T, s *tableStore, c *Compaction, outputs []*manifest.FileMetadata, opts *Options, fail func(string, ...any)) {
 	t.Helper()
+	target := outputTarget(c, opts)
+	if c.OutputLevel == 0 && len(outputs) > 1 {
+		fail("an intra-L0 compaction wrote %d tables, want one", len(outputs))
+	}
 	for i, f := range outputs {
 		if err := f.Validate(); err != nil {
 			fail("output %d: %v", i, err)
@@ -310,11 +320,11 @@ func checkOutputs(t *testing.T, s *tableStore, c *Compaction, outputs []*manifes
 		// (Compression shrinks the block pending at the cut below the
 		// estimate the cut was made on; and the writer's estimate counts
 		// 4 bytes for an empty pending block, which is never written.)
-		if i < len(outputs)-1 && props.DataBytes+4 < opts.TargetFileSize && opts.TableOptions.Compression == sstable.NoCompression {
-			fail("output %d of %d data bytes cut before the target %d", i, props.DataBytes, opts.TargetFileSize)
+		if i < len(outputs)-1 && props.DataBytes+4 < target && opts.TableOptions.Compression == sstable.NoCompression {
+			fail("output %d of %d data bytes cut before the target %d", i, props.DataBytes, target)
 		}
-		if props.DataBytes > opts.TargetFileSize+lastGroup+64 {
-			fail("output %d of %d data bytes passes the target %d by more than its last key (%d bytes)", i, props.DataBytes, opts.TargetFileSize, lastGroup)
+		if props.DataBytes > target+lastGroup+64 {
+			fail("output %d of %d data bytes passes the target %d by more than its last key (%d bytes)", i, props.DataBytes, target, lastGroup)
 		}
 	}
 }

@@ -47,7 +47,9 @@ func Scores(v *manifest.Version, t Targets, opts *Options) [manifest.NumLevels]f
 //
 // From L0 it takes every table into the base level: they overlap, and a
 // lookup probes them all, so compacting all of them at once is what
-// shortens L0. From a deeper level it takes the one table whose overlap
+// shortens L0 — save from L0SlowdownTrigger tables while the base level
+// outranks L0, when it merges L0's newest tables into one L0 table, or
+// waits for them (intraL0Due). From a deeper level it takes the one table whose overlap
 // with the next level is the smallest fraction of its own size (ties to the
 // first in key order) among those that conflict with no running
 // compaction: the table that moves the most bytes down per byte rewritten,
@@ -115,6 +117,16 @@ func Pick(v *manifest.Version, opts *Options, running []*Compaction) *Compaction
 			if l0Running {
 				continue
 			}
+			if intraL0Due(v, t, scores, opts) {
+				if c := intraL0(v, opts); c != nil {
+					return c.chosen(v, scores[0], opts)
+				}
+				// L0 waits for a run to merge (see intraL0Due),
+				// and the base level, which outranks it, may
+				// take its slot.
+				baseMayTakeL0Slot = true
+				continue
+			}
 			c := candidateOf(v, 0, t.Base, slices.Clone(v.Levels[0]))
 			if !conflictsAny(c, running, busy) {
 				return c.chosen(v, scores[0], opts)
@@ -161,21 +173,13 @@ func Slots(v *manifest.Version, opts *Options) int {
 // byPriority returns the levels that score at least 1 in the order Pick
 // tries them.
 func byPriority(v *manifest.Version, t Targets, scores [manifest.NumLevels]float64, opts *Options) []int {
-	const minNext = 0.01
 	var levels []int
 	var priority [manifest.NumLevels]float64
 	for level := range lastLevel {
 		if scores[level] < 1 {
 			continue
 		}
-		next := 1.0
-		switch {
-		case level == 0 && t.Base < lastLevel:
-			next = max(scores[t.Base], minNext)
-		case level > 0 && level+1 < lastLevel:
-			next = max(scores[level+1], minNext)
-		}
-		priority[level] = scores[level] / next
+		priority[level] = rank(level, t, scores)
 		if level == 0 && v.NumFiles(0) >= opts.L0SlowdownTrigger {
 			priority[level] = math.Inf(1)
 		}
@@ -183,6 +187,22 @@ func byPriority(v *manifest.Version, t Targets, scores [manifest.NumLevels]float
 	}
 	slices.SortStableFunc(levels, func(a, b int) int { return cmp.Compare(priority[b], priority[a]) })
 	return levels
+}
+
+// rank returns level's score over the score of the level it compacts
+// into (the base level for L0; at least 0.01; the last level counts 1):
+// the order of byPriority, before L0's precedence from the slowdown
+// trigger.
+func rank(level int, t Targets, scores [manifest.NumLevels]float64) float64 {
+	const minNext = 0.01
+	next := 1.0
+	switch {
+	case level == 0 && t.Base < lastLevel:
+		next = max(scores[t.Base], minNext)
+	case level > 0 && level+1 < lastLevel:
+		next = max(scores[level+1], minNext)
+	}
+	return scores[level] / next
 }
 
 // conflictsAny reports whether c conflicts with one of running, whose
@@ -338,7 +358,7 @@ func (c *Compaction) complete(v *manifest.Version, o *Options) {
 	c.setFilters(PlanForLevel(v, c.OutputLevel, o))
 	c.Compression = o.OutputCompression(c)
 	c.RelocateBlobs = relocatable(v, o)
-	if c.OutputLevel < lastLevel {
+	if c.OutputLevel > 0 && c.OutputLevel < lastLevel {
 		c.Grandparents = slices.Clone(v.Overlapping(c.OutputLevel+1, c.Smallest, c.Largest))
 	}
 }

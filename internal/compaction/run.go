@@ -52,7 +52,7 @@ func Run(ctx context.Context, c *Compaction, env Env, snapshots []base.SeqNum, o
 		lastStripe: -1,
 		env:        env,
 		stripes:    newStripes(snapshots),
-		cutter:     newOutputCutter(opts.TargetFileSize, c.Grandparents),
+		cutter:     newOutputCutter(outputTarget(c, opts), c.Grandparents),
 		wopts:      opts.TableOptions,
 		now:        math.MinInt64,
 	}
