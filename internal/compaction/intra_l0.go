@@ -21,25 +21,26 @@ import (
 // (787 MB against 16.8 MB) and every L0 compaction rewrote all of it, ten
 // bytes of base level per byte of L0.
 //
-// So from the slowdown trigger, while the base level outranks L0 by the
-// order of Pick (its score over the next level's above L0's score over
-// its own: L0 compacted now would rewrite more of the base level than it
-// brings), L0's compaction merges L0's newest tables into one L0 table
-// instead, as RocksDB's intra-L0 compactions do when L0 cannot go down:
-// L0's table count falls — the writes' pacing eases, lookups probe fewer
-// tables — while the base level, no longer held, drains into the next
-// level in the other slots; once it no longer outranks L0, L0 compacts
-// into it with every table it has gathered, at a small cost per byte.
+// So from the slowdown trigger, while the base level, past its target,
+// outranks L0 by the order of Pick (its score over the next level's above
+// L0's score over its own: L0 compacted now would rewrite more of the base
+// level than it brings), L0's compaction merges L0's newest tables into
+// one L0 table instead, as RocksDB's intra-L0 compactions do when L0
+// cannot go down: L0's table count falls — the writes' pacing eases,
+// lookups probe fewer tables — while the base level, no longer held,
+// drains into the next level in the other slots; once it no longer
+// outranks L0, L0 compacts into it with every table it has gathered, at a
+// small cost per byte.
 //
 // The tables merged are the newest ones, in a run: each older one joins
 // while it is at most twice the bytes of those newer than it in the run,
 // so that a merged table is merged again only with about as many bytes
 // again (each byte is rewritten within L0 a logarithmic number of times,
-// not once per merge), up to maxIntraL0Tables TargetFileSizes.
-// The run is closed under L0's order: every table newer than its oldest is
-// in it, and flushes during the compaction are newer than all of it, so
-// its one output takes its place in L0's order (by largest seqnum) and no
-// version moves below an older one.
+// not once per merge), up to maxIntraL0Tables TargetFileSizes. The run is
+// closed under L0's order: every table newer than its oldest is in it, and
+// flushes during the compaction are newer than all of it, so its one
+// output takes its place in L0's order (by largest seqnum) and no version
+// moves below an older one.
 
 // minIntraL0Tables is the fewest tables an intra-L0 compaction merges: a
 // merge of fewer takes L0's count down too little to be worth its write.
@@ -52,13 +53,15 @@ const minIntraL0Tables = 4
 const maxIntraL0Tables = 16
 
 // intraL0Due reports whether L0's compaction is an intra-L0 one: L0 holds
-// at least L0SlowdownTrigger tables, and the base level outranks it (see
-// above). Then, while no run of L0's newest tables is there to merge
+// at least L0SlowdownTrigger tables, and the base level, at or past its
+// target, outranks it (see above). (A base level below its target costs
+// an L0 compaction less than L0's own bytes.) Then, while no run of L0's newest tables is there to merge
 // (intraL0), L0 waits — for flushes to make one, or for the base level to
 // drain until L0 outranks it — rather than compact into the base level:
 // that would rewrite the whole swollen base level and hold it meanwhile.
 func intraL0Due(v *manifest.Version, t Targets, scores [manifest.NumLevels]float64, opts *Options) bool {
-	return v.NumFiles(0) >= opts.L0SlowdownTrigger && t.Base < lastLevel && rank(0, t, scores) < rank(t.Base, t, scores)
+	return v.NumFiles(0) >= opts.L0SlowdownTrigger && t.Base < lastLevel && scores[t.Base] >= 1 &&
+		rank(0, t, scores) < rank(t.Base, t, scores)
 }
 
 // intraL0 returns the intra-L0 compaction of v's L0: its newest run of

@@ -79,6 +79,9 @@ func TestIntraL0(t *testing.T) {
 		{"below the slowdown trigger: the base level first", 5, 8000, "L1→L2"},
 		// L1 at 1.2 over L2's 0.5 ranks 2.4; L0's 2 over 1.2 ranks 1.7.
 		{"a base level near its target still outranks L0", 8, 1200, "L0→L0 8"},
+		// L1 below its target (0.9 over L2's 0.5 ranks 1.8, above L0's
+		// 2 over 0.9): L0 compacts into it, at less than its own bytes.
+		{"a base level below its target: L0 into it", 8, 900, "L0→L1"},
 		// L0's 3 over 1.2, 2.5, outranks L1's 2.4.
 		{"L0 outranks the base level: L0 into it", 12, 1200, "L0→L1"},
 		// The bound (16 TargetFileSizes, 16,000 bytes) takes 160 of 170.
