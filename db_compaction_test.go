@@ -336,8 +336,8 @@ func TestIntraL0Compaction(t *testing.T) {
 	var snaps []snapshotModel
 	rng := rand.New(rand.NewPCG(5, 8))
 	model := map[string]string{}
-	const keys, maxWrites = 100_000, 400_000
-	for i := 0; i < maxWrites && (intraL0.Load() < 3 || i < 40_000); i++ {
+	const keys, maxWrites = 40_000, 400_000
+	for i := 0; i < maxWrites && (intraL0.Load() < 2 || i < 40_000); i++ {
 		k := fmt.Sprintf("key%05d", rng.IntN(keys))
 		if rng.IntN(8) == 0 {
 			delete(model, k)

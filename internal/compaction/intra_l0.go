@@ -54,11 +54,12 @@ const maxIntraL0Tables = 16
 
 // intraL0Due reports whether L0's compaction is an intra-L0 one: L0 holds
 // at least L0SlowdownTrigger tables, and the base level, at or past its
-// target, outranks it (see above). (A base level below its target costs
-// an L0 compaction less than L0's own bytes.) Then, while no run of L0's newest tables is there to merge
-// (intraL0), L0 waits — for flushes to make one, or for the base level to
-// drain until L0 outranks it — rather than compact into the base level:
-// that would rewrite the whole swollen base level and hold it meanwhile.
+// target, outranks it (see above). (A base level below its target costs an
+// L0 compaction less than L0's own bytes.) Then, while no run of L0's
+// newest tables is there to merge (intraL0), L0 waits — for flushes to
+// make one, or for the base level to drain below its target or L0's
+// rank — rather than compact into the base level: that would rewrite the
+// whole swollen base level and hold it meanwhile.
 func intraL0Due(v *manifest.Version, t Targets, scores [manifest.NumLevels]float64, opts *Options) bool {
 	return v.NumFiles(0) >= opts.L0SlowdownTrigger && t.Base < lastLevel && scores[t.Base] >= 1 &&
 		rank(0, t, scores) < rank(t.Base, t, scores)
