@@ -23,13 +23,13 @@ import (
 // time from when it became due — L0 at its trigger, the previous L0
 // compaction done — to its end, waits for a slot or for a conflicting
 // compaction included; an exponentially weighted average over the L0
-// compactions, intra-L0 ones (L0's newest tables merged into one L0
-// table, see package compaction) among them: they take as many tables
-// off L0's count, less one. Each write group waits until its bytes fit the rate, at
-// most a second (maxPaceWait): a few microseconds for a small write,
-// spread over every write, where a millisecond's sleep for every group
-// while L0 is past the trigger (as LevelDB and bloomkv did) made the
-// millisecond the tail of every write.
+// compactions, intra-L0 ones (L0's newest tables merged into one L0 table,
+// see package compaction) among them: they take as many tables off L0's
+// count, less one. Each write group waits until its bytes fit the rate, at
+// most a second (maxPaceWait): a few microseconds for a small write, spread
+// over every write, where a millisecond's sleep for every group while L0 is
+// past the trigger (as LevelDB and bloomkv did) made the millisecond the
+// tail of every write.
 // Waits under a millisecond spin, yielding the processor to the flush and
 // compactions (the Go runtime's timers sleep at least about a millisecond
 // here, so that sleeping short waits would put a millisecond on a write
