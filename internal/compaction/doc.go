@@ -26,11 +26,11 @@
 // into L1. An L0 compaction takes all of L0; an Ln compaction the one
 // table with the least overlap in Ln+1 per byte of its own. Both add the
 // tables of the output level that overlap the inputs' key range. From
-// L0SlowdownTrigger tables, while the base level outranks L0, L0's
-// compaction merges its newest tables into one L0 table instead (an
-// intra-L0 compaction, intraL0Due), so that L0 compactions do not hold
-// the base level and rewrite it ever more swollen while it needs to
-// drain.
+// L0SlowdownTrigger tables, while the base level, past its target,
+// outranks L0, L0's compaction merges its newest tables into one L0 table
+// instead (an intra-L0 compaction, intraL0Due), so that L0 compactions do
+// not hold the base level and rewrite it ever more swollen while it needs
+// to drain.
 // PickManual compacts a key range down level by level, for the DB's
 // Compact. A compaction of one table that overlaps nothing below, and
 // whose filter suits the level below, is done by moving the table

@@ -49,14 +49,14 @@ func Scores(v *manifest.Version, t Targets, opts *Options) [manifest.NumLevels]f
 // lookup probes them all, so compacting all of them at once is what
 // shortens L0 — save from L0SlowdownTrigger tables while the base level,
 // past its target, outranks L0, when it merges L0's newest tables into one
-// L0 table, or waits for them (intraL0Due). From a deeper level it takes the one table
-// whose overlap with the next level is the smallest fraction of its own
-// size (ties to the first in key order) among those that conflict with no
-// running compaction: the table that moves the most bytes down per byte
-// rewritten, which keeps write amplification low and needs no state
-// between calls (unlike LevelDB's round-robin compaction pointer). Either
-// way the output level's tables that overlap the inputs' key range join
-// them (but for a merge of L0 into itself).
+// L0 table, or waits for them (intraL0Due). From a deeper level it takes
+// the one table whose overlap with the next level is the smallest fraction
+// of its own size (ties to the first in key order) among those that
+// conflict with no running compaction: the table that moves the most bytes
+// down per byte rewritten, which keeps write amplification low and needs no
+// state between calls (unlike LevelDB's round-robin compaction pointer).
+// Either way the output level's tables that overlap the inputs' key range
+// join them (but for a merge of L0 into itself).
 //
 // Concurrency. Up to Slots(v, opts) compactions run at once: one while L0
 // is low, up to opts.MaxConcurrentCompactions as it grows (while one may,
