@@ -431,7 +431,7 @@ type measureRun struct {
 	// amplification.
 	lastTree *Tree
 	// held releases the page-cache lock a cold workload holds from its
-	// drop until it is measured (procstat.HoldPageCache), so that no other
+	// drop until it is measured (procstat.DropPageCache), so that no other
 	// process drops the cache under it; released before the next drop.
 	held func()
 }
@@ -554,13 +554,7 @@ func (r *measureRun) coldStart(w workload.Workload) (*reopening, error) {
 		}
 		reopened = true
 	}
-	if err := procstat.DropPageCache(); err != nil {
-		if reopened {
-			return nil, err
-		}
-		return nil, r.fail(err)
-	}
-	release, err := procstat.HoldPageCache()
+	release, err := procstat.DropPageCache()
 	if err != nil {
 		if reopened {
 			return nil, err

@@ -673,11 +673,8 @@ func runPhaseOS(s *benchstore.Bloomkv, cfg *workload.Config, w workload.Workload
 	cold := m != nil && m.cold && !w.IsFill()
 	if m != nil {
 		if cold {
-			if err := procstat.DropPageCache(); err != nil {
-				return nil, fmt.Errorf("-cold: %w", err)
-			}
-			// No other process's drop until the phase is measured.
-			release, err := procstat.HoldPageCache()
+			// Held: no other process's drop until the phase is measured.
+			release, err := procstat.DropPageCache()
 			if err != nil {
 				return nil, fmt.Errorf("-cold: %w", err)
 			}
@@ -755,9 +752,11 @@ func runWorkloads(stdout io.Writer, f *benchFlags, dir string, opts *bloomkv.Opt
 	}
 	if f.cold {
 		// Fail now, not after the first fill.
-		if err := procstat.DropPageCache(); err != nil {
+		release, err := procstat.DropPageCache()
+		if err != nil {
 			return fmt.Errorf("-cold: %w", err)
 		}
+		release()
 	}
 	if len(f.sizeList) == 0 {
 		rep, err := runSize(dir, opts, cfg, ws, m)

@@ -44,17 +44,39 @@ const dropCachesFile = "/proc/sys/vm/drop_caches"
 
 // DropPageCache writes every dirty page back (sync) and then drops the
 // page cache, dentries and inodes (echo 3 > /proc/sys/vm/drop_caches), so
-// that the reads after it come from the device. Then it reads this
-// process's executable back into the cache: its code is mapped from the
-// page cache, and the faults that would bring it back page by page are
-// device reads of the process, counted in read_bytes against the
-// workload measured next. It needs Linux and root, and says so. It takes
-// the machine's page-cache lock exclusive (see HoldPageCache), so it waits
-// for the measurements of other processes that hold it.
-func DropPageCache() error {
+// that the reads after it come from the device. It takes the machine's
+// page-cache lock exclusive for the drop, so it waits for the measurements
+// of other processes that hold it (see HoldPageCache), and returns holding
+// it shared: until the caller calls release, no process drops the cache
+// again, so what the caller measures next is its own reads, not a refill
+// after another process's drop.
+//
+// Holding the lock, it reads this process's executable back into the
+// cache: its code is mapped from the page cache, and the faults that would
+// bring it back page by page are device reads of the process, counted in
+// read_bytes against the workload measured next. (Read before the lock is
+// held shared, a drop by another process in between would take the code
+// out again.) It needs Linux and root, and says so.
+func DropPageCache() (release func(), err error) {
 	if err := syncAll(); err != nil {
-		return err
+		return nil, err
 	}
+	if err := dropExclusive(); err != nil {
+		return nil, err
+	}
+	if release, err = HoldPageCache(); err != nil {
+		return nil, err
+	}
+	if err := readExecutable(); err != nil {
+		release()
+		return nil, err
+	}
+	return release, nil
+}
+
+// dropExclusive drops the page cache under the machine's page-cache lock,
+// taken exclusive.
+func dropExclusive() error {
 	release, err := lockPageCache(true)
 	if err != nil {
 		return err
@@ -66,6 +88,12 @@ func DropPageCache() error {
 		}
 		return fmt.Errorf("dropping the page cache needs Linux's %s: %w", dropCachesFile, err)
 	}
+	return nil
+}
+
+// readExecutable reads this process's executable through, into the page
+// cache.
+func readExecutable() error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("reading the executable back into the page cache: %w", err)

@@ -14,11 +14,12 @@ const pageCacheLockName = "bloomkv-page-cache.lock"
 // HoldPageCache takes the machine's page-cache lock shared, and returns
 // once no DropPageCache of any process is dropping: until release is
 // called, none starts. A measurement that must not see the cache dropped
-// under it — the reads of a cold workload after its own drop, a check of
-// which pages are resident — holds it throughout, so that a benchmark or
-// test in another process (go test runs packages in parallel) waits
-// rather than empties the cache mid-measurement. The caller must release
-// it before it calls DropPageCache itself, which would wait for it.
+// under it — a check of which pages are resident; the reads of a cold
+// workload after its own drop, for which DropPageCache returns holding it
+// — holds it throughout, so that a benchmark or test in another process
+// (go test runs packages in parallel) waits rather than empties the cache
+// mid-measurement. The caller must release it before it calls
+// DropPageCache itself, which would wait for it.
 func HoldPageCache() (release func(), err error) {
 	return lockPageCache(false)
 }

@@ -546,9 +546,11 @@ func (o *options) check() ([]workload.Workload, []peers.Engine, []int, error) {
 	}
 	if o.cold && o.engine == "" {
 		// Fail now, not after the first fill.
-		if err := procstat.DropPageCache(); err != nil {
+		release, err := procstat.DropPageCache()
+		if err != nil {
 			return nil, nil, nil, usageError{fmt.Errorf("-cold: %w", err)}
 		}
+		release()
 		if _, err := procstat.ReadProcIO(); err != nil {
 			return nil, nil, nil, usageError{fmt.Errorf("-cold: %w", err)}
 		}
