@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv"
-	"github.com/bloomkv/bloomkv/internal/race"
 )
 
 // step is one command line of a script and what it must do. In args, "DB"
@@ -252,13 +251,7 @@ func TestPutValueFile(t *testing.T) {
 // TestPutValueOnStdinTooLarge checks that a value on standard input one
 // byte larger than a value may hold is refused, with nothing created: the
 // input has no size to tell, so it is read to one byte past the limit.
-// Not under the race detector, which makes the reading of 64 MiB forty
-// times slower and has no goroutines here to check: `make test-plain`
-// runs it.
 func TestPutValueOnStdinTooLarge(t *testing.T) {
-	if race.Enabled {
-		t.Skip("64 MiB read forty times slower, no goroutines to check: make test-plain runs this test")
-	}
 	old := stdin
 	stdin = io.LimitReader(zeros{}, bloomkv.MaxValueSize+1)
 	t.Cleanup(func() { stdin = old })
