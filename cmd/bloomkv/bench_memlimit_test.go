@@ -29,10 +29,10 @@ func TestMain(m *testing.M) {
 // read from the device, the cached pages no longer holding the tables;
 // that the missing-key Gets, which the filters answer, read less; and
 // that the cgroup's peak, the page cache counted, stayed within the cap.
-// Plain, about 27 MiB of tables in 36 MiB, of which the process holds
-// some 20. Under the race detector, whose shadow memory triples the
-// child's resident memory (68 MiB at its peak for these sizes), about 45
-// MiB of tables in 96 MiB: the page cache is left some 28. It needs
+// Without the race detector: about 27 MiB of tables in 36 MiB, of which
+// the process holds some 20. With it, whose shadow memory more than
+// triples the child's resident memory (68 MiB at its peak here): about 45
+// MiB of tables in 96 MiB, which leaves the page cache some 28. It needs
 // Linux, root and a memory cgroup (CI runs as root) and fails without
 // them.
 func TestBenchMemLimit(t *testing.T) {
