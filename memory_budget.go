@@ -135,9 +135,9 @@ func (c *tableCost) sub(o tableCost) {
 	c.handleBytes -= o.handleBytes
 }
 
-// cost returns t's tableCost.
-func (t *table) cost() tableCost {
-	c := tableCost{entries: int64(t.meta.Entries), rangeDelBytes: rangeDelBytesOf(t.reader.RangeDels()), handleBytes: tableHeapBytes(t)}
+// cost returns t's tableCost in level.
+func (t *table) cost(level int) tableCost {
+	c := tableCost{entries: int64(t.meta.Entries), rangeDelBytes: rangeDelBytesOf(t.reader.RangeDels(), level > 0), handleBytes: tableHeapBytes(t)}
 	if f := t.reader.Filter(); f != nil {
 		c.filterBytes = int64(f.SizeBytes())
 	}
@@ -147,14 +147,20 @@ func (t *table) cost() tableCost {
 // rangeDelBytesOf is what a table's range tombstones l hold on the Go heap:
 // sstable.Open decodes them for the table's life into fragments whose keys
 // point into the block read (its bytes are about the keys' and the
-// seqnums' varints) and whose seqnums are slices of their own; and the
-// level's list of them end to end that iterators build (version.rangeDels),
-// a second Fragment per fragment, sharing the keys and seqnums. An estimate of the objects' sizes, not
+// seqnums' varints) and whose seqnums are slices of their own; and, for a
+// table of L1 or below (inLevelList), the level's list of them end to end
+// that iterators build (version.rangeDels), a second Fragment per
+// fragment, sharing the keys and seqnums. L0's tables have no such list:
+// iterators take each table's own. An estimate of the objects' sizes, not
 // a measure: TestTableHeapAccounted checks it against the heap.
-func rangeDelBytesOf(l rangedel.List) int64 {
+func rangeDelBytesOf(l rangedel.List, inLevelList bool) int64 {
+	fragments := int64(1)
+	if inLevelList {
+		fragments = 2
+	}
 	var n int64
 	for _, f := range l {
-		n += 2*int64(unsafe.Sizeof(f)) + int64(len(f.Start)+len(f.End)) + 8*int64(len(f.Seqs)) + 4
+		n += fragments*int64(unsafe.Sizeof(f)) + int64(len(f.Start)+len(f.End)) + 8*int64(len(f.Seqs)) + 4
 	}
 	return n
 }

@@ -111,7 +111,15 @@ func (d *DB) installVersionLocked(s manifest.State) {
 			nv.levelFiltered[level], nv.rangeDels[level] = old.levelFiltered[level], old.rangeDels[level]
 		} else {
 			var runs []levelRun
+			nAdded, nRemoved := len(added), len(removed)
 			added, removed, runs = d.spliceLevelLocked(nv, old, level, added, removed)
+			// What a table pins depends on its level (table.cost).
+			for _, t := range removed[nRemoved:] {
+				nv.pinned.sub(t.cost(level))
+			}
+			for _, t := range added[nAdded:] {
+				nv.pinned.add(t.cost(level))
+			}
 			if level > 0 {
 				if old != nil {
 					nv.bounds[level] = spliceLevelBounds(&old.bounds[level], len(old.Levels[level]), files, runs)
@@ -127,7 +135,6 @@ func (d *DB) installVersionLocked(s manifest.State) {
 	// A table that moved between levels is in both lists: it leaves, then
 	// comes back in the same version.
 	for _, t := range removed {
-		nv.pinned.sub(t.cost())
 		t.died = nv.seq
 		if !t.retired {
 			t.retired = true
@@ -135,7 +142,6 @@ func (d *DB) installVersionLocked(s manifest.State) {
 		}
 	}
 	for _, t := range added {
-		nv.pinned.add(t.cost())
 		if t.born == 0 {
 			t.born = nv.seq
 		}
