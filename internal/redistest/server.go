@@ -2,7 +2,7 @@
 // free loopback port with a fresh data directory, killed at the test's
 // cleanup (and by the kernel, on Linux, if the test binary dies first). A
 // test that needs Redis fails — never skips — when redis-server is not
-// installed; scripts/ensure-redis installs it.
+// installed; scripts/ensure-packages redis installs it.
 package redistest
 
 import (
@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/bloomkv/bloomkv/internal/freeport"
 )
 
 // Server is a redis-server child process that one test starts on a free
@@ -42,7 +44,7 @@ func Start(tb testing.TB, persistence ...string) *Server {
 	tb.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		tb.Fatalf("redis-server not found: install Debian's redis-server package, e.g. run scripts/ensure-redis (%v)", err)
+		tb.Fatalf("redis-server not found: install Debian's redis-server package, e.g. run scripts/ensure-packages redis (%v)", err)
 	}
 	if len(persistence) == 0 {
 		persistence = NoPersistence
@@ -61,16 +63,12 @@ func Start(tb testing.TB, persistence ...string) *Server {
 	}
 }
 
-// FreePort returns a loopback port nothing listened on a moment ago: where
-// a server is to start, or an address a test wants to be unreachable.
+// FreePort returns a loopback port nothing listened on a moment ago, below
+// the ports the kernel gives outgoing connections (freeport.Loopback):
+// where a server is to start, or an address a test wants to be unreachable.
 func FreePort(tb testing.TB) int {
 	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatalf("no free loopback port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return freeport.Loopback(tb)
 }
 
 // start runs redis-server on s.port in s.dir and waits for PONG.

@@ -8,11 +8,12 @@ package proctest
 
 import (
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"syscall"
 	"testing"
+
+	"github.com/bloomkv/bloomkv/internal/freeport"
 )
 
 // Start runs the test binary with no tests and env ("NAME=value") added to
@@ -38,13 +39,10 @@ func Start(env string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
 }
 
 // FreeAddr returns a loopback address whose port was free a moment ago,
-// for a node process to listen on (and listen on again after a restart).
+// for a node process to listen on (and listen on again after a restart):
+// a port below the kernel's ephemeral range (freeport.Addr), which no
+// outgoing connection takes while the node is down.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	return freeport.Addr(t)
 }

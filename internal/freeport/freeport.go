@@ -1,0 +1,84 @@
+// Package freeport picks loopback TCP ports for servers a test starts in
+// another process — a redis-server, a raft node — which bind a port the
+// test chose, and bind it again when the test restarts them.
+//
+// A port that net.Listen("tcp", "127.0.0.1:0") was given comes from the
+// kernel's ephemeral range (on Linux /proc/sys/net/ipv4/ip_local_port_range,
+// 32768–60999 by default), the range it also takes the local port of every
+// outgoing connection from. Once the probing listener is closed, any
+// connection any process on the machine opens may take that port before the
+// server binds it, and a busy test suite opens thousands: a raft node of a
+// test cluster failed so ("bind: address already in use"). Ports below the
+// ephemeral range are given to no one unasked, so Loopback draws one there
+// at random and checks that nothing listens on it; only another process
+// picking ports the same way, within the moment between the check and the
+// server's bind, can still take it.
+package freeport
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// span is how many ports below the ephemeral range Loopback draws from.
+const span = 16384
+
+// lowestPort is the lowest port Loopback draws: above the well-known ports
+// (below 1024), which need privilege, and the registered ones most daemons
+// use.
+const lowestPort = 10000
+
+// defaultEphemeralLow is the Linux default start of the ephemeral range,
+// used where /proc does not say.
+const defaultEphemeralLow = 32768
+
+// Loopback returns a port on 127.0.0.1 that nothing listened on a moment
+// ago and that the kernel does not give to outgoing connections. It fails
+// tb if it finds none.
+func Loopback(tb testing.TB) int {
+	tb.Helper()
+	hi := ephemeralLow()
+	lo := max(hi-span, lowestPort)
+	if lo >= hi {
+		tb.Fatalf("freeport: no ports between %d and the ephemeral range's start, %d", lowestPort, hi)
+	}
+	var err error
+	for range 200 {
+		port := lo + rand.IntN(hi-lo)
+		var l net.Listener
+		if l, err = net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+			_ = l.Close()
+			return port
+		}
+	}
+	tb.Fatalf("freeport: no free loopback port in [%d, %d) in 200 draws; the last: %v", lo, hi, err)
+	return 0
+}
+
+// Addr is Loopback as a "127.0.0.1:port" address.
+func Addr(tb testing.TB) string {
+	tb.Helper()
+	return fmt.Sprintf("127.0.0.1:%d", Loopback(tb))
+}
+
+// ephemeralLow returns the first port of the kernel's ephemeral range.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return defaultEphemeralLow
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return defaultEphemeralLow
+	}
+	low, err := strconv.Atoi(f[0])
+	if err != nil || low <= 0 {
+		return defaultEphemeralLow
+	}
+	return low
+}
