@@ -9,9 +9,12 @@ FUZZTIME ?= 2m
 # run; an older go command, under the default GOTOOLCHAIN=auto, fetches
 # that toolchain for them from the proxy. staticcheck runs its default
 # checks (no staticcheck.conf); a finding the code cannot fix takes a
-# //lint:ignore with the reason, on that line only.
+# //lint:ignore with the reason, on that line only. goimports is taken
+# from the golang.org/x/tools release staticcheck's module requires (with
+# the same x/mod and x/sync), so that the packages both use are compiled
+# once for the two.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
-GOIMPORTS   ?= golang.org/x/tools/cmd/goimports@v0.52.0
+GOIMPORTS   ?= golang.org/x/tools/cmd/goimports@v0.51.0
 
 # The bench module's tests and checks build Pebble with its pure-Go zstd
 # (build tag pebblegozstd). Its default, the DataDog cgo binding, compiles
@@ -20,7 +23,7 @@ GOIMPORTS   ?= golang.org/x/tools/cmd/goimports@v0.52.0
 # which measure, keep the default.
 BENCH_TAGS ?= pebblegozstd
 
-.PHONY: test build-race test-race test-plain test-bench test-raft check-format vet staticcheck fuzz bench reliability raft-reliability
+.PHONY: test build-race build-race-core build-race-nested test-race test-plain test-bench test-raft check-format vet staticcheck fuzz bench reliability raft-reliability
 
 # The whole suite, its steps run by scripts/test: the programs the tests
 # start installed (scripts/ensure-packages) and the checks, in the
@@ -34,9 +37,15 @@ test:
 # their export data) both want them: run before either, it spares a fresh
 # machine compiling each package twice at once (two go commands given the
 # same package at the same moment both compile it), and the -race runs and
-# staticcheck find them in the build cache. Nothing is linked or run.
-build-race:
+# staticcheck find them in the build cache. Nothing is linked or run. In
+# two parts, so that the core module's tests, the longest, can start once
+# the first is done (scripts/test).
+build-race: build-race-core build-race-nested
+
+build-race-core:
 	$(GO) list -race -export -deps -test ./... >/dev/null
+
+build-race-nested:
 	cd bench && $(GO) list -race -export -deps -test -tags $(BENCH_TAGS) ./... >/dev/null
 	cd raftstore && $(GO) list -race -export -deps -test ./... >/dev/null
 

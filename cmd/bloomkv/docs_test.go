@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/bloomkv/bloomkv/internal/race"
 )
 
 // repoRoot is the repository's root, as an absolute path (tests change
@@ -201,6 +203,12 @@ func goBuild(t *testing.T, dir string, files map[string]string, flags ...string)
 		t.Fatal(err)
 	}
 	args := append([]string{"build", "-overlay", overlayFile}, flags...)
+	if race.Enabled {
+		// Built as this test binary was, so that under -race the packages
+		// the blocks import come from the race build in the build cache
+		// instead of being compiled a second time, plain.
+		args = append(args, "-race")
+	}
 	for p := range pkgs {
 		args = append(args, p)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/bench/peers"
+	"github.com/bloomkv/bloomkv/internal/race"
 )
 
 // TestEngineTags checks what each build of this command links in against
@@ -80,6 +82,12 @@ func TestEngineTags(t *testing.T) {
 // engine not linked into it, and to draw charts; and outside the bench
 // module the parent cannot build the children and says why.
 func TestPerEngineBinary(t *testing.T) {
+	if race.Enabled {
+		// The children built as this test binary was: under -race their
+		// packages come from the race build in the build cache instead of
+		// being compiled a second time, plain.
+		t.Setenv("GOFLAGS", strings.TrimSpace(os.Getenv("GOFLAGS")+" -race"))
+	}
 	out := t.TempDir()
 	var stdout, errs bytes.Buffer
 	args := []string{"-n", "2000", "-reads", "500", "-engines", "bloomkv", "-workloads", "fillrandom,readrandom", "-dir", t.TempDir(), "-out", out}
