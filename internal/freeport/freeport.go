@@ -1,6 +1,7 @@
-// Package freeport picks loopback TCP ports for servers a test starts in
-// another process — a redis-server, a raft node — which bind a port the
-// test chose, and bind it again when the test restarts them.
+// Package freeport picks loopback TCP ports for servers a test or a
+// benchmark starts — a redis-server, raft nodes — which bind a port chosen
+// before they start (a cluster's members must know each other's), and bind
+// it again when a test restarts them.
 //
 // A port that net.Listen("tcp", "127.0.0.1:0") was given comes from the
 // kernel's ephemeral range (on Linux /proc/sys/net/ipv4/ip_local_port_range,
@@ -9,7 +10,7 @@
 // connection any process on the machine opens may take that port before the
 // server binds it, and a busy test suite opens thousands: a raft node of a
 // test cluster failed so ("bind: address already in use"). Ports below the
-// ephemeral range are given to no one unasked, so Loopback draws one there
+// ephemeral range are given to no one unasked, so Pick draws one there
 // at random and checks that nothing listens on it; only another process
 // picking ports the same way, within the moment between the check and the
 // server's bind, can still take it.
@@ -22,7 +23,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"testing"
 )
 
 // span is how many ports below the ephemeral range Loopback draws from.
@@ -37,15 +37,14 @@ const lowestPort = 10000
 // used where /proc does not say.
 const defaultEphemeralLow = 32768
 
-// Loopback returns a port on 127.0.0.1 that nothing listened on a moment
-// ago and that the kernel does not give to outgoing connections. It fails
-// tb if it finds none.
-func Loopback(tb testing.TB) int {
-	tb.Helper()
+// Pick returns a port on 127.0.0.1 that nothing listened on a moment ago
+// and that the kernel does not give to outgoing connections, or an error
+// if 200 draws found none free.
+func Pick() (int, error) {
 	hi := ephemeralLow()
 	lo := max(hi-span, lowestPort)
 	if lo >= hi {
-		tb.Fatalf("freeport: no ports between %d and the ephemeral range's start, %d", lowestPort, hi)
+		return 0, fmt.Errorf("freeport: no ports between %d and the ephemeral range's start, %d", lowestPort, hi)
 	}
 	var err error
 	for range 200 {
@@ -53,15 +52,31 @@ func Loopback(tb testing.TB) int {
 		var l net.Listener
 		if l, err = net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
 			_ = l.Close()
-			return port
+			return port, nil
 		}
 	}
-	tb.Fatalf("freeport: no free loopback port in [%d, %d) in 200 draws; the last: %v", lo, hi, err)
-	return 0
+	return 0, fmt.Errorf("freeport: no free loopback port in [%d, %d) in 200 draws; the last: %w", lo, hi, err)
+}
+
+// TB is what Loopback and Addr need of a testing.TB; an interface of its
+// own keeps package testing out of the programs that only Pick.
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+}
+
+// Loopback is Pick for a test: it fails tb if no port is free.
+func Loopback(tb TB) int {
+	tb.Helper()
+	port, err := Pick()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return port
 }
 
 // Addr is Loopback as a "127.0.0.1:port" address.
-func Addr(tb testing.TB) string {
+func Addr(tb TB) string {
 	tb.Helper()
 	return fmt.Sprintf("127.0.0.1:%d", Loopback(tb))
 }

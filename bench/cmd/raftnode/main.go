@@ -27,9 +27,9 @@ import (
 	"log"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"text/tabwriter"
@@ -37,6 +37,7 @@ import (
 
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
+	"github.com/bloomkv/bloomkv/internal/freeport"
 	"github.com/bloomkv/bloomkv/raftstore/client"
 	"github.com/bloomkv/bloomkv/raftstore/node"
 )
@@ -173,7 +174,7 @@ func phase(clients int, d time.Duration, op func(*rand.Rand) error) (int64, erro
 func startCluster(dir string, s setup) (nodes []*node.Node, closers []func() error, err error) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	// Raft addresses first, so that every node bootstraps the same
-	// configuration: ports picked by the OS, held by the nodes' listeners.
+	// configuration: free ports, held by the nodes' listeners.
 	boot := map[string]string{}
 	addrs := make([]string, s.nodes)
 	for i := range addrs {
@@ -210,12 +211,12 @@ func startCluster(dir string, s setup) (nodes []*node.Node, closers []func() err
 	return nodes, closers, nil
 }
 
-// freeAddr returns a loopback address with a port free a moment ago.
+// freeAddr returns a loopback address with a port free a moment ago, below
+// the ports the kernel gives outgoing connections (freeport.Pick).
 func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freeport.Pick()
 	if err != nil {
 		return "", err
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	return "127.0.0.1:" + strconv.Itoa(port), nil
 }
