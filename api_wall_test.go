@@ -127,15 +127,7 @@ func publicPackages(t *testing.T) (modPath string, public []string) {
 // and of every dependency, by import path.
 func exportFiles(t *testing.T, pkgs []string) map[string]string {
 	t.Helper()
-	args := []string{"list", "-export", "-deps", "-json=ImportPath,Export"}
-	if race.Enabled {
-		// The build this test binary was made in: under -race the packages'
-		// race build is in the build cache already (make test's build-race
-		// made it), and a plain list would compile every public package and
-		// its dependencies a second time. The export data, and so the API
-		// this test reads, is the same in both.
-		args = append(args, "-race")
-	}
+	args := append([]string{"list", "-export", "-deps", "-json=ImportPath,Export"}, race.GoFlags()...)
 	out := runGo(t, append(args, pkgs...)...)
 	files := make(map[string]string)
 	dec := json.NewDecoder(bytes.NewReader(out))

@@ -181,7 +181,8 @@ func snippetName(b mdBlock) string {
 
 // goBuild builds the given Go files, keyed by their path inside dir's
 // module (which need not exist: an overlay supplies them), with the go
-// command's flags before the packages.
+// command's flags before the packages, built as this test binary was
+// (race.GoFlags).
 func goBuild(t *testing.T, dir string, files map[string]string, flags ...string) error {
 	t.Helper()
 	tmp := t.TempDir()
@@ -202,13 +203,7 @@ func goBuild(t *testing.T, dir string, files map[string]string, flags ...string)
 	if err := os.WriteFile(overlayFile, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"build", "-overlay", overlayFile}, flags...)
-	if race.Enabled {
-		// Built as this test binary was, so that under -race the packages
-		// the blocks import come from the race build in the build cache
-		// instead of being compiled a second time, plain.
-		args = append(args, "-race")
-	}
+	args := append(append([]string{"build", "-overlay", overlayFile}, race.GoFlags()...), flags...)
 	for p := range pkgs {
 		args = append(args, p)
 	}

@@ -58,6 +58,15 @@ func Pick() (int, error) {
 	return 0, fmt.Errorf("freeport: no free loopback port in [%d, %d) in 200 draws; the last: %w", lo, hi, err)
 }
 
+// PickAddr is Pick as a "127.0.0.1:port" address.
+func PickAddr() (string, error) {
+	port, err := Pick()
+	if err != nil {
+		return "", err
+	}
+	return "127.0.0.1:" + strconv.Itoa(port), nil
+}
+
 // TB is what Loopback and Addr need of a testing.TB; an interface of its
 // own keeps package testing out of the programs that only Pick.
 type TB interface {
@@ -75,10 +84,14 @@ func Loopback(tb TB) int {
 	return port
 }
 
-// Addr is Loopback as a "127.0.0.1:port" address.
+// Addr is PickAddr for a test: it fails tb if no port is free.
 func Addr(tb TB) string {
 	tb.Helper()
-	return fmt.Sprintf("127.0.0.1:%d", Loopback(tb))
+	addr, err := PickAddr()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return addr
 }
 
 // ephemeralLow returns the first port of the kernel's ephemeral range.

@@ -82,12 +82,8 @@ func TestEngineTags(t *testing.T) {
 // engine not linked into it, and to draw charts; and outside the bench
 // module the parent cannot build the children and says why.
 func TestPerEngineBinary(t *testing.T) {
-	if race.Enabled {
-		// The children built as this test binary was: under -race their
-		// packages come from the race build in the build cache instead of
-		// being compiled a second time, plain.
-		t.Setenv("GOFLAGS", strings.TrimSpace(os.Getenv("GOFLAGS")+" -race"))
-	}
+	// The children built as this test binary was (race.GoFlags).
+	t.Setenv("GOFLAGS", strings.Join(append(strings.Fields(os.Getenv("GOFLAGS")), race.GoFlags()...), " "))
 	out := t.TempDir()
 	var stdout, errs bytes.Buffer
 	args := []string{"-n", "2000", "-reads", "500", "-engines", "bloomkv", "-workloads", "fillrandom,readrandom", "-dir", t.TempDir(), "-out", out}

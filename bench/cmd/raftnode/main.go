@@ -29,7 +29,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"text/tabwriter"
@@ -178,7 +177,7 @@ func startCluster(dir string, s setup) (nodes []*node.Node, closers []func() err
 	boot := map[string]string{}
 	addrs := make([]string, s.nodes)
 	for i := range addrs {
-		a, err := freeAddr()
+		a, err := freeport.PickAddr()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -209,14 +208,4 @@ func startCluster(dir string, s setup) (nodes []*node.Node, closers []func() err
 		nodes = append(nodes, n)
 	}
 	return nodes, closers, nil
-}
-
-// freeAddr returns a loopback address with a port free a moment ago, below
-// the ports the kernel gives outgoing connections (freeport.Pick).
-func freeAddr() (string, error) {
-	port, err := freeport.Pick()
-	if err != nil {
-		return "", err
-	}
-	return "127.0.0.1:" + strconv.Itoa(port), nil
 }
