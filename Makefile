@@ -62,15 +62,18 @@ test-race:
 # detector has nothing to check but the unsafe reads' pointer rules, which
 # the smaller form exercises as well, or an oracle it would spoil.
 #   sstable: the 1,000,000-entry round trip (-race: 20,000); 10,000 bit
-#     flips in a table (-race: 2,000).
+#     flips in a table (-race: 2,000); a flip of every byte of the
+#     partitioned-index tables (-race: every fourth).
 #   the root package: the Optimal-vs-Uniform tree of four levels
 #     (-alloc.keys=250000; go test's default and -race: 20,000 keys);
 #     2,000 tables under a 256-file limit; the reliability suites whose
 #     -race forms are a third to a half of their size (the metamorphic
-#     histories, the bit flips, the iterator's model, the manifest
-#     rotation crashes, the SIGKILL crash cycles: sequences of
-#     single-threaded steps, where the race detector checks the
-#     background work beside them in the smaller form as well); half of
+#     histories, the bit flips, the iterator's model, the DB's model, the
+#     crash-recovery workloads, the manifest rotation crashes, the SIGKILL
+#     crash cycles: sequences of single-threaded steps, where the race
+#     detector checks the background work beside them in the smaller form
+#     as well; and the generations of the writers, readers and compactions
+#     run at once, which the smaller form runs at once too); half of
 #     100,000 keys expiring (-race: 4,000); the memory
 #     accounting and the memory limit, whose oracle, the process's
 #     resident memory, the race detector's shadow memory would swamp, and
@@ -91,8 +94,8 @@ test-race:
 # command and its dependencies (a minute of CPU on a fresh machine) is
 # made for one test.
 test-plain:
-	$(GO) test -vet=off -count=1 -run='^(TestRoundTrip|TestRandomBitFlipsLargeTable)$$' ./sstable
-	$(GO) test -vet=off -count=1 -run='^(TestOptimalFilterAllocation|TestMemoryAccounted|TestMemoryLimitHolds|TestTableHeapAccounted|TestNewIterAllocs|TestTableCacheUnderFileLimit|TestMetamorphic|TestCorruptionBitFlips|TestIterModel|TestManifestRotationCrash|TestCrashSIGKILL|TestTTLExpiresHalf)$$' . -alloc.keys=250000
+	$(GO) test -vet=off -count=1 -run='^(TestRoundTrip|TestRandomBitFlipsLargeTable|TestPartitionedEveryByteFlipDetected)$$' ./sstable
+	$(GO) test -vet=off -count=1 -run='^(TestOptimalFilterAllocation|TestMemoryAccounted|TestMemoryLimitHolds|TestTableHeapAccounted|TestNewIterAllocs|TestTableCacheUnderFileLimit|TestMetamorphic|TestCorruptionBitFlips|TestIterModel|TestManifestRotationCrash|TestCrashSIGKILL|TestTTLExpiresHalf|TestDBModel|TestDBRecoveryCrash|TestReliabilityConcurrentCompaction)$$' . -alloc.keys=250000
 	$(GO) test -vet=off -count=1 -run='^(TestBlockedFalsePositiveRate|TestClassicFalsePositiveRate)$$' ./bloom
 	$(GO) test -vet=off -count=1 -run='^TestPickConcurrentlyKeepsTheTree$$' ./internal/compaction
 	$(GO) test -vet=off -count=1 -run='^(TestBuildNoFalseNegatives|TestFalsePositiveRate|TestSizeBytes|TestBitsPerKeyAtOneMillion)$$' ./fuse

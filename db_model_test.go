@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bloomkv/bloomkv/internal/race"
 	"github.com/bloomkv/bloomkv/vfs"
 )
 
@@ -25,7 +26,7 @@ const modelSteps = 1200
 // alone with -db.seed=N.
 func TestDBModel(t *testing.T) {
 	t.Parallel() // one of the package's longest: it runs beside the others
-	for _, seed := range testSeeds(*dbSeeds, 8, testing.Short()) {
+	for _, seed := range testSeeds(race.Size("db.seeds", *dbSeeds, 10), 8, testing.Short()) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			t.Parallel()
 			r := newModelRun(seed)

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/bloomkv/bloomkv/internal/race"
 	"github.com/bloomkv/bloomkv/vfs"
 )
 
@@ -474,7 +475,7 @@ func TestDBRecoveryCrash(t *testing.T) {
 	if testing.Short() {
 		writes = 500
 	}
-	for _, seed := range testSeeds(*dbCrashCycles, 2, testing.Short()) {
+	for _, seed := range testSeeds(race.Size("db.crashcycles", *dbCrashCycles, 2), 2, testing.Short()) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			t.Parallel() // each cycle is the length of most tests
 			w := newCrashWorkload(seed)

@@ -25,9 +25,9 @@ import (
 )
 
 var (
-	dbSeeds       = flag.Int("db.seeds", 30, "random seeds TestDBModel runs (-short: 8)")
+	dbSeeds       = flag.Int("db.seeds", 30, "random seeds TestDBModel runs (-race: 10; -short: 8)")
 	dbSeed        = flag.Int64("db.seed", -1, "run only this seed of TestDBModel and TestDBRecoveryCrash")
-	dbCrashCycles = flag.Int("db.crashcycles", 6, "workloads TestDBRecoveryCrash crashes at many points (-short: 2)")
+	dbCrashCycles = flag.Int("db.crashcycles", 6, "workloads TestDBRecoveryCrash crashes at many points (-race and -short: 2)")
 )
 
 // testSeeds returns the seeds a randomized DB test runs: -db.seed alone if

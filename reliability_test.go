@@ -5,6 +5,7 @@ package bloomkv
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/bloomkv/bloomkv/internal/manifest"
+	"github.com/bloomkv/bloomkv/internal/race"
 	"github.com/bloomkv/bloomkv/record"
 	"github.com/bloomkv/bloomkv/vfs"
 )
@@ -102,6 +104,8 @@ func TestCorruptionManifestLastEdit(t *testing.T) {
 	}
 }
 
+var reliabilityGens = flag.Int("reliability.gens", 3000, "generations each writer of TestReliabilityConcurrentCompaction writes (-race: 1,000; -short: 500)")
+
 // TestReliabilityConcurrentCompaction runs writers, readers with live
 // iterators and snapshots, flushes, manual compactions and (with a tiny
 // tree) background compactions at once. Each writer rewrites all its keys
@@ -116,7 +120,7 @@ func TestReliabilityConcurrentCompaction(t *testing.T) {
 		writers = 2
 		keys    = 20
 	)
-	gens := 3000
+	gens := race.Size("reliability.gens", *reliabilityGens, 1000)
 	if testing.Short() {
 		gens = 500
 	}

@@ -125,17 +125,42 @@ func BlockedFalsePositiveRate(bitsPerKey float64, k int) float64 {
 	const b = blockBits
 	lambda := b / bitsPerKey
 	logKeep := math.Log1p(-1.0 / b) // ln(1 − 1/512)
-	// Sum i from 0 until the Poisson tail beyond the mean is negligible.
-	limit := int(lambda + 20*math.Sqrt(lambda) + 20)
-	var sum float64
-	for i := 0; i <= limit; i++ {
-		fi := float64(i)
-		lg, _ := math.Lgamma(fi + 1)
-		poisson := math.Exp(fi*math.Log(lambda) - lambda - lg)
-		classic := math.Pow(-math.Expm1(float64(k)*fi*logKeep), float64(k))
-		sum += poisson * classic
+	// The terms by recurrence from the Poisson's mode m, where it is
+	// largest: Poisson(i+1) = Poisson(i)·λ/(i+1) upward and Poisson(i−1) =
+	// Poisson(i)·i/λ downward, until the tail is negligible (20 standard
+	// deviations and 20 more). Each term costs one Expm1 and k products
+	// instead of a log-gamma and a power: the sum is asked for every table
+	// written and every bits-per-key a planner tries. Starting at the mode
+	// keeps every term in range where e^−λ itself would underflow.
+	m := math.Floor(lambda)
+	lgm, _ := math.Lgamma(m + 1)
+	poissonAtMode := math.Exp(m*math.Log(lambda) - lambda - lgm)
+	tail := 20*math.Sqrt(lambda) + 20
+	term := func(i, poisson float64) float64 {
+		return poisson * powInt(-math.Expm1(float64(k)*i*logKeep), k)
+	}
+	sum := term(m, poissonAtMode)
+	for i, poisson := m+1, poissonAtMode*lambda/(m+1); i <= lambda+tail; i++ {
+		sum += term(i, poisson)
+		poisson *= lambda / (i + 1)
+	}
+	for i, poisson := m-1, poissonAtMode*m/lambda; i >= 0 && i >= lambda-tail; i-- {
+		sum += term(i, poisson)
+		poisson *= i / lambda
 	}
 	return sum
+}
+
+// powInt returns x^k for k ≥ 1 by repeated squaring.
+func powInt(x float64, k int) float64 {
+	r := 1.0
+	for ; k > 0; k >>= 1 {
+		if k&1 == 1 {
+			r *= x
+		}
+		x *= x
+	}
+	return r
 }
 
 // BlockedProbes returns the number of probes that minimizes

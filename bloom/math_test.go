@@ -188,3 +188,29 @@ func TestBlockedBitsPerKeyAtProbes(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockedFalsePositiveRateSum checks BlockedFalsePositiveRate's
+// recurrences against the sum written out term by term (each Poisson
+// weight from the log-gamma, each classic rate from a power) from i = 0,
+// over the bits per key and probe counts the filters and planners use.
+func TestBlockedFalsePositiveRateSum(t *testing.T) {
+	direct := func(bitsPerKey float64, k int) float64 {
+		lambda := 512 / bitsPerKey
+		logKeep := math.Log1p(-1.0 / 512)
+		var sum float64
+		for i := 0; i <= int(lambda+20*math.Sqrt(lambda)+20); i++ {
+			fi := float64(i)
+			lg, _ := math.Lgamma(fi + 1)
+			sum += math.Exp(fi*math.Log(lambda)-lambda-lg) * math.Pow(-math.Expm1(float64(k)*fi*logKeep), float64(k))
+		}
+		return sum
+	}
+	for _, bitsPerKey := range []float64{0.8, 1, 1.5, 2, 3.3, 4, 5, 6.25, 7, 8, 9.7, 10, 12, 14.5, 16, 20, 24, 32, 40, 64} {
+		for k := 1; k <= MaxBlockedProbes; k++ {
+			got, want := BlockedFalsePositiveRate(bitsPerKey, k), direct(bitsPerKey, k)
+			if math.Abs(got-want) > 1e-12*want {
+				t.Errorf("BlockedFalsePositiveRate(%v, %d) = %v, the sum term by term %v: off by %.2g", bitsPerKey, k, got, want, (got-want)/want)
+			}
+		}
+	}
+}
