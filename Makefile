@@ -23,7 +23,7 @@ GOIMPORTS   ?= golang.org/x/tools/cmd/goimports@v0.51.0
 # which measure, keep the default.
 BENCH_TAGS ?= pebblegozstd
 
-.PHONY: test build-race build-race-core build-race-nested test-race test-plain test-bench test-raft check-format vet staticcheck fuzz bench reliability raft-reliability
+.PHONY: test build-race build-race-core build-race-nested test-race test-plain build-plain test-plain-root test-plain-packages test-bench test-raft check-format vet staticcheck fuzz bench reliability raft-reliability
 
 # The whole suite, its steps run by scripts/test: the programs the tests
 # start installed (scripts/ensure-packages) and the checks, in the
@@ -93,9 +93,22 @@ test-race:
 # cap sized for the race detector's memory, so that no plain build of the
 # command and its dependencies (a minute of CPU on a fresh machine) is
 # made for one test.
-test-plain:
-	$(GO) test -vet=off -count=1 -run='^(TestRoundTrip|TestRandomBitFlipsLargeTable|TestPartitionedEveryByteFlipDetected)$$' ./sstable
+# The root package's runs and the other packages' are two targets, which
+# `make -j2 test-plain` (scripts/test) runs at once: the root package's
+# take as long as the others' together. Their packages are compiled first,
+# once (two go commands given the same package at once both compile it).
+test-plain: test-plain-root test-plain-packages
+
+PLAIN_PACKAGES = . ./sstable ./bloom ./internal/compaction ./fuse ./ribbon ./rangefilter
+
+build-plain:
+	$(GO) list -export -deps -test $(PLAIN_PACKAGES) >/dev/null
+
+test-plain-root: build-plain
 	$(GO) test -vet=off -count=1 -run='^(TestOptimalFilterAllocation|TestMemoryAccounted|TestMemoryLimitHolds|TestTableHeapAccounted|TestNewIterAllocs|TestTableCacheUnderFileLimit|TestMetamorphic|TestCorruptionBitFlips|TestIterModel|TestManifestRotationCrash|TestCrashSIGKILL|TestTTLExpiresHalf|TestDBModel|TestDBRecoveryCrash|TestReliabilityConcurrentCompaction)$$' . -alloc.keys=250000
+
+test-plain-packages: build-plain
+	$(GO) test -vet=off -count=1 -run='^(TestRoundTrip|TestRandomBitFlipsLargeTable|TestPartitionedEveryByteFlipDetected)$$' ./sstable
 	$(GO) test -vet=off -count=1 -run='^(TestBlockedFalsePositiveRate|TestClassicFalsePositiveRate)$$' ./bloom
 	$(GO) test -vet=off -count=1 -run='^TestPickConcurrentlyKeepsTheTree$$' ./internal/compaction
 	$(GO) test -vet=off -count=1 -run='^(TestBuildNoFalseNegatives|TestFalsePositiveRate|TestSizeBytes|TestBitsPerKeyAtOneMillion)$$' ./fuse
