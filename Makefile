@@ -27,8 +27,9 @@ BENCH_TAGS ?= pebblegozstd
 
 # The whole suite, its steps run by scripts/test: the programs the tests
 # start installed (scripts/ensure-packages) and the checks, in the
-# background; then the tests below, all at once. It prints each step's
-# output and time. README.md says how long it takes.
+# background; then the tests below, the core module's -race run beside the
+# others in turn (scripts/test says why). It prints each step's output and
+# time. README.md says how long it takes.
 test:
 	MAKE="$(MAKE)" ./scripts/test
 
