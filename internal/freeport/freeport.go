@@ -50,7 +50,7 @@ func Pick() (int, error) {
 	for range 200 {
 		port := lo + rand.IntN(hi-lo)
 		var l net.Listener
-		if l, err = net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+		if l, err = net.Listen("tcp", loopbackAddr(port)); err == nil {
 			_ = l.Close()
 			return port, nil
 		}
@@ -64,8 +64,11 @@ func PickAddr() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return "127.0.0.1:" + strconv.Itoa(port), nil
+	return loopbackAddr(port), nil
 }
+
+// loopbackAddr is port's "127.0.0.1:port" address.
+func loopbackAddr(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 
 // TB is what Loopback and Addr need of a testing.TB; an interface of its
 // own keeps package testing out of the programs that only Pick.
@@ -87,11 +90,7 @@ func Loopback(tb TB) int {
 // Addr is PickAddr for a test: it fails tb if no port is free.
 func Addr(tb TB) string {
 	tb.Helper()
-	addr, err := PickAddr()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return addr
+	return loopbackAddr(Loopback(tb))
 }
 
 // ephemeralLow returns the first port of the kernel's ephemeral range.
