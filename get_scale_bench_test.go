@@ -142,6 +142,7 @@ func benchGetAtScale(b *testing.B, keys *workload.Keys, d *bloomkv.DB) {
 				blocks += a.BlocksFromFile + a.BlocksFromCache - o.BlocksFromFile - o.BlocksFromCache
 			}
 			b.ReportMetric(float64(probes)/float64(n), "tables/op")
+			b.ReportMetric(float64(after.BlockCache.Rejected-before.BlockCache.Rejected)/float64(n), "uncached/op")
 			b.ReportMetric(float64(blocks)/float64(n), "blocks/op")
 		})
 	}

@@ -253,16 +253,20 @@ type BlobMetrics struct {
 // It is the DB's own type, so that Metrics shows no internal one; the
 // block cache's counters are copied into it.
 type CacheMetrics struct {
-	Hits     uint64 // block reads served from the cache
-	Misses   uint64 // block reads that went to the file
-	Blocks   int    // blocks held
-	Bytes    int64  // bytes held, counting each block's whole buffer
-	Capacity int64  // bytes it may hold; 0 when the cache is disabled
+	Hits   uint64 // block reads served from the cache
+	Misses uint64 // block reads that went to the file
+	// Rejected counts the misses of point lookups (Get, MultiGet) whose
+	// blocks the cache did not admit: read, used and not cached, as the
+	// shard had no room and no lookup had missed the block lately.
+	Rejected uint64
+	Blocks   int   // blocks held
+	Bytes    int64 // bytes held, counting each block's whole buffer
+	Capacity int64 // bytes it may hold; 0 when the cache is disabled
 }
 
 // cacheMetrics copies the block cache's counters into CacheMetrics.
 func cacheMetrics(m cache.Metrics) CacheMetrics {
-	return CacheMetrics{Hits: m.Hits, Misses: m.Misses, Blocks: m.Blocks, Bytes: m.Bytes, Capacity: m.Capacity}
+	return CacheMetrics{Hits: m.Hits, Misses: m.Misses, Rejected: m.Rejected, Blocks: m.Blocks, Bytes: m.Bytes, Capacity: m.Capacity}
 }
 
 // TableCacheMetrics describe the table cache: the open file handles of the
@@ -455,8 +459,8 @@ func (m Metrics) String() string {
 	if m.Ingests > 0 {
 		fmt.Fprintf(tw, "ingests\t%d\ttables ingested\t%d, %s\n", m.Ingests, m.TablesIngested, humanize.Bytes(m.BytesIngested))
 	}
-	fmt.Fprintf(tw, "block cache\t%s of %s\thits/misses\t%d/%d\n", humanize.Bytes(uint64(m.BlockCache.Bytes)),
-		humanize.Bytes(uint64(m.BlockCache.Capacity)), m.BlockCache.Hits, m.BlockCache.Misses)
+	fmt.Fprintf(tw, "block cache\t%s of %s\thits/misses (not cached)\t%d/%d (%d)\n", humanize.Bytes(uint64(m.BlockCache.Bytes)),
+		humanize.Bytes(uint64(m.BlockCache.Capacity)), m.BlockCache.Hits, m.BlockCache.Misses, m.BlockCache.Rejected)
 	fmt.Fprintf(tw, "filter memory\t%s\tobsolete files purged\t%d\n", humanize.Bytes(m.FilterMemory), m.ObsoleteFilesPurged)
 	fmt.Fprintf(tw, "index memory\t%s\t\t\n", humanize.Bytes(m.IndexMemory))
 	fmt.Fprintf(tw, "expected false-positive reads\t%.4f per absent-key Get\t\t\n", m.ExpectedFalsePositiveReads)

@@ -2,7 +2,9 @@ package bloomkv
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"testing"
 
@@ -242,7 +244,84 @@ func TestMetricsBlockCache(t *testing.T) {
 		}
 	}
 	c := d.Metrics().BlockCache
-	if c.Capacity <= 0 || c.Capacity > 1<<20 || c.Blocks < 1 || c.Bytes <= 0 || c.Misses < 1 || c.Hits < 1 {
+	if c.Capacity <= 0 || c.Capacity > 1<<20 || c.Blocks < 1 || c.Bytes <= 0 || c.Misses < 1 || c.Hits < 1 || c.Rejected != 0 {
 		t.Errorf("BlockCache = %+v after two Gets of a flushed key", c)
+	}
+}
+
+// TestBlockCacheAdmission reads a DB of many times its block cache's size
+// by Get and MultiGet against a map of what was written: every answer is
+// the map's whether its block was cached or read and not admitted, and
+// once the cache is full, Metrics counts blocks not admitted, and a
+// block read twice is cached at its second miss and hit at its third.
+func TestBlockCacheAdmission(t *testing.T) {
+	d, err := Open("db", &Options{FS: vfs.NewMem(), BlockCacheSize: 256 << 10, MemtableSize: 256 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	model := map[string]string{}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 22_000 {
+		k, v := fmt.Sprintf("k%06d", i), fmt.Sprintf("v%d-%x", i, rng.Uint64())
+		if i >= 20_000 {
+			k = fmt.Sprintf("m%06d", i-20_000)
+		}
+		model[k] = v
+		if err := d.Put([]byte(k), []byte(v), NoSync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// One level of tables and no compaction to come: the blocks the Gets
+	// read stay the same blocks.
+	if err := d.Compact(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for q := range 6000 {
+		k := fmt.Sprintf("k%06d", rng.IntN(22_000)) // some absent
+		want, ok := model[k]
+		if q%2 == 0 {
+			got, err := d.Get([]byte(k))
+			if ok && (err != nil || string(got) != want) || !ok && err != ErrNotFound {
+				t.Fatalf("Get(%s) = %q, %v; want %q, present %v", k, got, err, want, ok)
+			}
+			continue
+		}
+		k2 := fmt.Sprintf("k%06d", rng.IntN(22_000))
+		want2, ok2 := model[k2]
+		got, err := d.MultiGet([][]byte{[]byte(k), []byte(k2)})
+		if err != nil || (got[0] != nil) != ok || string(got[0]) != want || (got[1] != nil) != ok2 || string(got[1]) != want2 {
+			t.Fatalf("MultiGet(%s, %s) = %q, %v; want %q, %q", k, k2, got, err, want, want2)
+		}
+	}
+	before := d.Metrics().BlockCache
+	if before.Rejected == 0 {
+		t.Fatalf("BlockCache = %+v: a full cache admitted every block", before)
+	}
+	// A key of a block no Get has asked for ("m" keys, never read above):
+	// its first miss is not admitted unless its shard has room, and the
+	// block is cached at its second miss at the latest, and hit at the
+	// third Get.
+	k := "m001000"
+	var hits, rejected [3]uint64
+	for i := range 3 {
+		if got, err := d.Get([]byte(k)); err != nil || string(got) != model[k] {
+			t.Fatalf("Get(%s) = %q, %v; want %q", k, got, err, model[k])
+		}
+		m := d.Metrics().BlockCache
+		hits[i], rejected[i] = m.Hits-before.Hits, m.Rejected-before.Rejected
+	}
+	switch {
+	case hits[0] != 0 || rejected[0] > 1:
+		t.Fatalf("first Get of %s: %d hits, %d not admitted", k, hits[0], rejected[0])
+	case rejected[0] == 1 && (hits[1] != 0 || rejected[1] != 1):
+		t.Fatalf("second Get of %s, its block not admitted at the first: %d hits, %d not admitted; want 0, 1 (admitted now)", k, hits[1], rejected[1])
+	case rejected[0] == 0 && hits[1] != 1:
+		t.Fatalf("second Get of %s, its block admitted at the first: %d hits, want 1", k, hits[1])
+	case hits[2] != hits[1]+1:
+		t.Fatalf("third Get of %s: %d hits, want %d", k, hits[2]-hits[1], 1)
 	}
 }

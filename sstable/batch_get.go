@@ -57,12 +57,12 @@ func (r *Reader) Locate(k LookupKey, stats *LookupStats) (Location, bool, error)
 // A LocatedBlock is a data block LoadBlock fetched for the keys Locate
 // sent to it. Release it once every key is answered.
 type LocatedBlock struct {
-	block  int
-	handle CacheHandle // nothing past the last block
+	block int
+	data  pointBlock // nothing past the last block
 }
 
-// Release gives the block back to the cache.
-func (b LocatedBlock) Release() { b.handle.Release() }
+// Release gives the block back to the cache, or its buffers back.
+func (b LocatedBlock) Release() { b.data.release() }
 
 // LoadBlock fetches the block of loc, counting its read, or cache hit, in
 // stats: from the cache, or else the file. With cachedOnly it reads
@@ -77,11 +77,11 @@ func (r *Reader) LoadBlock(loc Location, stats *LookupStats, cachedOnly bool) (L
 	}
 	if cachedOnly {
 		h, ok := r.cachedDataBlock(loc.loc.h, stats)
-		b.handle = h
+		b.data.handle = h
 		return b, ok, nil
 	}
-	h, err := r.dataBlock(loc.loc.h, stats)
-	b.handle = h
+	data, err := r.pointDataBlock(loc.loc.h, stats)
+	b.data = data
 	return b, err == nil, err
 }
 
@@ -110,6 +110,6 @@ func (r *Reader) GetLocated(b LocatedBlock, k LookupKey, loc Location) (GetResul
 		res.KeyPresent = loc.loc.newer
 		return res, nil
 	}
-	res.Value, res.Kind, res.Seq, res.Found, err = r.getInBlock(b.handle.Bytes(), loc.loc, k, loc.seek, &res.KeyPresent)
+	res.Value, res.Kind, res.Seq, res.Found, err = r.getInBlock(b.data.handle.Bytes(), loc.loc, k, loc.seek, &res.KeyPresent)
 	return res, err
 }

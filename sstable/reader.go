@@ -25,9 +25,15 @@ import (
 // Get returns a Handle on the block cached under k, if any. Insert caches a
 // copy of block (the caller reuses block afterwards) and returns a Handle
 // on the copy. A block's bytes stay valid until its Handle is released.
+// Admit records that a point lookup missed the block under k, of size
+// bytes as stored, and reports whether to Insert it: a point lookup's
+// block that it does not admit is read into buffers of the lookup's own
+// and not cached (the DB's cache, once full, admits a block at its second
+// miss).
 type BlockCache interface {
 	Get(k CacheKey) (CacheHandle, bool)
 	Insert(k CacheKey, block []byte) CacheHandle
+	Admit(k CacheKey, size int) bool
 }
 
 // ReaderOptions say where a table comes from.
@@ -591,12 +597,12 @@ func (r *Reader) GetFiltered(k LookupKey, maybe bool, stats *LookupStats) (value
 		stats.KeyPresent = loc.newer // the index alone answers
 		return nil, 0, false, nil
 	}
-	block, err := r.dataBlock(loc.h, stats)
+	block, err := r.pointDataBlock(loc.h, stats)
 	if err != nil {
 		return nil, 0, false, err
 	}
-	defer block.Release()
-	value, kind, stats.FoundSeq, found, err = r.getInBlock(block.Bytes(), loc, k, seek, &stats.KeyPresent)
+	defer block.release()
+	value, kind, stats.FoundSeq, found, err = r.getInBlock(block.handle.Bytes(), loc, k, seek, &stats.KeyPresent)
 	return value, kind, found, err
 }
 
@@ -714,10 +720,46 @@ func (r *Reader) hasNewer(userKey, seek []byte, loc blockLoc, it *blockIter) (bo
 	return bytes.Equal(ik.UserKey, userKey), nil
 }
 
-// dataBlock returns the data block at h from the cache or the file. The
-// caller releases the Handle when done with the block.
-func (r *Reader) dataBlock(h BlockHandle, stats *LookupStats) (CacheHandle, error) {
-	return r.dataBlockInto(h, stats, nil, true)
+// pointBlock is a data block a point lookup reads: a Handle on it, and
+// the buffers it lies in when the block cache did not admit it (or there
+// is none), which release gives back for the next lookup.
+type pointBlock struct {
+	handle CacheHandle
+	bufs   *blockBuffers
+}
+
+func (b pointBlock) release() {
+	b.handle.Release()
+	if b.bufs != nil {
+		putReadBuffers(b.bufs)
+	}
+}
+
+// pointDataBlock returns the data block at h for a point lookup: from the
+// block cache, or else from the file, cached if the cache admits it
+// (BlockCache.Admit) and otherwise in buffers borrowed from readBuffers
+// until release — no copy, and no eviction, for a block no later lookup
+// is likely to find cached.
+func (r *Reader) pointDataBlock(h BlockHandle, stats *LookupStats) (pointBlock, error) {
+	if b, ok := r.cachedDataBlock(h, stats); ok {
+		return pointBlock{handle: b}, nil
+	}
+	if c := r.opts.Cache; c != nil {
+		key := CacheKey{FileNum: r.opts.FileNum, Offset: h.Offset}
+		if c.Admit(key, int(h.Length)) {
+			b, err := r.readDataBlock(key, h, stats, nil, true)
+			return pointBlock{handle: b}, err
+		}
+	}
+	bufs := readBuffers.Get().(*blockBuffers)
+	b, err := r.readBlockInto(h, "data", bufs)
+	if err != nil {
+		putReadBuffers(bufs)
+		return pointBlock{}, err
+	}
+	stats.BlocksRead++
+	stats.BytesRead += int64(h.Length + blockTrailerLen)
+	return pointBlock{handle: cache.Uncached(b), bufs: bufs}, nil
 }
 
 // cachedDataBlock returns the data block at h if the block cache holds it,
@@ -733,20 +775,27 @@ func (r *Reader) cachedDataBlock(h BlockHandle, stats *LookupStats) (CacheHandle
 	return b, ok
 }
 
-// dataBlockInto is dataBlock reading into bufs (nil: a pair borrowed from
-// readBuffers), whose read-ahead window may hold the block already. Without
+// dataBlockInto returns the data block at h from the cache or the file,
+// read into bufs (nil: a pair borrowed from readBuffers), whose read-ahead
+// window may hold the block already. The caller releases the Handle. Without
 // cached it bypasses the block cache (see NewScanIterator): the block then
 // aliases bufs, valid until their next use, and its Handle's Release does
 // nothing. With cached and bufs, a miss is read through bufs' window and
 // copied into the cache: a forward scan through the cache (Iterator).
 func (r *Reader) dataBlockInto(h BlockHandle, stats *LookupStats, bufs *blockBuffers, cached bool) (CacheHandle, error) {
 	key := CacheKey{FileNum: r.opts.FileNum, Offset: h.Offset}
-	useCache := cached && r.opts.Cache != nil
-	if useCache {
+	if cached && r.opts.Cache != nil {
 		if b, ok := r.cachedDataBlock(h, stats); ok {
 			return b, nil
 		}
 	}
+	return r.readDataBlock(key, h, stats, bufs, cached)
+}
+
+// readDataBlock is dataBlockInto's read from the file, of a block the
+// cache (if cached) does not hold.
+func (r *Reader) readDataBlock(key CacheKey, h BlockHandle, stats *LookupStats, bufs *blockBuffers, cached bool) (CacheHandle, error) {
+	useCache := cached && r.opts.Cache != nil
 	borrowed := bufs == nil
 	if borrowed {
 		bufs = readBuffers.Get().(*blockBuffers)

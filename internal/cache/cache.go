@@ -80,6 +80,8 @@ type Cache struct {
 	shards [numShards]shard
 	hits   atomic.Uint64
 	misses atomic.Uint64
+	// rejected counts the misses Admit did not admit.
+	rejected atomic.Uint64
 
 	alloc  offheap.Allocator
 	closed atomic.Bool
@@ -305,9 +307,12 @@ func (c *Cache) dropLive() {
 // Metrics is a snapshot of the cache's counters.
 type Metrics struct {
 	Hits, Misses uint64
-	Blocks       int   // blocks held
-	Bytes        int64 // bytes held, counting each block's whole buffer
-	Capacity     int64 // the bound of the cache's memory (Resident)
+	// Rejected counts the misses of point lookups that the cache did not
+	// admit (Admit): the blocks read and not cached.
+	Rejected uint64
+	Blocks   int   // blocks held
+	Bytes    int64 // bytes held, counting each block's whole buffer
+	Capacity int64 // the bound of the cache's memory (Resident)
 }
 
 // Resident returns the bytes of memory the cache holds: the pages its
@@ -324,7 +329,7 @@ func (c *Cache) Metrics() Metrics {
 	if c == nil {
 		return Metrics{}
 	}
-	m := Metrics{Hits: c.hits.Load(), Misses: c.misses.Load(), Capacity: c.capacity.Load()}
+	m := Metrics{Hits: c.hits.Load(), Misses: c.misses.Load(), Rejected: c.rejected.Load(), Capacity: c.capacity.Load()}
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
@@ -364,6 +369,7 @@ type shard struct {
 	items    map[Key]*entry
 	head     entry // sentinel of the ring
 	closed   bool
+	door     doorkeeper
 }
 
 func (s *shard) init(capacity int64) {

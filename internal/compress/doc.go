@@ -3,7 +3,7 @@
 //
 // A Codec is how a block is stored, its value the byte the formats write:
 // 0 none (as given), 1 snappy (snappy's block format, unframed), 2 zstd
-// (one frame, with its content size).
+// (one frame, whose header claims its content size from 256 bytes on).
 //
 // An Encoder stores a block with the codec asked only when that saves at
 // least an eighth of it (len/8, rounded down), and an empty block as
