@@ -3,6 +3,9 @@
 // from its file once.
 //
 // Blocks are identified by the table's file number and the block's offset.
+// Admit says whether a block a point lookup missed is worth inserting:
+// every block while the cache has room, then only one missed lately
+// before (admission.go).
 //
 // # Memory
 //
