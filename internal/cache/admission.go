@@ -3,35 +3,36 @@ package cache
 // Admission. A block that a point lookup (Get, MultiGet) misses is cached
 // if its shard has room for it without evicting — a cache filling up
 // admits every block — and otherwise only if a point lookup missed it
-// lately before: on its second miss, not its first. Each shard keeps a doorkeeper, a Bloom filter of the blocks
-// its lookups missed, in two generations: the current one records misses
-// until their blocks add up to a shard's share of the capacity, then
-// becomes the previous one, and the one before it is cleared to
-// record anew. A block counts as missed lately if either generation holds
-// it: missed within the last one to two cache's worth of misses.
+// lately before: on its second miss, not its first. Each shard keeps a
+// doorkeeper, a Bloom filter of the blocks its lookups missed, in two
+// generations: the current one records misses until their blocks add up
+// to a shard's share of the capacity, then becomes the previous one, and
+// the one before it is cleared to record anew. A block counts as missed
+// lately if either generation holds it: missed within the last one to two
+// cache's worth of misses.
 //
 // Why: a lookup of a key drawn from data many times the cache's size
 // reads a block that no later lookup is likely to find cached before it is
 // evicted; caching it costs a copy into memory no core has touched lately
-// and an eviction, a fifth of such a Get's time (bloomkv bench's
-// readrandom on 1M keys, an 8 MiB cache) for no hit. A block read again
-// within a cache's worth of misses is one a cache of that size would have
-// kept; it is cached from its second miss on, one miss later than if
-// every block were. TinyLFU (and Ristretto, Badger's cache) admits by a
-// frequency sketch with a doorkeeper like this one in front; the
-// doorkeeper alone is the part that pays here, where the choice is
-// between a block and nothing rather than a block and the one it evicts.
+// and an eviction, a fifth of such a Get's time (BenchmarkGetAtScale: 1M
+// keys, an 8 MiB cache) for no hit. A block read again within a cache's
+// worth of misses is one a cache of that size would have kept; it is
+// cached from its second miss on, one miss later than if every block
+// were. TinyLFU (and Ristretto, Badger's cache) admits by a frequency
+// sketch with a doorkeeper like this one in front; the doorkeeper alone
+// is the part that pays here, where the choice is between a block and
+// nothing rather than a block and the one it evicts.
 //
-// A scan's blocks (Insert) skip the doorkeeper: a scan reads each block's
-// entries in turn, and an index partition is read by every lookup of its
-// keys.
+// An Iterator's blocks and the index partitions are inserted without
+// asking: an Iterator reads a block's entries one after another, and a
+// partition is read by every lookup of its keys.
 
 // doorkeeperBytesPerBit is the blocks' bytes each bit of a generation
-// stands for: 256, 16 bits (2 probes' worth of a Bloom filter at its best
-// rate, about 1.4%) for a 4 KiB block, the tables' default. Smaller blocks
-// raise the filter's false positives: blocks admitted at their first
-// miss, as a cache without a doorkeeper would admit them. Both
-// generations cost a 1024th of the capacity.
+// stands for: 256, 16 bits for a 4 KiB block, the tables' default, where
+// the filter's 2 probes give about 1.4% false positives. Smaller blocks
+// raise the rate: blocks admitted at their first miss, as a cache without
+// a doorkeeper would admit them. Both generations cost a 1,024th of the
+// capacity.
 const doorkeeperBytesPerBit = 256
 
 // doorkeeper is a shard's record of the blocks its point lookups missed
