@@ -73,6 +73,14 @@ var goMemorySamples = []string{
 	"/memory/classes/other:bytes",
 }
 
+// goMemory returns the Go runtime's memory as MemoryMetrics counts it: its
+// heap's objects, free and unused space, stacks and metadata.
+func goMemory() int64 {
+	var m MemoryMetrics
+	readGoMemory(&m)
+	return m.GoHeapObjects + m.GoHeapFree + m.GoStacks + m.GoRuntime
+}
+
 // readGoMemory fills m's Go runtime parts.
 func readGoMemory(m *MemoryMetrics) {
 	samples := make([]metrics.Sample, len(goMemorySamples))

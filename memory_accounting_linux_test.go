@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -126,8 +127,8 @@ func TestMemoryAccounted(t *testing.T) {
 // is then the child process TestMemoryLimitHolds starts.
 const memoryLimitChildEnv = "BLOOMKV_MEMORY_LIMIT_CHILD"
 
-// TestMemoryLimitHolds fills a DB under an 8 MiB MemoryLimit with a tree
-// whose filters at the requested 32 bits per key and its indexes would
+// TestMemoryLimitHolds fills a DB under a 24 MiB MemoryLimit with a tree
+// whose filters at the requested 64 bits per key and its indexes would
 // take more than the tables' share, compacts it, scans it (which fills
 // the block cache with data blocks and, the indexes partitioned, index
 // partitions of other sizes), and checks that the
@@ -147,7 +148,11 @@ func TestMemoryLimitHolds(t *testing.T) {
 	// Small values, so that the filters outweigh the indexes; small
 	// memtables and tables and one compaction at a time, so that the
 	// tables and the cache get most of the limit.
-	const limit, bitsPerKey, keys = 8 << 20, 32, 1_000_000
+	// A limit of 24 MiB: the Go heap's growth (about 8–10 MiB here, most
+	// of it the collector's room around the DB's objects) is counted, and
+	// of the 8 MiB this test once had it would leave the block cache
+	// nothing.
+	const limit, bitsPerKey, keys = 24 << 20, 64, 1_500_000
 	// Partitions of 1 KiB: the indexes of tables this small (about 2 KiB)
 	// are below the default's 4 KiB and would be pinned whole.
 	d, err := Open(t.TempDir(), &Options{MemoryLimit: limit, BitsPerKey: bitsPerKey, MemtableSize: 256 << 10,
@@ -157,12 +162,15 @@ func TestMemoryLimitHolds(t *testing.T) {
 	}
 	defer d.Close()
 	rng := rand.New(rand.NewPCG(9, 9))
-	value := make([]byte, 20)
+	// One key and one value buffer, reused: Put copies them, and the
+	// test's own garbage would grow the heap the limit counts.
+	key, value := make([]byte, 0, 16), make([]byte, 20)
 	for range keys {
 		for i := range value {
 			value[i] = byte(rng.Uint32())
 		}
-		if err := d.Put(fmt.Appendf(nil, "%016d", rng.IntN(1<<40)), value, NoSync); err != nil {
+		key = fmt.Appendf(key[:0], "%016d", rng.IntN(1<<40))
+		if err := d.Put(key, value, NoSync); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -203,8 +211,8 @@ func TestMemoryLimitHolds(t *testing.T) {
 	if requested <= b.PinnedShare {
 		t.Fatalf("at %d bits per key the tables would pin %d bytes, within their share %d: the test tests nothing", bitsPerKey, requested, b.PinnedShare)
 	}
-	if b.Limit != limit || b.Total() > limit {
-		t.Errorf("MemoryBudget %+v: its parts add up to %d bytes, above the limit %d", b, b.Total(), limit)
+	if b.Limit != limit || b.Total()+b.GoHeap > limit {
+		t.Errorf("MemoryBudget %+v: its parts add up to %d bytes with the Go heap's growth, above the limit %d", b, b.Total()+b.GoHeap, limit)
 	}
 	if b.Filters > b.FilterBudget || b.Pinned > b.PinnedShare {
 		t.Errorf("filters %d bytes of a budget of %d, tables pin %d of a share of %d: over", b.Filters, b.FilterBudget, b.Pinned, b.PinnedShare)
@@ -365,5 +373,65 @@ func TestTableHeapAccounted(t *testing.T) {
 		tables, measured, int64(a1-b1), int64(a0-b0), heapParts, b.RangeDels, b.TableHandles)
 	if diff := heapParts - measured; diff < -measured*15/100 || diff > measured*15/100 {
 		t.Errorf("MemoryBudget estimates the tables' heap at %d bytes, the heap grew by %d: off by %.1f%%", heapParts, measured, 100*float64(diff)/float64(measured))
+	}
+}
+
+// goHeapChildEnv, set, makes TestBlockCacheGivesWayToGoHeap run its body:
+// it is then the child process TestBlockCacheGivesWayToGoHeap starts.
+const goHeapChildEnv = "BLOOMKV_GO_HEAP_CHILD"
+
+// TestBlockCacheGivesWayToGoHeap checks that under MemoryLimit the block
+// cache's capacity is what the limit leaves after the Go runtime's growth
+// since Open: 64 MiB more held on the heap takes 64 MiB from it, and
+// given back, returns them; MemoryBudget's GoHeap shows the growth, and
+// with the other parts adds up to at most the limit. In a child process of its own, so
+// that no other test's heap moves the measure.
+func TestBlockCacheGivesWayToGoHeap(t *testing.T) {
+	if !inMemoryChild(t, goHeapChildEnv, "capacity") {
+		return
+	}
+	const limit, held = 256 << 20, 64 << 20
+	d, err := Open(t.TempDir(), &Options{MemoryLimit: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	// The heap's free spans given back first, so that the 64 MiB come from
+	// new memory, not from free spans the measure already counts.
+	capacity := func() (int64, MemoryBudgetMetrics) {
+		debug.FreeOSMemory()
+		d.resizeCache()
+		m := d.Metrics()
+		return m.BlockCache.Capacity, m.MemoryBudget
+	}
+	before, b0 := capacity()
+	buf := make([]byte, held)
+	for i := range buf {
+		buf[i] = 1 // resident, not only mapped
+	}
+	during, b1 := capacity()
+	runtime.KeepAlive(buf)
+	buf = nil
+	after, _ := capacity()
+	t.Logf("block cache capacity %d, with %d more on the heap %d, without %d; GoHeap %d, %d", before, held, during, after, b0.GoHeap, b1.GoHeap)
+	// The runtime's own memory moves meanwhile — its stacks, the spans'
+	// metadata, the heap's bitmap — by up to 1.9 MB in runs here.
+	const slack = 2 << 20
+	if taken := before - during; taken < held || taken > held+slack {
+		t.Errorf("%d bytes more on the heap took %d from the block cache's capacity, want %d to %d", held, taken, held, held+slack)
+	}
+	if grown := b1.GoHeap - b0.GoHeap; grown < held || grown > held+slack {
+		t.Errorf("MemoryBudget.GoHeap grew by %d, want %d to %d", grown, held, held+slack)
+	}
+	// Given back, the heap keeps the runtime's metadata of the memory it
+	// mapped for it — a bitmap of a bit per 8-byte word, held/64, and the
+	// spans' records — which a bound of held/32 covers twice.
+	if kept := before - after; kept < -slack || kept > slack+held/32 {
+		t.Errorf("the heap given back, the capacity is %d, want %d less at most %d", after, before, slack+held/32)
+	}
+	for _, b := range []MemoryBudgetMetrics{b0, b1} {
+		if b.Total()+b.GoHeap > b.Limit {
+			t.Errorf("MemoryBudget %+v adds up to %d with GoHeap, above the limit %d", b, b.Total()+b.GoHeap, b.Limit)
+		}
 	}
 }

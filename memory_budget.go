@@ -27,6 +27,19 @@ type memoryShares struct {
 // compactionMemoryFor adds.
 const compactionMemory = 1 << 20
 
+// memtablesShareOf is the memtables' share of MemoryLimit: a sixth. A
+// memtable costs more than its arena — its B-tree's items on the Go heap,
+// 40 bytes an entry and as much again of the collector's room, which
+// ApproximateSize's 64 bytes an entry do not cover — and the heap counts
+// against the block cache (resizeCache). Smaller memtables make more L0
+// tables of the same bytes, so L0 reaches its stop trigger sooner. At
+// 100,000,000 keys under 128 MiB in a 512 MiB cap (the peers runner, one
+// run each, 2026-12-07): a quarter, before the heap was counted, peaked
+// at 182 MiB of RSS, filling 157,505 writes a second, 0.1% of the fill
+// stopped; a sixth, 140.7 MiB, 151,606, 14.8% (the longest stop 5.98 s);
+// an eighth, 137.9 MiB, 150,780, 22.2%.
+const memtablesShareOf = 6
+
 // minMemoryLimit is the least Options.MemoryLimit: two memtables of the
 // least size, a compaction's reserve, and room for the tables and cache.
 const minMemoryLimit = 4 << 20
@@ -56,7 +69,7 @@ func (o *Options) divideMemory(memtableSet, cacheSet bool) error {
 	held := int64(o.MaxImmutableMemtables + 1)
 	if !memtableSet {
 		// A memtable's arena passes its size by up to a chunk, 1/32 of it.
-		o.MemtableSize = min(max(limit/4/held*31/32, 64<<10), 1<<30)
+		o.MemtableSize = min(max(limit/memtablesShareOf/held*31/32, 64<<10), 1<<30)
 	}
 	m := memoryShares{limit: limit, memtables: held * o.MemtableSize,
 		compactions: int64(o.MaxConcurrentCompactions) * compactionMemoryFor(o.TargetFileSize)}
@@ -81,6 +94,11 @@ func (o *Options) divideMemory(memtableSet, cacheSet bool) error {
 // the Go heap.
 type memoryBudget struct {
 	filterBytes, entries atomic.Int64
+	// goBase is the Go runtime's memory (goMemory) when the DB opened;
+	// goGrowth what it had grown by when the cache was last resized, at
+	// least the tables' heap parts (resizeCache).
+	goBase   int64
+	goGrowth atomic.Int64
 	// rangeDelBytes and handleBytes are the version's tables' (tableCost).
 	rangeDelBytes, handleBytes atomic.Int64
 }
@@ -99,15 +117,48 @@ type filterBudget struct{ d *DB }
 // allocator keeps for the next tables are left out: the next tables'
 // buffers take them, and meanwhile they are taken from the block cache's
 // part (resizeCache).
+//
+// The tables already written keep the filters they were planned with:
+// for a smaller tree, or, while a fill outruns its compactions, for
+// levels holding several times their targets, whose tables the plan
+// gives the bits of the levels' settled sizes. So the filters in use can
+// pass what the share leaves them now — at 100,000,000 keys under 128
+// MiB, during the fill, the tables pinned 100.7 MiB against a share of
+// 47.2 — and then the budget of the tables written next is lowered by that
+// excess, down to half, until the tables written before are rewritten: a
+// feedback that brings what the filters take back within the share (with
+// it, and the tables planned for the shape the tree has, PlanForLevel,
+// they peaked at 55.7 MiB, their share then 52.4 and the freed buffers
+// kept in it).
 func (b filterBudget) FilterBits(keys float64) float64 {
 	d := b.d
 	rangeDels, handles := d.tablesHeapBytes()
-	other := float64(d.tableMemory.InUse() - d.budget.filterBytes.Load() + rangeDels + handles)
+	other := float64(d.tableMemory.InUse()-d.budget.filterBytes.Load()) + float64(rangeDels+handles)
+	share := float64(d.opts.memory.pinned)
+	budget := share - other
 	if n := d.budget.entries.Load(); n > 0 {
-		other = max(other, other/float64(n)*keys)
+		budget = share - max(other, other/float64(n)*keys)
 	}
-	return 8 * max(float64(d.opts.memory.pinned)-other, 0)
+	budget = max(budget, 0)
+	if excess := b.excess(); excess > 0 {
+		budget = max(budget-excess, budget/2)
+	}
+	return 8 * budget
 }
+
+// excess returns the bytes by which the filters in use pass what the
+// pinned share leaves them now, less than 0 if they do not.
+func (b filterBudget) excess() float64 {
+	d := b.d
+	rangeDels, handles := d.tablesHeapBytes()
+	filters := float64(d.budget.filterBytes.Load())
+	other := float64(d.tableMemory.InUse()) - filters + float64(rangeDels+handles)
+	return filters - max(float64(d.opts.memory.pinned)-other, 0)
+}
+
+// Overspent reports whether the filters in use pass what the pinned share
+// leaves them (excess).
+func (b filterBudget) Overspent() bool { return b.excess() > 0 }
 
 // tableCost is what an open table adds to the sums the memory budget
 // keeps per version (version.pinned), which a new version updates by the
@@ -214,17 +265,29 @@ func (d *DB) budgetLocked(v *version) {
 }
 
 // resizeCache sets the block cache's capacity under MemoryLimit to what
-// the memtables' share, the compactions' reserve and what the tables pin
-// now, off the heap and on it (tablesHeapBytes), leave of the limit:
-// after a version is installed (budgetLocked) and after tables are closed
-// (unrefVersionLocked). Without a limit it does nothing.
+// the memtables' share, the compactions' reserve, what the tables pin now
+// off the heap, and the Go runtime's growth since Open leave of the
+// limit: after a version is installed (budgetLocked) and after tables are
+// closed (unrefVersionLocked). Without a limit it does nothing.
+//
+// The growth is measured, not estimated: the DB's objects on the Go heap
+// — the tables' (tablesHeapBytes), the memtables' B-trees, a
+// compaction's filter keys, the cache's entries — cost what the collector
+// lets the heap grow to around them, about twice what it holds live at
+// GOGC=100, and at 100,000,000 keys under a 128 MiB limit that was 52 MiB
+// of heap beside the limit's 128 (docs/memory-limit.md). Counted here,
+// the block cache gives way to it, as it does to the tables. The growth
+// is at least the tables' own estimate, so that a collection that has
+// just run does not hand their part to the cache.
 func (d *DB) resizeCache() {
 	m := &d.opts.memory
 	if m.limit == 0 {
 		return
 	}
 	rangeDels, handles := d.tablesHeapBytes()
-	d.cache.SetCapacity(max(m.limit-m.memtables-m.compactions-d.tableMemory.Resident()-rangeDels-handles, 0))
+	growth := max(goMemory()-d.budget.goBase, rangeDels+handles)
+	d.budget.goGrowth.Store(growth)
+	d.cache.SetCapacity(max(m.limit-m.memtables-m.compactions-d.tableMemory.Resident()-growth, 0))
 }
 
 // MemoryBudgetMetrics is how the DB divides Options.MemoryLimit, each part
@@ -258,10 +321,19 @@ type MemoryBudgetMetrics struct {
 	// Compactions is the compactions' reserve: MaxConcurrentCompactions
 	// times an estimate of one's buffers.
 	Compactions int64
+	// GoHeap is what the Go runtime's memory (MemoryMetrics' Go parts)
+	// had grown by since Open, when the block cache was last resized,
+	// beyond RangeDels and TableHandles: the DB's other objects on the
+	// heap — the memtables' B-trees, the compactions' filter keys, the
+	// cache's entries — and the room the collector lets the heap take
+	// around them, with whatever the application allocated meanwhile,
+	// which the DB cannot tell apart. The block cache gives way to it:
+	// Total plus GoHeap is within Limit while the cache has room to give.
+	GoHeap int64
 }
 
-// Total returns the parts' sum: memtables, pinned and kept, block cache
-// and the compactions' reserve, the memory the limit bounds.
+// Total returns the DB's parts' sum: memtables, pinned and kept, block
+// cache and the compactions' reserve, at most Limit. GoHeap is beside it.
 func (m MemoryBudgetMetrics) Total() int64 {
 	return m.Memtables + m.Pinned + m.PinnedKept + m.BlockCache + m.Compactions
 }
@@ -280,7 +352,7 @@ func (d *DB) memoryBudgetMetrics(m *Metrics) {
 		RangeDels: rangeDels, TableHandles: handles,
 		Filters: filters, FilterBudget: int64(filterBudget{d}.FilterBits(float64(d.budget.entries.Load())) / 8),
 		BlockCache: m.Memory.BlockCache, BlockCacheCapacity: m.BlockCache.Capacity,
-		Compactions: s.compactions}
+		Compactions: s.compactions, GoHeap: max(d.budget.goGrowth.Load()-rangeDels-handles, 0)}
 }
 
 // expectedFalsePositiveReads returns the expected data blocks a Get of an

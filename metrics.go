@@ -466,9 +466,9 @@ func (m Metrics) String() string {
 	fmt.Fprintf(tw, "expected false-positive reads\t%.4f per absent-key Get\t\t\n", m.ExpectedFalsePositiveReads)
 	if mb := m.MemoryBudget; mb.Limit > 0 {
 		by := func(n int64) string { return humanize.Bytes(uint64(max(n, 0))) }
-		fmt.Fprintf(tw, "memory limit\t%s\tmemtables %s of %s, tables %s (+%s kept) of %s (filters %s of %s, range tombstones %s, handles %s), block cache %s of %s, compactions %s reserved\n",
+		fmt.Fprintf(tw, "memory limit\t%s\tmemtables %s of %s, tables %s (+%s kept) of %s (filters %s of %s, range tombstones %s, handles %s), block cache %s of %s, compactions %s reserved, Go heap grown %s\n",
 			by(mb.Limit), by(mb.Memtables), by(mb.MemtablesShare), by(mb.Pinned), by(mb.PinnedKept), by(mb.PinnedShare), by(mb.Filters), by(mb.FilterBudget),
-			by(mb.RangeDels), by(mb.TableHandles), by(mb.BlockCache), by(mb.BlockCacheCapacity), by(mb.Compactions))
+			by(mb.RangeDels), by(mb.TableHandles), by(mb.BlockCache), by(mb.BlockCacheCapacity), by(mb.Compactions), by(mb.GoHeap))
 	}
 	mm := &m.Memory
 	fmt.Fprintf(tw, "memory\t%s\tmemtables %s, tables %s, block cache %s; Go heap %s + %s free, stacks %s, runtime %s\n",

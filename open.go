@@ -58,6 +58,7 @@ func Open(dirname string, opts *Options) (*DB, error) {
 	}
 	if o.memory.limit > 0 {
 		d.opts.compaction.FilterBudget = filterBudget{d}
+		d.budget.goBase = goMemory()
 	}
 	d.opts.compaction.Clock = d.opts.Clock
 	d.tableCache = newTableCache(d.fs, tableCacheCapacity(o.MaxOpenFiles, processFileLimit()))

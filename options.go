@@ -164,8 +164,8 @@ type Options struct {
 	// which it divides (see memoryShares; Metrics.MemoryBudget shows each
 	// part against its share):
 	//
-	//   - the memtables a fixed quarter: MemtableSize, unless set, is a
-	//     quarter over the MaxImmutableMemtables+1 memtables held at once
+	//   - the memtables a fixed sixth: MemtableSize, unless set, is a
+	//     sixth over the MaxImmutableMemtables+1 memtables held at once
 	//     (less the arena's last partial chunk), in [64 KiB, 1 GiB]; one
 	//     set must leave at least half the limit;
 	//   - the compactions' buffers a reserve of MaxConcurrentCompactions
@@ -178,14 +178,23 @@ type Options struct {
 	//     holds at BitsPerKey, the allocation lowers the bits per key
 	//     where a bit is worth least — the deepest level first, as
 	//     Monkey's solution does under a memory constraint — instead of
-	//     growing past the share;
-	//   - the block cache what the pinned parts leave: the limit less the
-	//     memtables', the compactions' and what the tables pin now,
+	//     growing past the share; while the filters of tables written for
+	//     a smaller tree pass it, the tables written next are planned
+	//     for the shape the tree has and with that much less;
+	//   - the block cache what the others leave: the limit less the
+	//     memtables' share, the compactions' reserve, what the tables pin
+	//     now and what the Go runtime's memory has grown by since Open,
 	//     shrinking as the tree grows (its freed pages given back).
 	//
-	// Left out: the Go heap (the tables' metadata and range tombstones,
-	// the table cache's handles, iterators) and the runtime, which
-	// Metrics.Memory shows beside. 0 keeps the separate settings;
+	// The Go heap's growth is measured (runtime/metrics), not estimated:
+	// the DB's objects on the heap — the tables' metadata and range
+	// tombstones, the table cache's handles, the memtables' B-trees, a
+	// compaction's filter keys — cost what the collector lets the heap
+	// grow to around them, about twice what is live at GOGC=100. It
+	// counts whatever the application allocates meanwhile too, which the
+	// DB cannot tell apart: in a process whose own heap grows, give the
+	// limit room for it. What the Go runtime held at Open is left out;
+	// Metrics.Memory shows every part. 0 keeps the separate settings;
 	// MemoryLimit sets BlockCacheSize itself, so the two are not given
 	// together, and it plans the filters, so not with LevelFilters.
 	MemoryLimit int64

@@ -170,7 +170,10 @@ func PlanForLevel(v *manifest.Version, level int, opts *Options) LevelFilter {
 		return Single(ProgressiveFilters(0)[level])
 	}
 	s := ProjectedShape(v, level, opts)
-	if level > 0 {
+	switch {
+	case opts.FilterBudget != nil && opts.FilterBudget.Overspent():
+		s = UnsettledShape(v, level, opts)
+	case level > 0:
 		s = s.Settled()
 	}
 	budget := -1.0

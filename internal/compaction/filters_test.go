@@ -251,6 +251,75 @@ func TestProjectedShape(t *testing.T) {
 	}
 }
 
+// TestUnsettledShape checks the shape a fill that outruns its compactions
+// holds: ProjectedShape's, but the levels above the deepest at their
+// sizes where they pass their targets, and the deepest level without the
+// excess ProjectedShape moves into it, never below its size.
+func TestUnsettledShape(t *testing.T) {
+	opts := with(defaultOptions(), func(o *Options) { o.BaseLevelSize = 1000 })
+	tables := Shape{TableSize: float64(opts.TargetFileSize), EntrySize: projectedEntrySize}
+	v := checkedVersion(t, levels{
+		0: {meta(9, "a", "z", 10, 19, 600), meta(8, "a", "z", 1, 9, 400)},
+		1: {meta(1, "a", "z", 0, 0, 400)},
+		2: {meta(2, "a", "z", 0, 0, 12000)},
+		3: {meta(3, "a", "z", 0, 0, 30000)},
+	})
+	// L1 under its target of 1000 stays at it; L2, 12000 against 10000,
+	// at its size; L3 at its size, 30000, not with L2's 2000 on top.
+	want := Shape{Sizes: [manifest.NumLevels]float64{4 * 500, 1000, 12000, 30000}, L0Tables: 4, TableSize: tables.TableSize, EntrySize: tables.EntrySize}
+	if got := UnsettledShape(v, 1, opts); got != want {
+		t.Errorf("a level over its target: %+v, want %+v", got, want)
+	}
+	// A deepest level smaller than the one above is projected as large as
+	// that level's target, 10000 (ProjectedShape's rule); the 2000 of
+	// L2's excess counted at L2 come off it, never below its own 3000, so
+	// that the tree's bytes stay ProjectedShape's.
+	v.Levels[3][0].Size = 3000
+	want.Sizes[3] = 10000 - 2000
+	if got := UnsettledShape(v, 1, opts); got != want {
+		t.Errorf("a small deepest level: %+v, want %+v", got, want)
+	}
+	// A tree at its targets is ProjectedShape's.
+	v.Levels[2][0].Size = 9000
+	if got, projected := UnsettledShape(v, 1, opts), ProjectedShape(v, 1, opts); got != projected {
+		t.Errorf("a settled tree: %+v, want ProjectedShape's %+v", got, projected)
+	}
+}
+
+// overspentBudget is a FilterBudget of a fixed number of bits, overspent
+// or not.
+type overspentBudget struct {
+	bits      float64
+	overspent bool
+}
+
+func (b overspentBudget) FilterBits(float64) float64 { return b.bits }
+func (b overspentBudget) Overspent() bool            { return b.overspent }
+
+// TestPlanForLevelOverspent checks that an overspent budget plans a level
+// holding several times its target for its size: with fewer bits per key
+// than the plan for the settled shape gives it, and the budget kept.
+func TestPlanForLevelOverspent(t *testing.T) {
+	v := checkedVersion(t, levels{
+		1: {meta(1, "a", "z", 0, 0, 16000)},
+		2: {meta(2, "a", "z", 0, 0, 640000)}, // four times its target
+		3: {meta(3, "a", "z", 0, 0, 1600000)},
+	})
+	opts := *with(defaultOptions(), func(o *Options) { o.BaseLevelSize = 16000 })
+	projected := ProjectedShape(v, 2, &opts)
+	keys := projected.totalKeys()
+	opts.FilterBudget = overspentBudget{bits: 4 * keys}
+	settled := bitsOf(PlanForLevel(v, 2, &opts))
+	opts.FilterBudget = overspentBudget{bits: 4 * keys, overspent: true}
+	plan := FiltersWithinBudget(UnsettledShape(v, 2, &opts), &opts, 4*keys)
+	if got := PlanForLevel(v, 2, &opts); got != plan[2] {
+		t.Errorf("overspent: L2's plan %v, want UnsettledShape's %v", got, plan[2])
+	}
+	if unsettled := bitsOf(plan[2]); unsettled >= settled {
+		t.Errorf("L2 at four times its target: %.2f bits per key planned for its size, not fewer than the %.2f for its target", unsettled, settled)
+	}
+}
+
 func TestFilterForLevel(t *testing.T) {
 	v := checkedVersion(t, levels{
 		0: {meta(9, "a", "z", 1, 9, 4000)},

@@ -155,6 +155,12 @@ type Options struct {
 // entries may take in all.
 type FilterBudget interface {
 	FilterBits(keys float64) float64
+	// Overspent reports whether the filters in use take more than the
+	// budget leaves them now: tables written for a smaller tree, or for
+	// levels at their targets while they held more, keep their filters
+	// until they are rewritten. PlanForLevel then plans for the shape the
+	// tree has (UnsettledShape), L0 with it.
+	Overspent() bool
 }
 
 // OutputCompression returns the compression of c's output tables:

@@ -156,6 +156,34 @@ func ProjectedShape(v *manifest.Version, level int, opts *Options) Shape {
 	return s
 }
 
+// UnsettledShape is ProjectedShape with the levels above the deepest at
+// their sizes where they pass their targets, and the deepest level without
+// their excess: the shape a fill that outruns its compactions holds now.
+// PlanForLevel plans with it while the filters in use take more than
+// their budget (FilterBudget.Overspent), so that the tables written to a
+// level holding several times its target get the bits of its size, not
+// those of the target it will drain to.
+func UnsettledShape(v *manifest.Version, level int, opts *Options) Shape {
+	s := ProjectedShape(v, level, opts)
+	deepest := 0
+	for l := 1; l < manifest.NumLevels; l++ {
+		if s.Sizes[l] > 0 {
+			deepest = l
+		}
+	}
+	var moved float64
+	for l := 1; l < deepest; l++ {
+		if size := float64(v.LevelSize(l)); size > s.Sizes[l] {
+			moved += size - s.Sizes[l]
+			s.Sizes[l] = size
+		}
+	}
+	if deepest > 0 {
+		s.Sizes[deepest] = max(s.Sizes[deepest]-moved, float64(v.LevelSize(deepest)))
+	}
+	return s
+}
+
 // entrySize returns the bytes per entry of v's tables that record their
 // entries, or projectedEntrySize if none does.
 func entrySize(v *manifest.Version) float64 {
