@@ -207,6 +207,19 @@ func TestBitsPerKeyForLevelsEdges(t *testing.T) {
 	}
 }
 
+// growingVersion returns the version of TestProjectedShape and
+// TestUnsettledShape: two L0 tables, L1 under its target of 1000, L2 at
+// 12000 over its 10000, and L3 of deepest bytes.
+func growingVersion(t *testing.T, deepest uint64) *manifest.Version {
+	t.Helper()
+	return checkedVersion(t, levels{
+		0: {meta(9, "a", "z", 10, 19, 600), meta(8, "a", "z", 1, 9, 400)},
+		1: {meta(1, "a", "z", 0, 0, 400)},
+		2: {meta(2, "a", "z", 0, 0, 12000)},
+		3: {meta(3, "a", "z", 0, 0, deepest)},
+	})
+}
+
 func TestProjectedShape(t *testing.T) {
 	opts := with(defaultOptions(), func(o *Options) { o.BaseLevelSize = 1000 })
 	// Tables below L0 are cut at TargetFileSize; the entries' size is the
@@ -216,12 +229,7 @@ func TestProjectedShape(t *testing.T) {
 	if got := ProjectedShape(&manifest.Version{}, 0, opts); got != (Shape{Sizes: [manifest.NumLevels]float64{1000}, L0Tables: 4, TableSize: tables.TableSize, EntrySize: tables.EntrySize}) {
 		t.Errorf("empty version: %+v", got)
 	}
-	v := checkedVersion(t, levels{
-		0: {meta(9, "a", "z", 10, 19, 600), meta(8, "a", "z", 1, 9, 400)},
-		1: {meta(1, "a", "z", 0, 0, 400)},
-		2: {meta(2, "a", "z", 0, 0, 12000)},
-		3: {meta(3, "a", "z", 0, 0, 3000)},
-	})
+	v := growingVersion(t, 3000)
 	// The levels above the deepest at their targets, 1000 and 10000: L2's
 	// 2000 over it are on their way down, and the deepest level, 3000
 	// with them, is projected as large as the level above.
@@ -258,12 +266,7 @@ func TestProjectedShape(t *testing.T) {
 func TestUnsettledShape(t *testing.T) {
 	opts := with(defaultOptions(), func(o *Options) { o.BaseLevelSize = 1000 })
 	tables := Shape{TableSize: float64(opts.TargetFileSize), EntrySize: projectedEntrySize}
-	v := checkedVersion(t, levels{
-		0: {meta(9, "a", "z", 10, 19, 600), meta(8, "a", "z", 1, 9, 400)},
-		1: {meta(1, "a", "z", 0, 0, 400)},
-		2: {meta(2, "a", "z", 0, 0, 12000)},
-		3: {meta(3, "a", "z", 0, 0, 30000)},
-	})
+	v := growingVersion(t, 30000)
 	// L1 under its target of 1000 stays at it; L2, 12000 against 10000,
 	// at its size; L3 at its size, 30000, not with L2's 2000 on top.
 	want := Shape{Sizes: [manifest.NumLevels]float64{4 * 500, 1000, 12000, 30000}, L0Tables: 4, TableSize: tables.TableSize, EntrySize: tables.EntrySize}
