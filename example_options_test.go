@@ -156,7 +156,7 @@ func ExampleOptions_levelSizing() {
 }
 
 // MemoryLimit is one number for what the DB holds in memory, which it
-// divides: the memtables a sixth, the compactions a reserve, the
+// divides: the memtables a quarter, the compactions a reserve, the
 // tables' filters and indexes half of the rest (the filters planned
 // within it as the tree grows), the block cache what the tables and the
 // Go heap's growth leave of the rest.
@@ -172,5 +172,5 @@ func ExampleOptions_memoryLimit() {
 	rest := b.Limit - b.MemtablesShare - b.Compactions
 	fmt.Printf("limit %d MiB: memtables %.2f MiB, compactions %.1f MiB, tables %.2f MiB, block cache up to %.2f MiB\n",
 		b.Limit>>20, float64(b.MemtablesShare)/(1<<20), float64(b.Compactions)/(1<<20), float64(b.PinnedShare)/(1<<20), float64(rest)/(1<<20))
-	// Output: limit 64 MiB: memtables 10.33 MiB, compactions 2.5 MiB, tables 25.58 MiB, block cache up to 51.17 MiB
+	// Output: limit 64 MiB: memtables 15.50 MiB, compactions 2.5 MiB, tables 23.00 MiB, block cache up to 46.00 MiB
 }

@@ -27,18 +27,18 @@ type memoryShares struct {
 // compactionMemoryFor adds.
 const compactionMemory = 1 << 20
 
-// memtablesShareOf is the memtables' share of MemoryLimit: a sixth. A
+// memtablesShareOf is the memtables' share of MemoryLimit: a quarter. A
 // memtable costs more than its arena — its B-tree's items on the Go heap,
 // 40 bytes an entry and as much again of the collector's room, which
-// ApproximateSize's 64 bytes an entry do not cover — and the heap counts
-// against the block cache (resizeCache). Smaller memtables make more L0
-// tables of the same bytes, so L0 reaches its stop trigger sooner. At
+// ApproximateSize's 64 bytes an entry do not cover, and which the block
+// cache gives way to (resizeCache) — but smaller memtables make more L0
+// tables of the same bytes, and L0 reaches its stop trigger sooner. At
 // 100,000,000 keys under 128 MiB in a 512 MiB cap (the peers runner, one
-// run each, 2026-12-07): a quarter, before the heap was counted, peaked
-// at 182 MiB of RSS, filling 157,505 writes a second, 0.1% of the fill
-// stopped; a sixth, 140.7 MiB, 151,606, 14.8% (the longest stop 5.98 s);
-// an eighth, 137.9 MiB, 150,780, 22.2%.
-const memtablesShareOf = 6
+// run each, 2026-12-07, the heap counted): a quarter peaked at 139.9 MiB
+// of RSS, its fill never stopped (the longest write 128 ms); a sixth,
+// 140.7 MiB, the fill stopped 14.8% of its time (the longest 5.98 s); an
+// eighth, 137.9 MiB, 22.2%.
+const memtablesShareOf = 4
 
 // minMemoryLimit is the least Options.MemoryLimit: two memtables of the
 // least size, a compaction's reserve, and room for the tables and cache.
@@ -128,8 +128,7 @@ type filterBudget struct{ d *DB }
 // excess, down to half, until the tables written before are rewritten: a
 // feedback that brings what the filters take back within the share (with
 // it, and the tables planned for the shape the tree has, PlanForLevel,
-// they peaked at 55.7 MiB, their share then 52.4 and the freed buffers
-// kept in it).
+// they peaked at 50.9 MiB, the share and the freed buffers kept in it).
 func (b filterBudget) FilterBits(keys float64) float64 {
 	d := b.d
 	rangeDels, handles := d.tablesHeapBytes()

@@ -164,8 +164,8 @@ type Options struct {
 	// which it divides (see memoryShares; Metrics.MemoryBudget shows each
 	// part against its share):
 	//
-	//   - the memtables a fixed sixth: MemtableSize, unless set, is a
-	//     sixth over the MaxImmutableMemtables+1 memtables held at once
+	//   - the memtables a fixed quarter: MemtableSize, unless set, is a
+	//     quarter over the MaxImmutableMemtables+1 memtables held at once
 	//     (less the arena's last partial chunk), in [64 KiB, 1 GiB]; one
 	//     set must leave at least half the limit;
 	//   - the compactions' buffers a reserve of MaxConcurrentCompactions

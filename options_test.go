@@ -169,7 +169,7 @@ func TestOptionsValidation(t *testing.T) {
 }
 
 // TestMemoryLimitShares checks how withDefaults divides MemoryLimit: the
-// memtables a sixth (MemtableSize from it when unset, two memtables
+// memtables a quarter (MemtableSize from it when unset, two memtables
 // held at the default MaxImmutableMemtables, less 1/32 for the arena's
 // last chunk; a set MemtableSize kept), the compactions' reserve per
 // compaction, the tables half of the rest and the block cache all of the
@@ -180,7 +180,7 @@ func TestMemoryLimitShares(t *testing.T) {
 		opts              Options
 		memtable, reserve int64
 	}{
-		{Options{MemoryLimit: limit, MaxConcurrentCompactions: 2}, limit / 6 / 2 * 31 / 32, 2 * (1<<20 + (2<<20)/8)},
+		{Options{MemoryLimit: limit, MaxConcurrentCompactions: 2}, limit / 4 / 2 * 31 / 32, 2 * (1<<20 + (2<<20)/8)},
 		{Options{MemoryLimit: limit, MaxConcurrentCompactions: 1, MemtableSize: 1 << 20, TargetFileSize: 8 << 20}, 1 << 20, 1<<20 + 1<<20},
 	} {
 		got, err := tc.opts.withDefaults()
