@@ -130,34 +130,35 @@ type filterBudget struct{ d *DB }
 // it, and the tables planned for the shape the tree has, PlanForLevel,
 // they peaked at 50.9 MiB, the share and the freed buffers kept in it).
 func (b filterBudget) FilterBits(keys float64) float64 {
-	d := b.d
-	rangeDels, handles := d.tablesHeapBytes()
-	other := float64(d.tableMemory.InUse()-d.budget.filterBytes.Load()) + float64(rangeDels+handles)
-	share := float64(d.opts.memory.pinned)
+	filters, other := b.pinned()
+	share := float64(b.d.opts.memory.pinned)
 	budget := share - other
-	if n := d.budget.entries.Load(); n > 0 {
+	if n := b.d.budget.entries.Load(); n > 0 {
 		budget = share - max(other, other/float64(n)*keys)
 	}
 	budget = max(budget, 0)
-	if excess := b.excess(); excess > 0 {
+	if excess := filters - max(share-other, 0); excess > 0 {
 		budget = max(budget-excess, budget/2)
 	}
 	return 8 * budget
 }
 
-// excess returns the bytes by which the filters in use pass what the
-// pinned share leaves them now, less than 0 if they do not.
-func (b filterBudget) excess() float64 {
+// pinned returns what the current tables pin: their point filters' bytes,
+// and the bytes of the rest — indexes and range filters off the heap,
+// range tombstones and the table cache's structures and handles on it.
+func (b filterBudget) pinned() (filters, other float64) {
 	d := b.d
 	rangeDels, handles := d.tablesHeapBytes()
-	filters := float64(d.budget.filterBytes.Load())
-	other := float64(d.tableMemory.InUse()) - filters + float64(rangeDels+handles)
-	return filters - max(float64(d.opts.memory.pinned)-other, 0)
+	filters = float64(d.budget.filterBytes.Load())
+	return filters, float64(d.tableMemory.InUse()) - filters + float64(rangeDels+handles)
 }
 
 // Overspent reports whether the filters in use pass what the pinned share
-// leaves them (excess).
-func (b filterBudget) Overspent() bool { return b.excess() > 0 }
+// leaves them now.
+func (b filterBudget) Overspent() bool {
+	filters, other := b.pinned()
+	return filters > max(float64(b.d.opts.memory.pinned)-other, 0)
+}
 
 // tableCost is what an open table adds to the sums the memory budget
 // keeps per version (version.pinned), which a new version updates by the

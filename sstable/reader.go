@@ -752,14 +752,23 @@ func (r *Reader) pointDataBlock(h BlockHandle, stats *LookupStats) (pointBlock, 
 		}
 	}
 	bufs := readBuffers.Get().(*blockBuffers)
-	b, err := r.readBlockInto(h, "data", bufs)
+	b, err := r.readCountedBlock(h, stats, bufs)
 	if err != nil {
 		putReadBuffers(bufs)
 		return pointBlock{}, err
 	}
-	stats.BlocksRead++
-	stats.BytesRead += int64(h.Length + blockTrailerLen)
 	return pointBlock{handle: cache.Uncached(b), bufs: bufs}, nil
+}
+
+// readCountedBlock reads the data block at h from the file into bufs and
+// counts the read in stats.
+func (r *Reader) readCountedBlock(h BlockHandle, stats *LookupStats, bufs *blockBuffers) ([]byte, error) {
+	b, err := r.readBlockInto(h, "data", bufs)
+	if err == nil {
+		stats.BlocksRead++
+		stats.BytesRead += int64(h.Length + blockTrailerLen)
+	}
+	return b, err
 }
 
 // cachedDataBlock returns the data block at h if the block cache holds it,
@@ -800,11 +809,7 @@ func (r *Reader) readDataBlock(key CacheKey, h BlockHandle, stats *LookupStats, 
 	if borrowed {
 		bufs = readBuffers.Get().(*blockBuffers)
 	}
-	b, err := r.readBlockInto(h, "data", bufs)
-	if err == nil {
-		stats.BlocksRead++
-		stats.BytesRead += int64(h.Length + blockTrailerLen)
-	}
+	b, err := r.readCountedBlock(h, stats, bufs)
 	var block CacheHandle
 	switch {
 	case err != nil:

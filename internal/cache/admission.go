@@ -90,8 +90,9 @@ func (d *doorkeeper) rotate(window int64) {
 	d.recorded, d.window = 0, max(window, 1)
 }
 
-// keyHash mixes both fields of k into 64 bits for the doorkeeper
-// (splitmix64's finalizer): the shard's hash keeps only its top bits.
+// keyHash mixes both fields of k into 64 bits (splitmix64's finalizer over
+// a Fibonacci hash, which spreads sequential offsets): its top bits pick
+// the shard, all of them the doorkeeper's probes.
 func keyHash(k Key) uint64 {
 	x := k.FileNum*0x9e3779b97f4a7c15 ^ k.Offset
 	x ^= x >> 30
@@ -114,9 +115,10 @@ func (c *Cache) Admit(k Key, size int) bool {
 	if window <= 0 {
 		return false
 	}
-	s := c.shard(k)
+	h := keyHash(k)
+	s := c.shardOf(h)
 	s.mu.Lock()
-	admit := s.size+int64(size) <= s.capacity || s.door.seen(keyHash(k), int64(size), window)
+	admit := s.size+int64(size) <= s.capacity || s.door.seen(h, int64(size), window)
 	s.mu.Unlock()
 	if !admit {
 		c.rejected.Add(1)

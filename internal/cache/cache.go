@@ -128,11 +128,10 @@ func lruCapacity(capacity int64) int64 {
 	return share - share/headroomFraction
 }
 
-func (c *Cache) shard(k Key) *shard {
-	// Fibonacci hashing of both fields spreads sequential offsets.
-	h := (k.FileNum*0x9e3779b97f4a7c15 ^ k.Offset) * 0xbf58476d1ce4e5b9
-	return &c.shards[h>>60]
-}
+func (c *Cache) shard(k Key) *shard { return c.shardOf(keyHash(k)) }
+
+// shardOf returns the shard of a key whose keyHash is h: its top bits.
+func (c *Cache) shardOf(h uint64) *shard { return &c.shards[h>>60] }
 
 // Handle is a reference to a block. Its bytes stay valid and unchanged
 // until Release, which must be called exactly once; the zero Handle holds
