@@ -178,7 +178,8 @@ type Options struct {
 	//     holds at BitsPerKey, the allocation lowers the bits per key
 	//     where a bit is worth least — the deepest level first, as
 	//     Monkey's solution does under a memory constraint — instead of
-	//     growing past the share; while the filters of tables written for
+	//     growing past the share (the default, UniformAllocation, then
+	//     plans as BestAllocation: see FilterAllocation); while the filters of tables written for
 	//     a smaller tree pass it, the tables written next are planned
 	//     for the shape the tree has and with that much less;
 	//   - the block cache what the others leave: the limit less the
@@ -223,7 +224,11 @@ type Options struct {
 	// wasted reads of a lookup for an absent key from about one per level
 	// to about one in total times the largest level's rate; and the
 	// allocations that also choose the filter family per level (see
-	// FilterAllocation's constants). Default UniformAllocation.
+	// FilterAllocation's constants). Default UniformAllocation, which under
+	// MemoryLimit, once the tree has more keys than the filters' share
+	// holds at BitsPerKey, plans as BestAllocation within the share: Ribbon
+	// filters in the largest levels, which buy a Bloom filter's rate for
+	// about 0.7 of its memory.
 	FilterAllocation FilterAllocation
 
 	// LevelFilters, if not empty, fixes the filter of each level instead

@@ -1,7 +1,6 @@
 package compaction
 
 import (
-	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/sstable"
 )
 
@@ -17,20 +16,30 @@ import (
 // bits go where a bit removes the most expected reads, as Monkey's
 // solution does under a memory constraint: the largest run — the deepest
 // level — loses the most, one bit per key less there saving the most
-// memory for the least rise in the expected reads. Each allocation keeps
-// its family:
+// memory for the least rise in the expected reads:
 //
-//   - UniformAllocation and OptimalAllocation get BestAllocation's
-//     solver (bestPlan) over Bloom filters alone, of at most BitsPerKey
-//     for Uniform — no level gets more than was asked — and of any bits
-//     per key for Optimal, Monkey's problem solved with the blocked
-//     filters' real rates and costs;
-//   - BestAllocation is its plan at avg;
+//   - UniformAllocation, the default, and BestAllocation get
+//     BestAllocation's plan at avg, every family a candidate: uniform
+//     filters cannot be kept once the budget binds, and memory is then
+//     what is short. A Standard Ribbon filter buys the false-positive
+//     rate of a blocked Bloom filter of about 1.4 times its bits per key
+//     at these sizes (2^−3 at 3.2 bits per key in a table of 20,000
+//     keys, where the Bloom filter needs 4.4), for about 100 ns more of
+//     a compaction's CPU per key (ribbon's BenchmarkBuild: 80–190 ns a
+//     key from its hash). In a tree of the shape the peers runner
+//     leaves at 100,000,000 keys, its filters left 3.4 bits per key,
+//     Bloom filters alone planned this way expect 0.29 false-positive
+//     reads per absent-key Get, every family 0.16
+//     (TestBudgetFamiliesAt100M);
+//   - OptimalAllocation keeps to Bloom filters, of any bits per key —
+//     Monkey's problem solved with the blocked filters' real rates and
+//     costs (bestPlan over bloomCandidates) — for comparisons within the
+//     same budget;
 //   - ProgressiveAllocation lowers Pebble's widths by the offset that
 //     fits (ProgressiveOffset).
 //
-// Below an average of one bit per key, where no Bloom filter fits, Uniform
-// and Optimal take BestAllocation's plan, which may leave the largest
+// Below an average of one bit per key, where no Bloom filter fits,
+// Optimal takes BestAllocation's plan too, which may leave the largest
 // levels without filters. A plan never exceeds the budget, but where even
 // the cheapest filters do (a prefix extractor's, which every table must
 // have; Pebble's narrowest widths).
@@ -45,22 +54,20 @@ func FiltersWithinBudget(s Shape, opts *Options, budget float64) FilterPlan {
 	case alloc == ProgressiveAllocation:
 		progressive := ProgressiveFilters(ProgressiveOffset(s, avg))
 		return FiltersForLevels(s, avg, alloc, &Options{LevelFilters: &progressive})
-	case alloc == BestAllocation || avg < 1:
-		return FiltersForLevels(s, avg, BestAllocation, opts)
-	case alloc == UniformAllocation:
-		return bestPlan(s, avg, bloomCandidates(clampBits(opts.BitsPerKey)))
+	case alloc == OptimalAllocation && avg >= 1:
+		return bestPlan(s, avg, bloomCandidates())
 	}
-	return bestPlan(s, avg, bloomCandidates(bloom.MaxBitsPerKey))
+	return FiltersForLevels(s, avg, BestAllocation, opts)
 }
 
-// bloomCandidates returns BestAllocation's Bloom candidates of at most
-// ceiling bits per key: a prefix of those after none (bestCandidates
-// lists them in order of bits), so that a table size's curve of them is
-// computed once per ceiling (curveFor keys its cache by the slice).
-func bloomCandidates(ceiling float64) []candidate {
+// bloomCandidates returns BestAllocation's Bloom candidates: a prefix of
+// those after none (bestCandidates lists them in order of family and
+// bits), the same slice each time, so that a table size's curve of them
+// is computed once (curveFor keys its cache by the slice).
+func bloomCandidates() []candidate {
 	all := bestCandidates()[1:]
 	k := 0
-	for k < len(all) && all[k].spec.Family == sstable.BloomFamily && all[k].spec.Bits <= ceiling {
+	for k < len(all) && all[k].spec.Family == sstable.BloomFamily {
 		k++
 	}
 	return all[:k]

@@ -26,13 +26,12 @@ func bitsOf(f LevelFilter) float64 { return f.mix(f.Lo.Bits, f.Hi.Bits) }
 // three levels under budgets below what the requested bits per key
 // would cost: every plan spends at most the budget (as FilterMemory
 // counts it) and has no fewer expected reads than the information-
-// theoretic floor; Uniform's and Optimal's are Bloom filters (of at most
-// the requested bits for Uniform), the fewest bits per key in the
-// largest run, and come within one step of one level's grid of the
-// exhaustive optimum over Bloom filters of whole bits per key (up to the
-// requested bits for Uniform, up to 30 for Optimal), as bestPlan does
-// (TestBestMatchesBruteForce): their grid of tenths holds the whole bits;
-// Best's is its plan at the budget's average; and a budget the requested
+// theoretic floor; Uniform's and Best's are Best's plan at the budget's
+// average, every family a candidate; Optimal's are Bloom filters, the
+// fewest bits per key in the largest run, within one step of one
+// level's grid of the exhaustive optimum over Bloom filters of 1 to 30
+// whole bits per key, as bestPlan does (TestBestMatchesBruteForce):
+// its grid of tenths holds the whole bits; and a budget the requested
 // bits fit leaves the plan as without one.
 func TestFiltersWithinBudget(t *testing.T) {
 	rng := rand.New(rand.NewPCG(38, 38))
@@ -55,23 +54,21 @@ func TestFiltersWithinBudget(t *testing.T) {
 			if same := FiltersWithinBudget(s, opts, budget(s, requested)); same != FiltersForLevels(s, requested, alloc, nil) {
 				t.Errorf("%d: %v within a budget that fits %v bits/key: %v, want %v", i, alloc, requested, same, FiltersForLevels(s, requested, alloc, nil))
 			}
-			switch alloc {
-			case BestAllocation:
+			if alloc != OptimalAllocation {
 				if want := bestPlan(s, avg, bestCandidates()); plan != want {
-					t.Errorf("%d: Best within the budget: %v, want its plan at %.2f bits/key, %v", i, plan, avg, want)
+					t.Errorf("%d: %v within the budget: %v, want Best's plan at %.2f bits/key, %v", i, alloc, plan, avg, want)
 				}
 				continue
 			}
-			// Bloom filters only, of at most the requested bits for
-			// Uniform; the largest run gets the fewest bits.
+			// Bloom filters only; the largest run gets the fewest bits.
 			largest, fewest := -1, math.Inf(1)
 			for level, f := range plan {
 				if s.runs(level) == 0 {
 					continue
 				}
 				for _, spec := range []sstable.FilterSpec{f.Lo, f.Hi} {
-					if spec.Family != sstable.BloomFamily || (alloc == UniformAllocation && spec.Bits > requested) {
-						t.Errorf("%d: %v's L%d gets %v, want Bloom filters (of at most %v bits/key for Uniform)", i, alloc, level, f, requested)
+					if spec.Family != sstable.BloomFamily {
+						t.Errorf("%d: Optimal's L%d gets %v, want Bloom filters", i, level, f)
 					}
 				}
 				if largest < 0 || s.runSize(level) > s.runSize(largest) {
@@ -85,11 +82,7 @@ func TestFiltersWithinBudget(t *testing.T) {
 			if avg < 1 {
 				continue
 			}
-			ceiling := requested
-			if alloc == OptimalAllocation {
-				ceiling = 30
-			}
-			grid := bloomGrid(ceiling)
+			grid := bloomGrid(30)
 			brute := bruteForce(s, avg, grid)
 			_, step, _ := lpBound(s, avg, grid)
 			if reads > (brute+step)*(1+1e-9) {
@@ -98,5 +91,39 @@ func TestFiltersWithinBudget(t *testing.T) {
 			worst = max(worst, reads/brute-1)
 		}
 	}
-	t.Logf("Uniform's and Optimal's budgeted plans: at most %+.3g above the exhaustive optimum over whole bits", worst)
+	t.Logf("Optimal's budgeted plans: at most %+.3g above the exhaustive optimum over whole bits", worst)
+}
+
+// TestBudgetFamiliesAt100M checks FiltersWithinBudget's figures for the
+// default at 100,000,000 keys: the tree the peers runner leaves under a
+// MemoryLimit of 128 MiB (its settled levels' bytes, 94 bytes an entry,
+// tables of 2 MiB), whose filters are left 3.4 bits per key. Bloom
+// filters alone (Optimal) expect 0.29 false-positive reads per
+// absent-key Get, every family (the default) 0.16 — the rates of each
+// plan's filters summed by ExpectedFalsePositiveReads, which does not
+// plan — and both spend the budget; the default's deepest level gets a
+// Ribbon filter.
+func TestBudgetFamiliesAt100M(t *testing.T) {
+	s := Shape{TableSize: 2 << 20, EntrySize: 94}
+	s.Sizes[3], s.Sizes[4], s.Sizes[5], s.Sizes[6] = 15.8*(1<<20), 80.7*(1<<20), 810.6*(1<<20), 7.92*(1<<30)
+	const avg = 3.4
+	limit := budget(s, avg)
+	for _, tc := range []struct {
+		alloc FilterAllocation
+		reads float64
+	}{
+		{OptimalAllocation, 0.29},
+		{UniformAllocation, 0.16},
+	} {
+		plan := FiltersWithinBudget(s, &Options{BitsPerKey: 10, FilterAllocation: tc.alloc}, limit)
+		if m := FilterMemory(s, plan); m > limit || m < limit*0.99 {
+			t.Errorf("%v: spends %.4g bits of a budget of %.4g, want within 1%% below it", tc.alloc, m, limit)
+		}
+		if reads := ExpectedFalsePositiveReads(s, plan); math.Abs(reads-tc.reads) > 0.005 {
+			t.Errorf("%v: %v expects %.4f false-positive reads per absent-key Get, want %.2f", tc.alloc, plan, reads, tc.reads)
+		}
+		if f := plan[6].Lo.Family; tc.alloc == UniformAllocation && f != sstable.RibbonFamily {
+			t.Errorf("the default's L6 gets %v, want a Ribbon filter", plan[6])
+		}
+	}
 }

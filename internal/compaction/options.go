@@ -22,7 +22,9 @@ type FilterAllocation uint8
 const (
 	// UniformAllocation builds every table with Options.BitsPerKey: each
 	// level has the same false-positive rate p, and a lookup for an absent
-	// key that probes L runs pays about L·p wasted block reads.
+	// key that probes L runs pays about L·p wasted block reads. Under a
+	// filter budget the tree has outgrown, it plans as BestAllocation
+	// (FiltersWithinBudget).
 	UniformAllocation FilterAllocation = iota
 	// OptimalAllocation (Monkey) gives each level a false-positive rate
 	// proportional to its size within the same total memory: small levels
