@@ -295,3 +295,35 @@ func TestPropertiesWithoutFamily(t *testing.T) {
 		t.Fatalf("decodeProperties = family %v, %v; want bloom", got.FilterFamily, err)
 	}
 }
+
+// TestWriterPoolsOnlySmallHashSlices checks recycle's rule: a Writer's
+// hash slice goes back to the pool with its buffers after a table of a
+// few thousand keys, and is left to the collector after one whose keys
+// grew it past maxPooledHashes, so that no later Writer holds it idle.
+func TestWriterPoolsOnlySmallHashSlices(t *testing.T) {
+	for _, tc := range []struct {
+		keys   int
+		pooled bool
+	}{
+		{1_000, true},
+		{20_000, true},
+		{3 * maxPooledHashes, false},
+	} {
+		w, err := NewWriter(new(bytes.Buffer), WriterOptions{Filter: Bloom(10)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bufs := w.bufs
+		for _, e := range distinctEntries(tc.keys) {
+			if err := w.Add(e.key, e.value); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := w.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		if c := cap(bufs.hashes); (c > 0) != tc.pooled || c > maxPooledHashes {
+			t.Errorf("%d keys: the pooled buffers keep a hash slice of capacity %d, want pooled %v and at most %d", tc.keys, c, tc.pooled, maxPooledHashes)
+		}
+	}
+}

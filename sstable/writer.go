@@ -134,6 +134,16 @@ type writerBuffers struct {
 	hashes []uint64
 }
 
+// maxPooledHashes is the most hashes a pooled slice may hold room for:
+// 512 KiB, those of a table of 65,536 keys. A slice grown past it — by a
+// memtable's flush or an intra-L0 compaction's output, of hundreds of
+// thousands of keys — is left to the collector: pooled, it would go to the
+// next Writer, most often a compaction's output of TargetFileSize and a
+// few thousand keys, which would hold megabytes of it idle for its life
+// (and the Go heap's growth is what Options.MemoryLimit takes from the
+// block cache).
+const maxPooledHashes = 1 << 16
+
 var writerBufferPool = sync.Pool{New: func() any {
 	return &writerBuffers{w: bufio.NewWriterSize(nil, 64<<10)}
 }}
@@ -145,6 +155,9 @@ func (w *Writer) recycle() {
 	}
 	w.bufs.w.Reset(nil)
 	w.bufs.hashes = w.hashes[:0]
+	if cap(w.hashes) > maxPooledHashes {
+		w.bufs.hashes = nil
+	}
 	writerBufferPool.Put(w.bufs)
 	w.bufs, w.hashes = nil, nil
 }
