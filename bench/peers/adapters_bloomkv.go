@@ -4,6 +4,7 @@ package peers
 
 import (
 	"github.com/bloomkv/bloomkv"
+	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/cmd/bloomkv/benchstore"
 	"github.com/bloomkv/bloomkv/internal/workload"
 )
@@ -86,8 +87,38 @@ func (b *bloomkvStore) Counters() (Counters, error) {
 	for _, l := range m.Levels {
 		c.Tables += int64(l.TableProbes)
 		c.Blocks += int64(l.BlocksFromFile + l.BlocksFromCache)
+		c.FalsePositives += int64(l.FilterPositives - l.TruePositives)
 	}
 	return c, nil
+}
+
+// Filters reads Metrics: the levels' filter bits over their entries, the
+// expected false-positive reads of the filters the tables have, and those
+// of uniform Bloom filters of the same bits per key, one run per L0 table
+// and per deeper level with entries, as a Get of an absent key probes.
+func (b *bloomkvStore) Filters() (Filters, error) {
+	m := b.DB.Metrics()
+	var bits, entries float64
+	runs := 0
+	for level, l := range m.Levels {
+		if l.Entries == 0 {
+			continue
+		}
+		bits += l.FilterBitsPerKey * float64(l.Entries)
+		entries += float64(l.Entries)
+		if level == 0 {
+			runs += l.Tables
+		} else {
+			runs++
+		}
+	}
+	f := Filters{Expected: m.ExpectedFalsePositiveReads}
+	if entries > 0 {
+		f.BitsPerKey = bits / entries
+		uniform := bloomkv.Bloom(min(max(f.BitsPerKey, 1), bloom.MaxBitsPerKey))
+		f.Uniform = float64(runs) * uniform.ExpectedFalsePositiveRate()
+	}
+	return f, nil
 }
 
 // MemoryParts is bloomkv's Metrics.Memory: the DB's own memory, off the Go

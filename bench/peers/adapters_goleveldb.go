@@ -134,7 +134,7 @@ func (l *leveldbStore) Counters() (Counters, error) {
 	if err := l.db.Stats(&st); err != nil {
 		return Counters{}, err
 	}
-	return Counters{Tables: -1, Blocks: -1, Stall: st.WriteDelayDuration}, nil
+	return Counters{Tables: -1, Blocks: -1, Stall: st.WriteDelayDuration, FalsePositives: -1}, nil
 }
 
 func (l *leveldbStore) Close() error { return l.db.Close() }

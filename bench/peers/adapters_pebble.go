@@ -90,7 +90,7 @@ func (p *pebbleStore) Get(k []byte) ([]byte, bool, error) {
 // Counters reads Metrics' block cache hits and misses and the stall clock.
 func (p *pebbleStore) Counters() (Counters, error) {
 	m := p.db.Metrics()
-	return Counters{Tables: -1, Blocks: m.BlockCache.Hits + m.BlockCache.Misses, Stall: p.stalls.stalled()}, nil
+	return Counters{Tables: -1, Blocks: m.BlockCache.Hits + m.BlockCache.Misses, Stall: p.stalls.stalled(), FalsePositives: -1}, nil
 }
 
 func (p *pebbleStore) Scan(start []byte, n int) (int, error) { return p.scan(start, n, true) }

@@ -20,6 +20,10 @@ type Counters struct {
 	// WriteStallEnd events), goleveldb's write delays (Stats'
 	// WriteDelayDuration). −1 for badger, which does not time them.
 	Stall time.Duration `json:"stall_ns"`
+	// FalsePositives counts the filter checks of point lookups that said
+	// "maybe" for a table without the key: bloomkv's FilterPositives less
+	// TruePositives. −1 for the others.
+	FalsePositives int64 `json:"false_positives"`
 }
 
 // minus returns c − o, −1 where either is −1.
@@ -31,7 +35,7 @@ func (c Counters) minus(o Counters) Counters {
 		return a - b
 	}
 	return Counters{Tables: sub(c.Tables, o.Tables), Blocks: sub(c.Blocks, o.Blocks),
-		Stall: time.Duration(sub(int64(c.Stall), int64(o.Stall)))}
+		Stall: time.Duration(sub(int64(c.Stall), int64(o.Stall))), FalsePositives: sub(c.FalsePositives, o.FalsePositives)}
 }
 
 // Counter is a store that keeps Counters.

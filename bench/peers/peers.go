@@ -281,6 +281,10 @@ type Outcome struct {
 	// the engine's account of it where the store is a MemoryReporter; nil
 	// where the system has no /proc/self/status (not Linux).
 	Memory *MemoryPeak
+	// Filters is what the store's filters cost and are expected to save,
+	// after a read workload, where the store is a FilterReporter; nil
+	// otherwise.
+	Filters *Filters
 	// Cold is set when the page cache was dropped before the workload
 	// (Measure.Cold, read workloads).
 	Cold bool
@@ -446,7 +450,7 @@ func (r *measureRun) bind() {
 // counters returns the engine's counters, all −1 if it counts nothing.
 func (r *measureRun) counters() (Counters, error) {
 	if r.counter == nil {
-		return Counters{Tables: -1, Blocks: -1, Stall: -1}, nil
+		return Counters{Tables: -1, Blocks: -1, Stall: -1, FalsePositives: -1}, nil
 	}
 	return r.counter.Counters()
 }
@@ -532,6 +536,13 @@ func (r *measureRun) runWorkload(cfg *workload.Config, w workload.Workload, memo
 		return nil, r.fail(err)
 	}
 	o.IO, o.CPU, o.Engine = after.io.Minus(before.io), after.cpu-before.cpu, after.engine.minus(before.engine)
+	if fr, ok := r.st.(FilterReporter); ok && !w.IsFill() {
+		f, err := fr.Filters()
+		if err != nil {
+			return nil, r.fail(fmt.Errorf("filters after %s: %w", w, err))
+		}
+		o.Filters = &f
+	}
 	if w.IsFill() {
 		if err := r.fillShape(cfg, w, o); err != nil {
 			return nil, r.fail(err)

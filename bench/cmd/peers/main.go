@@ -11,6 +11,11 @@
 //   - for each fill, L0 as sampled every -sample-interval while it ran:
 //     the most tables (and, for pebble, sublevels) seen against the L0 size
 //     at which the engine stops writes, and the number of samples;
+//   - after each read workload, for an engine that reports its filters
+//     (bloomkv): their bits per key, the false-positive reads per
+//     absent-key Get it expects of them and of uniform Bloom filters of
+//     the same bits in every run, and the false positives it counted per
+//     Get of the workload;
 //   - for each fill, the tree after its settle: table bytes per level and
 //     each level's share of the total, the deepest non-empty level's share,
 //     the fill's write amplification (bytes written to tables by flushes
@@ -212,6 +217,9 @@ type result struct {
 	// Memory is the most resident memory sampled during the workload
 	// (peers.Outcome.Memory); nil if not sampled.
 	Memory *peers.MemoryPeak `json:"memory,omitempty"`
+	// Filters is the engine's filters after a read workload
+	// (peers.Outcome.Filters); nil if it reports none.
+	Filters *peers.Filters `json:"filters,omitempty"`
 }
 
 // perOp returns x per operation of r, NaN without operations or when x
@@ -269,7 +277,7 @@ func fromOutcomes(outs []*peers.Outcome) []result {
 			L0: o.L0, Tree: o.Tree, Compacted: o.Compacted, CompactNS: int64(o.CompactTime), WriteAmp: o.WriteAmp,
 			Threads: o.Threads, Kinds: o.Kinds, Cold: o.Cold, Reopened: o.Reopened, OpenIO: openIO, IO: o.IO, CPUNS: int64(o.CPU), Engine: o.Engine,
 			DiskBytes: o.DiskBytes, LiveBytes: o.LiveBytes, DiskBytesCollected: o.DiskBytesCollected,
-			ValueLogRewrites: o.ValueLogRewrites, Memory: o.Memory}
+			ValueLogRewrites: o.ValueLogRewrites, Memory: o.Memory, Filters: o.Filters}
 	}
 	return out
 }
@@ -870,6 +878,7 @@ func printTables(stdout io.Writer, runs []engineRun, ws []workload.Workload, wri
 	printDevice(stdout, runs, ws)
 	printMemory(stdout, runs, ws)
 	printL0(stdout, runs, ws)
+	printFilters(stdout, runs, ws)
 	for j, w := range ws {
 		if w.IsFill() {
 			printTree(stdout, runs, j, w)
@@ -988,6 +997,33 @@ func printL0(stdout io.Writer, runs []engineRun, ws []workload.Workload) {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+}
+
+// printFilters prints, for the engines that report their filters
+// (peers.FilterReporter), their cost and their expected and measured
+// false-positive reads after each read workload.
+func printFilters(stdout io.Writer, runs []engineRun, ws []workload.Workload) {
+	header := false
+	for _, r := range runs {
+		for j, w := range ws {
+			res := &r.Results[j]
+			f := res.Filters
+			if f == nil {
+				continue
+			}
+			if !header {
+				fmt.Fprintf(stdout, "\nfilters after each read workload: bits per key; expected false-positive reads per absent-key Get, the engine's\n"+
+					"and uniform Bloom filters' of the same bits in every run; measured: false positives per Get of the workload\n")
+				fmt.Fprintf(stdout, "%10s  %12s  %8s  %8s  %8s  %8s  %8s\n", "engine", "workload", "bits/key", "expected", "uniform", "ratio", "measured")
+				header = true
+			}
+			ratio := math.NaN()
+			if f.Uniform > 0 {
+				ratio = f.Expected / f.Uniform
+			}
+			fmt.Fprintf(stdout, "%10s  %12s  %8.2f  %8.4f  %8.4f  %7.2f×  %8s\n", r.Name, w, f.BitsPerKey, f.Expected, f.Uniform, ratio, num(res.perOp(res.Engine.FalsePositives), 4))
+		}
+	}
 }
 
 // l0Cell is "max 14 (stop 36) over 350 samples", in tables, or where the

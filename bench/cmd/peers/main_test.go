@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -181,6 +182,30 @@ func TestReportColumns(t *testing.T) {
 	}
 	if sub, tables, stop, samples := atoi(pm[1]), atoi(pm[2]), atoi(pm[3]), atoi(pm[4]); stop != 12 || sub < 0 || sub > stop+1 || tables < sub || samples < 1 {
 		t.Errorf("pebble's L0: %q", pm[0])
+	}
+
+	// The filters after the read: bloomkv's alone, uniform Bloom filters
+	// of 10 bits per key (no MemoryLimit), so its expected reads are
+	// uniform's, and a count of false positives per Get.
+	filters := section("filters after each read workload")
+	fm := regexp.MustCompile(`^\s*bloomkv\s+readrandom\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)×\s+([0-9.]+)\s*$`).FindStringSubmatch(row(filters, "bloomkv"))
+	if fm == nil {
+		t.Fatalf("filters row %q: want bloomkv's readrandom with five numbers", row(filters, "bloomkv"))
+	}
+	parse := func(s string) float64 {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if bits, expected, uniform, ratio, measured := parse(fm[1]), parse(fm[2]), parse(fm[3]), parse(fm[4]), parse(fm[5]); math.Abs(bits-10) > 0.3 || expected <= 0 || math.Abs(expected-uniform) > 0.0002 || ratio != 1 || measured > 1 {
+		t.Errorf("bloomkv's filters: %q", fm[0])
+	}
+	for _, l := range filters {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == "pebble" {
+			t.Errorf("pebble reports no filters, yet has a row %q", l)
+		}
 	}
 
 	// The tree: L0–L6, a total, the last level's share, and both
