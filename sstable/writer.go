@@ -140,8 +140,7 @@ type writerBuffers struct {
 // thousands of keys — is left to the collector: pooled, it would go to the
 // next Writer, most often a compaction's output of TargetFileSize and a
 // few thousand keys, which would hold megabytes of it idle for its life
-// (and the Go heap's growth is what Options.MemoryLimit takes from the
-// block cache).
+// (and a DB under a memory limit counts the Go heap's growth against it).
 const maxPooledHashes = 1 << 16
 
 var writerBufferPool = sync.Pool{New: func() any {

@@ -101,8 +101,8 @@ func TestFiltersWithinBudget(t *testing.T) {
 // filters alone (Optimal) expect 0.29 false-positive reads per
 // absent-key Get, every family (the default) 0.16 — the rates of each
 // plan's filters summed by ExpectedFalsePositiveReads, which does not
-// plan — and both spend the budget; the default's deepest level gets a
-// Ribbon filter.
+// plan — both spend the budget and stay above the information-theoretic floor,
+// and the default's deepest level gets a Ribbon filter.
 func TestBudgetFamiliesAt100M(t *testing.T) {
 	s := Shape{TableSize: 2 << 20, EntrySize: 94}
 	s.Sizes[3], s.Sizes[4], s.Sizes[5], s.Sizes[6] = 15.8*(1<<20), 80.7*(1<<20), 810.6*(1<<20), 7.92*(1<<30)
@@ -119,8 +119,12 @@ func TestBudgetFamiliesAt100M(t *testing.T) {
 		if m := FilterMemory(s, plan); m > limit || m < limit*0.99 {
 			t.Errorf("%v: spends %.4g bits of a budget of %.4g, want within 1%% below it", tc.alloc, m, limit)
 		}
-		if reads := ExpectedFalsePositiveReads(s, plan); math.Abs(reads-tc.reads) > 0.005 {
+		reads := ExpectedFalsePositiveReads(s, plan)
+		if math.Abs(reads-tc.reads) > 0.005 {
 			t.Errorf("%v: %v expects %.4f false-positive reads per absent-key Get, want %.2f", tc.alloc, plan, reads, tc.reads)
+		}
+		if floor := FamilyFalsePositiveFloor(s, avg); reads < floor {
+			t.Errorf("%v: %.4f expected reads, below the floor %.4f", tc.alloc, reads, floor)
 		}
 		if f := plan[6].Lo.Family; tc.alloc == UniformAllocation && f != sstable.RibbonFamily {
 			t.Errorf("the default's L6 gets %v, want a Ribbon filter", plan[6])
