@@ -1,6 +1,9 @@
 package compaction
 
 import (
+	"math"
+
+	"github.com/bloomkv/bloomkv/bloom"
 	"github.com/bloomkv/bloomkv/sstable"
 )
 
@@ -19,7 +22,9 @@ import (
 // memory for the least rise in the expected reads:
 //
 //   - UniformAllocation, the default, and BestAllocation get
-//     BestAllocation's plan at avg, every family a candidate: uniform
+//     BestAllocation's plan at avg, every family a candidate, the
+//     default with L0's filters Bloom filters of the same memory
+//     (bloomOfSameMemory): uniform
 //     filters cannot be kept once the budget binds, and memory is then
 //     what is short. A Standard Ribbon filter buys the false-positive
 //     rate of a blocked Bloom filter of about 1.4 times its bits per key
@@ -57,7 +62,42 @@ func FiltersWithinBudget(s Shape, opts *Options, budget float64) FilterPlan {
 	case alloc == OptimalAllocation && avg >= 1:
 		return bestPlan(s, avg, bloomCandidates())
 	}
-	return FiltersForLevels(s, avg, BestAllocation, opts)
+	plan := FiltersForLevels(s, avg, BestAllocation, opts)
+	if alloc == UniformAllocation {
+		plan[0] = bloomOfSameMemory(plan[0], s.tableKeys(0))
+	}
+	return plan
+}
+
+// bloomOfSameMemory returns, for a level planned f in tables of n keys, the
+// Bloom filter of the most bits per key on the planner's grid that costs
+// no more than f — the default's L0 under a budget that binds — or f
+// itself where it has no fuse or Ribbon filter, or costs less than a bit
+// per key. A Ribbon build holds 36 bytes a key of working memory on the Go
+// heap while it runs, and an L0 table is built from a memtable's keys or,
+// by an intra-L0 compaction, from several memtables' at once (up to
+// maxIntraL0Tables TargetFileSizes: 4.3 MB of it for 120,000 keys of
+// 100-byte values in tables of 1 MiB), when under a small limit no block
+// cache is left to give way to it. At 4,000,000 keys under a MemoryLimit
+// of 16 MiB (bloomkv bench, alternating runs) the process peaked at
+// 42.0–44.8 MiB with L0's filters Bloom filters (three runs), at 46.0–48.9
+// with Ribbon filters there (three), and at 40.9–41.2 with Bloom filters
+// everywhere (two, before every family was planned with). An L0 table
+// lives only until its compaction, so the rate its filter gives up weighs
+// little (there the expected false-positive reads were no higher: 0.017
+// against 0.021, one pair of runs).
+func bloomOfSameMemory(f LevelFilter, n int) LevelFilter {
+	if f.Lo.Family != sstable.FuseFamily && f.Lo.Family != sstable.RibbonFamily &&
+		f.Hi.Family != sstable.FuseFamily && f.Hi.Family != sstable.RibbonFamily {
+		return f
+	}
+	cost := f.cost(func(spec sstable.FilterSpec) float64 { return spec.BitsPerKey(n) })
+	for b := math.Floor(min(cost, bloom.MaxBitsPerKey)/bitsGrid) * bitsGrid; b >= 1; b = roundBits(b - bitsGrid) {
+		if spec := sstable.Bloom(roundBits(b)); spec.BitsPerKey(n) <= cost {
+			return Single(spec)
+		}
+	}
+	return f
 }
 
 // bloomCandidates returns BestAllocation's Bloom candidates: a prefix of

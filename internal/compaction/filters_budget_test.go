@@ -27,7 +27,8 @@ func bitsOf(f LevelFilter) float64 { return f.mix(f.Lo.Bits, f.Hi.Bits) }
 // would cost: every plan spends at most the budget (as FilterMemory
 // counts it) and has no fewer expected reads than the information-
 // theoretic floor; Uniform's and Best's are Best's plan at the budget's
-// average, every family a candidate; Optimal's are Bloom filters, the
+// average, every family a candidate, Uniform's with L0's filters Bloom
+// filters of the same memory (TestBloomOfSameMemory); Optimal's are Bloom filters, the
 // fewest bits per key in the largest run, within one step of one
 // level's grid of the exhaustive optimum over Bloom filters of 1 to 30
 // whole bits per key, as bestPlan does (TestBestMatchesBruteForce):
@@ -55,7 +56,11 @@ func TestFiltersWithinBudget(t *testing.T) {
 				t.Errorf("%d: %v within a budget that fits %v bits/key: %v, want %v", i, alloc, requested, same, FiltersForLevels(s, requested, alloc, nil))
 			}
 			if alloc != OptimalAllocation {
-				if want := bestPlan(s, avg, bestCandidates()); plan != want {
+				want := bestPlan(s, avg, bestCandidates())
+				if alloc == UniformAllocation {
+					want[0] = bloomOfSameMemory(want[0], s.tableKeys(0))
+				}
+				if plan != want {
 					t.Errorf("%d: %v within the budget: %v, want Best's plan at %.2f bits/key, %v", i, alloc, plan, avg, want)
 				}
 				continue
@@ -129,6 +134,42 @@ func TestBudgetFamiliesAt100M(t *testing.T) {
 		}
 		if f := plan[6].Lo.Family; tc.alloc == UniformAllocation && f != sstable.RibbonFamily {
 			t.Errorf("the default's L6 gets %v, want a Ribbon filter", plan[6])
+		}
+	}
+}
+
+// TestBloomOfSameMemory checks the default's L0 under a budget: a level
+// planned a fuse or Ribbon filter, alone or mixed, gets the Bloom filter of
+// the most bits per key on the planner's grid that costs no more in tables
+// of its size — a tenth of a bit more costs more — and a level of Bloom
+// filters or none keeps its plan.
+func TestBloomOfSameMemory(t *testing.T) {
+	for _, tc := range []struct {
+		f LevelFilter
+		n int
+	}{
+		{Single(sstable.Ribbon(12)), 100_000},
+		{Single(sstable.Ribbon(3)), 20_000},
+		{Single(sstable.Fuse(8)), 5_000},
+		{LevelFilter{Lo: sstable.Ribbon(9), Hi: sstable.Ribbon(10), HiFraction: 0.4}, 250_000},
+		{LevelFilter{Lo: sstable.Bloom(9.5), Hi: sstable.Ribbon(10), HiFraction: 0.5}, 50_000},
+	} {
+		cost := tc.f.cost(func(spec sstable.FilterSpec) float64 { return spec.BitsPerKey(tc.n) })
+		got := bloomOfSameMemory(tc.f, tc.n)
+		if got.Mixed() || got.Lo.Family != sstable.BloomFamily {
+			t.Errorf("%v in tables of %d keys: %v, want one Bloom filter", tc.f, tc.n, got)
+			continue
+		}
+		if c := got.Lo.BitsPerKey(tc.n); c > cost {
+			t.Errorf("%v in tables of %d keys (%.3f bits/key): %v costs %.3f", tc.f, tc.n, cost, got, c)
+		}
+		if richer := sstable.Bloom(roundBits(got.Lo.Bits + bitsGrid)); richer.BitsPerKey(tc.n) <= cost {
+			t.Errorf("%v in tables of %d keys (%.3f bits/key): %v, but %v costs %.3f, no more", tc.f, tc.n, cost, got, richer, richer.BitsPerKey(tc.n))
+		}
+	}
+	for _, f := range []LevelFilter{{}, Single(sstable.Bloom(7.3)), {Lo: sstable.Bloom(4), Hi: sstable.Bloom(5), HiFraction: 0.3}} {
+		if got := bloomOfSameMemory(f, 10_000); got != f {
+			t.Errorf("%v: %v, want it kept", f, got)
 		}
 	}
 }
