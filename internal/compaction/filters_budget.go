@@ -24,17 +24,16 @@ import (
 //   - UniformAllocation, the default, and BestAllocation get
 //     BestAllocation's plan at avg, every family a candidate, the
 //     default with L0's filters Bloom filters of the same memory
-//     (bloomOfSameMemory): uniform
-//     filters cannot be kept once the budget binds, and memory is then
-//     what is short. A Standard Ribbon filter buys the false-positive
-//     rate of a blocked Bloom filter of about 1.4 times its bits per key
-//     at these sizes (2^−3 at 3.2 bits per key in a table of 20,000
-//     keys, where the Bloom filter needs 4.4), for about 100 ns more of
-//     a compaction's CPU per key (ribbon's BenchmarkBuild: 80–190 ns a
-//     key from its hash). In a tree of the shape the peers runner
-//     leaves at 100,000,000 keys, its filters left 3.4 bits per key,
-//     Bloom filters alone planned this way expect 0.29 false-positive
-//     reads per absent-key Get, every family 0.16
+//     (bloomOfSameMemory): uniform filters cannot be kept once the budget
+//     binds, and memory is then what is short. A Standard Ribbon filter
+//     buys the false-positive rate of a blocked Bloom filter of about 1.4
+//     times its bits per key at these sizes (2^−3 at 3.2 bits per key in
+//     a table of 20,000 keys, where the Bloom filter needs 4.4), for
+//     about 100 ns more of a compaction's CPU per key (ribbon's
+//     BenchmarkBuild: 80–190 ns a key from its hash). In a tree of the
+//     shape the peers runner leaves at 100,000,000 keys, its filters left
+//     3.4 bits per key, Bloom filters alone planned this way expect 0.29
+//     false-positive reads per absent-key Get, every family 0.16
 //     (TestBudgetFamiliesAt100M);
 //   - OptimalAllocation keeps to Bloom filters, of any bits per key —
 //     Monkey's problem solved with the blocked filters' real rates and
