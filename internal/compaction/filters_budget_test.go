@@ -102,8 +102,8 @@ func TestFiltersWithinBudget(t *testing.T) {
 // TestBudgetFamiliesAt100M checks FiltersWithinBudget's figures for the
 // default at 100,000,000 keys: the tree the peers runner leaves under a
 // MemoryLimit of 128 MiB (its settled levels' bytes, 94 bytes an entry,
-// tables of 2 MiB), given 3.4 bits per key for its filters (the run's
-// ended with 2.58). Bloom filters alone (Optimal) expect 0.29
+// tables of 2 MiB), given 3.4 bits per key for its filters (the runs'
+// ended with 2.58 and 2.61). Bloom filters alone (Optimal) expect 0.29
 // false-positive reads per absent-key Get, every family (the default)
 // 0.16 — the rates of each plan's filters summed by
 // ExpectedFalsePositiveReads, which does not plan —, both spend the
