@@ -179,9 +179,10 @@ type Options struct {
 	//     where a bit is worth least — the deepest level first, as
 	//     Monkey's solution does under a memory constraint — instead of
 	//     growing past the share (the default, UniformAllocation, then
-	//     plans as BestAllocation: see FilterAllocation); while the filters of tables written for
-	//     a smaller tree pass it, the tables written next are planned
-	//     for the shape the tree has and with that much less;
+	//     plans as BestAllocation: see FilterAllocation); while the
+	//     filters of tables written for a smaller tree pass it, the
+	//     tables written next are planned for the shape the tree has and
+	//     with that much less;
 	//   - the block cache what the others leave: the limit less the
 	//     memtables' share, the compactions' reserve, what the tables pin
 	//     now and what the Go runtime's memory has grown by since Open,
@@ -228,7 +229,8 @@ type Options struct {
 	// MemoryLimit, once the tree has more keys than the filters' share
 	// holds at BitsPerKey, plans as BestAllocation within the share: Ribbon
 	// filters in the largest levels, which buy a Bloom filter's rate for
-	// about 0.7 of its memory.
+	// about 0.7 of its memory, and in L0, whose tables are built from a
+	// memtable's keys at once, Bloom filters of the memory planned.
 	FilterAllocation FilterAllocation
 
 	// LevelFilters, if not empty, fixes the filter of each level instead

@@ -23,8 +23,8 @@ const (
 	// UniformAllocation builds every table with Options.BitsPerKey: each
 	// level has the same false-positive rate p, and a lookup for an absent
 	// key that probes L runs pays about L·p wasted block reads. Under a
-	// filter budget the tree has outgrown, it plans as BestAllocation
-	// (FiltersWithinBudget).
+	// filter budget the tree has outgrown, it plans as BestAllocation, L0
+	// with Bloom filters of the same memory (FiltersWithinBudget).
 	UniformAllocation FilterAllocation = iota
 	// OptimalAllocation (Monkey) gives each level a false-positive rate
 	// proportional to its size within the same total memory: small levels
