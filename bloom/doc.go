@@ -9,7 +9,10 @@
 //     of its item count and current false-positive rate.
 //   - Blocked: all k probes of an item inside one 512-bit block, so a query
 //     costs one cache miss. Built from a set of keys at a bits-per-key; the
-//     filter every bloomkv SSTable embeds.
+//     filter every bloomkv SSTable embeds. Its blocks can also be stored
+//     apart and a query answered from its one block (AppendBlocks, BlockOf,
+//     BlockMayContainHash): a bloomkv table's paged filter is read a page
+//     of blocks at a time so.
 //   - Counting: counters instead of bits, so items can be removed. They
 //     are 4 bits wide unless the CounterBits option makes them 8 or 16: a
 //     counter saturates at its maximum (15, 255, 65,535) and then never

@@ -178,3 +178,30 @@ func ExampleClassic_LoadFactor() {
 	// 1000 items: load factor 0.52, estimated FPR 0.010
 	// 3000 items: load factor 0.89, estimated FPR 0.451
 }
+
+// A filter too large to keep in memory is stored as its blocks, and a
+// query reads the one 64-byte block that answers for its item — here
+// from a byte slice standing in for a file.
+func ExampleBlockMayContainHash() {
+	keys := []string{"apple", "banana", "cherry"}
+	hashes := make([]uint64, len(keys))
+	for i, k := range keys {
+		hashes[i] = bloom.Hash([]byte(k))
+	}
+	f, err := bloom.BuildBlocked(hashes, 10)
+	if err != nil {
+		panic(err)
+	}
+	stored := f.AppendBlocks(nil, 0, f.NumBlocks())
+
+	mayContain := func(item string) bool {
+		h := bloom.Hash([]byte(item))
+		b := bloom.BlockOf(h, f.NumBlocks())
+		return bloom.BlockMayContainHash((*[64]byte)(stored[64*b:]), h, f.Probes())
+	}
+	fmt.Println(mayContain("banana"), mayContain("banana") == f.MayContain([]byte("banana")))
+	fmt.Println(mayContain("durian") == f.MayContain([]byte("durian")))
+	// Output:
+	// true true
+	// true
+}
