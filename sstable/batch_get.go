@@ -35,9 +35,10 @@ type GetResult struct {
 // NumBlocks returns the number of data blocks in the table.
 func (r *Reader) NumBlocks() int { return r.numBlocks() }
 
-// Locate is Get up to its read of a data block: it consults the filter
-// (stats.FilterChecked and FilterNegative as Get sets them) and returns
-// false when the filter rules k out; otherwise it returns, from the index,
+// Locate is Get up to its read of a data block: it consults the filter,
+// and the paged filter past a maybe (stats.FilterChecked, FilterNegative
+// and PagedFilterNegative as Get sets them), and returns false when either
+// rules k out; otherwise it returns, from the index,
 // the block a Get of k would read. It reads nothing from the file but, in
 // a table whose partitioned index is not pinned, the index partition it
 // needs when the block cache lacks it (counted in stats); a damaged one is
@@ -46,6 +47,9 @@ func (r *Reader) Locate(k LookupKey, stats *LookupStats) (Location, bool, error)
 	if !r.MayContainHash(k.Hash) {
 		stats.ruledOut()
 		return Location{}, false, nil
+	}
+	if out, err := r.pagedRuledOut(k, stats); out || err != nil {
+		return Location{}, false, err
 	}
 	seek, loc, err := r.locate(k, stats)
 	if err != nil {

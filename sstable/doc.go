@@ -18,6 +18,9 @@
 //	| range dels   | trailer |  the range tombstones, fragmented (versions 2, 3; optional in 3)
 //	| range filter | trailer |  the range filter, package rangefilter's (version 3 only)
 //	| properties   | trailer |  name → value entries (see Properties)
+//	| (padding)              |  zero bytes up to a page boundary (with a paged filter)
+//	| page 0 | trailer | pad |  a paged filter's Bloom filter blocks, a page
+//	| page 1 | trailer | pad |  each (optional; see Paged filters)
 //	| footer (64 bytes)      |
 //	+------------------------+
 //
@@ -218,6 +221,38 @@
 // prefix (PrefixExtractor), and the properties the extractor's name
 // (bloomkv.filter.prefix), so that a seek within one prefix skips a table
 // whose filter rules the prefix out (Reader.MayContainPrefix).
+//
+// # Paged filters
+//
+// A table written with WriterOptions.PagedFilterBits has a second filter
+// of its keys, kept in the file and read a page at a time: a Bloom filter
+// (bloom.Blocked) of that many bits per key, over the filter's hashes,
+// whose 64-byte blocks are stored 63 to a page, each page a block of its
+// own (uncompressed, with its trailer and so its CRC) padded with zeros to
+// 4 KiB, the pages after the properties block from the first page
+// boundary past it, the last one ending where the footer starts:
+//
+//	page p:  blocks 63p … 63p+62 (64 bytes each, words little-endian) | trailer (5) | zeros to 4096
+//
+// The properties give its blocks (bloomkv.pagedfilter.blocks), probes per
+// key (bloomkv.pagedfilter.probes) and bits per key
+// (bloomkv.pagedfilter.bits.per.key), and a reader finds the pages from
+// the file's size: ceil(blocks/63) pages of 4 KiB before the footer, which
+// must start on a page boundary past the properties. Every probe of a key
+// falls in the one block bloom.BlockOf names, so one page answers for it
+// (bloom.BlockMayContainHash). A Get, or MultiGet's Locate, that the
+// table's filter cannot rule out reads that page, through the block cache
+// as a data block is read (admitted as one), checks it, and ends without
+// a data block when the paged filter rules the key out
+// (LookupStats.PagedFilterNegative). A pinned filter of few bits per key
+// — what a memory limit leaves a large tree — passes many absent keys;
+// the paged filter's page, shared by every key hashed to it, comes from
+// the block cache or the page cache far more often than a data block
+// would, and rules out most of them. The properties and the pages are
+// not in the footer, and a reader that knows nothing of them reads the
+// table as before (unknown properties are ignored), without the paged
+// filter; the format version is the table's without it. No lookup or scan
+// reads the padding, which no checksum covers.
 //
 // # Range filters
 //

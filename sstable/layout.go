@@ -48,6 +48,9 @@ type Layout struct {
 	// RangeFilter is the range-filter block; its Length is 0 when the
 	// table has none (always, below format version 3).
 	RangeFilter BlockInfo
+	// PagedFilter are the paged filter's pages, in file order, each on a
+	// page boundary; nil in a table without one.
+	PagedFilter []BlockInfo
 }
 
 // Layout reads the table's footer and the trailer of every block, and
@@ -126,6 +129,15 @@ func (r *Reader) Layout() (Layout, error) {
 	}
 	if l.Properties, err = info(f.properties, "properties"); err != nil {
 		return l, err
+	}
+	for p := range pagesOf(r.paged.blocks) {
+		first := p * pagedFilterBlocksPerPage
+		h := BlockHandle{Offset: r.paged.start + p*pagedFilterPageSize, Length: min(pagedFilterBlocksPerPage, r.paged.blocks-first) * 64}
+		b, err := info(h, "paged filter")
+		if err != nil {
+			return l, err
+		}
+		l.PagedFilter = append(l.PagedFilter, b)
 	}
 	return l, nil
 }

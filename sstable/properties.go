@@ -76,6 +76,13 @@ type Properties struct {
 	// written before the kinds existed).
 	ExpiringEntries uint64
 	EarliestExpiry  int64
+	// PagedFilterBlocks, PagedFilterProbes and PagedFilterBitsPer
+	// describe the table's paged filter (WriterOptions.PagedFilterBits): a
+	// Bloom filter of its 64-byte blocks, its probes per key and its bits
+	// per key; all zero, and not stored, in a table without.
+	PagedFilterBlocks  uint64
+	PagedFilterProbes  uint64
+	PagedFilterBitsPer float64
 }
 
 // propertyCodec names a property and says how to encode and decode it.
@@ -97,6 +104,22 @@ func uintProperty(name string, field func(p *Properties) *uint64) propertyCodec 
 			x, n := binary.Uvarint(v)
 			*field(p) = x
 			return n == len(v) && n > 0
+		},
+	}
+}
+
+// float64Property is a property holding a float64, as its IEEE 754 bits,
+// little-endian.
+func float64Property(name string, field func(p *Properties) *float64) propertyCodec {
+	return propertyCodec{
+		name:   name,
+		encode: func(p *Properties) []byte { return binary.LittleEndian.AppendUint64(nil, math.Float64bits(*field(p))) },
+		decode: func(p *Properties, v []byte) bool {
+			if len(v) != 8 {
+				return false
+			}
+			*field(p) = math.Float64frombits(binary.LittleEndian.Uint64(v))
+			return true
 		},
 	}
 }
@@ -162,19 +185,7 @@ var propertyCodecs = func() []propertyCodec {
 		uintProperty("bloomkv.seqnum.largest", seq(func(p *Properties) *SeqNum { return &p.LargestSeqNum })),
 		keyProperty("bloomkv.key.smallest", func(p *Properties) *InternalKey { return &p.Smallest }),
 		keyProperty("bloomkv.key.largest", func(p *Properties) *InternalKey { return &p.Largest }),
-		{
-			name: "bloomkv.filter.bits.per.key",
-			encode: func(p *Properties) []byte {
-				return binary.LittleEndian.AppendUint64(nil, math.Float64bits(p.FilterBitsPer))
-			},
-			decode: func(p *Properties, v []byte) bool {
-				if len(v) != 8 {
-					return false
-				}
-				p.FilterBitsPer = math.Float64frombits(binary.LittleEndian.Uint64(v))
-				return true
-			},
-		},
+		float64Property("bloomkv.filter.bits.per.key", func(p *Properties) *float64 { return &p.FilterBitsPer }),
 		uintProperty("bloomkv.rangedel.count", func(p *Properties) *uint64 { return &p.RangeDels }),
 		{
 			name:   "bloomkv.rangedel.block",
@@ -222,6 +233,15 @@ var propertyCodecs = func() []propertyCodec {
 			},
 			omit: noExpiry,
 		})
+	noPaged := func(p *Properties) bool { return p.PagedFilterBlocks == 0 }
+	for _, c := range []propertyCodec{
+		uintProperty("bloomkv.pagedfilter.blocks", func(p *Properties) *uint64 { return &p.PagedFilterBlocks }),
+		uintProperty("bloomkv.pagedfilter.probes", func(p *Properties) *uint64 { return &p.PagedFilterProbes }),
+		float64Property("bloomkv.pagedfilter.bits.per.key", func(p *Properties) *float64 { return &p.PagedFilterBitsPer }),
+	} {
+		c.omit = noPaged
+		codecs = append(codecs, c)
+	}
 	sort.Slice(codecs, func(i, j int) bool { return codecs[i].name < codecs[j].name })
 	return codecs
 }()
@@ -310,6 +330,10 @@ func (p Properties) String() string {
 		fmt.Fprintln(&b)
 	} else {
 		fmt.Fprintln(&b, "filter: none")
+	}
+	if p.PagedFilterBlocks > 0 {
+		fmt.Fprintf(&b, "paged filter: bloom, %d blocks in %d pages, %.2f bits/key, %d probes\n",
+			p.PagedFilterBlocks, pagesOf(p.PagedFilterBlocks), p.PagedFilterBitsPer, p.PagedFilterProbes)
 	}
 	fmt.Fprintf(&b, "seqnums: %d–%d\n", p.SmallestSeqNum, p.LargestSeqNum)
 	fmt.Fprintf(&b, "keys: %v – %v\n", p.Smallest, p.Largest)

@@ -1,9 +1,7 @@
 package sstable
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 	"sync"
 
 	"github.com/bloomkv/bloomkv/rangefilter"
@@ -248,22 +246,6 @@ var rangeFilterProperties = func() []propertyCodec {
 
 // noRangeFilter reports whether the table p describes has no range filter.
 func noRangeFilter(p *Properties) bool { return p.RangeFilterBlock.Length == 0 }
-
-// float64Property is a property holding a float64, as its IEEE 754 bits,
-// little-endian.
-func float64Property(name string, field func(p *Properties) *float64) propertyCodec {
-	return propertyCodec{
-		name:   name,
-		encode: func(p *Properties) []byte { return binary.LittleEndian.AppendUint64(nil, math.Float64bits(*field(p))) },
-		decode: func(p *Properties, v []byte) bool {
-			if len(v) != 8 {
-				return false
-			}
-			*field(p) = math.Float64frombits(binary.LittleEndian.Uint64(v))
-			return true
-		},
-	}
-}
 
 // rangeFilterString renders the range-filter line of Properties.String;
 // empty for a table without one, whose properties print as before range

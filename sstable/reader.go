@@ -99,7 +99,8 @@ type Reader struct {
 	// rangeFilter is the table's range filter, a view over its block
 	// pinned like the filter; nil for a table without.
 	rangeFilter *rangefilter.Filter
-	pinned      [][]byte // from opts.Memory, for Close
+	paged       pagedFilter // the paged filter's place; blocks 0 for none
+	pinned      [][]byte    // from opts.Memory, for Close
 }
 
 // pin returns n bytes for the table's life: from opts.Memory, to be freed
@@ -167,6 +168,9 @@ func (r *Reader) open() error {
 	}
 	r.applyGlobalSeqNum()
 	if err := r.openRangeFilter(f); err != nil {
+		return err
+	}
+	if err := r.openPagedFilter(f); err != nil {
 		return err
 	}
 	if f.filter.Length > 0 {
@@ -541,6 +545,14 @@ type LookupStats struct {
 	// other table, whose index is in memory.
 	IndexBlocksRead, IndexBlocksCached int
 	IndexBytesRead                     int64
+	// PagedFilterNegative reports that the table's paged filter ruled
+	// the key out after its filter said maybe: a page of the paged filter
+	// was read (FilterPagesRead) or found in the block cache
+	// (FilterPagesCached), and no data block. FilterNegative stays false:
+	// the table's filter was wrong, a false positive, and its paged filter
+	// caught it.
+	PagedFilterNegative                bool
+	FilterPagesRead, FilterPagesCached int
 	// FoundSeq is the sequence number of the version Get found; 0 when
 	// it found none. A reader that goes on below a merge operand
 	// (KindMerge) looks again at FoundSeq−1.
@@ -557,8 +569,10 @@ func (s *LookupStats) ruledOut() { s.FilterChecked, s.FilterNegative = true, tru
 // block it came from is released before Get returns.
 //
 // The filter is checked first: when it rules the key out, Get returns
-// without reading the file. Otherwise it reads at most one data block, and
-// sets stats.KeyPresent from that block and the in-memory index without
+// without reading the file. Otherwise, in a table with a paged filter, it
+// reads the paged filter's page for the key, which may rule it out in
+// turn; past both it reads at most one data block, and sets
+// stats.KeyPresent from that block and the in-memory index without
 // further reads. stats may be nil.
 func (r *Reader) Get(k LookupKey, stats *LookupStats) (value []byte, kind Kind, found bool, err error) {
 	return r.GetFiltered(k, r.MayContainHash(k.Hash), stats)
@@ -588,6 +602,9 @@ func (r *Reader) GetFiltered(k LookupKey, maybe bool, stats *LookupStats) (value
 	if !maybe {
 		stats.ruledOut()
 		return nil, 0, false, nil
+	}
+	if out, err := r.pagedRuledOut(k, stats); out || err != nil {
+		return nil, 0, false, err
 	}
 	seek, loc, err := r.locate(k, stats)
 	if err != nil {

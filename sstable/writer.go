@@ -74,6 +74,12 @@ type WriterOptions struct {
 	// format version 4. Default 0: the index is one block, whatever its
 	// size.
 	IndexPartitionSize int
+	// PagedFilterBits, if not 0, gives the table a paged filter: a Bloom
+	// filter of its keys at that many bits per key (1 to
+	// bloom.MaxBitsPerKey), kept in the file's last pages and read a page
+	// at a time for the keys the table's filter cannot rule out (see the
+	// package doc's Paged filters). Default 0: none.
+	PagedFilterBits float64
 }
 
 func (o WriterOptions) withDefaults() WriterOptions {
@@ -178,6 +184,9 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 	}
 	if err := checkRangeFilterBits(opts.RangeFilterBits); err != nil {
 		return nil, fmt.Errorf("sstable: RangeFilterBits: %w", err)
+	}
+	if err := checkPagedFilterBits(opts.PagedFilterBits); err != nil {
+		return nil, err
 	}
 	if opts.IndexPartitionSize < 0 {
 		return nil, fmt.Errorf("sstable: IndexPartitionSize = %d: negative", opts.IndexPartitionSize)
@@ -414,7 +423,13 @@ func (w *Writer) Finish() (Properties, error) {
 	if w.writeRangeFilter() {
 		f.version = max(f.version, formatVersion3)
 	}
+	paged, err := w.buildPagedFilter()
+	if err != nil {
+		w.err = fmt.Errorf("sstable: paged filter: %w", err)
+		return Properties{}, w.err
+	}
 	f.properties = w.writeBlock(encodeProperties(&w.props), NoCompression)
+	w.writePagedFilter(paged)
 	w.write(f.encode())
 	if w.err == nil {
 		if err := w.w.Flush(); err != nil {

@@ -205,6 +205,9 @@ func inspectTable(w *bufio.Writer, f *os.File, size int64, name string, verbose 
 		row("range filter", l.RangeFilter, "")
 	}
 	row("properties", l.Properties, "")
+	for i, b := range l.PagedFilter {
+		row(fmt.Sprintf("paged filter %d", i), b, "")
+	}
 	fmt.Fprintf(tw, "footer\t0\t%d\t64\t64\t\t\t\t\n", l.FooterOffset)
 	tw.Flush()
 	fmt.Fprintf(w, "data: %s, %d bytes stored, %d raw, ratio %s\n", count(len(l.Data), "block"), stored, raw, ratio(raw, stored))
