@@ -589,10 +589,10 @@ func describeOptions(o Options) string {
 	if len(o.RangeFilterBits) > 0 {
 		filters += fmt.Sprintf(" RangeFilterBits:%v", o.RangeFilterBits)
 	}
-	return fmt.Sprintf("{MemtableSize:%d MaxImmutableMemtables:%d BlockSize:%d DisableBlockAlign:%v IndexPartitionSize:%d Compression:%v TopLevelCompression:%v %s FilterAllocation:%v BlockCacheSize:%d LevelSizing:%v MaxConcurrentCompactions:%d L0CompactionConcurrency:%d L0SlowdownTrigger:%d L0StopTrigger:%d L0CompactionTrigger:%d BaseLevelSize:%d TargetFileSize:%d MaxOpenFiles:%d MaxManifestFileSize:%d ValueSeparation:%+v}",
+	return fmt.Sprintf("{MemtableSize:%d MaxImmutableMemtables:%d BlockSize:%d DisableBlockAlign:%v IndexPartitionSize:%d Compression:%v TopLevelCompression:%v %s FilterAllocation:%v BlockCacheSize:%d LevelSizing:%v MaxConcurrentCompactions:%d L0CompactionConcurrency:%d L0SlowdownTrigger:%d L0StopTrigger:%d L0CompactionTrigger:%d BaseLevelSize:%d TargetFileSize:%d MaxOpenFiles:%d MaxManifestFileSize:%d ValueSeparation:%+v pagedFiltersWithoutLimit:%v}",
 		o.MemtableSize, o.MaxImmutableMemtables, o.BlockSize, o.DisableBlockAlign, o.IndexPartitionSize, o.Compression, o.TopLevelCompression, filters, o.FilterAllocation, o.BlockCacheSize,
 		o.LevelSizing, o.MaxConcurrentCompactions, o.L0CompactionConcurrency, o.L0SlowdownTrigger, o.L0StopTrigger,
-		o.L0CompactionTrigger, o.BaseLevelSize, o.TargetFileSize, o.MaxOpenFiles, o.MaxManifestFileSize, o.ValueSeparation)
+		o.L0CompactionTrigger, o.BaseLevelSize, o.TargetFileSize, o.MaxOpenFiles, o.MaxManifestFileSize, o.ValueSeparation, o.pagedFiltersWithoutLimit)
 }
 
 // randOptions returns random options (without FS): small memtables, so that
@@ -686,6 +686,10 @@ func randOptions(rng *rand.Rand) Options {
 	if rng.IntN(2) == 0 {
 		o.ValueSeparation.DeadShare = 0.05 + 0.9*rng.Float64()
 	}
+	// Paged filters half the time, drawn after everything else: on the
+	// tables whose filters the allocation or LevelFilters made weaker
+	// than BitsPerKey.
+	o.pagedFiltersWithoutLimit = rng.IntN(2) == 0
 	return o
 }
 

@@ -195,6 +195,12 @@ type TraceStep struct {
 	BytesRead                       int64
 	IndexFromCache, IndexFromFile   int
 	IndexBytesRead                  int64
+	// FilterPagesFromCache and FilterPagesFromFile count the pages of the
+	// table's paged filter (Options.DisablePagedFilters) the step read,
+	// past its filter's maybe, and PagedFilterAbsent reports that the
+	// page ruled the key out: no data block was read.
+	FilterPagesFromCache, FilterPagesFromFile int
+	PagedFilterAbsent                         bool
 	// Found reports that the step found a version of the key, Deleted
 	// that it is a tombstone, Operand that it is a merge operand: the
 	// lookup went on below it, to the places after.
@@ -377,6 +383,7 @@ func (t *Trace) addTable(level int, tb *table, stats *sstable.LookupStats, found
 		}
 		s.BlocksFromCache, s.BlocksFromFile, s.BytesRead = stats.BlocksCached, stats.BlocksRead, stats.BytesRead
 		s.IndexFromCache, s.IndexFromFile, s.IndexBytesRead = stats.IndexBlocksCached, stats.IndexBlocksRead, stats.IndexBytesRead
+		s.FilterPagesFromCache, s.FilterPagesFromFile, s.PagedFilterAbsent = stats.FilterPagesCached, stats.FilterPagesRead, stats.PagedFilterNegative
 		s.KeyInTable = stats.KeyPresent
 	}
 	s.setRangeDel(hit)
@@ -399,6 +406,7 @@ func (t *Trace) settle(s *TraceStep) {
 type TraceTotals struct {
 	TablesOutOfRange  int   // tables whose key range did not hold the key
 	FilterNegatives   int   // tables skipped by their filters: reads avoided
+	PagedNegatives    int   // of FilterPositives, tables their paged filters skipped
 	FilterPositives   int   // tables whose filters said "maybe"
 	FalsePositives    int   // of those, the ones holding no version of the key
 	UnfilteredTables  int   // tables without a filter (a prefix seek's: without one for its prefixes) that were read
@@ -429,6 +437,9 @@ func (t *Trace) Totals() TraceTotals {
 			if s.FalsePositive() {
 				n.FalsePositives++
 			}
+			if s.PagedFilterAbsent {
+				n.PagedNegatives++
+			}
 		case s.Filter == NoFilter || s.Filter == FilterNoPrefixes:
 			n.UnfilteredTables++
 		}
@@ -458,6 +469,9 @@ func skippedParts(n TraceTotals, filter string) []string {
 		parts = append(parts, "1 table skipped by its "+filter)
 	} else if n.FilterNegatives > 1 {
 		parts = append(parts, plural(n.FilterNegatives, "table", "tables")+" skipped by their "+filter+"s")
+	}
+	if n.PagedNegatives > 0 {
+		parts = append(parts, plural(n.PagedNegatives, "table", "tables")+" skipped by a paged filter's page")
 	}
 	return parts
 }
@@ -579,6 +593,9 @@ func (t *Trace) String() string {
 		s := &t.Steps[i]
 		keyRange, inRange, filter := s.rangeCells()
 		var index, block string
+		if s.Kind == TableStep && s.FilterPagesFromFile+s.FilterPagesFromCache > 0 {
+			filter += ", paged " + map[bool]string{true: "absent", false: "maybe"}[s.PagedFilterAbsent]
+		}
 		if s.Kind == TableStep {
 			switch {
 			case s.IndexFromFile > 0:
@@ -629,6 +646,8 @@ func (s *TraceStep) result() string {
 		return "deleted (tombstone)"
 	case s.Found:
 		return "found"
+	case s.PagedFilterAbsent:
+		return "false positive, skipped by the paged filter"
 	case s.FalsePositive():
 		return "false positive"
 	case s.KeyInTable:

@@ -252,6 +252,7 @@ func (mt *MultiTrace) Totals() MultiTotals {
 		n.FilterNegatives += tt.FilterNegatives
 		n.FilterPositives += tt.FilterPositives
 		n.FalsePositives += tt.FalsePositives
+		n.PagedNegatives += tt.PagedNegatives
 		n.TablesOutOfRange += tt.TablesOutOfRange
 		n.UnfilteredTables += tt.UnfilteredTables
 		n.BlocksFromCache += tt.BlocksFromCache

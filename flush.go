@@ -121,6 +121,7 @@ func (d *DB) writeTable(job int, reason string, num uint64, mem *memtable.Memtab
 	opts := d.opts.compaction.TableOptions
 	opts.Compression = d.opts.compaction.TopLevelCompression
 	opts.Filter = filter
+	opts.PagedFilterBits = compaction.PagedFilterFor(filter, d.opts.compaction.PagedFilterBits)
 	opts.RangeFilterBits = d.opts.compaction.RangeFilterBits[0]
 	w, err := sstable.NewWriter(f, opts)
 	if err != nil {

@@ -19,6 +19,9 @@ type LiveTable struct {
 	// FilterSpec for none. FilterBitsPerKey is the memory it spends per key.
 	Filter           FilterSpec
 	FilterBitsPerKey float64
+	// PagedFilterBitsPerKey is the bits per key of the table's paged
+	// filter (Options.DisablePagedFilters), kept in its file; 0 for none.
+	PagedFilterBitsPerKey float64
 	// Compression is the compression of its data blocks (blocks that do
 	// not shrink are stored raw whatever it says); DefaultCompression for
 	// a table recorded before compressions were.
@@ -49,7 +52,11 @@ func (d *DB) Tables() ([]LiveTable, error) {
 	out := make([]LiveTable, 0, n)
 	for level, files := range v.Levels {
 		for _, m := range files {
-			out = append(out, liveTable(level, m))
+			lt := liveTable(level, m)
+			if t, ok := d.mu.tables[m.FileNum]; ok {
+				lt.PagedFilterBitsPerKey = t.reader.PagedFilterBitsPerKey()
+			}
+			out = append(out, lt)
 		}
 	}
 	return out, nil

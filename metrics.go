@@ -57,6 +57,14 @@ type LevelMetrics struct {
 	// holding only versions newer than a snapshot's read answers that read
 	// with nothing, but its filter was right: it is built over user keys.
 	TruePositives uint64
+	// PagedFilterNegatives counts the false positives (filter positives
+	// where the table lacked the key) that the tables' paged filters then
+	// ruled out: each a data-block read avoided for a page of the paged
+	// filter, FilterPagesFromFile read from the file and
+	// FilterPagesFromCache found in the block cache (Options.
+	// DisablePagedFilters).
+	PagedFilterNegatives                      uint64
+	FilterPagesFromFile, FilterPagesFromCache uint64
 	// BlocksFromFile and BlocksFromCache count the data blocks lookups read.
 	BlocksFromFile, BlocksFromCache uint64
 	// BytesRead counts bytes lookups read from the level's files.
@@ -103,6 +111,9 @@ func (l LevelMetrics) Plus(o LevelMetrics) LevelMetrics {
 	l.FilterNegatives += o.FilterNegatives
 	l.FilterPositives += o.FilterPositives
 	l.TruePositives += o.TruePositives
+	l.PagedFilterNegatives += o.PagedFilterNegatives
+	l.FilterPagesFromFile += o.FilterPagesFromFile
+	l.FilterPagesFromCache += o.FilterPagesFromCache
 	l.BlocksFromFile += o.BlocksFromFile
 	l.BlocksFromCache += o.BlocksFromCache
 	l.BytesRead += o.BytesRead
@@ -223,7 +234,10 @@ type Metrics struct {
 	// filters the tables have: the sum over the runs it probes of their
 	// expected false-positive rates (each L0 table's, each deeper level's
 	// mean over its tables by entries). Under MemoryLimit, what the
-	// filters' share buys.
+	// filters' share buys. In a table with a paged filter
+	// (Options.DisablePagedFilters) such a false positive reads a page of
+	// it instead, and a data block only where the page passes the key too
+	// (LevelMetrics.PagedFilterNegatives counts those it did not).
 	ExpectedFalsePositiveReads float64
 	// Blobs describe the blob files of separated values
 	// (Options.ValueSeparation).
@@ -298,6 +312,7 @@ type levelCounters struct {
 	blocksFromFile, blocksFromCache, bytesRead                            atomic.Uint64
 	prefixProbes, prefixNegatives, prefixSought                           atomic.Uint64
 	rangeChecks, rangeNegatives                                           atomic.Uint64
+	pagedNegatives, pagesFromFile, pagesFromCache                         atomic.Uint64
 }
 
 // recordRange adds a range scan's check of one table's range filter:
@@ -338,6 +353,15 @@ func (c *levelCounters) record(s *sstable.LookupStats) {
 			c.filterPositives.Add(1)
 		}
 	}
+	if s.PagedFilterNegative {
+		c.pagedNegatives.Add(1)
+	}
+	if s.FilterPagesRead > 0 {
+		c.pagesFromFile.Add(uint64(s.FilterPagesRead))
+	}
+	if s.FilterPagesCached > 0 {
+		c.pagesFromCache.Add(uint64(s.FilterPagesCached))
+	}
 	c.recordBlocks(s)
 }
 
@@ -360,6 +384,9 @@ func (c *levelCounters) load(l *LevelMetrics) {
 	l.FilterNegatives = c.filterNegatives.Load()
 	l.FilterPositives = c.filterPositives.Load()
 	l.TruePositives = c.truePositives.Load()
+	l.PagedFilterNegatives = c.pagedNegatives.Load()
+	l.FilterPagesFromFile = c.pagesFromFile.Load()
+	l.FilterPagesFromCache = c.pagesFromCache.Load()
 	l.BlocksFromFile = c.blocksFromFile.Load()
 	l.BlocksFromCache = c.blocksFromCache.Load()
 	l.BytesRead = c.bytesRead.Load()
@@ -464,6 +491,9 @@ func (m Metrics) String() string {
 	fmt.Fprintf(tw, "filter memory\t%s\tobsolete files purged\t%d\n", humanize.Bytes(m.FilterMemory), m.ObsoleteFilesPurged)
 	fmt.Fprintf(tw, "index memory\t%s\t\t\n", humanize.Bytes(m.IndexMemory))
 	fmt.Fprintf(tw, "expected false-positive reads\t%.4f per absent-key Get\t\t\n", m.ExpectedFalsePositiveReads)
+	if total.FilterPagesFromFile > 0 || total.FilterPagesFromCache > 0 {
+		fmt.Fprintf(tw, "paged filter pages\t%d file, %d cache\tfalse positives ruled out\t%d\n", total.FilterPagesFromFile, total.FilterPagesFromCache, total.PagedFilterNegatives)
+	}
 	if mb := m.MemoryBudget; mb.Limit > 0 {
 		by := func(n int64) string { return humanize.Bytes(uint64(max(n, 0))) }
 		fmt.Fprintf(tw, "memory limit\t%s\tmemtables %s of %s, tables %s (+%s kept) of %s (filters %s of %s, range tombstones %s, handles %s), block cache %s of %s, compactions %s reserved, Go heap grown %s\n",

@@ -60,6 +60,9 @@ func Open(dirname string, opts *Options) (*DB, error) {
 		d.opts.compaction.FilterBudget = filterBudget{d}
 		d.budget.goBase = goMemory()
 	}
+	if o.memory.limit > 0 && !o.DisablePagedFilters || o.pagedFiltersWithoutLimit {
+		d.opts.compaction.PagedFilterBits = o.BitsPerKey // 0 under DisableFilters
+	}
 	d.opts.compaction.Clock = d.opts.Clock
 	d.tableCache = newTableCache(d.fs, tableCacheCapacity(o.MaxOpenFiles, processFileLimit()))
 	d.mu.cond.L = &d.mu.Mutex

@@ -135,6 +135,19 @@ type Options struct {
 	// are not cut to pages.
 	DisableBlockAlign bool
 
+	// DisablePagedFilters writes no paged filters. By default, under a
+	// MemoryLimit, a table whose filter the budget planned with fewer bits
+	// than BitsPerKey asks for (a large tree's) also gets a paged filter:
+	// a Bloom filter of BitsPerKey bits per key kept in the table's file
+	// and read a 4 KiB page at a time, through the block cache, for the
+	// keys its filter cannot rule out (sstable's Paged filters), so that
+	// most of the absent keys the budget's filter passes cost a page the
+	// cache or the page cache holds — shared by the keys hashed to it —
+	// and not a data block from the device. It costs the table's file
+	// BitsPerKey/8 bytes a key. Without a MemoryLimit the filters keep
+	// BitsPerKey and no table gets one.
+	DisablePagedFilters bool
+
 	// BitsPerKey is the filter memory, in bits per key on average over the
 	// tree, that FilterAllocation spreads over the levels: under the
 	// default UniformAllocation each table's Bloom filter, about 1% false
@@ -420,6 +433,11 @@ type Options struct {
 	compaction compaction.Options
 	// memory is MemoryLimit divided; withDefaults sets it.
 	memory memoryShares
+	// pagedFiltersWithoutLimit gives tables paged filters as a
+	// MemoryLimit does, without one: for the randomized tests, whose
+	// trees never outgrow a limit's filter share but whose allocations
+	// and LevelFilters plan filters weaker than BitsPerKey.
+	pagedFiltersWithoutLimit bool
 }
 
 // ValueSeparation configures blob files (Options.ValueSeparation). A value

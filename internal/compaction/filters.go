@@ -135,6 +135,19 @@ func FilterForLevel(v *manifest.Version, level int, opts *Options, salt uint64) 
 	return PlanForLevel(v, level, opts).For(salt)
 }
 
+// PagedFilterFor returns the bits per key of the paged filter
+// (sstable.WriterOptions.PagedFilterBits) of a table whose filter is
+// spec, under Options.PagedFilterBits bits: bits where spec's expected
+// false-positive rate is above a Bloom filter's of that many bits — a
+// filter the budget planned below what BitsPerKey asked for, or none —
+// and 0, none, where spec rules out as many keys already, or bits is 0.
+func PagedFilterFor(spec sstable.FilterSpec, bits float64) float64 {
+	if bits == 0 || spec.Family != sstable.NoFilter && spec.ExpectedFalsePositiveRate() <= sstable.Bloom(bits).ExpectedFalsePositiveRate() {
+		return 0
+	}
+	return bits
+}
+
 // PlanForLevel returns the filters of the tables written to level in v:
 // none when filters are disabled (BitsPerKey 0); Options.LevelFilters'
 // entry for the level if they are set; else the level's entry of

@@ -123,6 +123,12 @@ type Options struct {
 	// projected shape's keys (FiltersWithinBudget). It is asked for every
 	// plan, so that the budget follows what the tables pin.
 	FilterBudget FilterBudget
+	// PagedFilterBits, if not 0, gives a table a paged filter of that many
+	// bits per key wherever its planned filter rules out fewer keys than a
+	// Bloom filter of as many bits would (PagedFilterFor): the DB sets it
+	// to BitsPerKey under a MemoryLimit, whose budget leaves a large
+	// tree's filters fewer bits.
+	PagedFilterBits float64
 
 	// Clock, if not nil, is the clock by which versions with a
 	// time-to-live expire; Run reads it once, at its start. Nil: no

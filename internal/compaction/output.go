@@ -210,6 +210,7 @@ func (r *runner) newOutput() error {
 	r.created = append(r.created, out)
 	r.out, r.counter = out, countingWriter{w: out.W}
 	r.wopts.Filter = r.c.OutputFilter(out.FileNum)
+	r.wopts.PagedFilterBits = PagedFilterFor(r.wopts.Filter, r.pagedFilterBits)
 	r.w, err = sstable.NewWriter(&r.counter, r.wopts)
 	return err
 }

@@ -40,7 +40,8 @@ const cancelCheckInterval = 1024
 // Output tables are cut at a change of user key, near opts.TargetFileSize
 // and where they can at the start of one of c.Grandparents (outputCutter),
 // and built with opts.TableOptions but c.Compression, each with the filter
-// c.OutputFilter gives its file number.
+// c.OutputFilter gives its file number, and the paged filter
+// PagedFilterFor gives that filter.
 //
 // Run checks ctx every thousand entries or so and stops with its error. On
 // any failure — ctx, an input, an output, inputs out of order (wrapping
@@ -55,6 +56,8 @@ func Run(ctx context.Context, c *Compaction, env Env, snapshots []base.SeqNum, o
 		cutter:     newOutputCutter(outputTarget(c, opts), c.Grandparents),
 		wopts:      opts.TableOptions,
 		now:        math.MinInt64,
+
+		pagedFilterBits: opts.PagedFilterBits,
 	}
 	if opts.Clock != nil {
 		r.now = opts.Clock.Now().UnixNano()
@@ -95,7 +98,10 @@ type runner struct {
 	stripes stripes
 	cutter  outputCutter
 	wopts   sstable.WriterOptions
-	stats   Stats
+	// pagedFilterBits is Options.PagedFilterBits, which PagedFilterFor
+	// weighs against each output's filter.
+	pagedFilterBits float64
+	stats           Stats
 	// now is the clock's reading at the start of Run (Options.Clock), by
 	// which versions expire: math.MinInt64, none, without a clock.
 	now int64
