@@ -67,7 +67,11 @@ func buildCorruptDB(t *testing.T, separate bool, partitionSize int) *corruptDB {
 		LevelFilters:    []FilterSpec{Bloom(10), Bloom(10), Fuse(16)},
 		RangeFilterBits: []float64{16, 8},
 		Prefix:          &PrefixExtractor{Name: "key000", Split: func(k []byte) int { return min(len(k), 6) }},
-		ValueSeparation: ValueSeparation{MinSize: ValueSeparationOff}, IndexPartitionSize: partitionSize}
+		ValueSeparation: ValueSeparation{MinSize: ValueSeparationOff}, IndexPartitionSize: partitionSize,
+		// BitsPerKey above the Bloom filters' 10: their tables get paged
+		// filters of 16 bits per key, whose pages the damage reaches too;
+		// the fuse filters, stronger, get none.
+		BitsPerKey: 16, pagedFiltersWithoutLimit: true}
 	if separate {
 		// Tables of keys and handles are a fraction of the size: smaller
 		// targets keep the tree as deep.
@@ -113,7 +117,7 @@ func buildCorruptDB(t *testing.T, separate bool, partitionSize int) *corruptDB {
 	}
 	write(40, Sync) // the WAL
 	families := map[sstable.FilterFamily]int{}
-	partitioned := 0
+	partitioned, paged := 0, 0
 	d.mu.Lock()
 	for _, tables := range d.mu.current.tables {
 		for _, tb := range tables {
@@ -121,11 +125,17 @@ func buildCorruptDB(t *testing.T, separate bool, partitionSize int) *corruptDB {
 			if tb.reader.Properties().IndexPartitions > 0 {
 				partitioned++
 			}
+			if tb.reader.PagedFilterBitsPerKey() > 0 {
+				paged++
+			}
 		}
 	}
 	d.mu.Unlock()
 	if families[sstable.BloomFamily] == 0 || families[sstable.FuseFamily] == 0 {
 		t.Fatalf("tables by filter family %v: want both families\n%s", families, d.Metrics())
+	}
+	if paged == 0 {
+		t.Fatalf("no table has a paged filter: tables by filter family %v", families)
 	}
 	if (partitioned > 0) != (partitionSize > 0) {
 		t.Fatalf("%d tables with partitioned indexes under IndexPartitionSize %d", partitioned, partitionSize)
