@@ -144,8 +144,7 @@ type Options struct {
 	// most of the absent keys the budget's filter passes cost a page the
 	// cache or the page cache holds — shared by the keys hashed to it —
 	// and not a data block from the device. It costs the table's file
-	// BitsPerKey/8 bytes a key. Without a MemoryLimit the filters keep
-	// BitsPerKey and no table gets one.
+	// BitsPerKey/8 bytes a key. Without a MemoryLimit no table gets one.
 	DisablePagedFilters bool
 
 	// BitsPerKey is the filter memory, in bits per key on average over the
