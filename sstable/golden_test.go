@@ -33,7 +33,8 @@ func goldenEntries() []entry {
 
 // TestGoldenTables pins the bytes the writer produces: the same entries
 // written with each compression, aligned or not, are byte for byte the
-// tables in testdata/golden-*.sst, which read back every entry. A zstd
+// tables in testdata/golden-*.sst, which read back every entry; one of
+// them carries a paged filter. A zstd
 // block is a frame with zstd's content checksum (the trailer's CRC covers
 // it as well), and a block that does not shrink by an eighth is stored as
 // given: each golden table has both kinds of block. A new version of the
@@ -50,6 +51,8 @@ func TestGoldenTables(t *testing.T) {
 		{"snappy", WriterOptions{BlockSize: 512, Compression: SnappyCompression, Filter: Bloom(10)}},
 		{"zstd", WriterOptions{BlockSize: 512, Compression: ZstdCompression, Filter: Bloom(10)}},
 		{"zstd-aligned", WriterOptions{BlockSize: 4096, Compression: ZstdCompression, Filter: Bloom(10), BlockAlign: true}},
+		// A paged filter's page after the properties.
+		{"snappy-paged", WriterOptions{BlockSize: 512, Compression: SnappyCompression, Filter: Bloom(2), PagedFilterBits: 10}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := buildTable(t, entries, tc.opts)

@@ -332,8 +332,12 @@ func (p Properties) String() string {
 		fmt.Fprintln(&b, "filter: none")
 	}
 	if p.PagedFilterBlocks > 0 {
-		fmt.Fprintf(&b, "paged filter: bloom, %d blocks in %d pages, %.2f bits/key, %d probes\n",
-			p.PagedFilterBlocks, pagesOf(p.PagedFilterBlocks), p.PagedFilterBitsPer, p.PagedFilterProbes)
+		pages := "pages"
+		if pagesOf(p.PagedFilterBlocks) == 1 {
+			pages = "page"
+		}
+		fmt.Fprintf(&b, "paged filter: bloom, %d blocks in %d %s, %.2f bits/key, %d probes\n",
+			p.PagedFilterBlocks, pagesOf(p.PagedFilterBlocks), pages, p.PagedFilterBitsPer, p.PagedFilterProbes)
 	}
 	fmt.Fprintf(&b, "seqnums: %d–%d\n", p.SmallestSeqNum, p.LargestSeqNum)
 	fmt.Fprintf(&b, "keys: %v – %v\n", p.Smallest, p.Largest)
