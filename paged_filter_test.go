@@ -17,7 +17,8 @@ import (
 // positives of their filters the paged filters rule out all but the few
 // the paged filters' own rate lets through (at 40 bits per key, a rate of
 // about 10^-7: none are expected), so that data blocks are read only for
-// those; every present key is found with its value (the map model); and
+// those; every present key is found with its value (the map model), by
+// Get and by MultiGet, which finds no absent one; and
 // with DisablePagedFilters no table has one and nothing is ruled out so.
 func TestPagedFilters(t *testing.T) {
 	const bits = 40
@@ -87,6 +88,21 @@ func TestPagedFilters(t *testing.T) {
 				k := key(20 * i)
 				if v, err := d.Get(k); err != nil || !bytes.Equal(v, k) {
 					t.Fatalf("Get(%s) = %q, %v", k, v, err)
+				}
+			}
+			// MultiGet, whose Locate consults the paged filters too: a
+			// batch of present and absent keys.
+			var batch [][]byte
+			for i := range 2000 {
+				batch = append(batch, key(10*i+i%2))
+			}
+			values, err := d.MultiGet(batch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range values {
+				if present := i%2 == 0; present && !bytes.Equal(v, batch[i]) || !present && v != nil {
+					t.Fatalf("MultiGet: %s = %q", batch[i], v)
 				}
 			}
 		})
