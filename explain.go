@@ -593,8 +593,12 @@ func (t *Trace) String() string {
 		s := &t.Steps[i]
 		keyRange, inRange, filter := s.rangeCells()
 		var index, block string
-		if s.Kind == TableStep && s.FilterPagesFromFile+s.FilterPagesFromCache > 0 {
-			filter += ", paged " + map[bool]string{true: "absent", false: "maybe"}[s.PagedFilterAbsent]
+		switch {
+		case s.Kind != TableStep || s.FilterPagesFromFile+s.FilterPagesFromCache == 0:
+		case s.PagedFilterAbsent:
+			filter += ", paged absent"
+		default:
+			filter += ", paged maybe"
 		}
 		if s.Kind == TableStep {
 			switch {

@@ -1,10 +1,7 @@
 package sstable
 
 import (
-	"fmt"
-
 	"github.com/bloomkv/bloomkv/bloom"
-	"github.com/bloomkv/bloomkv/internal/cache"
 )
 
 // A paged filter is a second filter of a table's keys, kept in the file
@@ -115,7 +112,8 @@ func (r *Reader) pagedRuledOut(k LookupKey, stats *LookupStats) (bool, error) {
 
 // pagedMayContain is the paged filter's verdict on the user key whose
 // bloom.Hash is h: it reads the one page that holds the key's block,
-// through the block cache, and counts the read or the hit in stats. A
+// through the block cache as a data block is read (pointBlockAt), and
+// counts the read or the hit in stats. A
 // table without a paged filter says maybe.
 func (r *Reader) pagedMayContain(h uint64, stats *LookupStats) (bool, error) {
 	if r.paged.blocks == 0 {
@@ -125,7 +123,8 @@ func (r *Reader) pagedMayContain(h uint64, stats *LookupStats) (bool, error) {
 	p := b / pagedFilterBlocksPerPage
 	first := p * pagedFilterBlocksPerPage
 	n := min(pagedFilterBlocksPerPage, r.paged.blocks-first)
-	page, err := r.filterPage(BlockHandle{Offset: r.paged.start + p*pagedFilterPageSize, Length: n * 64}, stats)
+	page, err := r.pointBlockAt(BlockHandle{Offset: r.paged.start + p*pagedFilterPageSize, Length: n * 64},
+		"paged filter", blockTally{cached: &stats.FilterPagesCached, read: &stats.FilterPagesRead})
 	if err != nil {
 		return false, err
 	}
@@ -135,33 +134,6 @@ func (r *Reader) pagedMayContain(h uint64, stats *LookupStats) (bool, error) {
 		return false, r.corrupt(int64(r.paged.start+p*pagedFilterPageSize), "paged filter page of %d bytes, want %d", len(data), n*64)
 	}
 	return bloom.BlockMayContainHash((*[64]byte)(data[(b-first)*64:]), h, int(r.paged.probes)), nil
-}
-
-// filterPage returns the paged filter's page at h from the block cache,
-// or else from the file, checked, and admitted to the cache as a data
-// block would be (Cache.Admit); it counts the hit or the read in stats.
-func (r *Reader) filterPage(h BlockHandle, stats *LookupStats) (pointBlock, error) {
-	c := r.opts.Cache
-	key := CacheKey{FileNum: r.opts.FileNum, Offset: h.Offset}
-	if c != nil {
-		if b, ok := c.Get(key); ok {
-			stats.FilterPagesCached++
-			return pointBlock{handle: b}, nil
-		}
-	}
-	bufs := readBuffers.Get().(*blockBuffers)
-	b, err := r.readBlockInto(h, "paged filter", bufs)
-	if err != nil {
-		putReadBuffers(bufs)
-		return pointBlock{}, err
-	}
-	stats.FilterPagesRead++
-	if c != nil && c.Admit(key, len(b)) {
-		block := c.Insert(key, b) // a copy
-		putReadBuffers(bufs)
-		return pointBlock{handle: block}, nil
-	}
-	return pointBlock{handle: cache.Uncached(b), bufs: bufs}, nil
 }
 
 // PagedFilterBitsPerKey returns the bits per key of the table's paged
@@ -179,8 +151,5 @@ func checkPagedFilterBits(bits float64) error {
 	if bits == 0 {
 		return nil
 	}
-	if err := bloom.CheckBitsPerKey(bits); err != nil {
-		return fmt.Errorf("sstable: PagedFilterBits = %v: %w", bits, err)
-	}
-	return nil
+	return bloom.CheckBitsPerKey(bits)
 }

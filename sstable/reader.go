@@ -752,27 +752,50 @@ func (b pointBlock) release() {
 	}
 }
 
-// pointDataBlock returns the data block at h for a point lookup: from the
-// block cache, or else from the file, cached if the cache admits it
+// pointDataBlock returns the data block at h for a point lookup, counted
+// in stats' BlocksCached, or BlocksRead and BytesRead (pointBlockAt).
+func (r *Reader) pointDataBlock(h BlockHandle, stats *LookupStats) (pointBlock, error) {
+	return r.pointBlockAt(h, "data", blockTally{cached: &stats.BlocksCached, read: &stats.BlocksRead, bytes: &stats.BytesRead})
+}
+
+// blockTally is where a point lookup counts a block it found in the cache
+// (cached) or read from the file (read, and its bytes with the trailer in
+// bytes unless nil).
+type blockTally struct {
+	cached, read *int
+	bytes        *int64
+}
+
+// pointBlockAt returns the block at h that a point lookup reads alone — a
+// data block, or a paged filter's page (what names it in errors): from
+// the block cache, or else from the file, cached if the cache admits it
 // (BlockCache.Admit) and otherwise in buffers borrowed from readBuffers
 // until release — no copy, and no eviction, for a block no later lookup
 // is likely to find cached.
-func (r *Reader) pointDataBlock(h BlockHandle, stats *LookupStats) (pointBlock, error) {
-	if b, ok := r.cachedDataBlock(h, stats); ok {
-		return pointBlock{handle: b}, nil
-	}
-	if c := r.opts.Cache; c != nil {
-		key := CacheKey{FileNum: r.opts.FileNum, Offset: h.Offset}
-		if c.Admit(key, int(h.Length)) {
-			b, err := r.readDataBlock(key, h, stats, nil, true)
-			return pointBlock{handle: b}, err
+func (r *Reader) pointBlockAt(h BlockHandle, what string, t blockTally) (pointBlock, error) {
+	c := r.opts.Cache
+	key := CacheKey{FileNum: r.opts.FileNum, Offset: h.Offset}
+	if c != nil {
+		if b, ok := c.Get(key); ok {
+			*t.cached++
+			return pointBlock{handle: b}, nil
 		}
 	}
+	admitted := c != nil && c.Admit(key, int(h.Length))
 	bufs := readBuffers.Get().(*blockBuffers)
-	b, err := r.readCountedBlock(h, stats, bufs)
+	b, err := r.readBlockInto(h, what, bufs)
 	if err != nil {
 		putReadBuffers(bufs)
 		return pointBlock{}, err
+	}
+	*t.read++
+	if t.bytes != nil {
+		*t.bytes += int64(h.Length + blockTrailerLen)
+	}
+	if admitted {
+		block := c.Insert(key, b) // a copy
+		putReadBuffers(bufs)
+		return pointBlock{handle: block}, nil
 	}
 	return pointBlock{handle: cache.Uncached(b), bufs: bufs}, nil
 }

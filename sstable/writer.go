@@ -186,7 +186,7 @@ func NewWriter(w io.Writer, opts WriterOptions) (*Writer, error) {
 		return nil, fmt.Errorf("sstable: RangeFilterBits: %w", err)
 	}
 	if err := checkPagedFilterBits(opts.PagedFilterBits); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("sstable: PagedFilterBits: %w", err)
 	}
 	if opts.IndexPartitionSize < 0 {
 		return nil, fmt.Errorf("sstable: IndexPartitionSize = %d: negative", opts.IndexPartitionSize)
