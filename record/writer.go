@@ -24,6 +24,12 @@ var ErrNoSync = fmt.Errorf("wal: destination cannot sync: %w", errors.ErrUnsuppo
 //
 // A Writer always starts a new log at offset 0.
 //
+// A Writer from NewBackgroundWriter writes its full blocks in a goroutine
+// of its own, so that the record that fills a block does not wait for the
+// destination's write: Flush and Sync wait for those writes first, and a
+// failed one is the error of the next WriteRecord that fills a block, or
+// of the next Flush, Sync or Drain.
+//
 // Once a write to the destination or a sync fails, the Writer stops: every
 // later call returns the same error. After a failed write the log may end in
 // part of a record, and a record appended after it would put intact data
@@ -42,6 +48,9 @@ type Writer struct {
 	flushed  int
 	pos      int
 
+	// bg, if set, writes the full blocks (NewBackgroundWriter).
+	bg *blockQueue
+
 	err error
 }
 
@@ -52,6 +61,18 @@ type Writer struct {
 func NewWriter(w io.Writer) *Writer {
 	s, _ := w.(Syncer)
 	return &Writer{w: w, sync: s, buf: make([]byte, BlockSize)}
+}
+
+// NewBackgroundWriter is NewWriter, but the Writer hands each full block to
+// a goroutine that writes it, holding at most 2 MiB of them (a record
+// that would hand it more waits): for a database's log, whose writers
+// should not wait for a write(2) that, with the page cache full, may
+// reclaim memory for milliseconds first. The log's bytes are the same.
+// Call Drain, Flush or Sync before closing w.
+func NewBackgroundWriter(w io.Writer) *Writer {
+	lw := NewWriter(w)
+	lw.bg = newBlockQueue(w)
+	return lw
 }
 
 // WriteRecord appends p as one record and returns the record's offset in
@@ -67,7 +88,7 @@ func (w *Writer) WriteRecord(p []byte) (offset int64, err error) {
 			// The buffer is reused, so the trailer must be zeroed explicitly.
 			clear(w.buf[w.pos:])
 			w.pos = BlockSize
-			if err := w.flush(); err != nil {
+			if err := w.endBlock(); err != nil {
 				return 0, err
 			}
 			w.blockOff += BlockSize
@@ -105,12 +126,48 @@ func (w *Writer) WriteRecord(p []byte) (offset int64, err error) {
 	}
 }
 
+// endBlock hands the full block to the destination, or to the background
+// goroutine with a new block to fill.
+func (w *Writer) endBlock() error {
+	if w.bg == nil {
+		return w.flush()
+	}
+	next, err := w.bg.push(w.buf, w.flushed)
+	if err != nil {
+		return w.fail(err)
+	}
+	w.buf = next
+	return nil
+}
+
 // Flush writes buffered records to the destination.
 func (w *Writer) Flush() error {
+	if err := w.Drain(); err != nil {
+		return err
+	}
+	return w.flush()
+}
+
+// Drain waits until the full blocks handed to the background goroutine
+// are written (NewBackgroundWriter; without one it does nothing), and
+// returns the Writer's error, if any: a Writer's destination may be closed
+// once Drain returns.
+func (w *Writer) Drain() error {
 	if w.err != nil {
 		return w.err
 	}
-	return w.flush()
+	if w.bg != nil {
+		if err := w.bg.drain(); err != nil {
+			return w.fail(err)
+		}
+	}
+	return nil
+}
+
+// fail makes err, a failed write's, the Writer's error.
+func (w *Writer) fail(err error) error {
+	w.err = fmt.Errorf("wal: write failed, log closed to writes: %w", err)
+	return w.err
 }
 
 func (w *Writer) flush() error {
@@ -122,8 +179,7 @@ func (w *Writer) flush() error {
 		err = io.ErrShortWrite
 	}
 	if err != nil {
-		w.err = fmt.Errorf("wal: write failed, log closed to writes: %w", err)
-		return w.err
+		return w.fail(err)
 	}
 	w.flushed = w.pos
 	return nil

@@ -45,44 +45,61 @@ func TestWriterStickyError(t *testing.T) {
 		{"write error", &failingFile{limit: 40000, writeErr: errDisk}, errDisk},
 		{"short write", &failingFile{limit: 40000, short: true}, io.ErrShortWrite},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			w := NewWriter(tc.file)
-			rec := bytes.Repeat([]byte("r"), 3000)
-			var err error
-			for i := 0; err == nil; i++ {
-				if i > 100 {
-					t.Fatal("the destination never failed")
-				}
-				if _, err = w.WriteRecord(rec); err == nil {
-					err = w.Flush()
-				}
-			}
-			if !errors.Is(err, tc.want) {
-				t.Fatalf("first failure %v, want %v", err, tc.want)
-			}
-			before := tc.file.Len()
-			size := w.Size()
-			if _, err2 := w.WriteRecord([]byte("after")); err2 != err {
-				t.Fatalf("WriteRecord after the failure: %v, want the sticky %v", err2, err)
-			}
-			if err2 := w.Flush(); err2 != err {
-				t.Fatalf("Flush after the failure: %v, want %v", err2, err)
-			}
-			if err2 := w.Sync(); err2 != err {
-				t.Fatalf("Sync after the failure: %v, want %v", err2, err)
-			}
-			if w.err != err {
-				t.Fatalf("the writer's sticky error is %v, want %v", w.err, err)
-			}
-			if tc.file.Len() != before || w.Size() != size || tc.file.syncs != 0 {
-				t.Fatal("the writer touched the destination after failing")
-			}
-			// What reached the file is an intact prefix and a torn tail.
-			res := readLog(t, bytes.NewReader(tc.file.Bytes()))
-			if res.err != io.EOF || !res.torn {
-				t.Fatalf("reading the failed log: %v, torn %v; want io.EOF with a torn tail", res.err, res.torn)
-			}
-		})
+		for _, c := range writerConstructors {
+			t.Run(tc.name+"/"+c.name, func(t *testing.T) {
+				file := *tc.file
+				testWriterStickyError(t, c.new(&file), &file, tc.want)
+			})
+		}
+	}
+}
+
+// writerConstructors are the two Writers, which must write the same log
+// and fail alike.
+var writerConstructors = []struct {
+	name string
+	new  func(io.Writer) *Writer
+}{
+	{"foreground", NewWriter},
+	{"background", NewBackgroundWriter},
+}
+
+func testWriterStickyError(t *testing.T, w *Writer, file *failingFile, want error) {
+	t.Helper()
+	rec := bytes.Repeat([]byte("r"), 3000)
+	var err error
+	for i := 0; err == nil; i++ {
+		if i > 100 {
+			t.Fatal("the destination never failed")
+		}
+		if _, err = w.WriteRecord(rec); err == nil {
+			err = w.Flush()
+		}
+	}
+	if !errors.Is(err, want) {
+		t.Fatalf("first failure %v, want %v", err, want)
+	}
+	before := file.Len()
+	size := w.Size()
+	if _, err2 := w.WriteRecord([]byte("after")); err2 != err {
+		t.Fatalf("WriteRecord after the failure: %v, want the sticky %v", err2, err)
+	}
+	if err2 := w.Flush(); err2 != err {
+		t.Fatalf("Flush after the failure: %v, want %v", err2, err)
+	}
+	if err2 := w.Sync(); err2 != err {
+		t.Fatalf("Sync after the failure: %v, want %v", err2, err)
+	}
+	if w.err != err {
+		t.Fatalf("the writer's sticky error is %v, want %v", w.err, err)
+	}
+	if file.Len() != before || w.Size() != size || file.syncs != 0 {
+		t.Fatal("the writer touched the destination after failing")
+	}
+	// What reached the file is an intact prefix and a torn tail.
+	res := readLog(t, bytes.NewReader(file.Bytes()))
+	if res.err != io.EOF || !res.torn {
+		t.Fatalf("reading the failed log: %v, torn %v; want io.EOF with a torn tail", res.err, res.torn)
 	}
 }
 

@@ -1,0 +1,105 @@
+package record
+
+import (
+	"io"
+	"sync"
+)
+
+// maxPendingBlocks bounds the full blocks a background Writer holds for
+// its goroutine: 2 MiB. A writer that would pass it waits for the
+// oldest to be written, so a destination slower than the writes slows
+// the writes rather than grow the queue.
+const maxPendingBlocks = 64
+
+// blockQueue writes a Writer's full blocks to its destination in a
+// goroutine of its own, in order (NewBackgroundWriter). The goroutine runs
+// while blocks are pending and exits when none are, so a Writer left
+// without Drain holds no goroutine once its blocks are written.
+//
+// INVARIANT: at most one goroutine writes to the destination: the queue's
+// while running is set, the Writer's own (Flush, Sync) only once Drain has
+// seen it clear.
+type blockQueue struct {
+	w io.Writer
+
+	mu   sync.Mutex
+	cond sync.Cond // broadcast when a block is written and when the goroutine exits
+	// pending are the blocks to write, oldest first; each is written from
+	// its from offset (a Flush may have written the block's first bytes).
+	pending []pendingBlock
+	// free are written blocks, for the Writer's next.
+	free    [][]byte
+	running bool
+	// err is the first failed write's: every later push and Drain
+	// returns it, and the blocks pending behind it are never written.
+	err error
+}
+
+type pendingBlock struct {
+	buf  []byte
+	from int
+}
+
+func newBlockQueue(w io.Writer) *blockQueue {
+	q := &blockQueue{w: w}
+	q.cond.L = &q.mu
+	return q
+}
+
+// push hands buf[from:] to the goroutine and returns an empty block to
+// fill next, or the error of an earlier write (and buf, still the
+// Writer's). It waits while maxPendingBlocks are pending.
+func (q *blockQueue) push(buf []byte, from int) ([]byte, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.pending) >= maxPendingBlocks && q.err == nil {
+		q.cond.Wait()
+	}
+	if q.err != nil {
+		return buf, q.err
+	}
+	q.pending = append(q.pending, pendingBlock{buf, from})
+	if !q.running {
+		q.running = true
+		go q.run()
+	}
+	if n := len(q.free); n > 0 {
+		next := q.free[n-1]
+		q.free = q.free[:n-1]
+		return next, nil
+	}
+	return make([]byte, BlockSize), nil
+}
+
+// run writes the pending blocks until none are left or one fails.
+func (q *blockQueue) run() {
+	q.mu.Lock()
+	for len(q.pending) > 0 && q.err == nil {
+		b := q.pending[0]
+		q.mu.Unlock()
+		n, err := q.w.Write(b.buf[b.from:])
+		if err == nil && n < len(b.buf)-b.from {
+			err = io.ErrShortWrite
+		}
+		q.mu.Lock()
+		q.pending = append(q.pending[:0], q.pending[1:]...)
+		q.free = append(q.free, b.buf)
+		q.err = err
+		q.cond.Broadcast()
+	}
+	q.pending = q.pending[:0]
+	q.running = false
+	q.cond.Broadcast()
+	q.mu.Unlock()
+}
+
+// drain waits until the goroutine has written every pending block, or
+// stopped at a failed write, and returns that write's error.
+func (q *blockQueue) drain() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.running {
+		q.cond.Wait()
+	}
+	return q.err
+}
