@@ -515,40 +515,16 @@ func percent(x float64) string { return fmt.Sprintf("%.2f%%", 100*x) }
 func (d *DB) Metrics() Metrics {
 	var m Metrics
 	d.mu.Lock()
-	if v := d.mu.current; v != nil {
-		for level, tables := range v.tables {
-			l := &m.Levels[level]
-			l.Tables = len(tables)
-			metas := make([]*manifest.FileMetadata, len(tables))
-			for i, t := range tables {
-				metas[i] = t.meta
-				l.Bytes += t.meta.Size
-				l.Entries += t.meta.Entries
-				l.RangeDels += t.reader.Properties().RangeDels
-				if f := t.reader.Filter(); f != nil {
-					m.FilterMemory += uint64(f.SizeBytes())
-				}
-				if rf := t.reader.RangeFilter(); rf != nil {
-					m.FilterMemory += uint64(rf.SizeBytes())
-				}
-				m.IndexMemory += uint64(t.reader.IndexMemory())
-			}
-			l.FilterBitsPerKey = manifest.FilterBitsPerKey(metas)
-		}
-		m.ExpectedFalsePositiveReads = expectedFalsePositiveReads(v)
+	// The tree's part is read from the version, which does not change,
+	// with d.mu released: it walks every table (7,400 at 100M keys), and a
+	// writer waits for d.mu. The read state holds the version's tables
+	// open meanwhile. A closed DB's current version has no read state: it
+	// is read under d.mu.
+	var rs *readState
+	if !d.mu.closed && d.mu.readState != nil {
+		rs = d.mu.readState
+		rs.refs.Add(1)
 	}
-	if v := d.mu.current; v != nil {
-		for _, b := range v.Blobs {
-			m.Blobs.Files++
-			m.Blobs.Bytes += b.Size
-			m.Blobs.ValueBytes += b.ValueBytes
-			m.Blobs.LiveBytes += b.LiveBytes
-			m.Blobs.DeadBytes += b.DeadBytes()
-		}
-	}
-	m.Blobs.BytesWritten = d.blobs.bytesWritten.Load()
-	m.Blobs.Reads = d.blobs.reads.Load()
-	m.Blobs.BytesRead = d.blobs.bytesRead.Load()
 	if d.mu.mem != nil {
 		m.MemtableBytes = d.mu.mem.ApproximateSize()
 		m.Memory.Memtables = d.mu.mem.ArenaBytes()
@@ -559,18 +535,18 @@ func (d *DB) Metrics() Metrics {
 	m.Memory.Memtables += d.memtables.Bytes()
 	m.ImmutableMemtables = len(d.mu.imm)
 	m.CompactionsInProgress = len(d.mu.compactions)
-	if v := d.mu.current; v != nil {
-		targets := compaction.TargetsOf(v.Version, &d.opts.compaction)
-		scores := compaction.Scores(v.Version, targets, &d.opts.compaction)
-		m.BaseLevel = targets.Base
-		for level := range m.Levels {
-			m.Levels[level].TargetSize, m.Levels[level].Score = targets.Size[level], scores[level]
-		}
-		m.CompactionPending = len(d.mu.compactions) > 0 || slices.ContainsFunc(scores[:], func(s float64) bool { return s >= 1 }) ||
-			compaction.BlobRewriteDue(v.Version, &d.opts.compaction)
+	if rs == nil {
+		d.treeMetrics(d.mu.current, &m)
+		d.mu.Unlock()
+	} else {
+		d.mu.Unlock()
+		d.treeMetrics(rs.version, &m)
+		d.releaseReadState(rs)
 	}
-	d.mu.Unlock()
 
+	m.Blobs.BytesWritten = d.blobs.bytesWritten.Load()
+	m.Blobs.Reads = d.blobs.reads.Load()
+	m.Blobs.BytesRead = d.blobs.bytesRead.Load()
 	ts := d.tableCache.stats()
 	m.TableCache = TableCacheMetrics{OpenFiles: ts.open, Hits: ts.hits, Misses: ts.misses, Evictions: ts.evictions}
 
@@ -608,4 +584,48 @@ func (d *DB) Metrics() Metrics {
 	readGoMemory(&m.Memory)
 	d.memoryBudgetMetrics(&m)
 	return m
+}
+
+// treeMetrics fills in m's shape of the tree from v, if set: its levels'
+// tables, filters and indexes, blob files, targets and scores.
+// m.CompactionsInProgress is set.
+func (d *DB) treeMetrics(v *version, m *Metrics) {
+	if v == nil {
+		return
+	}
+	for level, tables := range v.tables {
+		l := &m.Levels[level]
+		l.Tables = len(tables)
+		metas := make([]*manifest.FileMetadata, len(tables))
+		for i, t := range tables {
+			metas[i] = t.meta
+			l.Bytes += t.meta.Size
+			l.Entries += t.meta.Entries
+			l.RangeDels += t.reader.Properties().RangeDels
+			if f := t.reader.Filter(); f != nil {
+				m.FilterMemory += uint64(f.SizeBytes())
+			}
+			if rf := t.reader.RangeFilter(); rf != nil {
+				m.FilterMemory += uint64(rf.SizeBytes())
+			}
+			m.IndexMemory += uint64(t.reader.IndexMemory())
+		}
+		l.FilterBitsPerKey = manifest.FilterBitsPerKey(metas)
+	}
+	m.ExpectedFalsePositiveReads = expectedFalsePositiveReads(v)
+	for _, b := range v.Blobs {
+		m.Blobs.Files++
+		m.Blobs.Bytes += b.Size
+		m.Blobs.ValueBytes += b.ValueBytes
+		m.Blobs.LiveBytes += b.LiveBytes
+		m.Blobs.DeadBytes += b.DeadBytes()
+	}
+	targets := compaction.TargetsOf(v.Version, &d.opts.compaction)
+	scores := compaction.Scores(v.Version, targets, &d.opts.compaction)
+	m.BaseLevel = targets.Base
+	for level := range m.Levels {
+		m.Levels[level].TargetSize, m.Levels[level].Score = targets.Size[level], scores[level]
+	}
+	m.CompactionPending = m.CompactionsInProgress > 0 || slices.ContainsFunc(scores[:], func(s float64) bool { return s >= 1 }) ||
+		compaction.BlobRewriteDue(v.Version, &d.opts.compaction)
 }
