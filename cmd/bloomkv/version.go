@@ -86,7 +86,7 @@ func writeFormats(w io.Writer) {
 	fmt.Fprintln(w, "on-disk formats (read and written):")
 	for _, f := range []struct{ file, format string }{
 		{"NNNNNN.sst", "table, format " + versions(sstable.FormatVersion) + " (each table written in the oldest that holds it)"},
-		{"NNNNNN.blob", "blob file, format " + versions(blob.FormatVersion) + " (written in the newest)"},
+		{"NNNNNN.blob", "blob file, format " + versions(blob.FormatVersion) + " (each blob file written in the oldest that holds it)"},
 		{"NNNNNN.log", "WAL: LevelDB's log format, one batch per record (unversioned)"},
 		{"MANIFEST-NNNNNN", fmt.Sprintf("version edits in the WAL's log format, field tags 1–%d", manifest.LastTag)},
 		{"CURRENT", "the live manifest's name and a newline"},

@@ -7,7 +7,8 @@
 // # File layout
 //
 // A blob file, NNNNNN.blob, is a run of records, one per value, in the
-// order they were added, and a fixed footer:
+// order they were added, from version 3 with padding records between
+// some of them, and a fixed footer:
 //
 //	+--------------------------------------------+
 //	| record 0                                    |
@@ -16,14 +17,38 @@
 //	| footer (32 bytes)                           |
 //	+--------------------------------------------+
 //
-// A record of format version 2, the version this package writes, byte by
-// byte (n is the length of the stored bytes, whose uvarint takes k bytes):
+// A record of format version 2 or 3, the versions this package writes,
+// byte by byte (n is the length of the stored bytes, whose
+// uvarint takes k bytes):
 //
 //	offset    size  field
 //	     0       4  crc: CRC-32C (Castagnoli) of bytes 4 to 5+k+n, LE
 //	     4       k  n, the stored length (uvarint, k of 1 to 10)
 //	   4+k       1  compression: 0 none, 1 snappy, 2 zstd
 //	   5+k       n  stored: the value, compressed as byte 4+k says
+//
+// # Padding
+//
+// From version 3 a record never crosses a 4 KiB page boundary when it
+// need not: a record of at most 4096 bytes that would cross one, with
+// from 6 to 1024 bytes left before it, starts at the boundary, and the
+// bytes before it are a padding record (two, for a gap of 134 bytes,
+// which no one record fills: 6 and 128 bytes). A Get that reads a value
+// from the device then reads one page, not two: with 1 KiB values stored
+// in 588 bytes, one record in seven crossed a boundary, and one in 130
+// does with the padding. The cost is the padding, at most a quarter of a
+// page before a record: 10% of those records' file. A padding record is
+// a record of compression byte 0xff that stores zeros:
+//
+//	offset    size  field
+//	     0       4  crc: CRC-32C of bytes 4 to 5+k+n, LE
+//	     4       k  n (uvarint, k of 1 or 2)
+//	   4+k       1  0xff
+//	   5+k       n  zeros
+//
+// No handle points at one (a handle's record of compression 0xff is
+// corruption); Scan checks and skips them, and the footer's counts leave
+// them out.
 //
 // A value is stored compressed, with the writer's compression, only when
 // that saves at least an eighth of it (as a table's blocks are: both are
@@ -54,15 +79,17 @@
 //	offset  size
 //	     0     8  values: the number of records (uint64 LE)
 //	     8     8  value bytes: the sum of their stored lengths (uint64 LE)
-//	    16     4  format version (uint32 LE; 1 or 2)
+//	    16     4  format version (uint32 LE; 1, 2 or 3)
 //	    20     4  CRC-32C of bytes 0–19
 //	    24     8  magic "bloomBLB"
 //
 // The footer's counts bound the records: the records end where the footer
 // starts, and n records of b stored bytes take between b + 6n and b + 15n
-// bytes (b + 5n and b + 14n in version 1). Open checks both, so a footer
-// that does not describe its file is corruption too. A Reader reads both
-// versions; a Writer writes version 2. A value moved to a new blob file
+// bytes (b + 5n and b + 14n in version 1; up to b + 1039n in version 3,
+// with their padding). Open checks both, so a footer that does not
+// describe its file is corruption too. A Reader reads every version; a
+// Writer writes version 3 if the file has padding, else version 2, which
+// a reader that knows nothing of padding reads. A value moved to a new blob file
 // (Writer.AddStored) is copied as stored, so a version-1 value stays
 // uncompressed.
 //

@@ -6,15 +6,38 @@ import (
 	"hash/crc32"
 )
 
-// FormatVersion is the format version this package writes; it reads it and
-// every version before it (see the package doc).
-const FormatVersion = formatVersion2
+// FormatVersion is the newest format version this package writes (a file
+// is written in the oldest version that holds it: 2 or 3); it reads it
+// and every version before it (see the package doc).
+const FormatVersion = formatVersion3
 
 // The format versions: 1 stores every value as given, 2 adds a record's
-// compression byte.
+// compression byte, 3 padding records, so that a record that fits in a
+// page starts a page rather than cross into the next (see the package
+// doc).
 const (
 	formatVersion1 = 1
 	formatVersion2 = 2
+	formatVersion3 = 3
+)
+
+// Padding, from version 3: a record of at most pageSize bytes that would
+// cross a page boundary follows padding to the boundary instead, if that
+// takes from minPadding to maxPadding bytes. A read of the record then
+// reads one page of the device, where a crossing record reads two.
+const (
+	pageSize = 4096
+	// maxPadding bounds the padding before a record: a quarter of a page.
+	// Records of about the same length fill a page alike, so the gap
+	// padded is much the same on every page: with an eighth of a page,
+	// records of 588 bytes (1 KiB values stored in half) left gaps of
+	// about 550 bytes, and two in three of the crossings stayed.
+	maxPadding = 1024
+	// minPadding is the shortest padding record: a checksum, a one-byte
+	// length and the compression byte.
+	minPadding = crcLen + 2
+	// paddingCodec is a padding record's compression byte: no codec's.
+	paddingCodec = 0xff
 )
 
 // FooterLen is the length of a blob file's footer.
@@ -92,11 +115,56 @@ func compressionLen(v uint32) int {
 }
 
 // recordOverhead bounds what a record of version v adds to its stored
-// bytes: the checksum, a length uvarint of 1 to 10 bytes and, from version
-// 2, the compression byte.
+// bytes: the checksum, a length uvarint of 1 to 10 bytes, from version 2
+// the compression byte, and from version 3 the padding before it.
 func recordOverhead(v uint32) (lo, hi uint64) {
 	c := uint64(compressionLen(v))
-	return crcLen + 1 + c, crcLen + binary.MaxVarintLen64 + c
+	lo, hi = crcLen+1+c, crcLen+binary.MaxVarintLen64+c
+	if v >= formatVersion3 {
+		hi += maxPadding
+	}
+	return lo, hi
+}
+
+// paddingBefore returns the padding a record of recLen bytes at off takes
+// first (version 3): the rest of off's page if the record would cross
+// into the next, fits in a page, and the rest is from minPadding to
+// maxPadding bytes; 0 otherwise.
+func paddingBefore(off, recLen uint64) uint64 {
+	in := off % pageSize
+	gap := pageSize - in
+	if in+recLen <= pageSize || recLen > pageSize || gap < minPadding || gap > maxPadding {
+		return 0
+	}
+	return gap
+}
+
+// appendPadding appends n bytes (at least minPadding) of padding records:
+// one, but for n = 134, which no record takes (a record storing 127 bytes
+// takes 133, one storing 128 has a two-byte length and takes 135): then a
+// record of minPadding bytes and one of the rest.
+func appendPadding(dst []byte, n uint64) []byte {
+	if n == 134 {
+		dst = appendPaddingRecord(dst, minPadding)
+		n -= minPadding
+	}
+	return appendPaddingRecord(dst, n)
+}
+
+// appendPaddingRecord appends a padding record of n bytes in all: zeros
+// stored, of compression paddingCodec, checksummed as any record.
+func appendPaddingRecord(dst []byte, n uint64) []byte {
+	stored := n - minPadding
+	if stored >= 0x80 {
+		stored-- // the length's uvarint takes two bytes
+	}
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	dst = binary.AppendUvarint(dst, stored)
+	dst = append(dst, paddingCodec)
+	dst = append(dst, make([]byte, stored)...)
+	binary.LittleEndian.PutUint32(dst[start:], crc32.Checksum(dst[start+crcLen:], castagnoli))
+	return dst
 }
 
 // Properties describe a finished blob file.
@@ -110,11 +178,11 @@ type Properties struct {
 	Version uint32
 }
 
-func appendFooter(dst []byte, values, valueBytes uint64) []byte {
+func appendFooter(dst []byte, values, valueBytes uint64, version uint32) []byte {
 	start := len(dst)
 	dst = binary.LittleEndian.AppendUint64(dst, values)
 	dst = binary.LittleEndian.AppendUint64(dst, valueBytes)
-	dst = binary.LittleEndian.AppendUint32(dst, FormatVersion)
+	dst = binary.LittleEndian.AppendUint32(dst, version)
 	dst = binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli))
 	return append(dst, Magic...)
 }

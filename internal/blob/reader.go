@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/bloomkv/bloomkv/internal/base"
@@ -177,6 +178,18 @@ func (r *Reader) checkRecord(off uint64, rec []byte, n uint64) ([]byte, compress
 	return rec[hdr:], c, nil
 }
 
+// checkPadding checks rec, the padding record at off that stores n bytes:
+// its checksum, its length and its zeros.
+func (r *Reader) checkPadding(off uint64, rec []byte, n uint64) error {
+	if binary.LittleEndian.Uint32(rec) != crc32.Checksum(rec[crcLen:], castagnoli) {
+		return base.Corruptf(r.name, int64(off), "padding checksum mismatch")
+	}
+	if uint64(len(rec)) > maxPadding || slices.ContainsFunc(rec[uint64(len(rec))-n:], func(b byte) bool { return b != 0 }) {
+		return base.Corruptf(r.name, int64(off), "padding of %d bytes is not %d bytes of zeros at most", len(rec), maxPadding)
+	}
+	return nil
+}
+
 // Record is a record as Scan reads it.
 type Record struct {
 	// Offset is the record's first byte; Length the bytes it stores the
@@ -190,7 +203,8 @@ type Record struct {
 // Scan reads every record in order and calls fn with it (its Value valid
 // only during the call), stopping at fn's first error. It checks each
 // record, as ReadValue does, and that the records end where the footer
-// says, in number and bytes.
+// says, in number and bytes. It checks padding records too, and skips
+// them.
 func (r *Reader) Scan(fn func(Record) error) error {
 	br := bufio.NewReaderSize(io.NewSectionReader(r.r, 0, int64(r.end)), 64<<10)
 	var off, values, valueBytes uint64
@@ -213,6 +227,13 @@ func (r *Reader) Scan(fn func(Record) error) error {
 		buf = append(buf, make([]byte, recLen-uint64(rest))...)
 		if _, err := io.ReadFull(br, buf[rest:]); err != nil {
 			return readError(r.name, int64(off), err)
+		}
+		if r.props.Version >= formatVersion3 && buf[rest] == paddingCodec {
+			if err := r.checkPadding(off, buf, n); err != nil {
+				return err
+			}
+			off += recLen
+			continue
 		}
 		stored, c, err := r.checkRecord(off, buf, n)
 		if err != nil {

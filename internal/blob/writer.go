@@ -10,8 +10,9 @@ import (
 	"github.com/bloomkv/bloomkv/internal/compress"
 )
 
-// Writer writes a blob file of format version FormatVersion: Add each
-// value, then Finish. It buffers its writes; Finish flushes them. The
+// Writer writes a blob file of format version 3, or 2 if it needs no
+// padding (the oldest version that holds it): Add each value, then
+// Finish. It buffers its writes; Finish flushes them. The
 // caller syncs and closes the file.
 type Writer struct {
 	w           *bufio.Writer
@@ -20,9 +21,13 @@ type Writer struct {
 	values      uint64
 	valueBytes  uint64
 	hdr         [crcLen + binary.MaxVarintLen64 + 1]byte
-	scratch     []byte
-	err         error
-	done        bool
+	padding     []byte
+	// padded is set once a padding record is written: the file is of
+	// version 3, else of version 2, the oldest that holds it.
+	padded  bool
+	scratch []byte
+	err     error
+	done    bool
 }
 
 // NewWriter returns a Writer of a blob file to w that compresses each
@@ -61,6 +66,14 @@ func (w *Writer) AddStored(stored []byte, c compress.Codec) (uint64, error) {
 	n := binary.PutUvarint(w.hdr[crcLen:], uint64(len(stored)))
 	w.hdr[crcLen+n] = byte(c)
 	hdr := w.hdr[:crcLen+n+1]
+	if pad := paddingBefore(w.off, uint64(len(hdr)+len(stored))); pad > 0 {
+		w.padding = appendPadding(w.padding[:0], pad)
+		if _, w.err = w.w.Write(w.padding); w.err != nil {
+			return 0, w.err
+		}
+		w.off += pad
+		w.padded = true
+	}
 	crc := crc32.Update(crc32.Checksum(hdr[crcLen:], castagnoli), castagnoli, stored)
 	binary.LittleEndian.PutUint32(hdr, crc)
 	if _, w.err = w.w.Write(hdr); w.err != nil {
@@ -76,7 +89,7 @@ func (w *Writer) AddStored(stored []byte, c compress.Codec) (uint64, error) {
 	return off, nil
 }
 
-// Size is the number of bytes written so far, records only.
+// Size is the number of bytes written so far, records and padding.
 func (w *Writer) Size() uint64 { return w.off }
 
 // Finish writes the footer, flushes, and describes the file.
@@ -88,12 +101,16 @@ func (w *Writer) Finish() (Properties, error) {
 	if w.err != nil {
 		return Properties{}, w.err
 	}
-	footer := appendFooter(make([]byte, 0, FooterLen), w.values, w.valueBytes)
+	version := uint32(formatVersion2)
+	if w.padded {
+		version = formatVersion3
+	}
+	footer := appendFooter(make([]byte, 0, FooterLen), w.values, w.valueBytes, version)
 	if _, err := w.w.Write(footer); err != nil {
 		return Properties{}, err
 	}
 	if err := w.w.Flush(); err != nil {
 		return Properties{}, err
 	}
-	return Properties{Values: w.values, ValueBytes: w.valueBytes, Size: w.off + FooterLen, Version: FormatVersion}, nil
+	return Properties{Values: w.values, ValueBytes: w.valueBytes, Size: w.off + FooterLen, Version: version}, nil
 }
