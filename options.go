@@ -997,11 +997,10 @@ type WriteOptions struct {
 	// when a later Sync write, a memtable rotation (a full memtable,
 	// DB.Flush) or Close writes what is buffered. Until then a crash of the
 	// process loses it; after, only a crash of the machine before the next
-	// fsync does. A failure to write a full block fails the next write
-	// that fills one, or the next Sync write, and stops writes as any WAL
-	// failure does. Either way recovery
-	// keeps the history a prefix: a lost write loses every write after it,
-	// never one in the middle.
+	// fsync does. Either way recovery keeps the history a prefix: a lost
+	// write loses every write after it, never one in the middle. A failure
+	// to write a full block fails the next write that fills one, or the
+	// next Sync write, and stops writes as any WAL failure does.
 	Sync bool
 }
 
