@@ -158,12 +158,23 @@ func appendPaddingRecord(dst []byte, n uint64) []byte {
 	if stored >= 0x80 {
 		stored-- // the length's uvarint takes two bytes
 	}
+	zeros := paddingZeros[:stored]
+	return append(appendRecordHeader(dst, zeros, paddingCodec), zeros...)
+}
+
+// paddingZeros are the bytes a padding record stores.
+var paddingZeros [maxPadding]byte
+
+// appendRecordHeader appends the header of a record of version 2 or 3 that
+// stores stored with compression byte c: its checksum, of the rest of the
+// header and of stored, the length and c.
+func appendRecordHeader(dst, stored []byte, c byte) []byte {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
-	dst = binary.AppendUvarint(dst, stored)
-	dst = append(dst, paddingCodec)
-	dst = append(dst, make([]byte, stored)...)
-	binary.LittleEndian.PutUint32(dst[start:], crc32.Checksum(dst[start+crcLen:], castagnoli))
+	dst = binary.AppendUvarint(dst, uint64(len(stored)))
+	dst = append(dst, c)
+	crc := crc32.Update(crc32.Checksum(dst[start+crcLen:], castagnoli), castagnoli, stored)
+	binary.LittleEndian.PutUint32(dst[start:], crc)
 	return dst
 }
 

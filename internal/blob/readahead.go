@@ -88,7 +88,7 @@ func (r *Reader) ReadValueAhead(off, n uint64, ra *Readahead) ([]byte, error) {
 			return nil, readError(r.name, int64(off), err)
 		}
 	}
-	stored, c, err := r.checkRecord(off, ra.buf[off-ra.start:off-ra.start+recLen], n)
+	stored, c, err := r.checkRecord(off, ra.buf[off-ra.start:off-ra.start+recLen], n, false)
 	if err != nil || c == compress.None {
 		return stored, err
 	}

@@ -101,7 +101,7 @@ func (r *Reader) readRecord(off, n uint64) (*[]byte, []byte, compress.Codec, err
 		records.Put(buf)
 		return nil, nil, 0, readError(r.name, int64(off), err)
 	}
-	stored, c, err := r.checkRecord(off, rec, n)
+	stored, c, err := r.checkRecord(off, rec, n, false)
 	if err != nil {
 		records.Put(buf)
 		return nil, nil, 0, err
@@ -158,8 +158,9 @@ func (r *Reader) checkHandle(off, n uint64) error {
 
 // checkRecord checks rec, the record at off said to store n bytes: its
 // length, its checksum and its compression; and returns its stored bytes
-// and their compression.
-func (r *Reader) checkRecord(off uint64, rec []byte, n uint64) ([]byte, compress.Codec, error) {
+// and their compression. A padding record (version 3) passes only if
+// padding is set, as its compression.
+func (r *Reader) checkRecord(off uint64, rec []byte, n uint64, padding bool) ([]byte, compress.Codec, error) {
 	got, k := binary.Uvarint(rec[crcLen:])
 	hdr := crcLen + k + compressionLen(r.props.Version)
 	if k <= 0 || got != n || hdr+int(n) != len(rec) {
@@ -171,23 +172,15 @@ func (r *Reader) checkRecord(off uint64, rec []byte, n uint64) ([]byte, compress
 	c := compress.None
 	if r.props.Version >= formatVersion2 {
 		c = compress.Codec(rec[hdr-1])
-		if !c.Known() {
+		if padding && r.props.Version >= formatVersion3 && c == paddingCodec {
+			if len(rec) > maxPadding || slices.ContainsFunc(rec[hdr:], func(b byte) bool { return b != 0 }) {
+				return nil, 0, base.Corruptf(r.name, int64(off), "padding of %d bytes is not %d bytes of zeros at most", len(rec), maxPadding)
+			}
+		} else if !c.Known() {
 			return nil, 0, base.Corruptf(r.name, int64(off), "record of unknown compression %d", uint8(c))
 		}
 	}
 	return rec[hdr:], c, nil
-}
-
-// checkPadding checks rec, the padding record at off that stores n bytes:
-// its checksum, its length and its zeros.
-func (r *Reader) checkPadding(off uint64, rec []byte, n uint64) error {
-	if binary.LittleEndian.Uint32(rec) != crc32.Checksum(rec[crcLen:], castagnoli) {
-		return base.Corruptf(r.name, int64(off), "padding checksum mismatch")
-	}
-	if uint64(len(rec)) > maxPadding || slices.ContainsFunc(rec[uint64(len(rec))-n:], func(b byte) bool { return b != 0 }) {
-		return base.Corruptf(r.name, int64(off), "padding of %d bytes is not %d bytes of zeros at most", len(rec), maxPadding)
-	}
-	return nil
 }
 
 // Record is a record as Scan reads it.
@@ -228,16 +221,13 @@ func (r *Reader) Scan(fn func(Record) error) error {
 		if _, err := io.ReadFull(br, buf[rest:]); err != nil {
 			return readError(r.name, int64(off), err)
 		}
-		if r.props.Version >= formatVersion3 && buf[rest] == paddingCodec {
-			if err := r.checkPadding(off, buf, n); err != nil {
-				return err
-			}
-			off += recLen
-			continue
-		}
-		stored, c, err := r.checkRecord(off, buf, n)
+		stored, c, err := r.checkRecord(off, buf, n, true)
 		if err != nil {
 			return err
+		}
+		if c == paddingCodec {
+			off += recLen
+			continue
 		}
 		v, err := r.decode(value[:0], off, c, stored)
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"io"
 
 	"github.com/bloomkv/bloomkv/internal/compress"
@@ -63,9 +62,7 @@ func (w *Writer) AddStored(stored []byte, c compress.Codec) (uint64, error) {
 	if w.err != nil {
 		return 0, w.err
 	}
-	n := binary.PutUvarint(w.hdr[crcLen:], uint64(len(stored)))
-	w.hdr[crcLen+n] = byte(c)
-	hdr := w.hdr[:crcLen+n+1]
+	hdr := appendRecordHeader(w.hdr[:0], stored, byte(c))
 	if pad := paddingBefore(w.off, uint64(len(hdr)+len(stored))); pad > 0 {
 		w.padding = appendPadding(w.padding[:0], pad)
 		if _, w.err = w.w.Write(w.padding); w.err != nil {
@@ -74,8 +71,6 @@ func (w *Writer) AddStored(stored []byte, c compress.Codec) (uint64, error) {
 		w.off += pad
 		w.padded = true
 	}
-	crc := crc32.Update(crc32.Checksum(hdr[crcLen:], castagnoli), castagnoli, stored)
-	binary.LittleEndian.PutUint32(hdr, crc)
 	if _, w.err = w.w.Write(hdr); w.err != nil {
 		return 0, w.err
 	}
