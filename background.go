@@ -180,8 +180,7 @@ func (d *DB) walRecoveryDueLocked() bool {
 // held, and released during the manifest's fsync.
 func (d *DB) recoverWALLocked() (bool, error) {
 	if d.mu.wal != nil {
-		d.mu.wal.Drain() // its writes' errors are moot: the WAL is retired
-		d.mu.walFile.Close()
+		d.mu.walFile.Close() // its errors are moot: the WAL is retired
 		d.mu.wal, d.mu.walFile = nil, nil
 		if !d.mu.mem.Empty() {
 			d.mu.imm = append(d.mu.imm, &immutable{mem: d.mu.mem, walNum: d.mu.memWAL})
@@ -206,7 +205,7 @@ func (d *DB) recoverWALLocked() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	d.mu.wal, d.mu.walFile = record.NewBackgroundWriter(f), f
+	d.mu.wal, d.mu.walFile = record.NewWriter(f), f
 	d.events.recovered(RecoveryInfo{Op: "WAL", Err: d.mu.walErr})
 	d.mu.walErr, d.mu.resume = nil, false
 	d.removeObsoleteWALsLocked(d.mu.memWAL)

@@ -330,7 +330,6 @@ func (d *DB) Close() error {
 		errs = append(errs, d.mu.wal.Sync())
 	}
 	if d.mu.walFile != nil {
-		d.mu.wal.Drain() // after Sync, or with the WAL's error reported: nothing new to say
 		errs = append(errs, d.mu.walFile.Close())
 	}
 	if d.manifest != nil {

@@ -171,9 +171,6 @@ func (d *DB) closeFiles() {
 	d.tableMemory.Release()
 	d.closeBlobs()
 	if d.mu.walFile != nil {
-		if d.mu.wal != nil {
-			d.mu.wal.Drain()
-		}
 		d.mu.walFile.Close()
 	}
 	if d.manifest != nil {
@@ -391,7 +388,7 @@ func (d *DB) startFresh(names []string, state manifest.State, edit *manifest.Ver
 		return fmt.Errorf("bloomkv: open: %w", err)
 	}
 	d.mu.walFile = f
-	d.mu.mem, d.mu.memWAL, d.mu.wal = d.memtables.New(), walNum, record.NewBackgroundWriter(f)
+	d.mu.mem, d.mu.memWAL, d.mu.wal = d.memtables.New(), walNum, record.NewWriter(f)
 	for _, nf := range edit.NewFiles {
 		if err := d.openTableLocked(nf.Meta); err != nil {
 			return err

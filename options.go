@@ -991,16 +991,13 @@ type WriteOptions struct {
 	//
 	// Without it the write is only in the WAL's block buffer in this
 	// process's memory when the call returns: it reaches the operating
-	// system when the buffer's 32 KiB block fills — written by a goroutine
-	// of the WAL's, which holds up to 2 MiB of full blocks, so that the
-	// write that fills a block does not wait for the file system — or
-	// when a later Sync write, a memtable rotation (a full memtable,
-	// DB.Flush) or Close writes what is buffered. Until then a crash of the
-	// process loses it; after, only a crash of the machine before the next
-	// fsync does. Either way recovery keeps the history a prefix: a lost
-	// write loses every write after it, never one in the middle. A failure
-	// to write a full block fails the next write that fills one, or the
-	// next Sync write, and stops writes as any WAL failure does.
+	// system when the buffer's 32 KiB block fills, written by the write
+	// that fills it, or when a later Sync write, a memtable rotation (a
+	// full memtable, DB.Flush) or Close writes the buffer. Until then a
+	// crash of the process loses it; after, only a crash of the machine
+	// before the next fsync does. Either way recovery keeps the history a
+	// prefix: a lost write loses every write after it, never one in the
+	// middle.
 	Sync bool
 }
 

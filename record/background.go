@@ -16,9 +16,17 @@ const maxPendingBlocks = 64
 // while blocks are pending and exits when none are, so a Writer left
 // without Drain holds no goroutine once its blocks are written.
 //
-// INVARIANT: at most one goroutine writes to the destination: the queue's
-// while running is set, the Writer's own (Flush, Sync) only once Drain has
-// seen it clear.
+// A pusher that finds maxPendingBlocks pending and no block being written
+// writes the oldest itself rather than wait: the goroutine is then waiting
+// for a processor, which on a machine whose every processor is busy (the
+// writer, a flush, compactions) it gets only once the writer blocks — and
+// then it kept it for every pending block, 2 MiB of writes, a
+// millisecond or more added to one write in every few thousand of 1 KiB.
+//
+// INVARIANT: at most one goroutine writes to the destination at a time: a
+// block is written only with writing set, by the queue's goroutine or a
+// pusher, always the oldest pending; the Writer's own writes (Flush, Sync)
+// come only once Drain has seen running clear.
 type blockQueue struct {
 	w io.Writer
 
@@ -30,6 +38,8 @@ type blockQueue struct {
 	// free are written blocks, for the Writer's next.
 	free    [][]byte
 	running bool
+	// writing is set while a block is being written (writeOldestLocked).
+	writing bool
 	// err is the first failed write's: every later push and Drain
 	// returns it, and the blocks pending behind it are never written.
 	err error
@@ -53,7 +63,11 @@ func (q *blockQueue) push(buf []byte, from int) ([]byte, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for len(q.pending) >= maxPendingBlocks && q.err == nil {
-		q.cond.Wait()
+		if q.writing {
+			q.cond.Wait()
+		} else {
+			q.writeOldestLocked()
+		}
 	}
 	if q.err != nil {
 		return buf, q.err
@@ -75,22 +89,37 @@ func (q *blockQueue) push(buf []byte, from int) ([]byte, error) {
 func (q *blockQueue) run() {
 	q.mu.Lock()
 	for len(q.pending) > 0 && q.err == nil {
-		b := q.pending[0]
-		q.mu.Unlock()
-		n, err := q.w.Write(b.buf[b.from:])
-		if err == nil && n < len(b.buf)-b.from {
-			err = io.ErrShortWrite
+		if q.writing { // a pusher writes the oldest
+			q.cond.Wait()
+			continue
 		}
-		q.mu.Lock()
-		q.pending = append(q.pending[:0], q.pending[1:]...)
-		q.free = append(q.free, b.buf)
-		q.err = err
-		q.cond.Broadcast()
+		q.writeOldestLocked()
 	}
 	q.pending = q.pending[:0]
 	q.running = false
 	q.cond.Broadcast()
 	q.mu.Unlock()
+}
+
+// writeOldestLocked writes the oldest pending block, with q.mu released
+// meanwhile and writing set, and records its error if it is the first.
+// q.mu is held, no block is being written, and one is pending.
+func (q *blockQueue) writeOldestLocked() {
+	b := q.pending[0]
+	q.writing = true
+	q.mu.Unlock()
+	n, err := q.w.Write(b.buf[b.from:])
+	if err == nil && n < len(b.buf)-b.from {
+		err = io.ErrShortWrite
+	}
+	q.mu.Lock()
+	q.writing = false
+	q.pending = append(q.pending[:0], q.pending[1:]...)
+	q.free = append(q.free, b.buf)
+	if q.err == nil {
+		q.err = err
+	}
+	q.cond.Broadcast()
 }
 
 // drain waits until the goroutine has written every pending block, or

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 // TestBackgroundWriterSameLog checks that a background Writer writes the
@@ -139,5 +140,53 @@ func TestBackgroundWriterFailsTheNextBlock(t *testing.T) {
 	res := readLog(t, bytes.NewReader(f.Bytes()))
 	if len(res.records) == 0 || res.err == nil {
 		t.Fatalf("the failed log reads %d records, %v", len(res.records), res.err)
+	}
+}
+
+// TestBlockQueueWritesForAStarvedGoroutine: a push that finds the queue
+// full while its goroutine has not run (started, but waiting for a
+// processor) writes the oldest block itself, in order, rather than wait;
+// and one that finds a block being written waits for it. The oracle is the
+// destination's bytes: exactly the oldest block's.
+func TestBlockQueueWritesForAStarvedGoroutine(t *testing.T) {
+	var dst bytes.Buffer
+	q := newBlockQueue(&dst)
+	q.mu.Lock()
+	for i := range maxPendingBlocks {
+		q.pending = append(q.pending, pendingBlock{bytes.Repeat([]byte{byte(i)}, BlockSize), 0})
+	}
+	q.running = true // as if its goroutine were started and not yet run
+	q.mu.Unlock()
+
+	type pushed struct {
+		next []byte
+		err  error
+	}
+	done := make(chan pushed, 1)
+	go func() {
+		next, err := q.push(bytes.Repeat([]byte{0xff}, BlockSize), 0)
+		done <- pushed{next, err}
+	}()
+	var next []byte
+	select {
+	case p := <-done:
+		if p.err != nil {
+			t.Fatal(p.err)
+		}
+		next = p.next
+	case <-time.After(10 * time.Second): // a memory write's time, many times over
+		t.Fatal("push waited for a goroutine that never ran")
+	}
+	if len(next) != BlockSize {
+		t.Errorf("push returned a block of %d bytes, want %d", len(next), BlockSize)
+	}
+	if want := bytes.Repeat([]byte{0}, BlockSize); !bytes.Equal(dst.Bytes(), want) {
+		t.Errorf("destination holds %d bytes, want the oldest block's %d", dst.Len(), BlockSize)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.pending) != maxPendingBlocks || q.pending[0].buf[0] != 1 || q.pending[maxPendingBlocks-1].buf[0] != 0xff {
+		t.Errorf("pending: %d blocks, first %d, last %d; want %d, 1, 0xff",
+			len(q.pending), q.pending[0].buf[0], q.pending[len(q.pending)-1].buf[0], maxPendingBlocks)
 	}
 }

@@ -65,10 +65,14 @@ func NewWriter(w io.Writer) *Writer {
 
 // NewBackgroundWriter is NewWriter, but the Writer hands each full block to
 // a goroutine that writes it, holding at most 2 MiB of them (a record
-// that would hand it more waits): for a database's log, whose writers
-// should not wait for a write(2) that, with the page cache full, may
-// reclaim memory for milliseconds first. The log's bytes are the same.
-// Call Drain, Flush or Sync before closing w.
+// that would hand it more waits for the block being written, or writes
+// the oldest itself if the goroutine has not yet run): for a log whose
+// writers should not wait for a write(2) that, with the page cache full,
+// may reclaim memory for milliseconds first. It pays where a processor
+// is free for the goroutine; where the writers keep every processor
+// busy, the goroutine runs only when a writer blocks, and NewWriter's
+// tail is the shorter. The log's bytes are the same. Call Drain, Flush
+// or Sync before closing w.
 func NewBackgroundWriter(w io.Writer) *Writer {
 	lw := NewWriter(w)
 	lw.bg = newBlockQueue(w)
