@@ -20,8 +20,8 @@ const maxPendingBlocks = 64
 // writes the oldest itself rather than wait: the goroutine is then waiting
 // for a processor, which on a machine whose every processor is busy (the
 // writer, a flush, compactions) it gets only once the writer blocks — and
-// then it kept it for every pending block, 2 MiB of writes, a
-// millisecond or more added to one write in every few thousand of 1 KiB.
+// then it kept it for every pending block, up to 2 MiB of writes, while
+// the writer waited to have it back.
 //
 // INVARIANT: at most one goroutine writes to the destination at a time: a
 // block is written only with writing set, by the queue's goroutine or a

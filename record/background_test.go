@@ -145,9 +145,9 @@ func TestBackgroundWriterFailsTheNextBlock(t *testing.T) {
 
 // TestBlockQueueWritesForAStarvedGoroutine: a push that finds the queue
 // full while its goroutine has not run (started, but waiting for a
-// processor) writes the oldest block itself, in order, rather than wait;
-// and one that finds a block being written waits for it. The oracle is the
-// destination's bytes: exactly the oldest block's.
+// processor) writes the oldest block itself, in order, rather than wait
+// (TestBackgroundWriterBound has a push wait for a block being written).
+// The oracle is the destination's bytes: exactly the oldest block's.
 func TestBlockQueueWritesForAStarvedGoroutine(t *testing.T) {
 	var dst bytes.Buffer
 	q := newBlockQueue(&dst)
