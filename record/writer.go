@@ -26,7 +26,8 @@ var ErrNoSync = fmt.Errorf("wal: destination cannot sync: %w", errors.ErrUnsuppo
 //
 // A Writer from NewBackgroundWriter writes its full blocks in a goroutine
 // of its own, so that the record that fills a block does not wait for the
-// destination's write: Flush and Sync wait for those writes first, and a
+// destination's write while fewer than 2 MiB of blocks are pending (see
+// NewBackgroundWriter): Flush and Sync wait for those writes first, and a
 // failed one is the error of the next WriteRecord that fills a block, or
 // of the next Flush, Sync or Drain.
 //
