@@ -991,13 +991,12 @@ type WriteOptions struct {
 	//
 	// Without it the write is only in the WAL's block buffer in this
 	// process's memory when the call returns: it reaches the operating
-	// system when the buffer's 32 KiB block fills, written by the write
-	// that fills it, or when a later Sync write, a memtable rotation (a
-	// full memtable, DB.Flush) or Close writes the buffer. Until then a
-	// crash of the process loses it; after, only a crash of the machine
-	// before the next fsync does. Either way recovery keeps the history a
-	// prefix: a lost write loses every write after it, never one in the
-	// middle.
+	// system when the buffer's 32 KiB block fills, or when a later Sync
+	// write, a memtable rotation (a full memtable, DB.Flush) or Close writes
+	// the buffer. Until then a crash of the process loses it; after, only a
+	// crash of the machine before the next fsync does. Either way recovery
+	// keeps the history a prefix: a lost write loses every write after it,
+	// never one in the middle.
 	Sync bool
 }
 

@@ -58,7 +58,8 @@ func newBlockQueue(w io.Writer) *blockQueue {
 
 // push hands buf[from:] to the goroutine and returns an empty block to
 // fill next, or the error of an earlier write (and buf, still the
-// Writer's). It waits while maxPendingBlocks are pending.
+// Writer's). While maxPendingBlocks are pending it waits for the block
+// being written, or, if none is, writes the oldest itself.
 func (q *blockQueue) push(buf []byte, from int) ([]byte, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
