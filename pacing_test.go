@@ -39,9 +39,9 @@ func TestPacerRate(t *testing.T) {
 }
 
 // TestPacerAdmit checks the token bucket: writes that come faster than the
-// rate wait until their bytes fit it, less the burst; writes slower than
-// it, each within the burst, never wait; the drain rate is the running average of the L0
-// compactions'.
+// rate go on at once until they are a quantum ahead of it, then one waits
+// until they are not; writes slower than it, each within the burst, never
+// wait; the drain rate is the running average of the L0 compactions'.
 func TestPacerAdmit(t *testing.T) {
 	o := &Options{MemtableSize: 1 << 20, L0SlowdownTrigger: 20, L0StopTrigger: 36}
 	p := pacer{drainRate: 1 << 20}
@@ -49,7 +49,13 @@ func TestPacerAdmit(t *testing.T) {
 	now := time.Unix(1000, 0)
 	const size = 64 << 10
 	for i := range 40 {
-		want := min(max(time.Duration(float64((i+1)*size)/rate*1e9)-paceBurst, 0), maxPaceWait)
+		// All at once: the writes are ahead of the rate by their bytes'
+		// time less the burst.
+		want := time.Duration(float64((i+1)*size)/rate*1e9) - paceBurst
+		if want < paceQuantum {
+			want = 0
+		}
+		want = min(want, maxPaceWait)
 		if got := p.admit(now, size, rate); (got - want).Abs() > time.Microsecond {
 			t.Fatalf("write %d at once: wait %v, want %v", i, got, want)
 		}
@@ -72,6 +78,36 @@ func TestPacerAdmit(t *testing.T) {
 		if got := p.admit(now.Add(time.Duration(i)*interval), small, rate); got != 0 {
 			t.Fatalf("write %d at half the rate: wait %v", i, got)
 		}
+	}
+	// At twice the rate, each write taking the time it waits: the waits
+	// come one in every quantum's worth of writes, each at least a
+	// quantum, and the writes end their bytes' time at the rate after
+	// they began, less the burst, within one write's share of a quantum.
+	p = pacer{drainRate: 1 << 20}
+	const n = 4000
+	clock, waits := now, 0
+	for range n {
+		wait := p.admit(clock, small, rate)
+		if wait != 0 && wait < paceQuantum {
+			t.Fatalf("a wait of %v, under the quantum %v", wait, paceQuantum)
+		}
+		if wait != 0 {
+			waits++
+		}
+		clock = clock.Add(wait + interval/4)
+	}
+	atRate := time.Duration(n*small/rate*1e9) - paceBurst
+	if elapsed := clock.Sub(now); elapsed < atRate-paceQuantum || elapsed > atRate+interval/4 {
+		t.Errorf("%d writes at twice the rate took %v, want %v less at most a quantum", n, elapsed, atRate)
+	}
+	// Half of the writes' time, less the burst, is owed: each wait pays
+	// a quantum of it and less than one write's time more, and less
+	// than a quantum may be owed at the end.
+	w := small / rate
+	owed := float64(n)*w/2 - paceBurst.Seconds()
+	quantum := paceQuantum.Seconds()
+	if most, least := owed/quantum, (owed-quantum)/(quantum+w); float64(waits) > most || float64(waits) < least {
+		t.Errorf("%d writes at twice the rate: %d waited, want %.1f to %.1f", n, waits, least, most)
 	}
 
 	var q pacer
@@ -148,7 +184,9 @@ func TestWritePacing(t *testing.T) {
 	}
 	maxRate := initialDrainRate * float64(o.MemtableSize) * 2 // at the slowdown trigger
 	bytes := float64(paced * (len(value) + 7))
-	atLeast := time.Duration(bytes/maxRate*1e9) - paceBurst
+	// The writes go on until they are a quantum ahead of the rate: the
+	// last quantum may be owed still.
+	atLeast := time.Duration(bytes/maxRate*1e9) - paceBurst - paceQuantum
 	// The bucket spaces the writes' starts, so the time the writes take
 	// themselves counts toward their spacing: the delays add up to less
 	// than atLeast by that time (under -race and a loaded machine, by
