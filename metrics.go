@@ -203,8 +203,8 @@ type Metrics struct {
 	WriteStalls        uint64
 	WriteStallDuration time.Duration
 	// WriteDelays and WriteDelayDuration count the write groups paced
-	// while L0 is past its slowdown trigger, and the time they were held
-	// (see Options.L0SlowdownTrigger).
+	// while L0 is past its slowdown trigger, each held 5 ms or more, and
+	// the time they were held (see Options.L0SlowdownTrigger).
 	WriteDelays        uint64
 	WriteDelayDuration time.Duration
 	BlockCache         CacheMetrics

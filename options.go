@@ -322,9 +322,11 @@ type Options struct {
 	L0CompactionTrigger int
 	// L0SlowdownTrigger is the number of L0 tables from which writes are
 	// paced, at a rate that falls from twice what L0 compactions drain to
-	// a small fraction of it at L0StopTrigger (see pacing.go), and L0
-	// compactions go before all others. Default 5·L0CompactionTrigger
-	// (20); at least L0CompactionTrigger.
+	// a small fraction of it at L0StopTrigger (see pacing.go) — the
+	// writes go on at once until they are 5 ms ahead of the rate, and
+	// then one waits until they are not — and L0 compactions go before
+	// all others. Default 5·L0CompactionTrigger (20); at least
+	// L0CompactionTrigger.
 	L0SlowdownTrigger int
 	// L0StopTrigger is the number of L0 tables at which writes stop until
 	// compaction brings L0 below it: every L0 table whose range holds a

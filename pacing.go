@@ -50,8 +50,9 @@ import (
 // also cheaper to compact into the level below it.
 //
 // The measured effect is in the README (TestSustainedWrites' long form,
-// and 10M-key fills beside Pebble); TestPacerRate, TestPacerAdmit and
-// TestWritePacing check the mechanism.
+// and 10M-key fills beside Pebble) and docs/bench (the quanta: a 100M-key
+// fill in a 1 GiB cap); TestPacerRate, TestPacerAdmit and TestWritePacing
+// check the mechanism.
 
 // pacer is the token bucket, and the L0 drain it follows. In d.mu.
 type pacer struct {
@@ -78,7 +79,8 @@ const (
 	drainWeight = 0.3
 	// paceBurst is the credit a write may start with: writes below the
 	// rate never wait (save a group whose bytes alone take longer at the
-	// rate), and a group that follows a pause is not charged for it.
+	// rate than the burst and a quantum), and a group that follows a
+	// pause is not charged for it.
 	paceBurst = time.Millisecond
 	// paceQuantum is the least delay a write group waits for, and so
 	// the most the writes may be ahead of the rate before one waits. In
