@@ -79,10 +79,10 @@ func TestPacerAdmit(t *testing.T) {
 			t.Fatalf("write %d at half the rate: wait %v", i, got)
 		}
 	}
-	// At twice the rate, each write taking the time it waits: the waits
-	// come one in every quantum's worth of writes, each at least a
-	// quantum, and the writes end their bytes' time at the rate after
-	// they began, less the burst, within one write's share of a quantum.
+	// At twice the rate, each write taking the time it waits: every wait
+	// is at least a quantum, and the writes end their bytes' time at the
+	// rate, less the burst, after the first began — at most a quantum
+	// sooner (still owed), or a write's spacing later.
 	p = pacer{drainRate: 1 << 20}
 	const n = 4000
 	clock, waits := now, 0
